@@ -1,0 +1,220 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// Gemm runs C = alpha·op(A)·op(B) + beta·C on row-major matrices through
+// gonum's BLAS, whose Sgemm and Dgemm are row-major, so float32 and float64
+// run in place on the arrays' own memory. float16 and bfloat16 are widened
+// to float32, multiplied, and rounded back to nearest even, which is what
+// cuBLAS does with a float32 compute type. The TF32 flag is ignored: plain
+// float32 is at least as accurate.
+func (b *Backend) Gemm(g device.Gemm) error {
+	switch g.DType {
+	case device.Float32, device.Float64, device.Float16, device.BFloat16:
+	case device.Int32, device.Int64, device.Uint8:
+		return fmt.Errorf("matmul: %s is not supported (float32, float64, float16, bfloat16)", g.DType)
+	default:
+		return fmt.Errorf("matmul: invalid dtype %s", g.DType)
+	}
+	if g.M < 0 || g.N < 0 || g.K < 0 {
+		return fmt.Errorf("matmul: sizes must not be negative (M=%d, N=%d, K=%d)", g.M, g.N, g.K)
+	}
+	a := matrix{name: "A", p: g.A, rows: g.M, cols: g.K, ld: g.LDA}
+	if g.TransA {
+		a.rows, a.cols = g.K, g.M
+	}
+	bm := matrix{name: "B", p: g.B, rows: g.K, cols: g.N, ld: g.LDB}
+	if g.TransB {
+		bm.rows, bm.cols = g.N, g.K
+	}
+	c := matrix{name: "C", p: g.C, rows: g.M, cols: g.N, ld: g.LDC}
+
+	esize := g.DType.Size()
+	b.mu.Lock()
+	err := b.checkStream("matmul", g.Stream)
+	for _, m := range []*matrix{&a, &bm, &c} {
+		if err == nil {
+			err = b.locate(m, esize)
+		}
+	}
+	b.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if g.M == 0 || g.N == 0 {
+		return nil
+	}
+	if g.K == 0 {
+		// gonum asks for (M-1)·LDA elements of A even when K is 0, so the
+		// empty product is done here: C = beta·C.
+		c.scale(g.DType, g.Beta)
+		return nil
+	}
+
+	tA, tB := blas.NoTrans, blas.NoTrans
+	if g.TransA {
+		tA = blas.Trans
+	}
+	if g.TransB {
+		tB = blas.Trans
+	}
+	switch g.DType {
+	case device.Float64:
+		gonum.Implementation{}.Dgemm(tA, tB, g.M, g.N, g.K,
+			g.Alpha, float64s(a.data), a.ld, float64s(bm.data), bm.ld, g.Beta, float64s(c.data), c.ld)
+	case device.Float32:
+		gonum.Implementation{}.Sgemm(tA, tB, g.M, g.N, g.K,
+			float32(g.Alpha), float32s(a.data), a.ld, float32s(bm.data), bm.ld, float32(g.Beta), float32s(c.data), c.ld)
+	default:
+		load, store := device.Float16Value, device.Float16Bits
+		if g.DType == device.BFloat16 {
+			load, store = device.BFloat16Value, device.BFloat16Bits
+		}
+		a32, b32 := a.widen(load), bm.widen(load)
+		var c32 []float32
+		if g.Beta != 0 {
+			c32 = c.widen(load)
+		} else {
+			// beta = 0 means C is not read, so NaNs left in it by an
+			// earlier use do not leak into the result (BLAS semantics).
+			c32 = make([]float32, c.rows*c.cols)
+		}
+		gonum.Implementation{}.Sgemm(tA, tB, g.M, g.N, g.K,
+			float32(g.Alpha), a32, max(1, a.cols), b32, max(1, bm.cols), float32(g.Beta), c32, max(1, c.cols))
+		c.narrow(c32, store)
+	}
+	return nil
+}
+
+// matrix is one operand of a Gemm as stored: rows×cols elements, row i
+// starting ld elements after row i-1.
+type matrix struct {
+	name       string
+	p          device.Ptr
+	rows, cols int
+	ld         int
+	data       []byte // exactly the bytes the matrix spans
+}
+
+// locate checks m's stride, alignment and extent and points m.data at its
+// memory. b.mu must be held.
+func (b *Backend) locate(m *matrix, esize int) error {
+	if m.ld < max(1, m.cols) {
+		return fmt.Errorf("matmul: LD%s=%d is smaller than the %d columns of %s", m.name, m.ld, m.cols, m.name)
+	}
+	if m.rows == 0 || m.cols == 0 {
+		return nil // spans no memory, so its address is never read
+	}
+	if m.cols > math.MaxInt/esize || m.rows-1 > (math.MaxInt/esize-m.cols)/m.ld {
+		return fmt.Errorf("matmul: %s (%dx%d with LD%s=%d) is larger than any allocation", m.name, m.rows, m.cols, m.name, m.ld)
+	}
+	if uint64(m.p)%uint64(esize) != 0 {
+		return fmt.Errorf("matmul: %s at %#x is not aligned to its %d-byte elements", m.name, uint64(m.p), esize)
+	}
+	n := uint64(((m.rows-1)*m.ld + m.cols) * esize)
+	what := fmt.Sprintf("%s (%dx%d with LD%s=%d)", m.name, m.rows, m.cols, m.name, m.ld)
+	data, err := b.region("matmul", what, m.p, n)
+	if err != nil {
+		return err
+	}
+	m.data = data
+	return nil
+}
+
+// scale sets the matrix to beta times itself in its dtype's arithmetic;
+// beta = 0 writes zeros without reading, as BLAS does.
+func (m *matrix) scale(dt device.DType, beta float64) {
+	for i := 0; i < m.rows; i++ {
+		switch dt {
+		case device.Float64:
+			row := float64s(m.data)[i*m.ld : i*m.ld+m.cols]
+			for j := range row {
+				if beta == 0 {
+					row[j] = 0
+				} else {
+					row[j] *= beta
+				}
+			}
+		case device.Float32:
+			row := float32s(m.data)[i*m.ld : i*m.ld+m.cols]
+			for j := range row {
+				if beta == 0 {
+					row[j] = 0
+				} else {
+					row[j] *= float32(beta)
+				}
+			}
+		default:
+			load, store := device.Float16Value, device.Float16Bits
+			if dt == device.BFloat16 {
+				load, store = device.BFloat16Value, device.BFloat16Bits
+			}
+			row := uint16s(m.data)[i*m.ld : i*m.ld+m.cols]
+			for j := range row {
+				if beta == 0 {
+					row[j] = 0
+				} else {
+					row[j] = store(float32(beta) * load(row[j]))
+				}
+			}
+		}
+	}
+}
+
+// widen copies a 2-byte float matrix into a dense float32 one.
+func (m *matrix) widen(load func(uint16) float32) []float32 {
+	out := make([]float32, m.rows*m.cols)
+	src := uint16s(m.data)
+	for i := 0; i < m.rows; i++ {
+		row := src[i*m.ld : i*m.ld+m.cols]
+		dst := out[i*m.cols : (i+1)*m.cols]
+		for j, h := range row {
+			dst[j] = load(h)
+		}
+	}
+	return out
+}
+
+// narrow rounds a dense float32 matrix back into m's 2-byte storage.
+func (m *matrix) narrow(v []float32, store func(float32) uint16) {
+	dst := uint16s(m.data)
+	for i := 0; i < m.rows; i++ {
+		row := dst[i*m.ld : i*m.ld+m.cols]
+		for j, f := range v[i*m.cols : (i+1)*m.cols] {
+			row[j] = store(f)
+		}
+	}
+}
+
+// The typed views below reinterpret element-aligned allocation memory (see
+// alignedBytes and locate's alignment check). New refuses big-endian hosts,
+// where they would not read the stored little-endian values.
+func float32s(b []byte) []float32 {
+	if len(b) < 4 {
+		return nil // an operand that spans no memory
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
+
+func float64s(b []byte) []float64 {
+	if len(b) < 8 {
+		return nil // an operand that spans no memory
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), len(b)/8)
+}
+
+func uint16s(b []byte) []uint16 {
+	if len(b) < 2 {
+		return nil // an operand that spans no memory
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
+}
