@@ -1,0 +1,47 @@
+package device
+
+import "errors"
+
+// Ptr is an address in a backend's memory: a CUdeviceptr on the GPU, an
+// offset-tagged address into the host arena on the CPU backend. Pointer
+// arithmetic on it is byte arithmetic, as in CUDA.
+type Ptr uint64
+
+// Stream is a backend's queue of work. 0 is the default stream.
+type Stream uintptr
+
+// Event marks a point in a stream.
+type Event uintptr
+
+// Info describes a device as `cuda.device()` shows it.
+type Info struct {
+	Name              string
+	Index             int
+	TotalMemory       uint64
+	FreeMemory        uint64
+	ComputeCapability [2]int // major, minor; {0, 0} on the CPU backend
+	Multiprocessors   int    // SMs on the GPU, cores on the CPU backend
+}
+
+// ErrOutOfMemory is wrapped by every error a backend returns when the device
+// itself has no room; the pool matches it with errors.Is to decide whether
+// freeing cached memory can help.
+var ErrOutOfMemory = errors.New("out of device memory")
+
+// Gemm is one matrix product C = alpha·op(A)·op(B) + beta·C on row-major
+// arrays. A, B and C have the same dtype; the 2-byte float types accumulate
+// in float32.
+type Gemm struct {
+	DType          DType
+	TransA, TransB bool
+	// M×N is the shape of C; K the inner dimension of op(A)·op(B).
+	M, N, K int
+	Alpha   float64
+	Beta    float64
+	A, B, C Ptr
+	// Row strides in elements (the number of columns of the stored matrix).
+	LDA, LDB, LDC int
+	// TF32 lets float32 products use tensor cores at tf32 precision.
+	TF32   bool
+	Stream Stream
+}

@@ -1,0 +1,51 @@
+package pool
+
+import "github.com/gluaproject/glua/device"
+
+// Source is where the pool draws raw memory from: a backend's allocator.
+// runtime.Backend satisfies it.
+type Source interface {
+	// Alloc returns nbytes of memory; when the device has no room the error
+	// wraps device.ErrOutOfMemory.
+	Alloc(nbytes uint64) (device.Ptr, error)
+	// Free returns memory obtained from Alloc; nbytes is what was asked for.
+	Free(p device.Ptr, nbytes uint64) error
+	// MemInfo is the device's free and total memory in bytes.
+	MemInfo() (free, total uint64, err error)
+}
+
+// EventSource is implemented by sources whose work runs asynchronously on
+// streams (the cuda backend). The pool records an event on a block's stream
+// when the block is freed and lets another stream reuse the memory only
+// once that event is done. A Source without it is taken to be synchronous
+// (the cpu backend): freed memory may be reused on any stream at once.
+type EventSource interface {
+	NewEvent() (device.Event, error)
+	DestroyEvent(e device.Event) error
+	Record(e device.Event, s device.Stream) error
+	// EventDone reports, without waiting, whether the work before e is done.
+	EventDone(e device.Event) (bool, error)
+}
+
+// DeviceSynchronizer is implemented by sources that can wait for all queued
+// work. When memory runs short (the ladder's second rung), on Reclaim, when
+// limits are lowered and on Close, the pool synchronises so that blocks still
+// waiting on another stream's work can be reused or released instead of
+// staying stuck behind events nobody will record again.
+type DeviceSynchronizer interface {
+	Synchronize() error
+}
+
+// AsyncSource is the driver's stream-ordered allocator (cuMemAllocAsync and
+// cuMemFreeAsync on a CUmemoryPool), used by strategy "cuda". The driver
+// caches freed memory itself; the pool still accounts for every block and
+// enforces the hard limit.
+type AsyncSource interface {
+	AllocAsync(nbytes uint64, s device.Stream) (device.Ptr, error)
+	FreeAsync(p device.Ptr, s device.Stream) error
+	// SetReleaseThreshold is how much freed memory the driver may keep
+	// cached across synchronisations; the pool sets it from the limits.
+	SetReleaseThreshold(nbytes uint64) error
+	// TrimTo releases cached memory until at most keep bytes stay cached.
+	TrimTo(keep uint64) error
+}
