@@ -1,0 +1,20 @@
+// Package pool is glua's device-memory allocator: every byte of device
+// memory a runtime uses is handed out here, in Blocks, and accounted for.
+//
+// It owns the policy: caching freed memory and reusing it (strategy
+// "caching", the default), or passing every request straight through
+// ("none"), or deferring caching to the driver's stream-ordered pool
+// ("cuda"); the soft and hard limits; the ladder an allocation climbs
+// before it fails (cached block, release the cache and retry, let the
+// caller collect garbage and retry, then an *OOMError that says where the
+// memory is); stream safety when memory moves between streams; and the
+// statistics behind pool.stats().
+//
+// It does not own the mechanism: raw memory, streams and events come from a
+// Source (a backend, found capable of more by type assertion: EventSource,
+// DeviceSynchronizer, AsyncSource). It imports no CUDA and nothing of glua
+// but the device vocabulary, so every path here runs and is tested on the
+// CPU against fake sources. It does not know about arrays, Lua or garbage
+// collection: the runtime turns its cleanups into Free calls, and its GC
+// into the Pressure hook.
+package pool

@@ -1,0 +1,147 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// errOverLimit and errOverQuota stand in for the device's own out-of-memory
+// error when a limit, not the device, refused: the ladder treats all three
+// alike, except that releasing the cache cannot help a quota.
+var (
+	errOverLimit = fmt.Errorf("hard limit reached: %w", device.ErrOutOfMemory)
+	errOverQuota = fmt.Errorf("quota reached: %w", device.ErrOutOfMemory)
+)
+
+func isOOM(err error) bool { return errors.Is(err, device.ErrOutOfMemory) }
+
+// climb gives b memory, climbing the ladder: a cached block or a new one
+// from the source; then release every cached segment and retry; then let
+// the caller collect garbage (Pressure) and retry; then fail with an
+// *OOMError. A source error other than out-of-memory is returned at once.
+// Called with c.mu held; it is released while Pressure runs.
+func (p *Pool) climb(b *Block) error {
+	c := p.c
+	rounded, ok := c.a.round(b.Size)
+	if !ok {
+		return p.oomLocked(b.Size)
+	}
+	b.rounded = rounded
+
+	err := p.try(b)
+	if err == nil || !isOOM(err) {
+		return err
+	}
+	if !errors.Is(err, errOverQuota) {
+		released, rerr := c.a.release(0, true)
+		if rerr != nil {
+			return fmt.Errorf("pool.Alloc: releasing cached memory: %w", rerr)
+		}
+		if released > 0 {
+			p.countRetry()
+			if err = p.try(b); err == nil || !isOOM(err) {
+				return err
+			}
+		}
+	}
+	if p.pressure != nil {
+		p.countRetry()
+		c.mu.Unlock()
+		p.pressure()
+		c.mu.Lock()
+		if c.closed || p.closed {
+			return fmt.Errorf("pool.Alloc: %w", errClosed)
+		}
+		if err = p.try(b); err == nil || !isOOM(err) {
+			return err
+		}
+		// What Pressure freed went to the cache, possibly in pieces too
+		// small for b: return it and try once more.
+		if !errors.Is(err, errOverQuota) {
+			released, rerr := c.a.release(0, true)
+			if rerr != nil {
+				return fmt.Errorf("pool.Alloc: releasing cached memory: %w", rerr)
+			}
+			if released > 0 {
+				if err = p.try(b); err == nil || !isOOM(err) {
+					return err
+				}
+			}
+		}
+	}
+	return p.oomLocked(b.Size)
+}
+
+// try is one rung's attempt: the quota check, then the strategy.
+func (p *Pool) try(b *Block) error {
+	if p != p.c.root && p.hard > 0 && (b.rounded > p.hard || p.acct.used > p.hard-b.rounded) {
+		return errOverQuota
+	}
+	hit, err := p.c.a.alloc(b)
+	if err != nil {
+		if isOOM(err) {
+			return err
+		}
+		return fmt.Errorf("pool.Alloc: allocating %s: %w", formatBytes(b.Size), err)
+	}
+	p.countAlloc(b, hit)
+	return nil
+}
+
+// oomLocked builds the error for a request of nbytes that could not be met.
+func (p *Pool) oomLocked(nbytes uint64) error {
+	c := p.c
+	e := &OOMError{
+		Requested:  nbytes,
+		HardLimit:  p.hard,
+		InUse:      p.acct.used,
+		LiveBlocks: p.acct.live,
+	}
+	if p != c.root && e.HardLimit == 0 {
+		e.HardLimit = c.root.hard
+	}
+	if used := c.root.acct.used; c.reserved > used {
+		e.Cached = c.reserved - used
+	}
+	if free, total, err := c.src.MemInfo(); err == nil {
+		e.DeviceFree, e.DeviceTotal = free, total
+	}
+	return e
+}
+
+// OOMError is returned when an allocation fails after the whole ladder. It
+// says what was asked for and where the memory is; errors.Is(err,
+// device.ErrOutOfMemory) holds.
+type OOMError struct {
+	Requested uint64 // bytes asked for
+	HardLimit uint64 // 0: none
+	InUse     uint64 // bytes held by live blocks
+	// LiveBlocks is the number of live blocks (arrays) holding InUse.
+	LiveBlocks int
+	// Cached is memory the pool holds but no block uses.
+	Cached uint64
+	// DeviceFree and DeviceTotal are the device's own figures (0 when the
+	// source could not tell).
+	DeviceFree, DeviceTotal uint64
+}
+
+func (e *OOMError) Error() string {
+	msg := "out of GPU memory: tried to allocate " + formatBytes(e.Requested) + "; "
+	if e.HardLimit > 0 {
+		msg += "hard limit " + formatBytes(e.HardLimit) + ", "
+	}
+	arrays := "arrays"
+	if e.LiveBlocks == 1 {
+		arrays = "array"
+	}
+	msg += fmt.Sprintf("%s in use by %d %s, %s cached", formatBytes(e.InUse), e.LiveBlocks, arrays, formatBytes(e.Cached))
+	if e.DeviceTotal > 0 {
+		msg += "; device " + formatBytes(e.DeviceFree) + " free of " + formatBytes(e.DeviceTotal)
+	}
+	return msg
+}
+
+// Unwrap makes errors.Is(err, device.ErrOutOfMemory) true.
+func (e *OOMError) Unwrap() error { return device.ErrOutOfMemory }

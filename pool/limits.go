@@ -1,0 +1,106 @@
+package pool
+
+import (
+	"fmt"
+	"strings"
+)
+
+// checkLimits rejects a soft limit above the hard one: memory above the
+// hard limit can never be reserved, so such a soft limit would never act.
+func checkLimits(call string, soft, hard uint64) error {
+	if hard > 0 && soft > hard {
+		return fmt.Errorf("%s: soft limit %s is above hard limit %s", call, formatBytes(soft), formatBytes(hard))
+	}
+	return nil
+}
+
+// Limits returns the soft and hard limits (0: none).
+func (p *Pool) Limits() (soft, hard uint64) {
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	return p.soft, p.hard
+}
+
+// SetLimits sets the soft and hard limits (0: none). Limits below what the
+// pool holds take effect at once: cached memory is released to meet them,
+// and when live blocks keep the pool above one, the error says by how much;
+// the limit then stays in force, so allocations fail until blocks are
+// freed.
+func (p *Pool) SetLimits(soft, hard uint64) error {
+	c := p.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := checkLimits("pool.SetLimits", soft, hard); err != nil {
+		return err
+	}
+	if c.closed || p.closed {
+		return fmt.Errorf("pool.SetLimits: %w", errClosed)
+	}
+	p.soft, p.hard = soft, hard
+	if p == c.root {
+		if err := c.a.limitsChanged(soft, hard); err != nil {
+			return fmt.Errorf("pool.SetLimits: %w", err)
+		}
+	}
+
+	// The tightest target among the limits that bind reserved memory.
+	var target uint64
+	for _, l := range []uint64{soft, p.rootHard()} {
+		if l > 0 && (target == 0 || l < target) {
+			target = l
+		}
+	}
+	var released uint64
+	if target > 0 && c.reserved > target {
+		r, err := c.a.release(c.reserved-target, true)
+		released = r
+		if err != nil {
+			return fmt.Errorf("pool.SetLimits: releasing cached memory: %w", err)
+		}
+	}
+
+	var short []string
+	if p == c.root {
+		if hard > 0 && c.reserved > hard {
+			short = append(short, fmt.Sprintf("hard limit %s is below the %s still reserved", formatBytes(hard), formatBytes(c.reserved)))
+		}
+	} else if hard > 0 && p.acct.used > hard {
+		short = append(short, fmt.Sprintf("hard limit %s is below the %s this quota's blocks hold", formatBytes(hard), formatBytes(p.acct.used)))
+	}
+	if soft > 0 && c.reserved > soft {
+		short = append(short, fmt.Sprintf("soft limit %s is below the %s still reserved", formatBytes(soft), formatBytes(c.reserved)))
+	}
+	if len(short) == 0 {
+		return nil
+	}
+	cached := uint64(0)
+	if c.reserved > c.root.acct.used {
+		cached = c.reserved - c.root.acct.used
+	}
+	return fmt.Errorf("pool.SetLimits: %s (released %s; %s in use by %d live blocks, %s cached in segments that also hold live blocks); the limits are set and allocations beyond them will fail until blocks are freed",
+		strings.Join(short, "; "), formatBytes(released), formatBytes(p.acct.used), p.acct.live, formatBytes(cached))
+}
+
+// rootHard is the hard limit that binds reserved memory: the root's own;
+// on a view it is the root's (the view's caps its blocks, not the cache).
+func (p *Pool) rootHard() uint64 {
+	if p == p.c.root {
+		return p.hard
+	}
+	return 0
+}
+
+// trimToSoft releases cached memory above the soft limits that apply to p:
+// its own and, for a view, the root's.
+func (p *Pool) trimToSoft() error {
+	c := p.c
+	target := p.soft
+	if r := c.root; r != p && r.soft > 0 && (target == 0 || r.soft < target) {
+		target = r.soft
+	}
+	if target == 0 || c.reserved <= target {
+		return nil
+	}
+	_, err := c.a.release(c.reserved-target, false)
+	return err
+}
