@@ -1,0 +1,44 @@
+// Package kernels holds glua's built-in kernels: the CUDA C sources the GPU
+// runs and a Go implementation of each, which the CPU backend runs and which
+// the GPU kernels are tested against.
+//
+// The Go implementations work on raw little-endian bytes and a dtype, as the
+// device stores them: an array or view is contiguous and its element count is
+// len(bytes)/dtype.Size(). Callers (the runtime) check shapes and dtypes
+// first; a length that is not a whole number of elements, operands of
+// different lengths, or an invalid dtype is a bug in the caller, and the
+// functions panic on it as gonum's BLAS does, naming the function and the
+// problem.
+//
+// # Arithmetic
+//
+// Every implementation of a kernel, in Go or CUDA, computes exactly as
+// follows, so that the CPU and GPU backends agree bit for bit on elementwise
+// results:
+//
+//   - float64 computes in float64.
+//   - float32 computes in float32. Scalar arguments (Fill's v, Scale's and
+//     Axpy's a) are rounded to float32 first: Axpy is y = float32(a)·x + y.
+//   - float16 and bfloat16 load each element to float32 (exactly), compute in
+//     float32 as above, and round the result to nearest even on store.
+//   - int32, int64 and uint8 load to float64, compute in float64, and store
+//     as device.Set does: truncate toward zero, saturate at the type's range,
+//     NaN becomes 0 (what PTX's cvt.rzi.sat does).
+//   - A product and a sum are rounded separately, never fused: Axpy is
+//     round(round(a·x) + y). In Go an explicit conversion prevents fusion;
+//     in CUDA use __fmul_rn/__dmul_rn, which the compiler never contracts.
+//   - Fill stores v converted as device.Set converts it: a float64 reaches a
+//     2-byte float through float32, as in __float2half_rn((float)v).
+//   - Copy between dtypes loads the source element exactly (as float64) and
+//     stores it by the same conversion; between equal dtypes it copies the
+//     bits, NaN payloads included.
+//
+// Reductions (Sum, Norm, MaxAbsDiff) accumulate in float64 for every dtype
+// and return a float64. Their order of summation is unspecified, so Sum and
+// Norm agree across backends within rounding, not bit for bit. MaxAbsDiff is
+// exact: it is NaN if either operand holds a NaN anywhere, and equal values
+// (infinities included) differ by 0. An empty array sums to 0, has norm 0 and
+// differs from another empty array by 0.
+//
+// Rand is counter-based; rand.go gives its formula.
+package kernels
