@@ -29,12 +29,12 @@ type waitingFree struct {
 	events []device.Event
 }
 
-// The driver hands out memory in multiples of its page size; rounding to
-// 512 bytes as the caching strategy does keeps Used comparable.
 func newAsync(c *core, as AsyncSource) *asyncAlloc {
 	return &asyncAlloc{c: c, as: as, live: make(map[*Block]struct{})}
 }
 
+// round is the caching strategy's: the driver rounds further itself, and
+// the same rounding keeps Used comparable across strategies.
 func (a *asyncAlloc) round(nbytes uint64) (uint64, bool) {
 	if nbytes > math.MaxUint64-granularity {
 		return 0, false

@@ -1,13 +1,569 @@
 package pool
 
-// granularity is the unit every block size is rounded up to: the driver
-// aligns allocations to 256 bytes, and 512 keeps the number of distinct
-// sizes (and tree entries) down at a cost of at most 511 bytes a block.
-const granularity = 512
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gluaproject/glua/device"
+	"github.com/google/btree"
+)
+
+// Sizes of the caching strategy. A cuMemAlloc took ~133 µs on an H100, so
+// memory is drawn from the source in segments that serve many blocks, and a
+// freed block is kept to serve the next request of a similar size.
+const (
+	// granularity is the unit every block size is rounded up to: the driver
+	// aligns allocations to 256 bytes, and 512 keeps the number of distinct
+	// sizes (and tree entries) down at a cost of at most 511 bytes a block.
+	granularity = 512
+	// Requests up to smallMax are small: they share smallSegment-sized
+	// segments of their own, so that many short-lived small blocks do not
+	// pin down the big segments large blocks need. 2 MiB is the driver's
+	// large-page size.
+	smallMax     = 1 << 20
+	smallSegment = 2 << 20
+	// Requests up to midMax share largeSegment-sized segments (a dozen or
+	// so per driver call); larger ones get a segment of their own, rounded
+	// to largeRound so that a freed one can serve a slightly larger
+	// request.
+	midMax       = 10 << 20
+	largeSegment = 20 << 20
+	largeRound   = 2 << 20
+	// treeDegree suits trees of a few hundred to a few thousand blocks.
+	treeDegree = 16
+)
 
 func roundUp(n, unit uint64) uint64 { return (n + unit - 1) / unit * unit }
 
-// chunk is a piece of a segment.
-type chunk struct{}
+// segmentSize is how much to ask of the source for a request of size bytes.
+func segmentSize(size uint64) uint64 {
+	switch {
+	case size <= smallMax:
+		return smallSegment
+	case size <= midMax:
+		return largeSegment
+	default:
+		return roundUp(size, largeRound)
+	}
+}
 
-func newCaching(c *core) allocator { return newNone(c) }
+// segment is one allocation from the source, cut into chunks.
+type segment struct {
+	ptr   device.Ptr
+	size  uint64
+	small bool
+	first *chunk // the lowest-addressed chunk
+}
+
+type chunkState uint8
+
+const (
+	chunkLive    chunkState = iota // held by a Block
+	chunkFree                      // in a free tree
+	chunkWaiting                   // freed, waiting for other streams (RecordStream)
+	chunkHeld                      // freed, but its other streams could not be fenced: kept until Close
+)
+
+// chunk is a piece of a segment: a live block or free memory. A segment's
+// chunks tile it in address order (prev, next).
+type chunk struct {
+	seg        *segment
+	ptr        device.Ptr
+	size       uint64
+	prev, next *chunk
+	state      chunkState
+	block      *Block
+
+	// A free chunk is bound to the stream it was freed on (bound true)
+	// until an event on that stream says the work queued before the free
+	// is done; until then only that stream may reuse it. seq orders frees,
+	// so that one event covers every free before it was recorded.
+	bound  bool
+	stream device.Stream
+	seq    uint64
+	events []device.Event // chunkWaiting: one per stream from RecordStream
+}
+
+// chunkLess orders a free tree: unbound chunks first, then bound ones
+// grouped by stream; within a group by size (best fit is the first chunk at
+// or above the size wanted), then address.
+func chunkLess(a, b *chunk) bool {
+	if a.bound != b.bound {
+		return !a.bound
+	}
+	if a.bound && a.stream != b.stream {
+		return a.stream < b.stream
+	}
+	if a.size != b.size {
+		return a.size < b.size
+	}
+	return a.ptr < b.ptr
+}
+
+// fence is the event that frees on one stream wait on before the memory
+// may serve another stream.
+type fence struct {
+	ev      device.Event
+	ok      bool   // ev exists
+	pending bool   // ev recorded and not yet seen done
+	seq     uint64 // frees up to seq are covered by ev
+}
+
+// caching is strategy "caching".
+type caching struct {
+	c            *core
+	small, large *btree.BTreeG[*chunk]
+	segs         map[*segment]struct{}
+	// empty holds the segments that are a single free chunk: the ones
+	// release can return to the source.
+	empty   map[*segment]struct{}
+	waiting []*chunk
+	fences  map[device.Stream]*fence
+	seq     uint64
+	spare   []device.Event // recorded-and-done events, for reuse
+
+	// Search state, kept here so that a lookup allocates nothing.
+	pivot chunk
+	found *chunk
+	first func(*chunk) bool
+}
+
+func newCaching(c *core) *caching {
+	x := &caching{
+		c:      c,
+		small:  btree.NewG(treeDegree, chunkLess),
+		large:  btree.NewG(treeDegree, chunkLess),
+		segs:   make(map[*segment]struct{}),
+		empty:  make(map[*segment]struct{}),
+		fences: make(map[device.Stream]*fence),
+	}
+	x.first = func(ch *chunk) bool { x.found = ch; return false }
+	return x
+}
+
+func (x *caching) tree(small bool) *btree.BTreeG[*chunk] {
+	if small {
+		return x.small
+	}
+	return x.large
+}
+
+func (x *caching) round(nbytes uint64) (uint64, bool) {
+	if nbytes > math.MaxUint64-largeRound {
+		return 0, false
+	}
+	return roundUp(nbytes, granularity), true
+}
+
+// ceiling is the first chunk at or after the pivot (bound, s, size).
+func (x *caching) ceiling(t *btree.BTreeG[*chunk], bound bool, s device.Stream, size uint64) *chunk {
+	x.pivot = chunk{bound: bound, stream: s, size: size}
+	x.found = nil
+	t.AscendGreaterOrEqual(&x.pivot, x.first)
+	return x.found
+}
+
+// bestFit is the smallest free chunk of at least size that stream s may
+// use: an unbound one, or one bound to s itself (stream order makes reuse
+// on the same stream safe).
+func (x *caching) bestFit(size uint64, s device.Stream) *chunk {
+	t := x.tree(size <= smallMax)
+	best := x.ceiling(t, false, 0, size)
+	if best != nil && best.bound {
+		best = nil
+	}
+	if x.c.events != nil {
+		own := x.ceiling(t, true, s, size)
+		if own != nil && own.bound && own.stream == s && (best == nil || own.size <= best.size) {
+			best = own
+		}
+	}
+	return best
+}
+
+func (x *caching) alloc(b *Block) (bool, error) {
+	ch := x.bestFit(b.rounded, b.Stream)
+	if ch == nil && x.c.events != nil && x.poll() {
+		ch = x.bestFit(b.rounded, b.Stream)
+	}
+	if ch != nil {
+		x.take(ch, b)
+		return true, nil
+	}
+	ch, err := x.grow(b.rounded)
+	if err != nil {
+		return false, err
+	}
+	x.take(ch, b)
+	return false, nil
+}
+
+// grow draws a new segment for a request of size bytes. When the segment
+// would pass the hard limit or the device has no room for it, it asks for
+// just the request.
+func (x *caching) grow(size uint64) (*chunk, error) {
+	want := segmentSize(size)
+	ptr, err := x.c.sourceAlloc(want)
+	if err != nil && isOOM(err) && want > size {
+		want = size
+		ptr, err = x.c.sourceAlloc(want)
+	}
+	if err != nil {
+		return nil, err
+	}
+	seg := &segment{ptr: ptr, size: want, small: size <= smallMax}
+	ch := &chunk{seg: seg, ptr: ptr, size: want, state: chunkFree}
+	seg.first = ch
+	x.segs[seg] = struct{}{}
+	return ch, nil
+}
+
+// take gives ch (free, in a tree or new) to b, splitting off what b does
+// not need as a free chunk of the same binding.
+func (x *caching) take(ch *chunk, b *Block) {
+	x.removeFree(ch)
+	ch.state, ch.block = chunkLive, b // before the split, so the rest cannot merge back
+	if rest := ch.size - b.rounded; rest > 0 {
+		nc := &chunk{seg: ch.seg, ptr: ch.ptr + device.Ptr(b.rounded), size: rest,
+			prev: ch, next: ch.next, bound: ch.bound, stream: ch.stream, seq: ch.seq}
+		if ch.next != nil {
+			ch.next.prev = nc
+		}
+		ch.next = nc
+		ch.size = b.rounded
+		x.insertFree(nc)
+	}
+	ch.bound = false
+	b.ch, b.Ptr = ch, ch.ptr
+}
+
+// removeFree takes ch out of its free tree (if it is in one).
+func (x *caching) removeFree(ch *chunk) {
+	if ch.state != chunkFree {
+		return
+	}
+	x.tree(ch.seg.small).Delete(ch)
+	if ch.prev == nil && ch.next == nil {
+		delete(x.empty, ch.seg)
+	}
+}
+
+// mergeable reports whether free neighbour n may join ch: both free and
+// bound alike, so that the merged chunk's binding holds for all of it.
+func mergeable(ch, n *chunk) bool {
+	return n.state == chunkFree && n.bound == ch.bound && (!ch.bound || n.stream == ch.stream)
+}
+
+// insertFree puts ch (not in a tree) into its free tree, merged with free
+// neighbours of the same binding.
+func (x *caching) insertFree(ch *chunk) {
+	if p := ch.prev; p != nil && mergeable(ch, p) {
+		x.removeFree(p)
+		p.size += ch.size
+		p.seq = max(p.seq, ch.seq)
+		p.next = ch.next
+		if ch.next != nil {
+			ch.next.prev = p
+		}
+		ch = p
+	}
+	if n := ch.next; n != nil && mergeable(ch, n) {
+		x.removeFree(n)
+		ch.size += n.size
+		ch.seq = max(ch.seq, n.seq)
+		ch.next = n.next
+		if n.next != nil {
+			n.next.prev = ch
+		}
+	}
+	ch.state = chunkFree
+	x.tree(ch.seg.small).ReplaceOrInsert(ch)
+	if ch.prev == nil && ch.next == nil {
+		x.empty[ch.seg] = struct{}{}
+	}
+}
+
+func (x *caching) free(b *Block) error {
+	ch := b.ch
+	b.ch = nil
+	ch.block = nil
+	ev := x.c.events
+	if ev == nil {
+		// A synchronous source: the work is done, any stream may reuse it.
+		ch.bound = false
+		x.insertFree(ch)
+		return nil
+	}
+	x.seq++
+	ch.bound, ch.stream, ch.seq = true, b.Stream, x.seq
+	x.fence(b.Stream)
+	if len(b.uses) == 0 {
+		x.insertFree(ch)
+		return nil
+	}
+	// The block was used on other streams too: it waits for each of them
+	// before any reuse, even on its own stream.
+	for _, s := range b.uses {
+		e, err := x.event()
+		if err == nil {
+			if err = ev.Record(e, s); err != nil {
+				x.spare = append(x.spare, e)
+			}
+		}
+		if err != nil {
+			x.spare = append(x.spare, ch.events...)
+			ch.events = nil
+			ch.state = chunkHeld
+			return fmt.Errorf("recording the block's use on stream %#x (its %s are kept until the pool closes): %w",
+				uintptr(s), formatBytes(ch.size), err)
+		}
+		ch.events = append(ch.events, e)
+	}
+	ch.state = chunkWaiting
+	x.waiting = append(x.waiting, ch)
+	return nil
+}
+
+// fence records stream s's event after a free on s, so that it covers
+// every free on s so far. Re-recording a pending event moves it later:
+// the memory freed earlier then waits a little longer, but memory freed
+// last on a stream never waits on an event nobody records.
+func (x *caching) fence(s device.Stream) {
+	f := x.fences[s]
+	if f == nil {
+		f = &fence{}
+		x.fences[s] = f
+	}
+	if !f.ok {
+		e, err := x.event()
+		if err != nil {
+			return // the chunks stay bound to s until the device is synchronised
+		}
+		f.ev, f.ok = e, true
+	}
+	if err := x.c.events.Record(f.ev, s); err != nil {
+		return
+	}
+	f.pending, f.seq = true, x.seq
+}
+
+// event is a spare event or a new one.
+func (x *caching) event() (device.Event, error) {
+	if n := len(x.spare); n > 0 {
+		e := x.spare[n-1]
+		x.spare = x.spare[:n-1]
+		return e, nil
+	}
+	return x.c.events.NewEvent()
+}
+
+func (x *caching) recordStream(*Block, device.Stream) {}
+
+// poll looks at outstanding events without waiting, and makes the memory
+// they guarded usable; it reports whether any became so.
+func (x *caching) poll() bool {
+	ev := x.c.events
+	if ev == nil {
+		return false
+	}
+	promoted := false
+	kept := x.waiting[:0]
+	for _, ch := range x.waiting {
+		if !allDone(ev, ch.events) {
+			kept = append(kept, ch)
+			continue
+		}
+		x.spare = append(x.spare, ch.events...)
+		ch.events = nil
+		x.insertFree(ch)
+		promoted = true
+	}
+	clear(x.waiting[len(kept):])
+	x.waiting = kept
+	for s, f := range x.fences {
+		if !f.pending {
+			continue
+		}
+		if done, err := ev.EventDone(f.ev); err != nil || !done {
+			continue
+		}
+		f.pending = false
+		if x.promote(s, f.seq) {
+			promoted = true
+		}
+	}
+	return promoted
+}
+
+func allDone(ev EventSource, events []device.Event) bool {
+	for _, e := range events {
+		if done, err := ev.EventDone(e); err != nil || !done {
+			return false
+		}
+	}
+	return true
+}
+
+// promote unbinds the free chunks of stream s freed up to seq upto.
+func (x *caching) promote(s device.Stream, upto uint64) bool {
+	var list []*chunk
+	for _, t := range []*btree.BTreeG[*chunk]{x.small, x.large} {
+		x.pivot = chunk{bound: true, stream: s}
+		t.AscendGreaterOrEqual(&x.pivot, func(ch *chunk) bool {
+			if !ch.bound || ch.stream != s {
+				return false
+			}
+			if ch.seq <= upto {
+				list = append(list, ch)
+			}
+			return true
+		})
+	}
+	// Each chunk is unbound in turn; it may merge with an already unbound
+	// neighbour, never with one still on the list (those are bound).
+	for _, ch := range list {
+		x.removeFree(ch)
+		ch.bound = false
+		x.insertFree(ch)
+	}
+	return len(list) > 0
+}
+
+// settle makes every freed chunk usable on any stream, waiting for the
+// device when the source can; otherwise it only polls.
+func (x *caching) settle() error {
+	if x.c.events == nil {
+		return nil
+	}
+	if x.c.syncer == nil || (len(x.waiting) == 0 && !x.anyBound()) {
+		x.poll()
+		return nil
+	}
+	if err := x.c.syncer.Synchronize(); err != nil {
+		return fmt.Errorf("synchronising the device: %w", err)
+	}
+	for _, ch := range x.waiting {
+		x.spare = append(x.spare, ch.events...)
+		ch.events = nil
+		x.insertFree(ch)
+	}
+	x.waiting = x.waiting[:0]
+	for s, f := range x.fences {
+		f.pending = false
+		x.promote(s, math.MaxUint64)
+	}
+	return nil
+}
+
+// anyBound reports whether some free chunk is still bound to a stream.
+func (x *caching) anyBound() bool {
+	for _, t := range []*btree.BTreeG[*chunk]{x.small, x.large} {
+		if last, ok := t.Max(); ok && last.bound {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *caching) release(nbytes uint64, thorough bool) (uint64, error) {
+	var settleErr error
+	if thorough {
+		settleErr = x.settle()
+	} else {
+		x.poll()
+	}
+	var cands []*segment
+	for seg := range x.empty {
+		if !seg.first.bound {
+			cands = append(cands, seg)
+		}
+	}
+	// Largest first: fewest driver calls for the bytes wanted.
+	slices.SortFunc(cands, func(a, b *segment) int {
+		if a.size != b.size {
+			if a.size > b.size {
+				return -1
+			}
+			return 1
+		}
+		if a.ptr < b.ptr {
+			return -1
+		}
+		return 1
+	})
+	var released uint64
+	var errs []error
+	for _, seg := range cands {
+		if nbytes > 0 && released >= nbytes {
+			break
+		}
+		x.removeFree(seg.first)
+		delete(x.segs, seg)
+		if err := x.c.sourceFree(seg.ptr, seg.size); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		x.c.reclaims++
+		released += seg.size
+	}
+	if settleErr != nil {
+		errs = append(errs, settleErr)
+	}
+	return released, errors.Join(errs...)
+}
+
+func (x *caching) synchronized() { x.poll() }
+
+func (x *caching) limitsChanged(soft, hard uint64) error { return nil }
+
+func (x *caching) describe(st *Stats) {
+	st.Segments = len(x.segs)
+	for _, t := range []*btree.BTreeG[*chunk]{x.small, x.large} {
+		t.Ascend(func(ch *chunk) bool {
+			st.LargestFreeBlock = max(st.LargestFreeBlock, ch.size)
+			return true
+		})
+	}
+}
+
+func (x *caching) close() error {
+	var errs []error
+	if x.c.syncer != nil && x.c.events != nil {
+		if err := x.c.syncer.Synchronize(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for seg := range x.segs {
+		for ch := seg.first; ch != nil; ch = ch.next {
+			if ch.block != nil {
+				ch.block.freed = true
+				ch.block.ch = nil
+			}
+			x.spare = append(x.spare, ch.events...)
+		}
+		if err := x.c.sourceFree(seg.ptr, seg.size); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if ev := x.c.events; ev != nil {
+		for _, f := range x.fences {
+			if f.ok {
+				x.spare = append(x.spare, f.ev)
+			}
+		}
+		for _, e := range x.spare {
+			if err := ev.DestroyEvent(e); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	clear(x.segs)
+	clear(x.empty)
+	clear(x.fences)
+	x.small.Clear(false)
+	x.large.Clear(false)
+	x.waiting, x.spare = nil, nil
+	return errors.Join(errs...)
+}

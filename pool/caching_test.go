@@ -1,0 +1,244 @@
+package pool
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/gluaproject/glua/device"
+)
+
+func mustAlloc(t testing.TB, p *Pool, n uint64, s device.Stream) *Block {
+	t.Helper()
+	b, err := p.Alloc(n, s)
+	if err != nil {
+		t.Fatalf("Alloc(%d, %d): %v", n, s, err)
+	}
+	return b
+}
+
+func mustFree(t testing.TB, p *Pool, b *Block) {
+	t.Helper()
+	if err := p.Free(b); err != nil {
+		t.Fatalf("Free: %v", err)
+	}
+}
+
+func mustCheck(t testing.TB, p *Pool) {
+	t.Helper()
+	if err := checkInvariants(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFreedBlockIsReusedWithoutTheSource(t *testing.T) {
+	src := newFakeSource(gib)
+	p := newTestPool(t, src, Config{})
+	a := mustAlloc(t, p, 3*mib, 0)
+	ptr := a.Ptr
+	mustFree(t, p, a)
+	calls := src.allocs
+	b := mustAlloc(t, p, 3*mib-100, 0)
+	if src.allocs != calls || b.Ptr != ptr {
+		t.Fatalf("second alloc: source called %d more times, ptr %#x (first %#x)", src.allocs-calls, b.Ptr, ptr)
+	}
+	st := p.Stats()
+	if st.CacheHits != 1 || st.CacheMisses != 1 {
+		t.Fatalf("hits %d misses %d; want 1 1", st.CacheHits, st.CacheMisses)
+	}
+	mustFree(t, p, b)
+	mustCheck(t, p)
+}
+
+func TestSegmentsAmortiseTheSource(t *testing.T) {
+	cases := []struct {
+		size     uint64
+		count    int
+		segments int // segments the source is asked for
+	}{
+		{4 * kib, 512, 1},    // small blocks share 2 MiB segments
+		{512 * kib, 8, 2},    // 4 a segment
+		{3 * mib, 12, 2},     // mid-size blocks share 20 MiB segments: 6 a segment
+		{24 * mib, 3, 3},     // large blocks get their own
+		{1, 1, 1},            // a byte is a 512-byte block
+		{smallMax + 1, 1, 1}, // just above small goes to the large pool
+	}
+	for _, c := range cases {
+		src := newFakeSource(gib)
+		p := newTestPool(t, src, Config{})
+		for i := 0; i < c.count; i++ {
+			mustAlloc(t, p, c.size, 0)
+		}
+		if src.allocs != c.segments {
+			t.Errorf("%d blocks of %d bytes took %d source allocations, want %d", c.count, c.size, src.allocs, c.segments)
+		}
+		mustCheck(t, p)
+	}
+}
+
+func TestSmallAndLargeBlocksDoNotShareSegments(t *testing.T) {
+	src := newFakeSource(gib)
+	p := newTestPool(t, src, Config{})
+	big := mustAlloc(t, p, 2*mib, 0) // a 20 MiB segment with 18 MiB free
+	small := mustAlloc(t, p, 64*kib, 0)
+	if src.allocs != 2 {
+		t.Fatalf("source allocations %d, want 2 (a small segment despite the large one's free space)", src.allocs)
+	}
+	if small.Ptr >= big.Ptr && small.Ptr < big.Ptr+20*device.Ptr(mib) {
+		t.Fatal("small block placed inside the large segment")
+	}
+	mustCheck(t, p)
+}
+
+func TestBestFitPicksSmallestSufficientFreeBlock(t *testing.T) {
+	src := newFakeSource(gib)
+	p := newTestPool(t, src, Config{})
+	// Three free holes of 5, 2 and 3 MiB, each before a live block, and
+	// 7 MiB free at the end of the segment.
+	var holes []*Block
+	var keep []*Block
+	for _, n := range []uint64{5 * mib, 2 * mib, 3 * mib} {
+		holes = append(holes, mustAlloc(t, p, n, 0))
+		keep = append(keep, mustAlloc(t, p, mib+512, 0))
+	}
+	want := holes[2].Ptr
+	for _, h := range holes {
+		mustFree(t, p, h)
+	}
+	b := mustAlloc(t, p, 2*mib+1, 0)
+	if b.Ptr != want {
+		t.Fatalf("2 MiB+1 placed at %#x, want the 3 MiB hole at %#x", b.Ptr, want)
+	}
+	mustCheck(t, p)
+	_ = keep
+}
+
+func TestFreeNeighboursMergeBackIntoWholeSegment(t *testing.T) {
+	src := newFakeSource(gib)
+	p := newTestPool(t, src, Config{})
+	var bs []*Block
+	for i := 0; i < 6; i++ {
+		bs = append(bs, mustAlloc(t, p, 3*mib, 0))
+	}
+	// Free in an order that needs merging on both sides.
+	for _, i := range []int{1, 3, 0, 5, 2, 4} {
+		mustFree(t, p, bs[i])
+		mustCheck(t, p)
+	}
+	st := p.Stats()
+	if st.Segments != 1 || st.LargestFreeBlock != largeSegment {
+		t.Fatalf("segments %d, largest free %d; want 1 whole 20 MiB segment", st.Segments, st.LargestFreeBlock)
+	}
+	released, err := p.Reclaim(0)
+	if err != nil || released != largeSegment {
+		t.Fatalf("Reclaim = %d, %v", released, err)
+	}
+	if n, _ := src.outstanding(); n != 0 {
+		t.Fatalf("source still lends %d", n)
+	}
+}
+
+func TestReclaimReleasesOnlyWholeFreeSegments(t *testing.T) {
+	src := newFakeSource(gib)
+	p := newTestPool(t, src, Config{})
+	a := mustAlloc(t, p, 30*mib, 0) // own segment: 30 MiB
+	b := mustAlloc(t, p, 40*mib, 0) // own segment: 40 MiB
+	c := mustAlloc(t, p, 3*mib, 0)  // 20 MiB segment shared with d
+	d := mustAlloc(t, p, 3*mib, 0)
+	mustFree(t, p, a)
+	mustFree(t, p, b)
+	mustFree(t, p, c)
+	// Asking for 10 MiB releases one segment, the largest.
+	released, err := p.Reclaim(10 * mib)
+	if err != nil || released != 40*mib {
+		t.Fatalf("Reclaim(10 MiB) = %d, %v; want the 40 MiB segment", released, err)
+	}
+	released, err = p.Reclaim(0)
+	if err != nil || released != 30*mib {
+		t.Fatalf("Reclaim(0) = %d, %v; want the 30 MiB segment (the 20 MiB one holds d)", released, err)
+	}
+	st := p.Stats()
+	if st.Reserved != largeSegment || st.Reclaims != 2 {
+		t.Fatalf("reserved %d, reclaims %d", st.Reserved, st.Reclaims)
+	}
+	mustFree(t, p, d)
+	mustCheck(t, p)
+}
+
+func TestLadderReleasesCacheBeforeFailing(t *testing.T) {
+	src := newFakeSource(100 * mib)
+	p := newTestPool(t, src, Config{})
+	// Fill the device with cached 20 MiB segments, then free everything:
+	// the cache holds 100 MiB in five segments.
+	var bs []*Block
+	for i := 0; i < 5; i++ {
+		bs = append(bs, mustAlloc(t, p, 20*mib, 0))
+	}
+	for _, b := range bs {
+		mustFree(t, p, b)
+	}
+	// 50 MiB fits in no cached block nor on the device until the cache goes.
+	b, err := p.Alloc(50*mib, 0)
+	if err != nil {
+		t.Fatalf("Alloc(50 MiB) with 100 MiB cached: %v", err)
+	}
+	if st := p.Stats(); st.OOMRetries != 1 || st.Reclaims != 5 {
+		t.Fatalf("retries %d reclaims %d; want 1 and 5", st.OOMRetries, st.Reclaims)
+	}
+	mustFree(t, p, b)
+	mustCheck(t, p)
+	checkSourceClean(t, src)
+}
+
+func TestSegmentShrinksToRequestNearTheHardLimit(t *testing.T) {
+	src := newFakeSource(gib)
+	p := newTestPool(t, src, Config{HardLimit: 30 * mib})
+	a := mustAlloc(t, p, 3*mib, 0) // a 20 MiB segment
+	b := mustAlloc(t, p, 9*mib, 0) // from its cache
+	c := mustAlloc(t, p, 8*mib, 0) // fills it
+	// A fourth block needs a new segment: 20 MiB more would pass the hard
+	// limit, so the segment is just the 5 MiB asked for.
+	d := mustAlloc(t, p, 5*mib, 0)
+	st := p.Stats()
+	if st.Reserved != 25*mib || src.allocs != 2 {
+		t.Fatalf("reserved %d in %d source allocations; want 25 MiB in 2", st.Reserved, src.allocs)
+	}
+	for _, x := range []*Block{a, b, c, d} {
+		mustFree(t, p, x)
+	}
+	mustCheck(t, p)
+}
+
+func TestCachingReturnsEveryByteOnClose(t *testing.T) {
+	src := newFakeSource(gib)
+	p := newTestPool(t, src, Config{})
+	var live []*Block
+	for i := 0; i < 50; i++ {
+		live = append(live, mustAlloc(t, p, uint64(i+1)*300*kib, device.Stream(i%3)))
+	}
+	for i := 0; i < 50; i += 2 {
+		mustFree(t, p, live[i])
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := src.outstanding(); n != 0 {
+		t.Fatalf("source lends %d after Close", n)
+	}
+	for _, b := range live {
+		if err := p.Free(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkSourceClean(t, src)
+}
+
+func TestSourceFreeErrorIsReported(t *testing.T) {
+	src := newFakeSource(gib)
+	p := newTestPool(t, src, Config{})
+	mustFree(t, p, mustAlloc(t, p, 3*mib, 0))
+	boom := errors.New("CUDA_ERROR_LAUNCH_FAILED")
+	src.failFree = boom
+	if _, err := p.Reclaim(0); !errors.Is(err, boom) {
+		t.Fatalf("Reclaim with a failing source Free = %v", err)
+	}
+}
