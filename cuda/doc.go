@@ -1,0 +1,22 @@
+// Package cuda is glua's NVIDIA backend: the CUDA driver API, NVRTC and
+// cuBLAS, loaded at run time with purego so that glua builds with
+// CGO_ENABLED=0 and runs on machines with or without a GPU.
+//
+// It owns the mechanism only: contexts, raw allocations, copies, streams
+// and events, cuBLAS matrix products, NVRTC compilation with a disk cache,
+// and kernel launches. Pooling belongs to package pool, the built-in
+// kernels to package kernels, Lua to package bindings. It imports only
+// package device, the standard library and purego.
+//
+// One Backend drives one device through its primary context, the context
+// the CUDA runtime API (and so cuBLAS and other CUDA libraries) uses too.
+// Every method makes that context current on its own OS thread, so a
+// Backend can be used from any goroutine. Nothing here calls the driver
+// from a finalizer.
+//
+// Errors carry the library's own names (CUDA_ERROR_OUT_OF_MEMORY,
+// CUBLAS_STATUS_INVALID_VALUE, NVRTC's log). An out-of-memory error wraps
+// device.ErrOutOfMemory. A sticky fault (an illegal address, a trap) wraps
+// ErrContextLost: the driver refuses all further work in the process, and
+// so does the Backend, with the first such error.
+package cuda

@@ -1,0 +1,215 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// blasWorkspaceBytes is the cuBLAS workspace given to each handle: NVIDIA
+// recommends 32 MiB on Hopper so that every GEMM kernel cuBLAS picks can
+// run without allocating; smaller cards are served by the same size.
+const blasWorkspaceBytes = 32 << 20
+
+// blasGemm is one cublasGemmEx call in cuBLAS's column-major terms.
+type blasGemm struct {
+	transA, transB int // CUBLAS_OP_N or CUBLAS_OP_T
+	m, n, k        int
+	a              device.Ptr
+	lda            int
+	b              device.Ptr
+	ldb            int
+	c              device.Ptr
+	ldc            int
+	dataType       int // cudaDataType of A, B and C
+	computeType    int // cublasComputeType_t
+}
+
+// columnMajorGemm maps a row-major product onto cuBLAS without copies. A
+// row-major matrix with row stride ld is, read column-major, its own
+// transpose with leading dimension ld. So row-major C = op(A)·op(B) is
+// column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: pass B as cuBLAS's first operand and A
+// as its second, swap M and N, keep each operand's transpose flag, and use
+// each stored row length as the leading dimension.
+func columnMajorGemm(g device.Gemm) (blasGemm, error) {
+	var c blasGemm
+	switch g.DType {
+	case device.Float32:
+		c.dataType, c.computeType = cudaR32F, cublasCompute32F
+		if g.TF32 {
+			c.computeType = cublasCompute32FFastTF32
+		}
+	case device.Float64:
+		c.dataType, c.computeType = cudaR64F, cublasCompute64F
+	case device.Float16:
+		c.dataType, c.computeType = cudaR16F, cublasCompute32F
+	case device.BFloat16:
+		c.dataType, c.computeType = cudaR16BF, cublasCompute32F
+	default:
+		return c, fmt.Errorf("cuda: Gemm: dtype %s is not supported (float32, float64, float16 and bfloat16 are)", g.DType)
+	}
+	if g.M < 0 || g.N < 0 || g.K < 0 || g.M > math.MaxInt32 || g.N > math.MaxInt32 || g.K > math.MaxInt32 {
+		return c, fmt.Errorf("cuda: Gemm: dimensions M=%d N=%d K=%d must be between 0 and %d", g.M, g.N, g.K, math.MaxInt32)
+	}
+	// Stored shapes: A is M×K (K×M when transposed), B is K×N (N×K).
+	rowA, rowB := g.K, g.N
+	if g.TransA {
+		rowA = g.M
+	}
+	if g.TransB {
+		rowB = g.K
+	}
+	for _, ld := range []struct {
+		name      string
+		got, need int
+	}{{"LDA", g.LDA, rowA}, {"LDB", g.LDB, rowB}, {"LDC", g.LDC, g.N}} {
+		if ld.got < ld.need || ld.got > math.MaxInt32 {
+			return c, fmt.Errorf("cuda: Gemm: %s=%d is shorter than the stored row length %d", ld.name, ld.got, ld.need)
+		}
+	}
+	if g.M > 0 && g.N > 0 {
+		if g.C == 0 || (g.K > 0 && (g.A == 0 || g.B == 0)) {
+			return c, fmt.Errorf("cuda: Gemm: null matrix pointer (A=%#x B=%#x C=%#x)", g.A, g.B, g.C)
+		}
+	}
+	op := func(t bool) int {
+		if t {
+			return cublasOpT
+		}
+		return cublasOpN
+	}
+	c.transA, c.transB = op(g.TransB), op(g.TransA)
+	c.m, c.n, c.k = g.N, g.M, g.K
+	c.a, c.lda = g.B, max(g.LDB, 1)
+	c.b, c.ldb = g.A, max(g.LDA, 1)
+	c.c, c.ldc = g.C, max(g.LDC, 1)
+	return c, nil
+}
+
+// blasHandle is one cuBLAS handle bound to one stream, with its workspace.
+// A handle must not be used by two threads at once, hence its mutex.
+type blasHandle struct {
+	mu        sync.Mutex
+	h         uintptr
+	workspace device.Ptr
+}
+
+// Gemm runs C = alpha·op(A)·op(B) + beta·C on row-major matrices through
+// cublasGemmEx, ordered on g.Stream. float16 and bfloat16 accumulate in
+// float32; float32 uses tensor cores (tf32) only when g.TF32 is set.
+func (b *Backend) Gemm(g device.Gemm) error {
+	c, err := columnMajorGemm(g)
+	if err != nil {
+		return err
+	}
+	if c.m == 0 || c.n == 0 {
+		return nil
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	h, err := b.handle(g.Stream)
+	if err != nil {
+		return err
+	}
+	// alpha and beta live in host memory (CUBLAS_POINTER_MODE_HOST), typed
+	// as the compute type wants: double for COMPUTE_64F, float otherwise.
+	// Each uint64 holds a float32 in its low bytes on little-endian hosts.
+	var scal [2]uint64
+	if c.computeType == cublasCompute64F {
+		scal[0], scal[1] = math.Float64bits(g.Alpha), math.Float64bits(g.Beta)
+	} else {
+		scal[0], scal[1] = uint64(math.Float32bits(float32(g.Alpha))), uint64(math.Float32bits(float32(g.Beta)))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	algo := int32(cublasGemmDefault)
+	st := b.blas.cublasGemmEx.call(h.h, uintptr(c.transA), uintptr(c.transB),
+		uintptr(c.m), uintptr(c.n), uintptr(c.k),
+		uintptr(unsafe.Pointer(&scal[0])),
+		uintptr(c.a), uintptr(c.dataType), uintptr(c.lda),
+		uintptr(c.b), uintptr(c.dataType), uintptr(c.ldb),
+		uintptr(unsafe.Pointer(&scal[1])),
+		uintptr(c.c), uintptr(c.dataType), uintptr(c.ldc),
+		uintptr(c.computeType), uintptr(uint32(algo)))
+	return b.blasCheck("cublasGemmEx", fmt.Sprintf("%s M=%d N=%d K=%d", g.DType, g.M, g.N, g.K), st)
+}
+
+// handle returns the cuBLAS handle of stream s, creating it on first use.
+// It runs inside begin/end.
+func (b *Backend) handle(s device.Stream) (*blasHandle, error) {
+	b.mu.Lock()
+	h := b.handles[s]
+	b.mu.Unlock()
+	if h != nil {
+		return h, nil
+	}
+	h = &blasHandle{}
+	if err := b.blasCheck("cublasCreate", "", b.blas.cublasCreate.call(uintptr(unsafe.Pointer(&h.h)))); err != nil {
+		return nil, err
+	}
+	if err := b.blasCheck("cublasSetStream", "", b.blas.cublasSetStream.call(h.h, uintptr(s))); err != nil {
+		b.destroyHandle(h)
+		return nil, err
+	}
+	ws, err := b.blasWorkspace(blasWorkspaceBytes)
+	if err != nil {
+		b.destroyHandle(h)
+		return nil, err
+	}
+	h.workspace = ws
+	if err := b.blasCheck("cublasSetWorkspace", formatBytes(blasWorkspaceBytes), b.blas.cublasSetWorkspace.call(h.h, uintptr(ws), blasWorkspaceBytes)); err != nil {
+		b.destroyHandle(h)
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if other := b.handles[s]; other != nil { // another goroutine won the race
+		b.destroyHandle(h)
+		return other, nil
+	}
+	b.handles[s] = h
+	return h, nil
+}
+
+// blasWorkspace allocates a cuBLAS workspace. It is its own function so
+// that the workspace can later be drawn from the pool instead.
+func (b *Backend) blasWorkspace(nbytes uint64) (device.Ptr, error) {
+	return b.alloc(nbytes)
+}
+
+// destroyHandle runs inside begin/end (or Close).
+func (b *Backend) destroyHandle(h *blasHandle) error {
+	var first error
+	if h.h != 0 {
+		first = b.blasCheck("cublasDestroy", "", b.blas.cublasDestroy.call(h.h))
+		h.h = 0
+	}
+	if h.workspace != 0 {
+		if err := b.check("cuMemFree", "cuBLAS workspace", cuResult(b.drv.cuMemFree.call(uintptr(h.workspace)))); err != nil && first == nil {
+			first = err
+		}
+		h.workspace = 0
+	}
+	return first
+}
+
+// blasCheck turns a cublasStatus_t into an error (nil on success).
+func (b *Backend) blasCheck(call, detail string, r uintptr) error {
+	st := int(int32(uint32(r)))
+	if st == 0 {
+		return nil
+	}
+	var name, desc string
+	if b.blas.cublasGetStatusName != 0 {
+		name = resultString(b.blas.cublasGetStatusName.call(uintptr(st)))
+	}
+	if b.blas.cublasGetStatusString != 0 {
+		desc = resultString(b.blas.cublasGetStatusString.call(uintptr(st)))
+	}
+	return newCublasError(call, detail, st, name, desc)
+}

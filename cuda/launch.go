@@ -1,0 +1,202 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// Function is one kernel entry point of a Module.
+type Function struct {
+	m            *Module
+	name         string
+	handle       uintptr // CUfunction
+	maxThreads   int     // per block, given the kernel's register use
+	staticShared int     // bytes of __shared__ arrays
+	dynLimit     atomic.Int64
+}
+
+// Function looks up a kernel by its (extern "C") name.
+func (m *Module) Function(entry string) (*Function, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if f := m.funcs[entry]; f != nil {
+		return f, nil
+	}
+	if m.handle == 0 {
+		return nil, fmt.Errorf("cuda: Function(%s): module %s is unloaded", entry, m.name)
+	}
+	b := m.b
+	if err := b.begin(); err != nil {
+		return nil, err
+	}
+	defer b.end()
+	cName := cString(entry)
+	var h uintptr
+	r := cuResult(b.drv.cuModuleGetFunction.call(uintptr(unsafe.Pointer(&h)), m.handle, uintptr(unsafe.Pointer(&cName[0]))))
+	if err := b.check("cuModuleGetFunction", entry, r); err != nil {
+		return nil, err
+	}
+	f := &Function{m: m, name: entry, handle: h}
+	attr := func(a int) (int, error) {
+		var v int32
+		r := cuResult(b.drv.cuFuncGetAttribute.call(uintptr(unsafe.Pointer(&v)), uintptr(a), h))
+		return int(v), b.check("cuFuncGetAttribute", entry, r)
+	}
+	var err error
+	if f.maxThreads, err = attr(funcAttrMaxThreadsPerBlock); err != nil {
+		return nil, err
+	}
+	if f.staticShared, err = attr(funcAttrSharedSizeBytes); err != nil {
+		return nil, err
+	}
+	f.dynLimit.Store(int64(max(b.maxShared-f.staticShared, 0)))
+	m.funcs[entry] = f
+	return f, nil
+}
+
+// Name is the kernel's entry point name.
+func (f *Function) Name() string { return f.name }
+
+// MaxThreadsPerBlock is the largest block this kernel can launch with on
+// this device, given its register use.
+func (f *Function) MaxThreadsPerBlock() int { return f.maxThreads }
+
+// launchLimits are the device's and one kernel's limits on a launch.
+type launchLimits struct {
+	kernel         string
+	deviceThreads  int // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	functionThread int // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	block          [3]int
+	grid           [3]int
+	sharedOptin    int // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	staticShared   int
+}
+
+// checkLaunch rejects a configuration the driver would refuse, with a
+// message that names the limit, so a bad launch is a clear error rather
+// than CUDA_ERROR_INVALID_VALUE.
+func checkLaunch(l launchLimits, grid, block [3]uint32, shared uint32) error {
+	axes := "xyz"
+	for i := range 3 {
+		if block[i] == 0 || grid[i] == 0 {
+			return fmt.Errorf("cuda: launch %s: grid %v and block %v must be at least 1 in every dimension", l.kernel, grid, block)
+		}
+		if int64(block[i]) > int64(l.block[i]) {
+			return fmt.Errorf("cuda: launch %s: block.%c=%d exceeds the device's limit %d (CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_%c)",
+				l.kernel, axes[i], block[i], l.block[i], axes[i]-'a'+'A')
+		}
+		if int64(grid[i]) > int64(l.grid[i]) {
+			return fmt.Errorf("cuda: launch %s: grid.%c=%d exceeds the device's limit %d (CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_%c)",
+				l.kernel, axes[i], grid[i], l.grid[i], axes[i]-'a'+'A')
+		}
+	}
+	threads := uint64(block[0]) * uint64(block[1]) * uint64(block[2])
+	if threads > uint64(l.deviceThreads) {
+		return fmt.Errorf("cuda: launch %s: a block of %d×%d×%d = %d threads exceeds the device's limit of %d threads per block (CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)",
+			l.kernel, block[0], block[1], block[2], threads, l.deviceThreads)
+	}
+	if l.functionThread > 0 && threads > uint64(l.functionThread) {
+		return fmt.Errorf("cuda: launch %s: a block of %d threads exceeds this kernel's limit of %d threads per block (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, set by its register use)",
+			l.kernel, threads, l.functionThread)
+	}
+	if int64(shared)+int64(l.staticShared) > int64(l.sharedOptin) {
+		return fmt.Errorf("cuda: launch %s: %d bytes of dynamic shared memory plus %d static exceed the device's limit of %d bytes per block (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)",
+			l.kernel, shared, l.staticShared, l.sharedOptin)
+	}
+	return nil
+}
+
+// marshalArgs stores each kernel argument in its own 8-byte slot, as the
+// kernel's parameter type expects it: the driver copies as many bytes from
+// each slot as the parameter has, which on a little-endian host are the low
+// bytes holding the value.
+func marshalArgs(args []any) ([]uint64, error) {
+	slots := make([]uint64, len(args)+1) // +1 keeps &slots[0] valid with no args
+	for i, a := range args {
+		switch v := a.(type) {
+		case device.Ptr:
+			slots[i] = uint64(v)
+		case int32:
+			slots[i] = uint64(uint32(v))
+		case uint32:
+			slots[i] = uint64(v)
+		case int64:
+			slots[i] = uint64(v)
+		case uint64:
+			slots[i] = v
+		case float32:
+			slots[i] = uint64(math.Float32bits(v))
+		case float64:
+			slots[i] = math.Float64bits(v)
+		default:
+			return nil, fmt.Errorf("argument %d has Go type %T; kernel arguments are device.Ptr, int32, uint32, int64, uint64, float32 or float64", i+1, a)
+		}
+	}
+	return slots[:len(args)], nil
+}
+
+// Launch queues f on stream s with the given grid and block dimensions and
+// bytes of dynamic shared memory. args are device.Ptr, int32, uint32,
+// int64, uint64, float32 or float64, in the kernel's parameter order; each
+// must match the kernel's parameter type in size.
+func (b *Backend) Launch(f *Function, grid, block [3]uint32, shared uint32, s device.Stream, args ...any) error {
+	if f == nil || f.m == nil {
+		return fmt.Errorf("cuda: Launch: nil function")
+	}
+	if f.m.b != b {
+		return fmt.Errorf("cuda: launch %s: the function belongs to another backend", f.name)
+	}
+	err := checkLaunch(launchLimits{
+		kernel:         f.name,
+		deviceThreads:  b.maxThreads,
+		functionThread: f.maxThreads,
+		block:          b.maxBlock,
+		grid:           b.maxGrid,
+		sharedOptin:    b.maxSharedOpt,
+		staticShared:   f.staticShared,
+	}, grid, block, shared)
+	if err != nil {
+		return err
+	}
+	slots, err := marshalArgs(args)
+	if err != nil {
+		return fmt.Errorf("cuda: launch %s: %w", f.name, err)
+	}
+	params := make([]unsafe.Pointer, len(slots)+1)
+	for i := range slots {
+		params[i] = unsafe.Pointer(&slots[i])
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	f.m.mu.Lock()
+	unloaded := f.m.handle == 0
+	f.m.mu.Unlock()
+	if unloaded {
+		return fmt.Errorf("cuda: launch %s: module %s is unloaded", f.name, f.m.name)
+	}
+	// Dynamic shared memory beyond the default 48 KiB per block must be
+	// opted into, once per function and size.
+	if int64(shared) > f.dynLimit.Load() {
+		r := cuResult(b.drv.cuFuncSetAttribute.call(f.handle, funcAttrMaxDynamicSharedMem, uintptr(shared)))
+		if err := b.check("cuFuncSetAttribute", f.name+" MAX_DYNAMIC_SHARED_SIZE_BYTES", r); err != nil {
+			return err
+		}
+		f.dynLimit.Store(int64(shared))
+	}
+	// params has one spare slot, so &params[0] is valid even for a kernel
+	// without parameters (the driver then ignores it).
+	r := cuResult(b.drv.cuLaunchKernel.call(f.handle,
+		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
+		uintptr(shared), uintptr(s), uintptr(unsafe.Pointer(&params[0])), 0))
+	runtime.KeepAlive(slots)
+	runtime.KeepAlive(params)
+	return b.check("cuLaunchKernel", f.name, r)
+}

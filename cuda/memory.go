@@ -1,0 +1,227 @@
+package cuda
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// Alloc returns nbytes of uninitialised device memory. cuMemAlloc aligns
+// every allocation to at least 256 bytes. A zero-byte request gets a
+// one-byte allocation, so that every successful Alloc has a distinct
+// address that Free accepts.
+func (b *Backend) Alloc(nbytes uint64) (device.Ptr, error) {
+	if err := b.begin(); err != nil {
+		return 0, err
+	}
+	defer b.end()
+	return b.alloc(nbytes)
+}
+
+// alloc runs inside begin/end.
+func (b *Backend) alloc(nbytes uint64) (device.Ptr, error) {
+	n := max(nbytes, 1)
+	var p uint64
+	r := cuResult(b.drv.cuMemAlloc.call(uintptr(unsafe.Pointer(&p)), uintptr(n)))
+	if err := b.check("cuMemAlloc", formatBytes(nbytes), r); err != nil {
+		return 0, err
+	}
+	return device.Ptr(p), nil
+}
+
+// Free returns memory obtained from Alloc.
+func (b *Backend) Free(p device.Ptr, nbytes uint64) error {
+	if p == 0 {
+		return nil
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	return b.check("cuMemFree", "", cuResult(b.drv.cuMemFree.call(uintptr(p))))
+}
+
+// Upload copies src from pageable host memory to dst and returns when src
+// may be reused. On stream 0 it uses the synchronous copy; on any other
+// stream the copy is queued behind the stream's work and waited for, since
+// an asynchronous copy from pageable memory gives no promise about when src
+// has been read.
+func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
+	if len(src) == 0 {
+		return nil
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	if s == 0 {
+		r := cuResult(b.drv.cuMemcpyHtoD.call(uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src))))
+		return b.check("cuMemcpyHtoD", formatBytes(uint64(len(src))), r)
+	}
+	r := cuResult(b.drv.cuMemcpyHtoDAsync.call(uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), uintptr(s)))
+	if err := b.check("cuMemcpyHtoDAsync", formatBytes(uint64(len(src))), r); err != nil {
+		return err
+	}
+	return b.check("cuStreamSynchronize", "", cuResult(b.drv.cuStreamSynchronize.call(uintptr(s))))
+}
+
+// Download copies len(dst) bytes from src and returns when dst holds them.
+func (b *Backend) Download(dst []byte, src device.Ptr, s device.Stream) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	if s == 0 {
+		r := cuResult(b.drv.cuMemcpyDtoH.call(uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst))))
+		return b.check("cuMemcpyDtoH", formatBytes(uint64(len(dst))), r)
+	}
+	r := cuResult(b.drv.cuMemcpyDtoHAsync.call(uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)), uintptr(s)))
+	if err := b.check("cuMemcpyDtoHAsync", formatBytes(uint64(len(dst))), r); err != nil {
+		return err
+	}
+	return b.check("cuStreamSynchronize", "", cuResult(b.drv.cuStreamSynchronize.call(uintptr(s))))
+}
+
+// Copy copies nbytes from src to dst on the device, ordered on s.
+func (b *Backend) Copy(dst, src device.Ptr, nbytes uint64, s device.Stream) error {
+	if nbytes == 0 {
+		return nil
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	r := cuResult(b.drv.cuMemcpyDtoDAsync.call(uintptr(dst), uintptr(src), uintptr(nbytes), uintptr(s)))
+	return b.check("cuMemcpyDtoDAsync", formatBytes(nbytes), r)
+}
+
+// Memset sets nbytes at dst to value, ordered on s.
+func (b *Backend) Memset(dst device.Ptr, value byte, nbytes uint64, s device.Stream) error {
+	if nbytes == 0 {
+		return nil
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	r := cuResult(b.drv.cuMemsetD8Async.call(uintptr(dst), uintptr(value), uintptr(nbytes), uintptr(s)))
+	return b.check("cuMemsetD8Async", formatBytes(nbytes), r)
+}
+
+// AllocHost returns nbytes of page-locked host memory, which the device
+// reads and writes by DMA: copies from it run at full bus speed and
+// UploadAsync/DownloadAsync can overlap them with computation. The slice
+// must be returned with FreeHost, not left to the garbage collector.
+func (b *Backend) AllocHost(nbytes uint64) ([]byte, error) {
+	if nbytes == 0 {
+		return nil, fmt.Errorf("cuda: AllocHost: zero bytes requested")
+	}
+	if err := b.begin(); err != nil {
+		return nil, err
+	}
+	defer b.end()
+	var p unsafe.Pointer
+	r := cuResult(b.drv.cuMemHostAlloc.call(uintptr(unsafe.Pointer(&p)), uintptr(nbytes), cuMemHostAllocPortable))
+	if err := b.check("cuMemHostAlloc", formatBytes(nbytes), r); err != nil {
+		return nil, err
+	}
+	buf := unsafe.Slice((*byte)(p), nbytes)
+	b.mu.Lock()
+	b.pinned[uintptr(p)] = nbytes
+	b.mu.Unlock()
+	return buf, nil
+}
+
+// FreeHost returns a buffer obtained from AllocHost (the whole slice, as
+// AllocHost returned it).
+func (b *Backend) FreeHost(buf []byte) error {
+	if cap(buf) == 0 {
+		return fmt.Errorf("cuda: FreeHost: empty buffer")
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	b.mu.Lock()
+	_, ok := b.pinned[base]
+	if ok {
+		delete(b.pinned, base)
+	}
+	b.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cuda: FreeHost: the buffer at %#x was not returned by AllocHost (or was freed already)", base)
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	return b.check("cuMemFreeHost", "", cuResult(b.drv.cuMemFreeHost.call(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))))
+}
+
+// isPinned reports whether buf lies inside one AllocHost buffer.
+func (b *Backend) isPinned(buf []byte) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	hi := lo + uintptr(len(buf))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for base, n := range b.pinned {
+		if lo >= base && hi <= base+uintptr(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// UploadAsync queues a copy from pinned memory (a slice of an AllocHost
+// buffer) to dst on s and returns at once: src must not change until the
+// stream has reached this point (record an event or synchronize). Pageable
+// memory is refused, because the driver would silently make the copy
+// synchronous or read it late.
+func (b *Backend) UploadAsync(dst device.Ptr, src []byte, s device.Stream) error {
+	if len(src) == 0 {
+		return nil
+	}
+	if !b.isPinned(src) {
+		return fmt.Errorf("cuda: UploadAsync: the source is not pinned memory from AllocHost; use Upload")
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	r := cuResult(b.drv.cuMemcpyHtoDAsync.call(uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), uintptr(s)))
+	return b.check("cuMemcpyHtoDAsync", formatBytes(uint64(len(src))), r)
+}
+
+// DownloadAsync queues a copy from src into pinned memory (a slice of an
+// AllocHost buffer) on s and returns at once: dst holds the data once the
+// stream has reached this point.
+func (b *Backend) DownloadAsync(dst []byte, src device.Ptr, s device.Stream) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if !b.isPinned(dst) {
+		return fmt.Errorf("cuda: DownloadAsync: the destination is not pinned memory from AllocHost; use Download")
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	r := cuResult(b.drv.cuMemcpyDtoHAsync.call(uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(len(dst)), uintptr(s)))
+	return b.check("cuMemcpyDtoHAsync", formatBytes(uint64(len(dst))), r)
+}
+
+// formatBytes prints a size in IEC units for error messages (the cuda
+// package keeps to the standard library).
+func formatBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,143 @@
+package cuda
+
+import (
+	"unsafe"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// NewStream creates a stream that does not synchronise with the legacy
+// default stream (stream 0), so work on it overlaps with other streams.
+func (b *Backend) NewStream() (device.Stream, error) {
+	if err := b.begin(); err != nil {
+		return 0, err
+	}
+	defer b.end()
+	var s uintptr
+	if err := b.check("cuStreamCreate", "", cuResult(b.drv.cuStreamCreate.call(uintptr(unsafe.Pointer(&s)), cuStreamNonBlocking))); err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	b.streams[device.Stream(s)] = struct{}{}
+	b.mu.Unlock()
+	return device.Stream(s), nil
+}
+
+// DestroyStream destroys a stream from NewStream, with the cuBLAS handle
+// bound to it. Work already queued on it still completes. Destroying
+// stream 0 is a no-op.
+func (b *Backend) DestroyStream(s device.Stream) error {
+	if s == 0 {
+		return nil
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	b.mu.Lock()
+	h := b.handles[s]
+	delete(b.handles, s)
+	delete(b.streams, s)
+	b.mu.Unlock()
+	var first error
+	if h != nil {
+		first = b.destroyHandle(h)
+	}
+	if err := b.check("cuStreamDestroy", "", cuResult(b.drv.cuStreamDestroy.call(uintptr(s)))); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// StreamSynchronize waits for the work queued on s.
+func (b *Backend) StreamSynchronize(s device.Stream) error {
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	return b.check("cuStreamSynchronize", "", cuResult(b.drv.cuStreamSynchronize.call(uintptr(s))))
+}
+
+// NewEvent creates an event with timing enabled.
+func (b *Backend) NewEvent() (device.Event, error) {
+	if err := b.begin(); err != nil {
+		return 0, err
+	}
+	defer b.end()
+	var e uintptr
+	if err := b.check("cuEventCreate", "", cuResult(b.drv.cuEventCreate.call(uintptr(unsafe.Pointer(&e)), cuEventDefault))); err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	b.events[device.Event(e)] = struct{}{}
+	b.mu.Unlock()
+	return device.Event(e), nil
+}
+
+// DestroyEvent destroys an event from NewEvent.
+func (b *Backend) DestroyEvent(e device.Event) error {
+	if e == 0 {
+		return nil
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	b.mu.Lock()
+	delete(b.events, e)
+	b.mu.Unlock()
+	return b.check("cuEventDestroy", "", cuResult(b.drv.cuEventDestroy.call(uintptr(e))))
+}
+
+// Record marks the current end of stream s with e.
+func (b *Backend) Record(e device.Event, s device.Stream) error {
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	return b.check("cuEventRecord", "", cuResult(b.drv.cuEventRecord.call(uintptr(e), uintptr(s))))
+}
+
+// EventSynchronize waits until the work before e has finished.
+func (b *Backend) EventSynchronize(e device.Event) error {
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	return b.check("cuEventSynchronize", "", cuResult(b.drv.cuEventSynchronize.call(uintptr(e))))
+}
+
+// EventDone reports whether the work before e has finished, without
+// waiting. CUDA_ERROR_NOT_READY is the answer "not yet", not an error.
+func (b *Backend) EventDone(e device.Event) (bool, error) {
+	if err := b.begin(); err != nil {
+		return false, err
+	}
+	defer b.end()
+	switch r := cuResult(b.drv.cuEventQuery.call(uintptr(e))); r {
+	case cudaSuccess:
+		return true, nil
+	case cudaErrorNotReady:
+		return false, nil
+	default:
+		return false, b.driverError("cuEventQuery", "", r)
+	}
+}
+
+// Elapsed is the device time from start to end in seconds. Both events
+// must have completed.
+func (b *Backend) Elapsed(start, end device.Event) (float64, error) {
+	if err := b.begin(); err != nil {
+		return 0, err
+	}
+	defer b.end()
+	f := b.drv.cuEventElapsedTime
+	if f == 0 {
+		f = b.drv.cuEventElapsedTimeV1
+	}
+	var ms float32
+	if err := b.check("cuEventElapsedTime", "", cuResult(f.call(uintptr(unsafe.Pointer(&ms)), uintptr(start), uintptr(end)))); err != nil {
+		return 0, err
+	}
+	return float64(ms) / 1e3, nil
+}
