@@ -187,3 +187,48 @@ func TestSmallAllocationsAreAlignedForFloat64(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentUseKeepsAccountsStraight(t *testing.T) {
+	b := newTestBackend(t)
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			rng := rand.New(rand.NewPCG(uint64(g), 99))
+			for i := 0; i < 200; i++ {
+				n := uint64(1 + rng.IntN(1<<14))
+				p, err := b.Alloc(n)
+				if err != nil {
+					errs <- err
+					return
+				}
+				data := randomBytes(rng, int(n))
+				got := make([]byte, n)
+				if err := b.Upload(p, data, 0); err != nil {
+					errs <- err
+					return
+				}
+				if err := b.Download(got, p, 0); err != nil {
+					errs <- err
+					return
+				}
+				if string(got) != string(data) {
+					errs <- errors.New("a concurrent round trip returned other bytes")
+					return
+				}
+				if err := b.Free(p, n); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if free, total, _ := b.MemInfo(); free != total {
+		t.Fatalf("after every goroutine freed what it took, free = %d of %d", free, total)
+	}
+}
