@@ -1,0 +1,199 @@
+package bindings
+
+import (
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/runtime"
+)
+
+// registerArrayTypes creates the DeviceArray and HostArray metatables once
+// per Lua state; every module loader calls it, since any of them may be
+// required first.
+func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
+	if _, ok := L.GetTypeMetatable(deviceArrayType).(*lua.LTable); ok {
+		return
+	}
+	dmethods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+		"copy_to_host": arrayCopyToHost,
+		"copy_from":    func(L *lua.LState) int { return arrayCopyFrom(rt, L) },
+		"to_table":     arrayToTable,
+		"reshape":      arrayReshape,
+		"rows":         arrayRows,
+		"clone":        arrayClone,
+		"free":         arrayFree,
+		"is_freed": func(L *lua.LState) int {
+			L.Push(lua.LBool(selfArray(L, "is_freed").IsFreed()))
+			return 1
+		},
+	})
+	dmt := L.NewTypeMetatable(deviceArrayType)
+	L.SetFuncs(dmt, map[string]lua.LGFunction{
+		"__index": func(L *lua.LState) int {
+			a := L.CheckUserData(1).Value.(*runtime.Array)
+			key := L.Get(2)
+			switch lua.LVAsString(key) {
+			case "shape":
+				L.Push(shapeTable(L, a.Shape()))
+			case "dtype":
+				L.Push(lua.LString(a.DType().String()))
+			case "size":
+				L.Push(lua.LNumber(a.Size()))
+			case "nbytes":
+				L.Push(lua.LNumber(a.NBytes()))
+			case "ndim":
+				L.Push(lua.LNumber(a.NDim()))
+			default:
+				L.Push(dmethods.RawGet(key))
+			}
+			return 1
+		},
+		"__len": func(L *lua.LState) int {
+			L.Push(lua.LNumber(L.CheckUserData(1).Value.(*runtime.Array).Size()))
+			return 1
+		},
+		"__tostring": func(L *lua.LState) int {
+			L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.Array).String()))
+			return 1
+		},
+	})
+	registerHostType(rt, L)
+}
+
+// selfArray is the DeviceArray a method was called on. Calling a method with
+// a dot instead of a colon is the usual mistake, so the error says so.
+func selfArray(L *lua.LState, method string) *runtime.Array {
+	a := toArray(L, 1)
+	if a == nil {
+		L.RaiseError("DeviceArray:%s: called on %s; call it as d:%s(...)", method, typeName(L.Get(1)), method)
+	}
+	return a
+}
+
+func arrayCopyToHost(L *lua.LState) int {
+	const name = "DeviceArray:copy_to_host"
+	a := selfArray(L, "copy_to_host")
+	var dst *runtime.HostArray
+	if L.Get(2) != lua.LNil {
+		dst = checkHost(L, name, 2)
+	}
+	h, err := a.CopyToHost(dst)
+	if err != nil {
+		raise(L, name, err)
+	}
+	if dst != nil {
+		L.Push(L.Get(2))
+	} else {
+		pushHost(L, h)
+	}
+	return 1
+}
+
+// arrayCopyFrom uploads into the array's memory from a HostArray, a Lua
+// table or another DeviceArray, without allocating device memory.
+func arrayCopyFrom(rt *runtime.Runtime, L *lua.LState) int {
+	const name = "DeviceArray:copy_from"
+	a := selfArray(L, "copy_from")
+	var err error
+	switch src := L.Get(2).(type) {
+	case *lua.LTable:
+		h, terr := tableToHost(src, a.DType())
+		if terr != nil {
+			argError(L, name, 1, "%s", terr)
+		}
+		err = a.CopyFrom(h)
+	default:
+		if h := toHost(L, 2); h != nil {
+			err = a.CopyFrom(h)
+		} else if d := toArray(L, 2); d != nil {
+			err = a.CopyFromDevice(d)
+		} else {
+			argError(L, name, 1, "HostArray, DeviceArray or table expected, got %s", typeName(src))
+		}
+	}
+	if err != nil {
+		raise(L, name, err)
+	}
+	L.Push(L.Get(1))
+	return 1
+}
+
+func arrayToTable(L *lua.LState) int {
+	const name = "DeviceArray:to_table"
+	a := selfArray(L, "to_table")
+	if a.Size() > maxTableElements {
+		raise(L, name, errTooLargeForTable(a.Size()))
+	}
+	h, err := a.CopyToHost(nil)
+	if err != nil {
+		raise(L, name, err)
+	}
+	t, err := hostToTable(L, h)
+	if err != nil {
+		raise(L, name, err)
+	}
+	L.Push(t)
+	return 1
+}
+
+func arrayReshape(L *lua.LState) int {
+	const name = "DeviceArray:reshape"
+	a := selfArray(L, "reshape")
+	shape := checkReshape(L, name, 2)
+	v, err := a.Reshape(shape)
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushArray(L, v)
+	return 1
+}
+
+// checkReshape reads reshape's argument: a table of dimensions, one of which
+// may be -1, or a single number.
+func checkReshape(L *lua.LState, name string, n int) []int {
+	switch v := L.Get(n).(type) {
+	case *lua.LTable:
+		shape, err := shapeOf(v, true)
+		if err != nil {
+			argError(L, name, 1, "%s", err)
+		}
+		return shape
+	case lua.LNumber:
+		d, ok := intOf(float64(v))
+		if !ok || d < -1 {
+			argError(L, name, 1, "shape must be a non-negative integer or a table of them, got %v", v)
+		}
+		return []int{d}
+	default:
+		argError(L, name, 1, "shape expected (a number or a table of numbers), got %s", typeName(v))
+		return nil
+	}
+}
+
+func arrayRows(L *lua.LState) int {
+	const name = "DeviceArray:rows"
+	a := selfArray(L, "rows")
+	i := checkInt(L, name, 2, "first row")
+	j := checkInt(L, name, 3, "last row")
+	v, err := a.Rows(i, j)
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushArray(L, v)
+	return 1
+}
+
+func arrayClone(L *lua.LState) int {
+	c, err := selfArray(L, "clone").Clone()
+	if err != nil {
+		raise(L, "DeviceArray:clone", err)
+	}
+	pushArray(L, c)
+	return 1
+}
+
+func arrayFree(L *lua.LState) int {
+	if err := selfArray(L, "free").Free(); err != nil {
+		raise(L, "DeviceArray:free", err)
+	}
+	return 0
+}

@@ -1,0 +1,317 @@
+package bindings
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/runtime"
+)
+
+const (
+	deviceArrayType = "glua.DeviceArray"
+	hostArrayType   = "glua.HostArray"
+	// maxTableElements bounds to_table and table uploads: beyond it a Lua
+	// table costs far more memory than the array and the user wants
+	// copy_to_host or a HostArray instead.
+	maxTableElements = 1 << 24
+)
+
+func pushArray(L *lua.LState, a *runtime.Array) {
+	ud := L.NewUserData()
+	ud.Value = a
+	L.SetMetatable(ud, L.GetTypeMetatable(deviceArrayType))
+	L.Push(ud)
+}
+
+func pushHost(L *lua.LState, h *runtime.HostArray) {
+	ud := L.NewUserData()
+	ud.Value = h
+	L.SetMetatable(ud, L.GetTypeMetatable(hostArrayType))
+	L.Push(ud)
+}
+
+// toArray returns the DeviceArray at argument n, or nil if it is not one.
+func toArray(L *lua.LState, n int) *runtime.Array {
+	if ud, ok := L.Get(n).(*lua.LUserData); ok {
+		if a, ok := ud.Value.(*runtime.Array); ok {
+			return a
+		}
+	}
+	return nil
+}
+
+func toHost(L *lua.LState, n int) *runtime.HostArray {
+	if ud, ok := L.Get(n).(*lua.LUserData); ok {
+		if h, ok := ud.Value.(*runtime.HostArray); ok {
+			return h
+		}
+	}
+	return nil
+}
+
+func checkArray(L *lua.LState, name string, n int) *runtime.Array {
+	a := toArray(L, n)
+	if a == nil {
+		argError(L, name, n, "DeviceArray expected, got %s", typeName(L.Get(n)))
+	}
+	return a
+}
+
+func checkHost(L *lua.LState, name string, n int) *runtime.HostArray {
+	h := toHost(L, n)
+	if h == nil {
+		argError(L, name, n, "HostArray expected, got %s", typeName(L.Get(n)))
+	}
+	return h
+}
+
+// checkInt reads an integer argument: a Lua number with no fraction.
+func checkInt(L *lua.LState, name string, n int, what string) int {
+	v := L.Get(n)
+	num, ok := v.(lua.LNumber)
+	if !ok {
+		argError(L, name, n, "%s must be an integer, got %s", what, typeName(v))
+	}
+	i, ok := intOf(float64(num))
+	if !ok {
+		argError(L, name, n, "%s must be an integer, got %v", what, num)
+	}
+	return i
+}
+
+func intOf(f float64) (int, bool) {
+	if f != math.Trunc(f) || math.IsInf(f, 0) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// checkShape reads a shape: a number (1-D) or a table of numbers.
+func checkShape(L *lua.LState, name string, n int) []int {
+	switch v := L.Get(n).(type) {
+	case lua.LNumber:
+		d, ok := intOf(float64(v))
+		if !ok || d < 0 {
+			argError(L, name, n, "shape must be a non-negative integer or a table of them, got %v", v)
+		}
+		return []int{d}
+	case *lua.LTable:
+		shape, err := shapeOf(v, false)
+		if err != nil {
+			argError(L, name, n, "%s", err)
+		}
+		return shape
+	default:
+		argError(L, name, n, "shape expected (a number or a table of numbers), got %s", typeName(v))
+		return nil
+	}
+}
+
+// shapeOf reads a table of dimensions; allowInfer admits one -1 (reshape).
+func shapeOf(t *lua.LTable, allowInfer bool) ([]int, error) {
+	n := t.Len()
+	if n == 0 {
+		return nil, fmt.Errorf("shape must have at least one dimension")
+	}
+	shape := make([]int, n)
+	for i := 1; i <= n; i++ {
+		v, ok := t.RawGetInt(i).(lua.LNumber)
+		if !ok {
+			return nil, fmt.Errorf("shape[%d] must be a number, got %s", i, typeName(t.RawGetInt(i)))
+		}
+		d, ok := intOf(float64(v))
+		if !ok || (d < 0 && !(allowInfer && d == -1)) {
+			return nil, fmt.Errorf("shape[%d] must be a non-negative integer, got %v", i, v)
+		}
+		shape[i-1] = d
+	}
+	return shape, nil
+}
+
+// optDType reads an optional dtype name at argument n.
+func optDType(L *lua.LState, name string, n int, def device.DType) device.DType {
+	v := L.Get(n)
+	if v == lua.LNil {
+		return def
+	}
+	s, ok := v.(lua.LString)
+	if !ok {
+		argError(L, name, n, "dtype must be a string such as \"float32\", got %s", typeName(v))
+	}
+	dt, err := device.ParseDType(string(s))
+	if err != nil {
+		argError(L, name, n, "%s", err)
+	}
+	return dt
+}
+
+// options reads an optional table of named options; any key not in allowed
+// is an error, because a misspelt option silently ignored is a wrong answer.
+func options(L *lua.LState, name string, n int, allowed ...string) *lua.LTable {
+	v := L.Get(n)
+	if v == lua.LNil {
+		return L.NewTable()
+	}
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		argError(L, name, n, "options table expected, got %s", typeName(v))
+	}
+	t.ForEach(func(k, _ lua.LValue) {
+		ks, ok := k.(lua.LString)
+		if !ok || !contains(allowed, string(ks)) {
+			sort.Strings(allowed)
+			argError(L, name, n, "unknown option %s (expected %s)", lua.LVAsString(k), strings.Join(allowed, ", "))
+		}
+	})
+	return t
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func optNumber(L *lua.LState, name string, t *lua.LTable, key string, def float64) float64 {
+	switch v := t.RawGetString(key).(type) {
+	case *lua.LNilType:
+		return def
+	case lua.LNumber:
+		return float64(v)
+	default:
+		L.RaiseError("%s: option %s must be a number, got %s", name, key, typeName(v))
+		return 0
+	}
+}
+
+func optBool(L *lua.LState, name string, t *lua.LTable, key string, def bool) bool {
+	switch v := t.RawGetString(key).(type) {
+	case *lua.LNilType:
+		return def
+	case lua.LBool:
+		return bool(v)
+	default:
+		L.RaiseError("%s: option %s must be a boolean, got %s", name, key, typeName(v))
+		return false
+	}
+}
+
+func optString(L *lua.LState, name string, t *lua.LTable, key string, def string) string {
+	switch v := t.RawGetString(key).(type) {
+	case *lua.LNilType:
+		return def
+	case lua.LString:
+		return string(v)
+	default:
+		L.RaiseError("%s: option %s must be a string, got %s", name, key, typeName(v))
+		return ""
+	}
+}
+
+// tableToHost converts a (nested) Lua table of numbers into a host array.
+// The shape is read from the first element at each depth; every other row
+// must match it.
+func tableToHost(t *lua.LTable, dt device.DType) (*runtime.HostArray, error) {
+	var shape []int
+	for v := lua.LValue(t); ; {
+		tt, ok := v.(*lua.LTable)
+		if !ok {
+			break
+		}
+		shape = append(shape, tt.Len())
+		if len(shape) > 32 {
+			return nil, fmt.Errorf("table nests deeper than 32 levels")
+		}
+		if tt.Len() == 0 {
+			break
+		}
+		v = tt.RawGetInt(1)
+	}
+	size := 1
+	for _, d := range shape {
+		size *= d
+		if size > maxTableElements {
+			return nil, fmt.Errorf("table has more than %d elements; build a HostArray instead", maxTableElements)
+		}
+	}
+	values := make([]float64, 0, size)
+	var walk func(t *lua.LTable, depth int, path string) error
+	walk = func(t *lua.LTable, depth int, path string) error {
+		if t.Len() != shape[depth] {
+			return fmt.Errorf("ragged table: %s has %d elements but the first at that depth has %d", rowName(path), t.Len(), shape[depth])
+		}
+		for i := 1; i <= shape[depth]; i++ {
+			v := t.RawGetInt(i)
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if depth+1 < len(shape) {
+				sub, ok := v.(*lua.LTable)
+				if !ok {
+					return fmt.Errorf("ragged table: element %s is a %s, expected a table", p, typeName(v))
+				}
+				if err := walk(sub, depth+1, p); err != nil {
+					return err
+				}
+				continue
+			}
+			num, ok := v.(lua.LNumber)
+			if !ok {
+				return fmt.Errorf("element %s is a %s, expected a number", p, typeName(v))
+			}
+			values = append(values, float64(num))
+		}
+		return nil
+	}
+	if err := walk(t, 0, ""); err != nil {
+		return nil, err
+	}
+	return runtime.HostArrayFromFloats(values, shape, dt)
+}
+
+func rowName(path string) string {
+	if path == "" {
+		return "the table"
+	}
+	return "row " + path
+}
+
+// hostToTable builds a nested Lua table from host data.
+func hostToTable(L *lua.LState, h *runtime.HostArray) (*lua.LTable, error) {
+	if h.Size() > maxTableElements {
+		return nil, fmt.Errorf("%d elements are too many for a Lua table; use copy_to_host", h.Size())
+	}
+	values := h.Floats()
+	shape := h.Shape()
+	var build func(depth, offset int) *lua.LTable
+	build = func(depth, offset int) *lua.LTable {
+		t := L.CreateTable(shape[depth], 0)
+		stride := 1
+		for _, d := range shape[depth+1:] {
+			stride *= d
+		}
+		for i := 0; i < shape[depth]; i++ {
+			if depth+1 == len(shape) {
+				t.RawSetInt(i+1, lua.LNumber(values[offset+i]))
+			} else {
+				t.RawSetInt(i+1, build(depth+1, offset+i*stride))
+			}
+		}
+		return t
+	}
+	return build(0, 0), nil
+}
+
+func shapeTable(L *lua.LState, shape []int) *lua.LTable {
+	t := L.CreateTable(len(shape), 0)
+	for i, d := range shape {
+		t.RawSetInt(i+1, lua.LNumber(d))
+	}
+	return t
+}

@@ -1,0 +1,171 @@
+package bindings
+
+import (
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/runtime"
+)
+
+// openCuda is the loader of the cuda module: devices, arrays, transfers.
+func openCuda(rt *runtime.Runtime, L *lua.LState) int {
+	registerArrayTypes(rt, L)
+	mod := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+		"backend": func(L *lua.LState) int {
+			L.Push(lua.LString(rt.BackendName()))
+			return 1
+		},
+		"device": func(L *lua.LState) int {
+			info, err := rt.Device()
+			if err != nil {
+				raise(L, "cuda.device", err)
+			}
+			L.Push(deviceTable(L, info))
+			return 1
+		},
+		"devices": func(L *lua.LState) int {
+			info, err := rt.Device()
+			if err != nil {
+				raise(L, "cuda.devices", err)
+			}
+			t := L.NewTable()
+			t.Append(deviceTable(L, info))
+			L.Push(t)
+			return 1
+		},
+		"synchronize": func(L *lua.LState) int {
+			if err := rt.Synchronize(); err != nil {
+				raise(L, "cuda.synchronize", err)
+			}
+			return 0
+		},
+		"to_device":    func(L *lua.LState) int { return toDevice(rt, L) },
+		"device_array": func(L *lua.LState) int { return newArray(rt, L, "cuda.device_array", nil) },
+		"zeros": func(L *lua.LState) int {
+			return newArray(rt, L, "cuda.zeros", func(shape []int, dt device.DType) (*runtime.Array, error) { return rt.Zeros(shape, dt) })
+		},
+		"ones": func(L *lua.LState) int {
+			return newArray(rt, L, "cuda.ones", func(shape []int, dt device.DType) (*runtime.Array, error) { return rt.Full(shape, 1, dt) })
+		},
+		"full": func(L *lua.LState) int {
+			const name = "cuda.full"
+			shape := checkShape(L, name, 1)
+			v, ok := L.Get(2).(lua.LNumber)
+			if !ok {
+				argError(L, name, 2, "fill value must be a number, got %s", typeName(L.Get(2)))
+			}
+			dt := optDType(L, name, 3, device.Float32)
+			a, err := rt.Full(shape, float64(v), dt)
+			if err != nil {
+				raise(L, name, err)
+			}
+			pushArray(L, a)
+			return 1
+		},
+		"rand": func(L *lua.LState) int {
+			const name = "cuda.rand"
+			shape := checkShape(L, name, 1)
+			dt := optDType(L, name, 2, device.Float32)
+			var seed *uint64
+			if L.Get(3) != lua.LNil {
+				s := checkInt(L, name, 3, "seed")
+				if s < 0 {
+					argError(L, name, 3, "seed must be non-negative, got %d", s)
+				}
+				u := uint64(s)
+				seed = &u
+			}
+			a, err := rt.Rand(shape, dt, seed)
+			if err != nil {
+				raise(L, name, err)
+			}
+			pushArray(L, a)
+			return 1
+		},
+		"host_array": func(L *lua.LState) int {
+			const name = "cuda.host_array"
+			shape := checkShape(L, name, 1)
+			dt := optDType(L, name, 2, device.Float32)
+			opts := options(L, name, 3, "pinned")
+			pinned := optBool(L, name, opts, "pinned", false)
+			h, err := rt.NewHostArray(shape, dt, pinned)
+			if err != nil {
+				raise(L, name, err)
+			}
+			pushHost(L, h)
+			return 1
+		},
+	})
+	L.Push(mod)
+	return 1
+}
+
+func deviceTable(L *lua.LState, info device.Info) *lua.LTable {
+	t := L.NewTable()
+	t.RawSetString("name", lua.LString(info.Name))
+	t.RawSetString("index", lua.LNumber(info.Index))
+	t.RawSetString("total_memory", lua.LNumber(info.TotalMemory))
+	t.RawSetString("free_memory", lua.LNumber(info.FreeMemory))
+	cc := "cpu"
+	if info.ComputeCapability != [2]int{} {
+		cc = fmt.Sprintf("%d.%d", info.ComputeCapability[0], info.ComputeCapability[1])
+	}
+	t.RawSetString("compute_capability", lua.LString(cc))
+	t.RawSetString("multiprocessors", lua.LNumber(info.Multiprocessors))
+	return t
+}
+
+// newArray is cuda.device_array, zeros and ones: (shape [, dtype]).
+func newArray(rt *runtime.Runtime, L *lua.LState, name string, make func([]int, device.DType) (*runtime.Array, error)) int {
+	shape := checkShape(L, name, 1)
+	dt := optDType(L, name, 2, device.Float32)
+	if L.GetTop() > 2 {
+		argError(L, name, 3, "unexpected argument (%s takes shape and dtype)", name)
+	}
+	if make == nil {
+		make = rt.DeviceArray
+	}
+	a, err := make(shape, dt)
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushArray(L, a)
+	return 1
+}
+
+// toDevice is cuda.to_device(src [, dtype]): src is a (nested) table of
+// numbers or a HostArray.
+func toDevice(rt *runtime.Runtime, L *lua.LState) int {
+	const name = "cuda.to_device"
+	src := L.Get(1)
+	var h *runtime.HostArray
+	switch v := src.(type) {
+	case *lua.LTable:
+		dt := optDType(L, name, 2, device.Float32)
+		var err error
+		if h, err = tableToHost(v, dt); err != nil {
+			argError(L, name, 1, "%s", err)
+		}
+	default:
+		if h = toHost(L, 1); h == nil {
+			if toArray(L, 1) != nil {
+				argError(L, name, 1, "already a DeviceArray; use d:clone() for a copy")
+			}
+			argError(L, name, 1, "table or HostArray expected, got %s", typeName(src))
+		}
+		if dt := optDType(L, name, 2, h.DType()); dt != h.DType() {
+			var err error
+			if h, err = runtime.HostArrayFromFloats(h.Floats(), h.Shape(), dt); err != nil {
+				raise(L, name, err)
+			}
+		}
+	}
+	a, err := rt.ToDevice(h)
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushArray(L, a)
+	return 1
+}

@@ -1,0 +1,18 @@
+// Package bindings is glua's Lua surface: the modules cuda, kernels, pool
+// and (soon) batch. Each function checks all of its arguments, calls the runtime,
+// and converts the result; decisions (limits, retries, which kernel runs)
+// belong to the runtime.
+//
+// Importing the package registers the modules with the runtime, so every
+// Runtime created afterwards preloads them:
+//
+//	import _ "github.com/gluaproject/glua/bindings"
+package bindings
+
+import "github.com/gluaproject/glua/runtime"
+
+func init() {
+	runtime.RegisterModule(runtime.Module{Name: "cuda", Open: openCuda})
+	runtime.RegisterModule(runtime.Module{Name: "kernels", Open: openKernels})
+	runtime.RegisterModule(runtime.Module{Name: "pool", Open: openPool})
+}

@@ -1,0 +1,34 @@
+package bindings
+
+import (
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/runtime"
+)
+
+// raise turns a runtime error into a Lua error prefixed with the Lua-visible
+// name of the call (`kernels.matmul: ...`). Lua adds the script position.
+func raise(L *lua.LState, name string, err error) {
+	L.RaiseError("%s: %s", name, err.Error())
+}
+
+// argError reports a bad argument by position, naming the call.
+func argError(L *lua.LState, name string, n int, format string, args ...any) {
+	L.RaiseError("%s: bad argument #%d (%s)", name, n, fmt.Sprintf(format, args...))
+}
+
+// typeName is the Lua type of v as a user would name it, with glua's
+// userdata types by their own names.
+func typeName(v lua.LValue) string {
+	if ud, ok := v.(*lua.LUserData); ok {
+		switch ud.Value.(type) {
+		case *runtime.Array:
+			return "DeviceArray"
+		case *runtime.HostArray:
+			return "HostArray"
+		}
+	}
+	return v.Type().String()
+}

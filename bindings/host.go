@@ -1,0 +1,120 @@
+package bindings
+
+import (
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/runtime"
+)
+
+func registerHostType(rt *runtime.Runtime, L *lua.LState) {
+	hmethods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+		"to_table": func(L *lua.LState) int {
+			t, err := hostToTable(L, selfHost(L, "to_table"))
+			if err != nil {
+				raise(L, "HostArray:to_table", err)
+			}
+			L.Push(t)
+			return 1
+		},
+		"reshape": func(L *lua.LState) int {
+			const name = "HostArray:reshape"
+			h := selfHost(L, "reshape")
+			v, err := h.Reshape(checkReshape(L, name, 2))
+			if err != nil {
+				raise(L, name, err)
+			}
+			pushHost(L, v)
+			return 1
+		},
+		"rows": func(L *lua.LState) int {
+			const name = "HostArray:rows"
+			h := selfHost(L, "rows")
+			v, err := h.Rows(checkInt(L, name, 2, "first row"), checkInt(L, name, 3, "last row"))
+			if err != nil {
+				raise(L, name, err)
+			}
+			pushHost(L, v)
+			return 1
+		},
+	})
+	hmt := L.NewTypeMetatable(hostArrayType)
+	L.SetFuncs(hmt, map[string]lua.LGFunction{
+		"__index": func(L *lua.LState) int {
+			h := L.CheckUserData(1).Value.(*runtime.HostArray)
+			switch key := L.Get(2).(type) {
+			case lua.LNumber:
+				v, err := h.Get(hostIndex(L, h, key))
+				if err != nil {
+					raise(L, "HostArray", err)
+				}
+				L.Push(lua.LNumber(v))
+			case lua.LString:
+				switch key {
+				case "shape":
+					L.Push(shapeTable(L, h.Shape()))
+				case "dtype":
+					L.Push(lua.LString(h.DType().String()))
+				case "size":
+					L.Push(lua.LNumber(h.Size()))
+				case "nbytes":
+					L.Push(lua.LNumber(h.NBytes()))
+				case "ndim":
+					L.Push(lua.LNumber(h.NDim()))
+				case "pinned":
+					L.Push(lua.LBool(h.Pinned()))
+				default:
+					L.Push(hmethods.RawGet(key))
+				}
+			default:
+				L.Push(lua.LNil)
+			}
+			return 1
+		},
+		"__newindex": func(L *lua.LState) int {
+			h := L.CheckUserData(1).Value.(*runtime.HostArray)
+			key, ok := L.Get(2).(lua.LNumber)
+			if !ok {
+				L.RaiseError("HostArray: cannot set field %s; only elements h[i] can be set", lua.LVAsString(L.Get(2)))
+			}
+			v, ok := L.Get(3).(lua.LNumber)
+			if !ok {
+				L.RaiseError("HostArray: element must be a number, got %s", typeName(L.Get(3)))
+			}
+			if err := h.Set(hostIndex(L, h, key), float64(v)); err != nil {
+				raise(L, "HostArray", err)
+			}
+			return 0
+		},
+		"__len": func(L *lua.LState) int {
+			L.Push(lua.LNumber(L.CheckUserData(1).Value.(*runtime.HostArray).Size()))
+			return 1
+		},
+		"__tostring": func(L *lua.LState) int {
+			L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.HostArray).String()))
+			return 1
+		},
+	})
+}
+
+// hostIndex converts a 1-based Lua index into a 0-based flat index.
+func hostIndex(L *lua.LState, h *runtime.HostArray, key lua.LNumber) int {
+	i, ok := intOf(float64(key))
+	if !ok || i < 1 || i > h.Size() {
+		L.RaiseError("HostArray: index %v out of range 1..%d", key, h.Size())
+	}
+	return i - 1
+}
+
+func selfHost(L *lua.LState, method string) *runtime.HostArray {
+	h := toHost(L, 1)
+	if h == nil {
+		L.RaiseError("HostArray:%s: called on %s; call it as h:%s(...)", method, typeName(L.Get(1)), method)
+	}
+	return h
+}
+
+func errTooLargeForTable(n int) error {
+	return fmt.Errorf("%d elements are too many for a Lua table; use copy_to_host", n)
+}

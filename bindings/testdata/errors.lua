@@ -1,0 +1,96 @@
+-- Bad input: every entry point names itself and the problem, nothing live is
+-- touched, and the runtime carries on.
+local cuda = require("cuda")
+local kernels = require("kernels")
+local pool = require("pool")
+
+local keep = cuda.to_device({ { 1, 2 }, { 3, 4 } })
+local before = pool.stats().used
+
+-- wrong types
+check.error("cuda.to_device: bad argument #1 (table or HostArray expected, got string)", cuda.to_device, "x")
+check.error("cuda.to_device: bad argument #1 (already a DeviceArray", cuda.to_device, keep)
+check.error("kernels.fill: bad argument #1 (DeviceArray expected, got table)", kernels.fill, {}, 1)
+check.error("kernels.fill: bad argument #2 (value must be a number, got string)", kernels.fill, keep, "one")
+check.error("kernels.axpy: bad argument #3 (DeviceArray expected, got HostArray)", kernels.axpy, keep, 1, keep:copy_to_host())
+check.error("kernels.matmul: bad argument #2 (DeviceArray expected, got nil)", kernels.matmul, keep)
+check.error("DeviceArray:to_table: called on nil; call it as d:to_table(...)", keep.to_table)
+check.error("HostArray expected, got DeviceArray", keep.copy_to_host, keep, keep)
+
+-- ragged and non-numeric tables
+check.error("ragged table: row [2] has 1 elements but the first at that depth has 2", cuda.to_device, { { 1, 2 }, { 3 } })
+check.error("element [1][2] is a string, expected a number", cuda.to_device, { { 1, "2" } })
+check.error("ragged table: element [2] is a number, expected a table", cuda.to_device, { { 1 }, 2 })
+check.error("element [2] is a boolean", cuda.to_device, { 1, true })
+
+-- shapes and sizes
+check.error("cuda.device_array: bad argument #1 (shape[2] must be a non-negative integer, got -3)", cuda.device_array, { 2, -3 })
+check.error("shape must be a non-negative integer or a table of them, got 2.5", cuda.zeros, 2.5)
+check.error("shape must have at least one dimension", cuda.zeros, {})
+check.error("shape[1] must be a number, got string", cuda.zeros, { "2" })
+check.error("unknown dtype \"float\"", cuda.zeros, 4, "float")
+check.error("dtype must be a string", cuda.zeros, 4, 32)
+check.error("cuda.rand: rand needs a float dtype, got int32", cuda.rand, 4, "int32")
+check.error("cuda.rand: bad argument #3 (seed must be an integer, got 1.5)", cuda.rand, 4, "float32", 1.5)
+check.error("cannot reshape 2x2 (4 elements) to 3 (3 elements)", keep.reshape, keep, { 3 })
+check.error("only one dimension may be -1", keep.reshape, keep, { -1, -1 })
+check.error("rows 0 to 1 out of range: the array has rows 1 to 2", keep.rows, keep, 0, 1)
+check.error("rows 2 to 3 out of range", keep.rows, keep, 2, 3)
+check.error("first row must be an integer, got 1.5", keep.rows, keep, 1.5, 2)
+
+-- host array indexing
+local h = cuda.host_array(3)
+check.error("HostArray: index 4 out of range 1..3", function() return h[4] end)
+check.error("HostArray: index 0 out of range 1..3", function() h[0] = 1 end)
+check.error("HostArray: element must be a number, got string", function() h[1] = "x" end)
+check.error("cannot set field shape", function() h.shape = 2 end)
+
+-- transfers with the wrong shape or dtype
+check.error("source is 3 but array is 2x2", keep.copy_from, keep, cuda.host_array(3))
+check.error("source is float64 but array is float32", keep.copy_from, keep, cuda.host_array({ 2, 2 }, "float64"))
+check.error("destination is 4 but array is 2x2", keep.copy_to_host, keep, cuda.host_array(4))
+
+-- kernels with mismatched shapes and dtypes
+local a3 = cuda.zeros(3)
+check.error("kernels.add: y is 2x2 but x is 3; shapes must match", kernels.add, keep, a3)
+check.error("kernels.axpy: y is float32 but x is float64; dtypes must match", kernels.axpy, a3, 1, cuda.zeros(3, "float64"))
+check.error("kernels.copy: dst is 2x2 but src is 3", kernels.copy, keep, a3)
+check.error("kernels.max_abs_diff: x is 2x2 but y is 3", kernels.max_abs_diff, keep, a3)
+
+-- matmul: shapes, dtypes, options
+local A = cuda.zeros({ 2, 3 })
+local B = cuda.zeros({ 2, 3 })
+local C = cuda.zeros({ 2, 3 })
+check.error("kernels.matmul: A is 2x3 but B is 2x3; inner dimensions 3 and 2 differ", kernels.matmul, C, A, B)
+check.error("C is 2x3 but A·Bᵀ is 2x2", kernels.matmul, C, A, B, { trans_b = true })
+check.error("kernels.matmul: A is 2x3x1; matmul needs 2-D arrays", kernels.matmul, C, A:reshape({ 2, 3, 1 }), B)
+check.error("A is float64, B is float32 and C is float32; dtypes must match", kernels.matmul, cuda.zeros({ 2, 2 }),
+  cuda.zeros({ 2, 3 }, "float64"), B, { trans_b = true })
+check.error("C is int32; matmul supports float32, float64, float16 and bfloat16", kernels.matmul,
+  cuda.zeros({ 2, 2 }, "int32"), cuda.zeros({ 2, 3 }, "int32"), cuda.zeros({ 3, 2 }, "int32"))
+check.error("unknown option alpah", kernels.matmul, cuda.zeros({ 2, 2 }), A, B, { alpah = 2, trans_b = true })
+check.error("option beta must be a number, got string", kernels.matmul, cuda.zeros({ 2, 2 }), A, B, { beta = "1", trans_b = true })
+check.error("unknown precision \"fp8\"", kernels.matmul, cuda.zeros({ 2, 2 }), A, B, { precision = "fp8", trans_b = true })
+check.error("precision \"tf32\" applies to float32, not float64", kernels.matmul, cuda.zeros({ 2, 2 }, "float64"),
+  cuda.zeros({ 2, 3 }, "float64"), cuda.zeros({ 3, 2 }, "float64"), { precision = "tf32" })
+local sq = cuda.ones({ 3, 3 })
+check.error("C shares memory with an input", kernels.matmul, sq, sq, cuda.ones({ 3, 3 }))
+
+-- pool calls
+check.error("pool.set_limit: bad argument #1 (table expected", pool.set_limit)
+check.error("unknown option sfot", pool.set_limit, { sfot = "1GiB" })
+check.error("\"lots\" is not a size", pool.set_limit, { hard = "lots" })
+check.error("hard must be a size, a percentage or false, got true", pool.set_limit, { hard = true })
+check.error("a percentage must be more than 0 and at most 100", pool.set_limit, { soft = "150%" })
+check.error("pool.reclaim: bad argument #1", pool.reclaim, "many")
+check.error("pool.scope: bad argument #1 (function expected, got nil)", pool.scope)
+check.error("pool.free: bad argument #1 (DeviceArray expected, got number)", pool.free, 3)
+
+-- after all of that, the live array is intact and the runtime works
+check.eq(keep:to_table()[2][1], 3, "live array untouched")
+local fresh = cuda.ones({ 2, 2 })
+kernels.add(fresh, keep)
+check.eq(fresh:to_table()[2][2], 5, "runtime usable")
+fresh:free()
+for _, x in ipairs({ a3, A, B, C, sq }) do x:free() end
+collectgarbage()

@@ -1,0 +1,77 @@
+-- kernels.matmul against a plain Lua product, for every float dtype,
+-- transposes, alpha and beta, and tf32.
+local cuda = require("cuda")
+local kernels = require("kernels")
+
+-- ref computes alpha*op(A)*op(B) + beta*C on host tables in float64.
+local function ref(A, B, C, o)
+  local m, k = #A, #A[1]
+  if o.trans_a then m, k = k, m end
+  local n = o.trans_b and #B or #B[1]
+  local out = {}
+  for i = 1, m do
+    out[i] = {}
+    for j = 1, n do
+      local s = 0
+      for l = 1, k do
+        local a = o.trans_a and A[l][i] or A[i][l]
+        local b = o.trans_b and B[j][l] or B[l][j]
+        s = s + a * b
+      end
+      out[i][j] = (o.alpha or 1) * s + (o.beta or 0) * C[i][j]
+    end
+  end
+  return out
+end
+
+local seed = 1
+local function case(dt, m, k, n, o)
+  seed = seed + 3
+  local ashape = o.trans_a and { k, m } or { m, k }
+  local bshape = o.trans_b and { n, k } or { k, n }
+  local A = cuda.rand(ashape, dt, seed)
+  local B = cuda.rand(bshape, dt, seed + 1)
+  local C = cuda.rand({ m, n }, dt, seed + 2)
+  local want = cuda.to_device(ref(A:to_table(), B:to_table(), C:to_table(), o), dt)
+  kernels.matmul(C, A, B, o)
+  local rel = check.rel(C, want)
+  local tol = o.precision == "tf32" and tolerance.tf32 or tolerance[dt]
+  if not (rel < tol) then
+    error(string.format("%s %dx%dx%d %s: relative error %g over %g", dt, m, k, n,
+      (o.trans_a and "Aᵀ" or "A") .. (o.trans_b and "Bᵀ" or "B"), rel, tol))
+  end
+end
+
+for _, dt in ipairs({ "float32", "float64", "float16", "bfloat16" }) do
+  for _, ta in ipairs({ false, true }) do
+    for _, tb in ipairs({ false, true }) do
+      case(dt, 17, 33, 9, { trans_a = ta, trans_b = tb })
+      case(dt, 8, 64, 12, { trans_a = ta, trans_b = tb, alpha = 0.5, beta = 2 })
+    end
+  end
+end
+case("float32", 64, 128, 32, { precision = "tf32" })
+case("float32", 1, 1, 1, {})
+case("float32", 40, 1, 30, { beta = 1 })
+
+-- beta = 1 accumulates in place
+local A = cuda.ones({ 2, 3 })
+local B = cuda.ones({ 3, 4 })
+local C = cuda.zeros({ 2, 4 })
+for _ = 1, 5 do kernels.matmul(C, A, B, { beta = 1 }) end
+check.eq(C:to_table()[2][4], 15, "accumulated")
+check.eq(kernels.matmul(C, A, B), C, "matmul returns C")
+check.eq(C:to_table()[1][1], 3, "beta defaults to 0")
+
+-- an empty inner dimension leaves beta*C
+local E = cuda.full({ 2, 2 }, 4)
+kernels.matmul(E, cuda.zeros({ 2, 0 }), cuda.zeros({ 0, 2 }), { beta = 0.5 })
+check.eq(E:to_table()[2][2], 2, "k = 0 scales C by beta")
+
+-- row views are valid operands
+local big = cuda.rand({ 6, 4 }, "float64", 99)
+local top = big:rows(1, 2)
+local Cv = cuda.zeros({ 2, 2 }, "float64")
+kernels.matmul(Cv, top, cuda.ones({ 4, 2 }, "float64"))
+local t = top:to_table()
+check.near(Cv:to_table()[2][1], t[2][1] + t[2][2] + t[2][3] + t[2][4], 1e-12, "matmul on a view")

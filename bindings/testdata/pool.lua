@@ -1,0 +1,97 @@
+-- The pool from Lua: statistics, limits, scopes, out-of-memory recovery.
+local cuda = require("cuda")
+local kernels = require("kernels")
+local pool = require("pool")
+
+local MiB = 1024 * 1024
+assert(type(pool.status()) == "string" and pool.status():find("Memory pool usage"), "status")
+local s0 = pool.stats()
+for _, k in ipairs({ "used", "reserved", "peak_used", "peak_reserved", "allocations", "frees", "cache_hits",
+  "cache_misses", "reclaims", "oom_retries", "soft_limit", "hard_limit", "device_free", "device_total" }) do
+  assert(type(s0[k]) == "number", "stats." .. k)
+end
+check.eq(pool.strategy(), "caching", "default strategy")
+
+-- allocations and frees are counted exactly
+local a = cuda.device_array({ 256, 1024 }) -- 1 MiB
+local s1 = pool.stats()
+check.eq(s1.allocations, s0.allocations + 1, "allocations")
+assert(s1.used >= s0.used + MiB, "used grows by the array")
+pool.free(a)
+check.eq(a:is_freed(), true, "pool.free")
+local s2 = pool.stats()
+check.eq(s2.frees, s1.frees + 1, "frees")
+check.eq(s2.used, s0.used, "used back to where it was")
+
+-- scope frees what it allocated and did not return, and hands back results
+local outer = cuda.zeros(4)
+local inner
+local r1, r2 = pool.scope(function(x, y)
+  inner = cuda.zeros({ 512, 512 })
+  local kept = cuda.ones(8)
+  return kept, x + y
+end, 2, 3)
+check.eq(r2, 5, "scope passes arguments and results")
+check.eq(inner:is_freed(), true, "scope freed the unreturned array")
+check.eq(r1:is_freed(), false, "scope kept the returned array")
+check.eq(outer:is_freed(), false, "scope left arrays from outside alone")
+local t = pool.scope(function() return { cuda.ones(2), { cuda.ones(3) } } end)
+check.eq(t[2][1]:is_freed(), false, "arrays returned inside tables are kept")
+
+-- scope frees on error too, and the error comes through unchanged
+local leaked
+local ok, err = pcall(pool.scope, function()
+  leaked = cuda.zeros({ 256, 256 })
+  error("boom")
+end)
+check.eq(ok, false, "error propagates")
+assert(tostring(err):find("boom"), "error message kept: " .. tostring(err))
+check.eq(leaked:is_freed(), true, "scope freed on error")
+
+-- nested scopes hand kept arrays outward
+local survivor = pool.scope(function()
+  local x = pool.scope(function() return cuda.ones(5) end)
+  check.eq(x:is_freed(), false, "kept by the inner scope")
+  return x
+end)
+check.eq(survivor:is_freed(), false, "kept by both scopes")
+
+-- limits
+pool.set_limit({ soft = "32MiB", hard = "64MiB" })
+local l = pool.limits()
+check.eq(l.soft, 32 * MiB, "soft limit")
+check.eq(l.hard, 64 * MiB, "hard limit")
+check.eq(pool.stats().hard_limit, 64 * MiB, "stats show the limit")
+
+-- the seed scenario: a loop that allocates and drops 4 MiB arrays under a
+-- 64 MiB cap runs to the end; the garbage collector's cleanups return them.
+for i = 1, 1000 do
+  local x = cuda.device_array({ 1024, 1024 }) -- 4 MiB, dropped each iteration
+  if i % 250 == 0 then kernels.fill(x, i) end
+end
+assert(pool.stats().reserved <= 64 * MiB, "reserved stays under the hard limit")
+
+-- an allocation over the cap fails with an explanation, and nothing is lost
+local live = cuda.ones({ 1024, 1024 })
+local ok2, oom = pcall(cuda.device_array, { 1024, 1024 * 20 }) -- 80 MiB
+check.eq(ok2, false, "over the hard limit")
+oom = tostring(oom)
+assert(oom:find("cuda.device_array: out of GPU memory: tried to allocate 80.00 MiB", 1, true), oom)
+assert(oom:find("hard limit 64.00 MiB", 1, true), oom)
+check.eq(kernels.sum(live), 1024 * 1024, "live array untouched after OOM")
+local after = cuda.zeros({ 1024, 1024 })
+check.eq(kernels.sum(after), 0, "runtime usable after OOM")
+after:free()
+
+-- reclaim returns cached memory
+pool.free(live)
+collectgarbage()
+local cached = pool.stats().reserved - pool.stats().used
+assert(cached >= 4 * MiB, "the freed 4 MiB array is cached: " .. cached)
+local released = pool.reclaim()
+assert(released >= 4 * MiB, "reclaim released the cached segments: " .. released)
+local s3 = pool.stats()
+check.eq(s3.reserved - s3.used, cached - released, "reserved shrank by what was released")
+pool.set_limit({ soft = false, hard = false })
+check.eq(pool.limits().hard, false, "limit cleared")
+check.eq(pool.reclaim("1MiB") >= 0, true, "reclaim with a size")

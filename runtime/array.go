@@ -1,0 +1,171 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"strings"
+	"sync/atomic"
+
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/pool"
+)
+
+// DType and its values are re-exported so Go users need import only runtime.
+type DType = device.DType
+
+const (
+	Float32  = device.Float32
+	Float64  = device.Float64
+	Float16  = device.Float16
+	BFloat16 = device.BFloat16
+	Int32    = device.Int32
+	Int64    = device.Int64
+	Uint8    = device.Uint8
+)
+
+// ErrFreed is returned by every operation on an array whose memory was
+// released (by Free, a scope's end or Runtime.Close).
+var ErrFreed = errors.New("use of freed array")
+
+// buffer is one pool block and the arrays that view it. It is freed once:
+// explicitly, by a scope, at Close, or when the last Array over it becomes
+// unreachable and its cleanup has been drained.
+type buffer struct {
+	rt    *Runtime
+	block *pool.Block
+	dtype device.DType
+	shape []int // of the array that allocated it, for snapshots
+	site  string
+	id    uint64
+	freed bool
+	// arrays counts the Array values over this buffer that the garbage
+	// collector has not yet found unreachable. Decremented by cleanups on the
+	// GC's goroutine, hence atomic.
+	arrays atomic.Int64
+}
+
+// Array is an n-dimensional array in device memory, row-major. Several
+// Arrays may view one buffer (reshape, rows); only the one that allocated it
+// may free it.
+type Array struct {
+	buf    *buffer
+	offset uint64 // bytes into the buffer
+	shape  []int
+	dtype  device.DType
+	size   int
+	view   bool
+}
+
+func newArray(buf *buffer, offset uint64, shape []int, dt device.DType, view bool) *Array {
+	a := &Array{buf: buf, offset: offset, shape: shape, dtype: dt, size: product(shape), view: view}
+	buf.arrays.Add(1)
+	goruntime.AddCleanup(a, func(b *buffer) { b.rt.unreachable(b) }, buf)
+	return a
+}
+
+// Shape returns a copy of the array's shape.
+func (a *Array) Shape() []int { return append([]int(nil), a.shape...) }
+
+// DType is the element type.
+func (a *Array) DType() device.DType { return a.dtype }
+
+// Size is the number of elements.
+func (a *Array) Size() int { return a.size }
+
+// NBytes is the size of the array's data in bytes.
+func (a *Array) NBytes() uint64 { return uint64(a.size) * uint64(a.dtype.Size()) }
+
+// NDim is the number of dimensions.
+func (a *Array) NDim() int { return len(a.shape) }
+
+// IsView reports whether the array shares memory allocated by another.
+func (a *Array) IsView() bool { return a.view }
+
+// IsFreed reports whether the array's memory has been released.
+func (a *Array) IsFreed() bool {
+	a.buf.rt.mu.Lock()
+	defer a.buf.rt.mu.Unlock()
+	return a.buf.freed
+}
+
+// Runtime is the runtime the array belongs to.
+func (a *Array) Runtime() *Runtime { return a.buf.rt }
+
+// ptr is the array's device address; callers check liveness first.
+func (a *Array) ptr() device.Ptr { return a.buf.block.Ptr + device.Ptr(a.offset) }
+
+// String reads like DeviceArray<float32>[1024x1024] 4.0 MiB.
+func (a *Array) String() string {
+	s := fmt.Sprintf("DeviceArray<%s>[%s] %s", a.dtype, shapeString(a.shape), config.FormatSize(a.NBytes()))
+	if a.IsFreed() {
+		s += " (freed)"
+	}
+	return s
+}
+
+// Free releases the array's memory to the pool now. A second Free is
+// harmless. Freeing a view is an error: its memory belongs to the array it
+// views.
+func (a *Array) Free() error {
+	if a.view {
+		return errors.New("cannot free a view; free the array it views")
+	}
+	return a.buf.rt.freeBuffer(a.buf)
+}
+
+// live checks that the array may be used by rt.
+func (a *Array) live(rt *Runtime, name string) error {
+	if a == nil {
+		return fmt.Errorf("%s is nil", name)
+	}
+	if a.buf.rt != rt {
+		return fmt.Errorf("%s belongs to another runtime", name)
+	}
+	if a.IsFreed() {
+		if name == "" {
+			return ErrFreed
+		}
+		return fmt.Errorf("%s: %w", name, ErrFreed)
+	}
+	return nil
+}
+
+func product(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+func shapeString(shape []int) string {
+	if len(shape) == 0 {
+		return ""
+	}
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = fmt.Sprint(d)
+	}
+	return strings.Join(parts, "x")
+}
+
+// checkShape validates a shape given by a user: at least one dimension, each
+// non-negative, and a total size that fits in memory arithmetic.
+func checkShape(shape []int) error {
+	if len(shape) == 0 {
+		return errors.New("shape must have at least one dimension")
+	}
+	n := uint64(1)
+	for i, d := range shape {
+		if d < 0 {
+			return fmt.Errorf("shape[%d] is %d; dimensions cannot be negative", i+1, d)
+		}
+		if d != 0 && n > (1<<50)/uint64(d) {
+			return fmt.Errorf("shape %s is too large", shapeString(shape))
+		}
+		n *= uint64(d)
+	}
+	return nil
+}

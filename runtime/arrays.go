@@ -1,0 +1,237 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// DeviceArray allocates an uninitialised array (Numba's device_array).
+func (rt *Runtime) DeviceArray(shape []int, dt device.DType) (*Array, error) {
+	buf, err := rt.alloc(shape, dt)
+	if err != nil {
+		return nil, err
+	}
+	return newArray(buf, 0, buf.shape, dt, false), nil
+}
+
+// Full allocates an array with every element set to v.
+func (rt *Runtime) Full(shape []int, v float64, dt device.DType) (*Array, error) {
+	a, err := rt.DeviceArray(shape, dt)
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.Fill(a, v); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Zeros allocates an array of zeros.
+func (rt *Runtime) Zeros(shape []int, dt device.DType) (*Array, error) {
+	a, err := rt.DeviceArray(shape, dt)
+	if err != nil {
+		return nil, err
+	}
+	if a.size == 0 {
+		return a, nil
+	}
+	if err := rt.backend.Memset(a.ptr(), 0, a.NBytes(), rt.stream); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Rand allocates an array of uniform [0, 1) numbers generated on the
+// device. The same seed gives the same numbers on every backend. Without a
+// seed (nil) each call draws new numbers, in a sequence that repeats from
+// run to run.
+func (rt *Runtime) Rand(shape []int, dt device.DType, seed *uint64) (*Array, error) {
+	if !dt.IsFloat() {
+		return nil, fmt.Errorf("rand needs a float dtype, got %s", dt)
+	}
+	a, err := rt.DeviceArray(shape, dt)
+	if err != nil {
+		return nil, err
+	}
+	var s uint64
+	if seed != nil {
+		s = *seed
+	} else {
+		rt.randCalls++
+		s = 0x5eed0000_00000000 + rt.randCalls
+	}
+	if a.size == 0 {
+		return a, nil
+	}
+	if err := rt.exec.rand(a.span(), s); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+// ToDevice uploads a host array into a new device array of the same dtype.
+func (rt *Runtime) ToDevice(h *HostArray) (*Array, error) {
+	if h == nil {
+		return nil, fmt.Errorf("source is nil")
+	}
+	a, err := rt.DeviceArray(h.shape, h.dtype)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.upload(h.data); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+// CopyToHost downloads the array. With dst nil it returns a new host array;
+// otherwise dst must have the same shape and dtype and is filled.
+func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
+	rt := a.buf.rt
+	if err := a.live(rt, ""); err != nil {
+		return nil, err
+	}
+	if dst == nil {
+		var err error
+		if dst, err = NewHostArray(a.shape, a.dtype); err != nil {
+			return nil, err
+		}
+	} else if err := sameLayout("destination", dst.shape, dst.dtype, "array", a.shape, a.dtype); err != nil {
+		return nil, err
+	}
+	if a.size == 0 {
+		return dst, nil
+	}
+	if err := rt.backend.Download(dst.data, a.ptr(), rt.stream); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// CopyFrom uploads src into the array's existing memory: no allocation. src
+// must have the same shape and dtype.
+func (a *Array) CopyFrom(src *HostArray) error {
+	rt := a.buf.rt
+	if err := a.live(rt, ""); err != nil {
+		return err
+	}
+	if src == nil {
+		return fmt.Errorf("source is nil")
+	}
+	if err := sameLayout("source", src.shape, src.dtype, "array", a.shape, a.dtype); err != nil {
+		return err
+	}
+	return a.upload(src.data)
+}
+
+// upload copies host bytes into the array; an empty array has no memory to
+// copy into, nor a valid address.
+func (a *Array) upload(data []byte) error {
+	if a.size == 0 {
+		return nil
+	}
+	return a.buf.rt.backend.Upload(a.ptr(), data, a.buf.rt.stream)
+}
+
+// copyDevice copies src into dst (same size), skipping empty copies.
+func (rt *Runtime) copyDevice(dst, src *Array) error {
+	if dst.size == 0 {
+		return nil
+	}
+	return rt.backend.Copy(dst.ptr(), src.ptr(), dst.NBytes(), rt.stream)
+}
+
+// CopyFromDevice copies another device array of the same shape and dtype
+// into this one's memory.
+func (a *Array) CopyFromDevice(src *Array) error {
+	rt := a.buf.rt
+	if err := a.live(rt, ""); err != nil {
+		return err
+	}
+	if err := src.live(rt, "source"); err != nil {
+		return err
+	}
+	if err := sameLayout("source", src.shape, src.dtype, "array", a.shape, a.dtype); err != nil {
+		return err
+	}
+	return rt.copyDevice(a, src)
+}
+
+// Reshape returns a view with another shape of the same size; one dimension
+// may be -1 and is then inferred.
+func (a *Array) Reshape(shape []int) (*Array, error) {
+	if err := a.live(a.buf.rt, ""); err != nil {
+		return nil, err
+	}
+	shape, err := inferShape(shape, a.size, a.shape)
+	if err != nil {
+		return nil, err
+	}
+	return newArray(a.buf, a.offset, shape, a.dtype, true), nil
+}
+
+// Rows returns a view of rows i through j (1-based, inclusive) of the first
+// dimension, sharing memory with a.
+func (a *Array) Rows(i, j int) (*Array, error) {
+	if err := a.live(a.buf.rt, ""); err != nil {
+		return nil, err
+	}
+	off, _, shape, err := rowsView(a.shape, a.dtype, i, j)
+	if err != nil {
+		return nil, err
+	}
+	return newArray(a.buf, a.offset+uint64(off), shape, a.dtype, true), nil
+}
+
+// Clone returns a new array holding a copy of a's data.
+func (a *Array) Clone() (*Array, error) {
+	rt := a.buf.rt
+	if err := a.live(rt, ""); err != nil {
+		return nil, err
+	}
+	c, err := rt.DeviceArray(a.shape, a.dtype)
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.copyDevice(c, a); err != nil {
+		c.Free()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Float64s downloads the array's elements as float64, row-major.
+func (a *Array) Float64s() ([]float64, error) {
+	h, err := a.CopyToHost(nil)
+	if err != nil {
+		return nil, err
+	}
+	return h.Floats(), nil
+}
+
+func sameLayout(aname string, ashape []int, adt device.DType, bname string, bshape []int, bdt device.DType) error {
+	if adt != bdt {
+		return fmt.Errorf("%s is %s but %s is %s", aname, adt, bname, bdt)
+	}
+	if !equalShape(ashape, bshape) {
+		return fmt.Errorf("%s is %s but %s is %s", aname, shapeString(ashape), bname, shapeString(bshape))
+	}
+	return nil
+}
+
+func equalShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

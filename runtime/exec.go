@@ -1,0 +1,88 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
+)
+
+// span is an array's memory as the executors see it: contiguous elements of
+// one dtype.
+type span struct {
+	ptr   device.Ptr
+	n     int
+	dtype device.DType
+}
+
+func (s span) nbytes() uint64 { return uint64(s.n) * uint64(s.dtype.Size()) }
+
+func (a *Array) span() span { return span{ptr: a.ptr(), n: a.size, dtype: a.dtype} }
+
+// executor runs the built-in kernels on one kind of backend. The runtime has
+// already checked shapes, dtypes and liveness.
+type executor interface {
+	fill(x span, v float64) error
+	scale(x span, a float64) error
+	axpy(y span, a float64, x span) error
+	add(y, x span) error
+	mul(y, x span) error
+	copy(dst, src span) error
+	sum(x span) (float64, error)
+	norm(x span) (float64, error)
+	maxAbsDiff(x, y span) (float64, error)
+	rand(x span, seed uint64) error
+}
+
+func newExecutor(b Backend) (executor, error) {
+	if h, ok := b.(HostMemory); ok {
+		return hostExec{h}, nil
+	}
+	return nil, fmt.Errorf("backend %s can run no kernels", b.Name())
+}
+
+// hostExec runs the kernels package's Go implementations directly on the
+// memory of a host backend.
+type hostExec struct{ mem HostMemory }
+
+func (h hostExec) bytes(s span) []byte { return h.mem.Bytes(s.ptr, s.nbytes()) }
+
+func (h hostExec) fill(x span, v float64) error {
+	kernels.Fill(x.dtype, h.bytes(x), v)
+	return nil
+}
+
+func (h hostExec) scale(x span, a float64) error {
+	kernels.Scale(x.dtype, h.bytes(x), a)
+	return nil
+}
+
+func (h hostExec) axpy(y span, a float64, x span) error {
+	kernels.Axpy(y.dtype, h.bytes(y), a, h.bytes(x))
+	return nil
+}
+
+func (h hostExec) add(y, x span) error {
+	kernels.Add(y.dtype, h.bytes(y), h.bytes(x))
+	return nil
+}
+
+func (h hostExec) mul(y, x span) error {
+	kernels.Mul(y.dtype, h.bytes(y), h.bytes(x))
+	return nil
+}
+
+func (h hostExec) copy(dst, src span) error {
+	kernels.Copy(dst.dtype, h.bytes(dst), src.dtype, h.bytes(src))
+	return nil
+}
+
+func (h hostExec) sum(x span) (float64, error) { return kernels.Sum(x.dtype, h.bytes(x)), nil }
+
+func (h hostExec) norm(x span) (float64, error) { return kernels.Norm(x.dtype, h.bytes(x)), nil }
+
+func (h hostExec) maxAbsDiff(x, y span) (float64, error) {
+	return kernels.MaxAbsDiff(x.dtype, h.bytes(x), h.bytes(y)), nil
+}
+
+func (h hostExec) rand(x span, seed uint64) error { return kernels.Rand(x.dtype, h.bytes(x), seed) }

@@ -1,0 +1,182 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/device"
+)
+
+// HostArray is an n-dimensional row-major array in host memory: the source
+// and destination of transfers. Its elements are stored as the dtype's bits
+// (float16 and bfloat16 as 2 bytes), so a transfer is one copy.
+type HostArray struct {
+	data   []byte
+	shape  []int
+	dtype  device.DType
+	pinned bool
+}
+
+// NewHostArray returns a zeroed host array for transfers to and from this
+// runtime's device. Pinned (page-locked) memory makes transfers faster and
+// lets them overlap computation; on the CPU backend every host array is
+// already as fast as it gets, so pinned is recorded and otherwise ignored.
+func (rt *Runtime) NewHostArray(shape []int, dt device.DType, pinned bool) (*HostArray, error) {
+	h, err := NewHostArray(shape, dt)
+	if err != nil {
+		return nil, err
+	}
+	h.pinned = pinned
+	return h, nil
+}
+
+// Pinned reports whether the array was asked for as page-locked memory.
+func (h *HostArray) Pinned() bool { return h.pinned }
+
+// NewHostArray returns a zeroed host array.
+func NewHostArray(shape []int, dt device.DType) (*HostArray, error) {
+	if !dt.Valid() {
+		return nil, fmt.Errorf("invalid dtype %s", dt)
+	}
+	if err := checkShape(shape); err != nil {
+		return nil, err
+	}
+	n := product(shape) * dt.Size()
+	return &HostArray{data: make([]byte, n), shape: append([]int(nil), shape...), dtype: dt}, nil
+}
+
+// HostArrayOf wraps existing bytes, which must hold exactly the shape's
+// elements of dt. The array shares data with the caller.
+func HostArrayOf(data []byte, shape []int, dt device.DType) (*HostArray, error) {
+	if !dt.Valid() {
+		return nil, fmt.Errorf("invalid dtype %s", dt)
+	}
+	if err := checkShape(shape); err != nil {
+		return nil, err
+	}
+	if want := product(shape) * dt.Size(); len(data) != want {
+		return nil, fmt.Errorf("%d bytes given for a %s array of shape %s, which needs %d", len(data), dt, shapeString(shape), want)
+	}
+	return &HostArray{data: data, shape: append([]int(nil), shape...), dtype: dt}, nil
+}
+
+// HostArrayFromFloats builds a host array from values, converting each to dt.
+func HostArrayFromFloats(values []float64, shape []int, dt device.DType) (*HostArray, error) {
+	h, err := NewHostArray(shape, dt)
+	if err != nil {
+		return nil, err
+	}
+	if len(values) != h.Size() {
+		return nil, fmt.Errorf("%d values given for shape %s, which holds %d", len(values), shapeString(shape), h.Size())
+	}
+	for i, v := range values {
+		device.Set(dt, h.data, i, v)
+	}
+	return h, nil
+}
+
+func (h *HostArray) Shape() []int        { return append([]int(nil), h.shape...) }
+func (h *HostArray) DType() device.DType { return h.dtype }
+func (h *HostArray) Size() int           { return len(h.data) / h.dtype.Size() }
+func (h *HostArray) NBytes() uint64      { return uint64(len(h.data)) }
+func (h *HostArray) NDim() int           { return len(h.shape) }
+
+// Bytes is the array's storage, shared, not copied.
+func (h *HostArray) Bytes() []byte { return h.data }
+
+// Get returns element i (0-based, flat) as a float64.
+func (h *HostArray) Get(i int) (float64, error) {
+	if i < 0 || i >= h.Size() {
+		return 0, fmt.Errorf("index %d out of range [0, %d)", i, h.Size())
+	}
+	return device.Get(h.dtype, h.data, i), nil
+}
+
+// Set stores v, converted to the dtype, at flat index i (0-based).
+func (h *HostArray) Set(i int, v float64) error {
+	if i < 0 || i >= h.Size() {
+		return fmt.Errorf("index %d out of range [0, %d)", i, h.Size())
+	}
+	device.Set(h.dtype, h.data, i, v)
+	return nil
+}
+
+// Floats returns every element as float64, in row-major order.
+func (h *HostArray) Floats() []float64 {
+	out := make([]float64, h.Size())
+	for i := range out {
+		out[i] = device.Get(h.dtype, h.data, i)
+	}
+	return out
+}
+
+// Reshape returns a view with another shape of the same size; one dimension
+// may be -1 and is then inferred.
+func (h *HostArray) Reshape(shape []int) (*HostArray, error) {
+	shape, err := inferShape(shape, h.Size(), h.shape)
+	if err != nil {
+		return nil, err
+	}
+	return &HostArray{data: h.data, shape: shape, dtype: h.dtype}, nil
+}
+
+// Rows returns a view of rows i through j (1-based, inclusive) of the first
+// dimension.
+func (h *HostArray) Rows(i, j int) (*HostArray, error) {
+	off, n, shape, err := rowsView(h.shape, h.dtype, i, j)
+	if err != nil {
+		return nil, err
+	}
+	return &HostArray{data: h.data[off : off+n], shape: shape, dtype: h.dtype}, nil
+}
+
+// String reads like HostArray<float32>[2x3] 24 B.
+func (h *HostArray) String() string {
+	return fmt.Sprintf("HostArray<%s>[%s] %s", h.dtype, shapeString(h.shape), config.FormatSize(h.NBytes()))
+}
+
+// inferShape checks a new shape for an array of size elements, resolving a
+// single -1.
+func inferShape(shape []int, size int, old []int) ([]int, error) {
+	shape = append([]int(nil), shape...)
+	infer := -1
+	known := 1
+	for i, d := range shape {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d == -1:
+			return nil, errors.New("only one dimension may be -1")
+		case d < 0:
+			return nil, fmt.Errorf("shape[%d] is %d; dimensions cannot be negative", i+1, d)
+		default:
+			known *= d
+		}
+	}
+	if len(shape) == 0 {
+		return nil, errors.New("shape must have at least one dimension")
+	}
+	if infer >= 0 {
+		if known == 0 || size%known != 0 {
+			return nil, fmt.Errorf("cannot reshape %s (%d elements) to %s", shapeString(old), size, shapeString(shape))
+		}
+		shape[infer] = size / known
+	}
+	if product(shape) != size {
+		return nil, fmt.Errorf("cannot reshape %s (%d elements) to %s (%d elements)", shapeString(old), size, shapeString(shape), product(shape))
+	}
+	return shape, nil
+}
+
+// rowsView is the byte offset, byte length and shape of rows i..j (1-based,
+// inclusive) of an array.
+func rowsView(shape []int, dt device.DType, i, j int) (off, n int, out []int, err error) {
+	rows := shape[0]
+	if i < 1 || j > rows || i > j+1 {
+		return 0, 0, nil, fmt.Errorf("rows %d to %d out of range: the array has rows 1 to %d", i, j, rows)
+	}
+	rowBytes := product(shape[1:]) * dt.Size()
+	out = append([]int{j - i + 1}, shape[1:]...)
+	return (i - 1) * rowBytes, (j - i + 1) * rowBytes, out, nil
+}

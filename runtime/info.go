@@ -1,0 +1,51 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gluaproject/glua/config"
+)
+
+// describer is implemented by backends that can say more about themselves
+// for --info: driver and library versions, where each library was found.
+type describer interface {
+	Describe() []string
+}
+
+// WriteInfo writes what `glua --info` shows: the backend and why it was
+// chosen, the device, the libraries, the pool and the configuration in
+// effect.
+func (rt *Runtime) WriteInfo(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "backend: %s (%s)\n", rt.backend.Name(), rt.backendNote)
+	info, err := rt.backend.Info()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "device %d: %s\n", info.Index, info.Name)
+	if info.ComputeCapability != [2]int{} {
+		fmt.Fprintf(&b, "  compute capability: %d.%d\n", info.ComputeCapability[0], info.ComputeCapability[1])
+		fmt.Fprintf(&b, "  multiprocessors: %d\n", info.Multiprocessors)
+	} else {
+		fmt.Fprintf(&b, "  threads: %d\n", info.Multiprocessors)
+	}
+	fmt.Fprintf(&b, "  memory: %s free of %s\n", config.FormatSize(info.FreeMemory), config.FormatSize(info.TotalMemory))
+	if d, ok := rt.backend.(describer); ok {
+		for _, line := range d.Describe() {
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+	}
+	soft, hard := rt.pool.Limits()
+	fmt.Fprintf(&b, "pool: strategy %s, soft limit %s, hard limit %s\n", rt.pool.Strategy(), limitString(soft), limitString(hard))
+	src := rt.cfg.Source
+	if src == "" {
+		src = "built-in defaults"
+	}
+	fmt.Fprintf(&b, "configuration (from %s, with environment and flags applied):\n", src)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	return rt.cfg.Encode(w)
+}

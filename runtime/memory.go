@@ -1,0 +1,94 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/pool"
+)
+
+// Limits are the pool's limits in bytes; 0 means none.
+func (rt *Runtime) Limits() (soft, hard uint64) { return rt.pool.Limits() }
+
+// LimitChange is one limit to change in SetLimits.
+type LimitChange struct {
+	Set   bool   // change this limit
+	Value string // size or percentage; "" clears the limit
+}
+
+// SetLimits changes the pool's soft and/or hard limit. Sizes are bytes,
+// unit strings or percentages of device memory.
+func (rt *Runtime) SetLimits(soft, hard LimitChange) error {
+	curSoft, curHard := rt.pool.Limits()
+	_, total, err := rt.backend.MemInfo()
+	if err != nil {
+		return err
+	}
+	parse := func(c LimitChange, cur uint64, name string) (uint64, error) {
+		if !c.Set {
+			return cur, nil
+		}
+		v, err := config.ParseLimit(c.Value, total)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		return v, nil
+	}
+	if curSoft, err = parse(soft, curSoft, "soft"); err != nil {
+		return err
+	}
+	if curHard, err = parse(hard, curHard, "hard"); err != nil {
+		return err
+	}
+	return rt.pool.SetLimits(curSoft, curHard)
+}
+
+// Reclaim releases cached memory to the device: at least nbytes if that
+// much is cached, everything cached when nbytes is 0. It returns the bytes
+// released.
+func (rt *Runtime) Reclaim(nbytes uint64) (uint64, error) {
+	rt.drain()
+	return rt.pool.Reclaim(nbytes)
+}
+
+// Status is the human summary of memory use that pool.status() prints.
+func (rt *Runtime) Status() string {
+	s := rt.pool.Stats()
+	var b strings.Builder
+	total := s.DeviceTotal
+	usedDevice := total - min(s.DeviceFree, total)
+	pct := 0.0
+	if total > 0 {
+		pct = 100 * float64(usedDevice) / float64(total)
+	}
+	fmt.Fprintf(&b, "Effective %s memory usage: %.2f%% (%s/%s)\n", rt.memoryWord(), pct, config.FormatSize(usedDevice), config.FormatSize(total))
+	fmt.Fprintf(&b, "Memory pool usage: %s in %d arrays (%s reserved, %s cached)\n",
+		config.FormatSize(s.Used), s.LiveBlocks, config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
+	fmt.Fprintf(&b, "Limits: soft %s, hard %s; strategy %s", limitString(s.SoftLimit), limitString(s.HardLimit), rt.pool.Strategy())
+	return b.String()
+}
+
+func (rt *Runtime) memoryWord() string {
+	if rt.backend.Name() == "cuda" {
+		return "GPU"
+	}
+	return "device (CPU backend)"
+}
+
+func limitString(n uint64) string {
+	if n == 0 {
+		return "none"
+	}
+	return config.FormatSize(n)
+}
+
+// FreeArray is pool.free(x): the same as x:free().
+func (rt *Runtime) FreeArray(a *Array) error {
+	if err := a.live(rt, ""); err != nil && a.buf.rt != rt {
+		return err
+	}
+	return a.Free()
+}
+
+var _ = pool.Stats{}

@@ -1,0 +1,77 @@
+package runtime
+
+import (
+	"context"
+	"io"
+
+	"github.com/gluaproject/glua/config"
+)
+
+// Options configures a Runtime. Every config key has a field here; a zero
+// field means "from the configuration", which is looked up as DESIGN.md
+// describes (--config file, $GLUA_CONFIG, ./config.toml,
+// ~/.config/glua/config.toml, built-in defaults) and then overridden by the
+// GLUA_* environment variables. Non-zero fields override both, as flags do.
+type Options struct {
+	// ConfigFile names the configuration file, like --config.
+	ConfigFile string
+	// Config, when set, is used as is instead of looking a file up; the
+	// environment does not apply to it.
+	Config *config.Config
+
+	Backend    string // "auto", "cuda" or "cpu"
+	MemoryPool string // "caching", "cuda" or "none"
+	SoftLimit  string // size or percentage, e.g. "2GiB", "80%"
+	HardLimit  string
+	CPUMemory  string // capacity of the CPU backend
+	CPUThreads int
+	Device     int // CUDA device ordinal (as in config, 0 is the first)
+	Debug      bool
+
+	// Context cancels running Lua code: a cancelled or expired context stops
+	// the script with an error at its next instruction.
+	Context context.Context
+	// Sandbox leaves out os, io, dofile, loadfile and loading modules from
+	// files: only safe libraries and the glua modules.
+	Sandbox bool
+	// Stdout receives print output; nil means os.Stdout.
+	Stdout io.Writer
+}
+
+// resolve merges the options over the configuration.
+func (o Options) resolve(getenv func(string) string) (config.Config, error) {
+	var c config.Config
+	if o.Config != nil {
+		c = *o.Config
+	} else {
+		var err error
+		if c, err = config.Load(o.ConfigFile, getenv); err != nil {
+			return c, err
+		}
+	}
+	override := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	override(&c.Backend, o.Backend)
+	override(&c.Pool.Strategy, o.MemoryPool)
+	override(&c.Pool.SoftLimit, o.SoftLimit)
+	override(&c.Pool.HardLimit, o.HardLimit)
+	override(&c.CPU.Memory, o.CPUMemory)
+	if o.CPUThreads != 0 {
+		c.CPU.Threads = o.CPUThreads
+	}
+	if o.Device != 0 {
+		c.CUDA.Device = o.Device
+	}
+	if o.Debug {
+		c.Pool.Debug = true
+	}
+	// Flags and options are checked like the file, but are not "in" it.
+	src := c.Source
+	c.Source = ""
+	err := c.Validate()
+	c.Source = src
+	return c, err
+}

@@ -1,0 +1,396 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/pool"
+)
+
+// Runtime is one glua instance: a configuration, a backend, a memory pool and
+// a Lua state. A Runtime is used from one goroutine at a time (the Lua state
+// is not safe for concurrent use); several Runtimes may run at once on
+// different goroutines and never see each other's arrays.
+type Runtime struct {
+	cfg         config.Config
+	backend     Backend
+	backendNote string // why this backend was chosen, for --info
+	exec        executor
+	pool        *pool.Pool
+	stream      device.Stream
+	L           *lua.LState
+	stdout      io.Writer
+	scratch     *pool.Block // small device buffer for reduction results
+
+	mu      sync.Mutex
+	buffers map[*buffer]struct{}
+	pending []*buffer // found unreachable by GC cleanups; freed by drain
+	nextID  uint64
+	scopes  []*scope
+	closed  bool
+
+	// randCalls numbers unseeded cuda.rand calls, so that each draws new
+	// numbers yet a script's sequence is reproducible run to run.
+	randCalls uint64
+}
+
+// A Module is a Lua module the runtime preloads into every Lua state, so
+// that `require(name)` finds it. The bindings package registers glua's
+// modules (cuda, kernels, pool, batch) from its init function, as
+// database/sql drivers register themselves.
+type Module struct {
+	Name string
+	Open func(rt *Runtime, L *lua.LState) int
+}
+
+var (
+	modulesMu sync.Mutex
+	modules   []Module
+)
+
+// RegisterModule adds a module preloaded by runtimes created afterwards.
+func RegisterModule(m Module) {
+	modulesMu.Lock()
+	defer modulesMu.Unlock()
+	for i, old := range modules {
+		if old.Name == m.Name {
+			modules[i] = m
+			return
+		}
+	}
+	modules = append(modules, m)
+}
+
+// GluaModules are the module names the bindings package provides.
+var GluaModules = []string{"cuda", "kernels", "pool"}
+
+// New creates a runtime: it reads the configuration, chooses and starts the
+// backend, creates the pool and a Lua state with glua's modules preloaded.
+func New(opts Options) (*Runtime, error) {
+	cfg, err := opts.resolve(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	rt := &Runtime{cfg: cfg, buffers: make(map[*buffer]struct{}), stdout: opts.Stdout}
+	if rt.stdout == nil {
+		rt.stdout = os.Stdout
+	}
+	if rt.backend, rt.backendNote, err = openBackend(cfg); err != nil {
+		return nil, err
+	}
+	if rt.exec, err = newExecutor(rt.backend); err != nil {
+		rt.backend.Close()
+		return nil, err
+	}
+	if err := rt.newPool(); err != nil {
+		rt.backend.Close()
+		return nil, err
+	}
+	rt.L = rt.newLuaState(opts)
+	return rt, nil
+}
+
+func (rt *Runtime) newPool() error {
+	_, total, err := rt.backend.MemInfo()
+	if err != nil {
+		return err
+	}
+	soft, err := config.ParseLimit(rt.cfg.Pool.SoftLimit, total)
+	if err != nil {
+		return fmt.Errorf("soft limit: %w", err)
+	}
+	hard, err := config.ParseLimit(rt.cfg.Pool.HardLimit, total)
+	if err != nil {
+		return fmt.Errorf("hard limit: %w", err)
+	}
+	rt.pool, err = pool.New(rt.backend, pool.Config{
+		Strategy:  rt.cfg.Pool.Strategy,
+		SoftLimit: soft,
+		HardLimit: hard,
+		Pressure:  rt.collect,
+	})
+	return err
+}
+
+func (rt *Runtime) newLuaState(opts Options) *lua.LState {
+	L := lua.NewState(lua.Options{SkipOpenLibs: opts.Sandbox})
+	if opts.Sandbox {
+		openSandboxLibs(L)
+	}
+	if opts.Context != nil {
+		L.SetContext(opts.Context)
+	}
+	L.SetGlobal("print", L.NewFunction(rt.luaPrint))
+	modulesMu.Lock()
+	registered := append([]Module(nil), modules...)
+	modulesMu.Unlock()
+	have := map[string]bool{}
+	for _, m := range registered {
+		m := m
+		have[m.Name] = true
+		L.PreloadModule(m.Name, func(L *lua.LState) int { return m.Open(rt, L) })
+	}
+	for _, name := range GluaModules {
+		if !have[name] {
+			name := name
+			L.PreloadModule(name, func(L *lua.LState) int {
+				L.RaiseError("module %s is not linked into this program: import _ \"github.com/gluaproject/glua/bindings\"", name)
+				return 0
+			})
+		}
+	}
+	return L
+}
+
+// openSandboxLibs opens only libraries that cannot touch the host: no os, no
+// io, no dofile/loadfile, and require finds only preloaded modules.
+func openSandboxLibs(L *lua.LState) {
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.LoadLibName, lua.OpenPackage},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	for _, name := range []string{"dofile", "loadfile"} {
+		L.SetGlobal(name, lua.LNil)
+	}
+	pkg := L.GetGlobal("package").(*lua.LTable)
+	loaders := pkg.RawGetString("loaders").(*lua.LTable)
+	onlyPreload := L.NewTable()
+	onlyPreload.Append(loaders.RawGetInt(1)) // the preload searcher comes first
+	pkg.RawSetString("loaders", onlyPreload)
+	L.SetField(L.Get(lua.RegistryIndex), "_LOADERS", onlyPreload)
+	pkg.RawSetString("loadlib", lua.LNil)
+	pkg.RawSetString("path", lua.LString(""))
+	pkg.RawSetString("cpath", lua.LString(""))
+}
+
+func (rt *Runtime) luaPrint(L *lua.LState) int {
+	top := L.GetTop()
+	var b strings.Builder
+	for i := 1; i <= top; i++ {
+		if i > 1 {
+			b.WriteByte('\t')
+		}
+		b.WriteString(L.ToStringMeta(L.Get(i)).String())
+	}
+	b.WriteByte('\n')
+	io.WriteString(rt.stdout, b.String())
+	return 0
+}
+
+// Lua is the runtime's Lua state, for registering the host's own functions.
+func (rt *Runtime) Lua() *lua.LState { return rt.L }
+
+// DoString runs Lua source.
+func (rt *Runtime) DoString(source string) error { return rt.L.DoString(source) }
+
+// DoFile runs a Lua file.
+func (rt *Runtime) DoFile(path string) error { return rt.L.DoFile(path) }
+
+// Config is the configuration in effect.
+func (rt *Runtime) Config() config.Config { return rt.cfg }
+
+// Backend is the backend arrays live on.
+func (rt *Runtime) Backend() Backend { return rt.backend }
+
+// BackendName is "cuda" or "cpu".
+func (rt *Runtime) BackendName() string { return rt.backend.Name() }
+
+// Pool is the runtime's memory pool.
+func (rt *Runtime) Pool() *pool.Pool { return rt.pool }
+
+// Device describes the device arrays live on.
+func (rt *Runtime) Device() (device.Info, error) { return rt.backend.Info() }
+
+// Synchronize waits for all queued device work and lets the pool trim its
+// cache to the soft limit.
+func (rt *Runtime) Synchronize() error {
+	if err := rt.backend.Synchronize(); err != nil {
+		return err
+	}
+	rt.drain()
+	rt.pool.Synchronized()
+	return nil
+}
+
+// Close frees every array this runtime still holds, then the pool, the
+// backend and the Lua state. Arrays are unusable afterwards. Close is
+// idempotent. With the debug setting, arrays still alive are reported as
+// leaks in the returned error.
+func (rt *Runtime) Close() error {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.closed = true
+	live := make([]*buffer, 0, len(rt.buffers))
+	for b := range rt.buffers {
+		live = append(live, b)
+	}
+	rt.pending = nil
+	rt.mu.Unlock()
+
+	var errs []error
+	if rt.cfg.Pool.Debug && len(live) > 0 {
+		errs = append(errs, leakReport(live))
+	}
+	if err := rt.backend.Synchronize(); err != nil {
+		errs = append(errs, err)
+	}
+	for _, b := range live {
+		rt.mu.Lock()
+		b.freed = true
+		rt.mu.Unlock()
+		if err := rt.pool.Free(b.block); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if rt.scratch != nil {
+		rt.pool.Free(rt.scratch)
+	}
+	if err := rt.pool.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := rt.backend.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	rt.L.Close()
+	return errors.Join(errs...)
+}
+
+func leakReport(live []*buffer) error {
+	sort.Slice(live, func(i, j int) bool { return live[i].id < live[j].id })
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d arrays still alive at close:", len(live))
+	for _, buf := range live {
+		fmt.Fprintf(&b, "\n  %s[%s] %s", buf.dtype, shapeString(buf.shape), config.FormatSize(buf.block.Size))
+		if buf.site != "" {
+			fmt.Fprintf(&b, " allocated at %s", buf.site)
+		}
+	}
+	return errors.New(b.String())
+}
+
+// alloc takes a buffer for an array of the given shape from the pool.
+func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
+	if !dt.Valid() {
+		return nil, fmt.Errorf("invalid dtype %s", dt)
+	}
+	if err := checkShape(shape); err != nil {
+		return nil, err
+	}
+	rt.drain()
+	nbytes := uint64(product(shape)) * uint64(dt.Size())
+	block, err := rt.pool.Alloc(nbytes, rt.stream)
+	if err != nil {
+		return nil, err
+	}
+	b := &buffer{rt: rt, block: block, dtype: dt, shape: append([]int(nil), shape...), site: rt.site()}
+	rt.mu.Lock()
+	rt.nextID++
+	b.id = rt.nextID
+	rt.buffers[b] = struct{}{}
+	if n := len(rt.scopes); n > 0 {
+		rt.scopes[n-1].buffers = append(rt.scopes[n-1].buffers, b)
+	}
+	rt.mu.Unlock()
+	return b, nil
+}
+
+// site is the Lua source position that is allocating, if Lua is running.
+func (rt *Runtime) site() string {
+	if rt.L == nil {
+		return ""
+	}
+	return strings.TrimSuffix(rt.L.Where(1), ":")
+}
+
+func (rt *Runtime) freeBuffer(b *buffer) error {
+	rt.mu.Lock()
+	if b.freed {
+		rt.mu.Unlock()
+		return nil
+	}
+	b.freed = true
+	delete(rt.buffers, b)
+	rt.mu.Unlock()
+	return rt.pool.Free(b.block)
+}
+
+// unreachable runs on the garbage collector's cleanup goroutine when an
+// Array over b can no longer be reached. It only queues the buffer: device
+// calls happen on the runtime's own goroutine, in drain.
+func (rt *Runtime) unreachable(b *buffer) {
+	if b.arrays.Add(-1) != 0 {
+		return
+	}
+	rt.mu.Lock()
+	if !rt.closed && !b.freed {
+		rt.pending = append(rt.pending, b)
+	}
+	rt.mu.Unlock()
+}
+
+// drain frees the buffers the garbage collector found unreachable.
+func (rt *Runtime) drain() {
+	rt.mu.Lock()
+	pending := rt.pending
+	rt.pending = nil
+	rt.mu.Unlock()
+	for _, b := range pending {
+		rt.freeBuffer(b)
+	}
+}
+
+// collect is the pool's third rung before an out-of-memory error: run Go's
+// collector so that arrays Lua no longer references are found, wait for their
+// cleanups to queue them, and free them.
+func (rt *Runtime) collect() {
+	// Cleanups run on their own goroutine after a collection; a sentinel
+	// cleanup queued in the same cycle tells us when the queue got that far.
+	for round := 0; round < 2; round++ {
+		done := make(chan struct{})
+		sentinel := new([16]byte)
+		goruntime.AddCleanup(sentinel, func(c chan struct{}) { close(c) }, done)
+		sentinel = nil
+		goruntime.GC()
+		select {
+		case <-done:
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	rt.drain()
+}
+
+// Stats is a snapshot of the pool's counters.
+func (rt *Runtime) Stats() pool.Stats { return rt.pool.Stats() }
+
+// LiveArrays is the number of buffers allocated and not yet freed.
+func (rt *Runtime) LiveArrays() int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return len(rt.buffers)
+}
+
