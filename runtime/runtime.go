@@ -393,4 +393,3 @@ func (rt *Runtime) LiveArrays() int {
 	defer rt.mu.Unlock()
 	return len(rt.buffers)
 }
-
