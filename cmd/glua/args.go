@@ -1,0 +1,192 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gluaproject/glua/config"
+)
+
+// usage is printed after a bad option, as lua.c prints it.
+const usage = `usage: glua [options] [script [args]]
+Available options are:
+  -e stat            execute string 'stat'
+  -i                 enter interactive mode after executing 'script'
+  -l mod             require library 'mod' into global 'mod'
+  -v                 show version information
+  -E                 ignore environment variables (GLUA_*, LUA_PATH)
+  --config FILE      read the configuration from FILE
+  --backend NAME     auto, cuda or cpu
+  --pool NAME        memory pool: caching, cuda or none
+  --soft-limit SIZE  release cached memory above SIZE (e.g. 2GiB, 80%)
+  --hard-limit SIZE  never reserve more device memory than SIZE
+  --info             show devices, libraries and the configuration in effect
+  --                 stop handling options
+  -                  stop handling options and execute stdin
+`
+
+// step is one -e or -l, run in command-line order before the script.
+type step struct {
+	option byte // 'e' or 'l'
+	value  string
+}
+
+// options is the command line as lua.c's collectargs reads it, plus glua's
+// long options.
+type options struct {
+	steps []step
+	// script is the index in argv of the script name, 0 when there is none
+	// (lua.c's convention: argv[0] is the interpreter).
+	script      int
+	interactive bool // -i
+	version     bool // -v, and -i, which prints the banner too
+	info        bool // --info
+	ignoreEnv   bool // -E
+
+	// settings are the long options given, by name without the dashes.
+	// Present with "" means given empty: `--hard-limit ""` clears a limit
+	// set in the file.
+	settings map[string]string
+}
+
+// usageError is a command line glua cannot read: reported with the usage.
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+// valueOptions are glua's long options, each taking a value written
+// `--name value` or `--name=value`.
+var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit"}
+
+// parseArgs reads options up to the script name, which ends them, as lua.c
+// does: `-` is the script "stdin", `--` makes the next argument the script
+// whatever it looks like, and an option written with extra characters
+// (`-vx`) is unrecognized.
+func parseArgs(argv []string) (options, error) {
+	var o options
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if len(a) == 0 || a[0] != '-' || a == "-" {
+			o.script = i
+			break
+		}
+		if a == "--" {
+			if i+1 < len(argv) {
+				o.script = i + 1
+			}
+			break
+		}
+		if strings.HasPrefix(a, "--") {
+			name, value, hasValue := strings.Cut(a[2:], "=")
+			if name == "info" && !hasValue {
+				o.info = true
+				continue
+			}
+			if !slices.Contains(valueOptions, name) {
+				return o, usageError(fmt.Sprintf("unrecognized option '%s'", a))
+			}
+			if !hasValue {
+				if i+1 == len(argv) {
+					return o, usageError(fmt.Sprintf("'%s' needs argument", a))
+				}
+				i++
+				value = argv[i]
+			}
+			if o.settings == nil {
+				o.settings = map[string]string{}
+			}
+			o.settings[name] = value
+			continue
+		}
+		switch a[1] {
+		case 'i', 'v', 'E':
+			if len(a) > 2 {
+				return o, usageError(fmt.Sprintf("unrecognized option '%s'", a))
+			}
+			switch a[1] {
+			case 'i':
+				o.interactive, o.version = true, true
+			case 'v':
+				o.version = true
+			case 'E':
+				o.ignoreEnv = true
+			}
+		case 'e', 'l':
+			value := a[2:]
+			if value == "" {
+				if i+1 == len(argv) {
+					return o, usageError(fmt.Sprintf("'%s' needs argument", a))
+				}
+				i++
+				value = argv[i]
+			}
+			o.steps = append(o.steps, step{option: a[1], value: value})
+		default:
+			return o, usageError(fmt.Sprintf("unrecognized option '%s'", a))
+		}
+	}
+	return o, nil
+}
+
+// runsNothing says the command line asks only for the version, so that
+// `glua -v` needs neither a configuration nor a device.
+func (o options) runsNothing() bool {
+	return o.version && !o.info && !o.interactive && o.script == 0 && len(o.steps) == 0
+}
+
+// runsStdin says stdin is the script when it is not a terminal, as for lua
+// with no script, no -e and no -v.
+func (o options) runsStdin() bool {
+	return o.script == 0 && !o.interactive && !o.version && !o.info && !hasStep(o.steps, 'e')
+}
+
+func hasStep(steps []step, option byte) bool {
+	for _, s := range steps {
+		if s.option == option {
+			return true
+		}
+	}
+	return false
+}
+
+// configure loads the configuration as the command line asks: the file
+// from --config or the usual lookup, the GLUA_* environment unless -E, and
+// the long options over both. A bad option value is reported under the
+// option's name, not as a fault of the file.
+func (o options) configure(getenv func(string) string) (config.Config, error) {
+	if o.ignoreEnv {
+		getenv = func(string) string { return "" }
+	}
+	c, err := config.Load(o.settings["config"], getenv)
+	if err != nil {
+		return c, err
+	}
+	// In a fixed order, so that of two bad values the same one is named.
+	for _, name := range []string{"backend", "pool", "soft-limit", "hard-limit"} {
+		v, ok := o.settings[name]
+		if !ok {
+			continue
+		}
+		switch name {
+		case "backend":
+			c.Backend = v
+		case "pool":
+			c.Pool.Strategy = v
+		case "soft-limit":
+			c.Pool.SoftLimit = v
+		case "hard-limit":
+			c.Pool.HardLimit = v
+		}
+		if err := c.Validate(); err != nil {
+			// Validate names the key and the file; the option is what the
+			// user typed.
+			if inner := errors.Unwrap(err); inner != nil {
+				err = inner
+			}
+			return c, fmt.Errorf("--%s: %w", name, err)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// sideBySide is one command line run by both glua and the reference lua5.1
+// in testdata/. Both must exit alike and print the same stdout; stderr is
+// compared after naming both interpreters "glua" and gopher-lua's "[G]"
+// frames "[C]".
+type sideBySide struct {
+	name  string
+	args  []string
+	stdin string
+	// firstLine, when set, is a pattern that the first line of stderr must
+	// match for both, instead of the lines being equal: gopher-lua words
+	// some messages differently (runtime and syntax errors).
+	firstLine string
+	// shape compares the rest of stderr only by its shape (a traceback or
+	// none, its lines indented) instead of exactly.
+	shape bool
+	// contains is text both stderrs must hold, for the usage message,
+	// which lists glua's own options too.
+	contains string
+	// gluaFails marks where glua exits 1 and lua5.1 exits 0: lua 5.1 ignores
+	// the status of stdin run without a script (lua 5.4 reports it).
+	gluaFails bool
+}
+
+var sideBySideCases = []sideBySide{
+	// The arg table and the script's arguments.
+	{name: "arg holds script, arguments and options at negative indices",
+		args: []string{"-e", "x=1", "args.lua", "a", "b c", ""}},
+	{name: "-l before the script is in arg too", args: []string{"-l", "greeting", "args.lua", "x"}},
+	{name: "-- before the script", args: []string{"--", "args.lua", "-v", "--"}},
+	{name: "options after the script are its arguments", args: []string{"args.lua", "-e", "error()", "-x"}},
+	{name: "no script means no arg table", args: []string{"-e", "print(arg)"}},
+	{name: "a script named - after -- is a file", args: []string{"--", "-"}},
+
+	// -e and -l run in order, before the script.
+	{name: "-e chunks run in order", args: []string{"-e", "x = 1", "-e", "print(x)", "-e", "x = x * 10", "-eprint(x)"}},
+	{name: "-e runs before the script", args: []string{"-e", "print('first')", "args.lua"}},
+	{name: "an error in -e stops the rest", args: []string{"-e", "print(1)", "-e", "error('stop')", "-e", "print(2)", "args.lua"}},
+	{name: "a syntax error in -e", args: []string{"-e", "print(("},
+		firstLine: `^glua: \(command line\):1: .* near '<eof>'$`},
+	{name: "-l requires a module", args: []string{"-l", "greeting", "-e", "print(greeting_loads)"}},
+	{name: "-l twice loads once", args: []string{"-lgreeting", "-l", "greeting", "-e", "print(greeting_loads)"}},
+	{name: "-l of a missing module", args: []string{"-l", "nomodule", "-e", "print('not reached')"},
+		firstLine: `^glua: +module '?nomodule'? not found:$`, shape: true},
+
+	// stdin.
+	{name: "- runs stdin with arguments", args: []string{"-", "a", "b"}, stdin: "print(arg[0], ...)\n"},
+	{name: "no arguments run stdin when it is not a terminal", stdin: "print('from stdin', arg)\n"},
+	{name: "-- alone runs stdin", args: []string{"--"}, stdin: "print('from stdin')\n"},
+	{name: "-l then stdin", args: []string{"-l", "greeting"}, stdin: "print(greeting_loads)\n"},
+	{name: "an error in stdin is named stdin", args: []string{"-"}, stdin: "\nerror('in stdin')\n"},
+	{name: "an error in stdin run without arguments fails", stdin: "error('in stdin')\n", gluaFails: true},
+
+	// Errors.
+	{name: "error in a script prints a traceback", args: []string{"error.lua"}},
+	{name: "error with level 0 has no position", args: []string{"error_values.lua", "level0"}},
+	{name: "error(nil) prints nothing and fails", args: []string{"error_values.lua", "nil"}},
+	{name: "error with a table", args: []string{"error_values.lua", "table"}},
+	{name: "runtime error", args: []string{"index_nil.lua"},
+		firstLine: `^glua: index_nil\.lua:2: attempt to index .*$`},
+	{name: "syntax error", args: []string{"syntax.lua"},
+		firstLine: `^glua: syntax\.lua:2: .* near '='$`},
+	{name: "syntax error at the end of the file", args: []string{"unclosed.lua"},
+		firstLine: `^glua: unclosed\.lua:4: .* near '<eof>'$`},
+	{name: "a #! line is skipped but counted", args: []string{"shebang.lua"}},
+	{name: "missing script", args: []string{"nofile.lua", "a"}},
+	{name: "os.exit sets the exit status", args: []string{"exit.lua"}},
+	{name: "os.exit from -e", args: []string{"-e", "os.exit(0)", "error.lua"}},
+
+	// Options.
+	{name: "unrecognized option", args: []string{"-x", "args.lua"},
+		firstLine: `^(glua: unrecognized option '-x'|usage: glua .*)$`, shape: true,
+		contains: "usage: glua [options] [script [args]]"},
+	{name: "option with extra characters", args: []string{"-vx"},
+		firstLine: `^(glua: unrecognized option '-vx'|usage: glua .*)$`, shape: true,
+		contains: "usage: glua [options] [script [args]]"},
+	{name: "-e without its argument", args: []string{"-e"},
+		firstLine: `^(glua: '-e' needs argument|usage: glua .*)$`, shape: true,
+		contains: "usage: glua [options] [script [args]]"},
+	{name: "-v prints the version to stderr", args: []string{"-v"},
+		firstLine: `^(glua \d+\.\d+\.\d+ \(Lua 5\.1 via gopher-lua.*\)|Lua 5\.1\.\d+  Copyright .*)$`},
+	{name: "-v then -e", args: []string{"-v", "-e", "print('after')"},
+		firstLine: `^(glua \d+\.\d+\.\d+ \(Lua 5\.1 via gopher-lua.*\)|Lua 5\.1\.\d+  Copyright .*)$`},
+}
+
+// lua51 finds the reference interpreter, or skips: CI sets
+// GLUA_REQUIRE_LUA51=1 so that a missing lua5.1 fails there instead.
+func lua51(t *testing.T) string {
+	path, err := exec.LookPath("lua5.1")
+	if err != nil {
+		if os.Getenv("GLUA_REQUIRE_LUA51") != "" {
+			t.Fatalf("GLUA_REQUIRE_LUA51 is set but lua5.1 is not installed: %v", err)
+		}
+		t.Skip("lua5.1 not installed (apt-get install lua5.1); set GLUA_REQUIRE_LUA51=1 to fail instead")
+	}
+	return path
+}
+
+var (
+	luaName   = regexp.MustCompile(`\blua5\.1\b`)
+	goFrame   = regexp.MustCompile(`(?m)^\t\[G\]:`)
+	traceLine = "stack traceback:"
+)
+
+// normalise names both interpreters glua and gives Go frames lua's name
+// for C frames.
+func normalise(s string) string {
+	return goFrame.ReplaceAllString(luaName.ReplaceAllString(s, "glua"), "\t[C]:")
+}
+
+func TestBehavesLikeLua51(t *testing.T) {
+	lua := lua51(t)
+	for _, tc := range sideBySideCases {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := invocation{dir: "testdata", args: tc.args, stdin: tc.stdin}
+			want := inv.run(t, lua, "lua5.1")
+			got := inv.glua(t)
+			want.stdout, want.stderr = normalise(want.stdout), normalise(want.stderr)
+			got.stderr = normalise(got.stderr)
+			if err := compareRuns(tc, got, want); err != "" {
+				t.Errorf("%s\nglua %q:\n%v\nlua5.1:\n%v", err, tc.args, got, want)
+			}
+		})
+	}
+}
+
+// compareRuns says how got differs from want, or "".
+func compareRuns(tc sideBySide, got, want result) string {
+	if tc.gluaFails {
+		if got.code != 1 || want.code != 0 {
+			return "want glua to exit 1 where lua5.1 exits 0"
+		}
+	} else if got.code != want.code {
+		return "exit status differs"
+	}
+	if got.stdout != want.stdout {
+		return "stdout differs"
+	}
+	if tc.contains != "" && (!strings.Contains(got.stderr, tc.contains) || !strings.Contains(want.stderr, tc.contains)) {
+		return "stderr lacks " + tc.contains
+	}
+	if tc.firstLine == "" && !tc.shape {
+		if got.stderr != want.stderr {
+			return "stderr differs"
+		}
+		return ""
+	}
+	gotFirst, gotRest, _ := strings.Cut(got.stderr, "\n")
+	wantFirst, wantRest, _ := strings.Cut(want.stderr, "\n")
+	if tc.firstLine != "" {
+		re := regexp.MustCompile(tc.firstLine)
+		if !re.MatchString(gotFirst) || !re.MatchString(wantFirst) {
+			return "first line of stderr does not match " + tc.firstLine
+		}
+	} else if gotFirst != wantFirst {
+		return "first line of stderr differs"
+	}
+	if !tc.shape {
+		if gotRest != wantRest {
+			return "stderr after the first line differs"
+		}
+		return ""
+	}
+	gotTrace, wantTrace := tracebackLines(gotRest), tracebackLines(wantRest)
+	if (gotTrace == nil) != (wantTrace == nil) {
+		return "only one has a traceback"
+	}
+	for _, lines := range [][]string{gotTrace, wantTrace} {
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "\t") {
+				return "traceback line not indented: " + l
+			}
+		}
+	}
+	return ""
+}
+
+// tracebackLines returns the lines after "stack traceback:", or nil when there
+// is none.
+func tracebackLines(stderr string) []string {
+	_, after, ok := strings.Cut(stderr, traceLine+"\n")
+	if !ok {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(after, "\n"), "\n")
+}

@@ -1,0 +1,355 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/chzyer/readline"
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/gluaproject/glua/runtime"
+)
+
+// progname prefixes every message, as argv[0] does in lua.c.
+const progname = "glua"
+
+// run is lua.c's pmain: read the options, print the version, run each -e
+// and -l in order, then the script, then stdin or the REPL. It returns the
+// exit status: 0, or 1 at the first error.
+//
+// A script's os.exit(n) does not come back here: gopher-lua calls os.Exit
+// at once, as C's exit does for lua, so the runtime is not closed. That is
+// safe because nothing is lost: output is written unbuffered, and the
+// device memory and the CUDA context go with the process. What is skipped
+// is only pool.debug's report of arrays still alive.
+func run(argv []string) int {
+	o, err := parseArgs(argv)
+	if err != nil {
+		message(err.Error())
+		fmt.Fprint(os.Stderr, usage)
+		return 1
+	}
+	if o.version {
+		printVersion()
+	}
+	if o.runsNothing() {
+		return 0
+	}
+	cfg, err := o.configure(os.Getenv)
+	if err != nil {
+		message(err.Error())
+		return 1
+	}
+	rt, err := runtime.New(runtime.Options{Config: &cfg})
+	if err != nil {
+		message(err.Error())
+		return 1
+	}
+	status := session(rt, o, argv)
+	if err := rt.Close(); err != nil {
+		message(err.Error())
+		status = 1
+	}
+	return status
+}
+
+// session does what the command line asks of a started runtime.
+func session(rt *runtime.Runtime, o options, argv []string) int {
+	L := rt.Lua()
+	if o.ignoreEnv {
+		// gopher-lua took package.path from $LUA_PATH when the state was
+		// made; -E means the built-in path, as it does for lua.
+		if pkg, ok := L.GetGlobal("package").(*lua.LTable); ok {
+			pkg.RawSetString("path", lua.LString(lua.LuaPathDefault))
+		}
+	}
+	if o.info {
+		if err := rt.WriteInfo(os.Stdout); err != nil {
+			message(err.Error())
+			return 1
+		}
+	}
+	for _, s := range o.steps {
+		var err error
+		if s.option == 'e' {
+			err = doString(L, s.value, "(command line)")
+		} else {
+			err = doLibrary(L, s.value)
+		}
+		if err != nil {
+			return report(err)
+		}
+	}
+	if o.script > 0 {
+		if err := doScript(L, argv, o.script); err != nil {
+			return report(err)
+		}
+	}
+	if o.interactive {
+		return repl(rt)
+	}
+	if o.runsStdin() {
+		if readline.IsTerminal(int(os.Stdin.Fd())) {
+			printVersion()
+			return repl(rt)
+		}
+		if err := doFile(L, ""); err != nil {
+			return report(err)
+		}
+	}
+	return 0
+}
+
+// repl stands in for the interactive mode until it exists.
+func repl(*runtime.Runtime) int {
+	message("interactive mode (REPL) is not available yet; run a script with: glua script.lua")
+	return 1
+}
+
+func message(msg string) {
+	fmt.Fprintf(os.Stderr, "%s: %s\n", progname, msg)
+}
+
+// printVersion writes the banner to stderr, where lua 5.1 writes it.
+func printVersion() {
+	fmt.Fprintf(os.Stderr, "%s %s (Lua 5.1 via gopher-lua%s)\n", progname, version, gopherLuaVersion())
+}
+
+// gopherLuaVersion is " v1.1.2", or "" when the binary carries no module
+// information.
+func gopherLuaVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/yuin/gopher-lua" {
+				return " " + dep.Version
+			}
+		}
+	}
+	return ""
+}
+
+// report prints an error as lua.c's report does and returns the exit
+// status. An error value of nil (`error()`) prints nothing, and one that is
+// not a string prints a placeholder, not a Go representation.
+func report(err error) int {
+	var apiErr *lua.ApiError
+	if !errors.As(err, &apiErr) {
+		message(err.Error())
+		return 1
+	}
+	switch v := apiErr.Object.(type) {
+	case *lua.LNilType:
+	case lua.LString, lua.LNumber:
+		msg := v.String()
+		// gopher-lua attaches its own traceback only when the message
+		// handler could not run, as after a stack overflow.
+		if apiErr.StackTrace != "" {
+			msg += "\n" + apiErr.StackTrace
+		}
+		message(msg)
+	default:
+		message("(error object is not a string)")
+	}
+	return 1
+}
+
+// doScript runs the script at argv[n] with the rest of argv as its
+// arguments, after setting the global arg as lua.c does: arg[0] is the
+// script, arg[1..] its arguments, and the interpreter and its options sit
+// at negative indices.
+func doScript(L *lua.LState, argv []string, n int) error {
+	args := L.CreateTable(len(argv)-n-1, n+1)
+	for i, a := range argv {
+		args.RawSetInt(i-n, lua.LString(a))
+	}
+	L.SetGlobal("arg", args)
+	name := argv[n]
+	if name == "-" && argv[n-1] != "--" {
+		name = ""
+	}
+	fn, err := loadFile(L, name)
+	if err != nil {
+		return err
+	}
+	L.Push(fn)
+	for _, a := range argv[n+1:] {
+		L.Push(lua.LString(a))
+	}
+	return call(L, len(argv)-n-1, 0)
+}
+
+// doFile runs a file, or stdin when name is "".
+func doFile(L *lua.LState, name string) error {
+	fn, err := loadFile(L, name)
+	if err != nil {
+		return err
+	}
+	L.Push(fn)
+	return call(L, 0, 0)
+}
+
+func doString(L *lua.LState, source, chunkName string) error {
+	fn, err := load(L, []byte(source), chunkName)
+	if err != nil {
+		return err
+	}
+	L.Push(fn)
+	return call(L, 0, 0)
+}
+
+// doLibrary is -l: require(name), as lua does. Like lua 5.2 and later it
+// also sets the global name to the module when the module did not set one
+// itself, so that `glua -l cuda -e 'print(cuda.backend())'` works.
+func doLibrary(L *lua.LState, name string) error {
+	L.Push(L.GetGlobal("require"))
+	L.Push(lua.LString(name))
+	if err := call(L, 1, 1); err != nil {
+		return err
+	}
+	mod := L.Get(-1)
+	L.Pop(1)
+	if mod != lua.LNil && mod != lua.LTrue && L.GetGlobal(name) == lua.LNil {
+		L.SetGlobal(name, mod)
+	}
+	return nil
+}
+
+// call is lua.c's docall: a protected call whose error carries a traceback
+// taken where the error was raised.
+func call(L *lua.LState, nargs, nret int) error {
+	return L.PCall(nargs, nret, L.NewFunction(traceback))
+}
+
+// traceback is lua.c's message handler: it appends debug.traceback to a
+// string message and leaves any other error value alone. It calls the
+// script's debug.traceback, so a script that removes it gets bare messages,
+// as with lua.
+func traceback(L *lua.LState) int {
+	msg := L.Get(1)
+	switch v := msg.(type) {
+	case lua.LString:
+	case lua.LNumber:
+		msg = lua.LString(v.String())
+	default:
+		// A value with __tostring is shown by it, as by lua 5.2 and later;
+		// lua 5.1 would say only that it is not a string.
+		if L.GetMetaField(msg, "__tostring") == lua.LNil {
+			return 1
+		}
+		msg = L.ToStringMeta(msg)
+	}
+	dbg, ok := L.GetGlobal("debug").(*lua.LTable)
+	if !ok {
+		L.Push(msg)
+		return 1
+	}
+	tb, ok := dbg.RawGetString("traceback").(*lua.LFunction)
+	if !ok {
+		L.Push(msg)
+		return 1
+	}
+	L.Push(tb)
+	L.Push(msg)
+	L.Push(lua.LNumber(2)) // skip this handler and traceback itself
+	L.Call(2, 1)
+	return 1
+}
+
+// loadFile compiles a file, or stdin when name is "", as luaL_loadfile
+// does: a first line starting with # (a Unix "#!" line) is skipped but
+// still counted, so line numbers in messages match the file.
+func loadFile(L *lua.LState, name string) (*lua.LFunction, error) {
+	var src []byte
+	var err error
+	chunkName := name
+	if name == "" {
+		chunkName = "stdin"
+		if src, err = io.ReadAll(os.Stdin); err != nil {
+			return nil, fmt.Errorf("cannot read stdin: %s", strerror(err))
+		}
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("cannot open %s: %s", name, strerror(err))
+		}
+		src, err = io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %s", name, strerror(err))
+		}
+	}
+	if bytes.HasPrefix(src, []byte("#")) {
+		if i := bytes.IndexByte(src, '\n'); i >= 0 {
+			src = src[i:]
+		} else {
+			src = nil
+		}
+	}
+	return load(L, src, chunkName)
+}
+
+// load compiles source, turning gopher-lua's syntax errors into lua's form
+// (`name:line: message near 'token'`).
+func load(L *lua.LState, src []byte, chunkName string) (*lua.LFunction, error) {
+	fn, err := L.Load(bytes.NewReader(src), chunkName)
+	if err != nil {
+		return nil, syntaxError(err, chunkName, src)
+	}
+	return fn, nil
+}
+
+// syntaxError rewrites a load error as lua words it. An error at the end of
+// the input names the last line and ends in "near '<eof>'", which is how
+// lua.c's REPL knows a statement is incomplete.
+func syntaxError(err error, chunkName string, src []byte) error {
+	// gopher-lua's ApiError keeps the parser's error in Cause but does not
+	// unwrap to it.
+	var apiErr *lua.ApiError
+	if errors.As(err, &apiErr) && apiErr.Cause != nil {
+		err = apiErr.Cause
+	}
+	var perr *parse.Error
+	var cerr *lua.CompileError
+	switch {
+	case errors.As(err, &perr):
+		msg := perr.Message
+		if msg == "" {
+			msg = "syntax error"
+		}
+		if perr.Pos.Line == parse.EOF {
+			return fmt.Errorf("%s:%d: %s near '<eof>'", chunkName, lastLine(src), msg)
+		}
+		return fmt.Errorf("%s:%d: %s near '%s'", chunkName, perr.Pos.Line, msg, perr.Token)
+	case errors.As(err, &cerr):
+		return fmt.Errorf("%s:%d: %s", chunkName, cerr.Line, cerr.Message)
+	}
+	return err
+}
+
+// lastLine is the number of the line the input ends on, as lua counts it.
+func lastLine(src []byte) int {
+	return bytes.Count(src, []byte("\n")) + 1
+}
+
+// strerror words a file error as C's strerror does ("No such file or
+// directory"), which is what lua prints.
+func strerror(err error) string {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		err = pathErr.Err
+	}
+	msg := err.Error()
+	var errno syscall.Errno
+	if errors.As(err, &errno) && msg != "" {
+		msg = strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	return msg
+}

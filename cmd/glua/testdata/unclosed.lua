@@ -1,0 +1,3 @@
+print("never runs")
+local t = {
+  1, 2,
