@@ -132,6 +132,7 @@ func (rt *Runtime) newLuaState(opts Options) *lua.LState {
 		L.SetContext(opts.Context)
 	}
 	L.SetGlobal("print", L.NewFunction(rt.luaPrint))
+	rt.wrapCollectGarbage(L)
 	modulesMu.Lock()
 	registered := append([]Module(nil), modules...)
 	modulesMu.Unlock()
@@ -197,6 +198,31 @@ func (rt *Runtime) luaPrint(L *lua.LState) int {
 	b.WriteByte('\n')
 	io.WriteString(rt.stdout, b.String())
 	return 0
+}
+
+// wrapCollectGarbage makes collectgarbage("collect") also return the
+// memory of arrays that became unreachable, so that a script which calls it
+// sees the pool shrink at once rather than at its next allocation.
+func (rt *Runtime) wrapCollectGarbage(L *lua.LState) {
+	orig, ok := L.GetGlobal("collectgarbage").(*lua.LFunction)
+	if !ok {
+		return
+	}
+	L.SetGlobal("collectgarbage", L.NewFunction(func(L *lua.LState) int {
+		opt := L.OptString(1, "collect")
+		if opt == "collect" {
+			rt.collect()
+			L.Push(lua.LNumber(0))
+			return 1
+		}
+		top := L.GetTop()
+		L.Push(orig)
+		for i := 1; i <= top; i++ {
+			L.Push(L.Get(i))
+		}
+		L.Call(top, lua.MultRet)
+		return L.GetTop() - top
+	}))
 }
 
 // Lua is the runtime's Lua state, for registering the host's own functions.
