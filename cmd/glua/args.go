@@ -56,6 +56,10 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
+func unrecognized(option string) usageError {
+	return usageError(fmt.Sprintf("unrecognized option '%s'", option))
+}
+
 // valueOptions are glua's long options, each taking a value written
 // `--name value` or `--name=value`.
 var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit"}
@@ -85,7 +89,7 @@ func parseArgs(argv []string) (options, error) {
 				continue
 			}
 			if !slices.Contains(valueOptions, name) {
-				return o, usageError(fmt.Sprintf("unrecognized option '%s'", a))
+				return o, unrecognized(a)
 			}
 			if !hasValue {
 				if i+1 == len(argv) {
@@ -100,19 +104,17 @@ func parseArgs(argv []string) (options, error) {
 			o.settings[name] = value
 			continue
 		}
+		// Only -e and -l take their value in the same argument (-eSTAT).
+		if a[1] != 'e' && a[1] != 'l' && len(a) > 2 {
+			return o, unrecognized(a)
+		}
 		switch a[1] {
-		case 'i', 'v', 'E':
-			if len(a) > 2 {
-				return o, usageError(fmt.Sprintf("unrecognized option '%s'", a))
-			}
-			switch a[1] {
-			case 'i':
-				o.interactive, o.version = true, true
-			case 'v':
-				o.version = true
-			case 'E':
-				o.ignoreEnv = true
-			}
+		case 'i':
+			o.interactive, o.version = true, true
+		case 'v':
+			o.version = true
+		case 'E':
+			o.ignoreEnv = true
 		case 'e', 'l':
 			value := a[2:]
 			if value == "" {
@@ -124,7 +126,7 @@ func parseArgs(argv []string) (options, error) {
 			}
 			o.steps = append(o.steps, step{option: a[1], value: value})
 		default:
-			return o, usageError(fmt.Sprintf("unrecognized option '%s'", a))
+			return o, unrecognized(a)
 		}
 	}
 	return o, nil

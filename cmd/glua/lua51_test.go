@@ -73,6 +73,7 @@ var sideBySideCases = []sideBySide{
 		firstLine: `^glua: unclosed\.lua:4: .* near '<eof>'$`},
 	{name: "a #! line is skipped but counted", args: []string{"shebang.lua"}},
 	{name: "missing script", args: []string{"nofile.lua", "a"}},
+	{name: "a directory as the script", args: []string{"."}},
 	{name: "os.exit sets the exit status", args: []string{"exit.lua"}},
 	{name: "os.exit from -e", args: []string{"-e", "os.exit(0)", "error.lua"}},
 
