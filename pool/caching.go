@@ -109,6 +109,7 @@ type fence struct {
 	ok      bool   // ev exists
 	pending bool   // ev recorded and not yet seen done
 	seq     uint64 // frees up to seq are covered by ev
+	done    uint64 // frees up to done are known to be done
 }
 
 // caching is strategy "caching".
@@ -259,6 +260,13 @@ func mergeable(ch, n *chunk) bool {
 // insertFree puts ch (not in a tree) into its free tree, merged with free
 // neighbours of the same binding.
 func (x *caching) insertFree(ch *chunk) {
+	if ch.bound {
+		// A chunk that waited for other streams may come back after its
+		// own stream's fence was already seen done.
+		if f := x.fences[ch.stream]; f != nil && ch.seq <= f.done {
+			ch.bound = false
+		}
+	}
 	if p := ch.prev; p != nil && mergeable(ch, p) {
 		x.removeFree(p)
 		p.size += ch.size
@@ -389,7 +397,7 @@ func (x *caching) poll() bool {
 		if done, err := ev.EventDone(f.ev); err != nil || !done {
 			continue
 		}
-		f.pending = false
+		f.pending, f.done = false, f.seq
 		if x.promote(s, f.seq) {
 			promoted = true
 		}
@@ -451,7 +459,7 @@ func (x *caching) settle() error {
 	}
 	x.waiting = x.waiting[:0]
 	for s, f := range x.fences {
-		f.pending = false
+		f.pending, f.done = false, x.seq
 		x.promote(s, math.MaxUint64)
 	}
 	return nil

@@ -163,7 +163,9 @@ type eventSource struct {
 	// finished[s] is the count of Record calls on s the device has done.
 	recorded, finished map[device.Stream]int
 	records, polls     int
-	failRecord         error
+	// failRecord is returned by the next Record on stream failRecordOn.
+	failRecord   error
+	failRecordOn device.Stream
 }
 
 type fakeEvent struct {
@@ -206,7 +208,7 @@ func (e *eventSource) Record(ev device.Event, s device.Stream) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.records++
-	if err := e.failRecord; err != nil {
+	if err := e.failRecord; err != nil && s == e.failRecordOn {
 		e.failRecord = nil
 		return err
 	}
