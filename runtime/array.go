@@ -37,7 +37,7 @@ type buffer struct {
 	block *pool.Block
 	dtype device.DType
 	shape []int // of the array that allocated it, for snapshots
-	site  string
+	site  site
 	id    uint64
 	freed bool
 	// arrays counts the Array values over this buffer that the garbage

@@ -312,7 +312,7 @@ func leakReport(live []*buffer) error {
 	fmt.Fprintf(&b, "%d arrays still alive at close:", len(live))
 	for _, buf := range live {
 		fmt.Fprintf(&b, "\n  %s[%s] %s", buf.dtype, shapeString(buf.shape), config.FormatSize(buf.block.Size))
-		if buf.site != "" {
+		if buf.site.source != "" {
 			fmt.Fprintf(&b, " allocated at %s", buf.site)
 		}
 	}
@@ -333,7 +333,7 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &buffer{rt: rt, block: block, dtype: dt, shape: append([]int(nil), shape...), site: rt.site()}
+	b := &buffer{rt: rt, block: block, dtype: dt, shape: append([]int(nil), shape...), site: rt.callerSite()}
 	rt.mu.Lock()
 	rt.nextID++
 	b.id = rt.nextID
@@ -345,12 +345,38 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	return b, nil
 }
 
-// site is the Lua source position that is allocating, if Lua is running.
-func (rt *Runtime) site() string {
-	if rt.L == nil {
+// site is where Lua code is allocating, kept unformatted because every
+// allocation records one and few are ever printed.
+type site struct {
+	source string
+	line   int
+}
+
+func (s site) String() string {
+	if s.source == "" {
 		return ""
 	}
-	return strings.TrimSuffix(rt.L.Where(1), ":")
+	return fmt.Sprintf("%s:%d", s.source, s.line)
+}
+
+// callerSite is the innermost Lua function on the stack, if Lua is running.
+func (rt *Runtime) callerSite() site {
+	if rt.L == nil {
+		return site{}
+	}
+	for level := 1; level < 8; level++ {
+		dbg, ok := rt.L.GetStack(level)
+		if !ok {
+			return site{}
+		}
+		if _, err := rt.L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+			return site{}
+		}
+		if dbg.What != "G" {
+			return site{dbg.Source, dbg.CurrentLine}
+		}
+	}
+	return site{}
 }
 
 func (rt *Runtime) freeBuffer(b *buffer) error {

@@ -1,0 +1,46 @@
+package bindings_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gluaproject/glua/runtime"
+)
+
+// benchLua times a Lua loop of b.N iterations whose body is body, with the
+// setup run first. The reported ns/op is the cost of one body.
+func benchLua(b *testing.B, setup, body string) {
+	rt, err := runtime.New(runtime.Options{Backend: "cpu", Config: defaultConfig(), CPUMemory: "1GiB"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	if err := rt.DoString(setup); err != nil {
+		b.Fatal(err)
+	}
+	fn := fmt.Sprintf("return function(n) for i = 1, n do %s end end", body)
+	if err := rt.DoString("bench_loop = (function() " + fn + " end)()"); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	if err := rt.DoString(fmt.Sprintf("bench_loop(%d)", b.N)); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkTinyKernelFromLua is the per-call cost of an in-place kernel on a
+// one-element array from a Lua loop: all overhead, no work. Subtract
+// BenchmarkEmptyLuaLoop's per-iteration cost to get glua's share.
+func BenchmarkTinyKernelFromLua(b *testing.B) {
+	benchLua(b, `kernels = require("kernels"); x = require("cuda").ones(1)`, `kernels.scale(x, 1.0)`)
+}
+
+func BenchmarkEmptyLuaLoop(b *testing.B) {
+	benchLua(b, `x = 1`, `x = x + 0`)
+}
+
+// BenchmarkAllocFreeFromLua is cuda.device_array + free of 1 MiB from a Lua
+// loop, served from the pool's cache.
+func BenchmarkAllocFreeFromLua(b *testing.B) {
+	benchLua(b, `cuda = require("cuda")`, `cuda.device_array(262144):free()`)
+}
