@@ -132,11 +132,7 @@ func (e *OOMError) Error() string {
 	if e.HardLimit > 0 {
 		msg += "hard limit " + formatBytes(e.HardLimit) + ", "
 	}
-	arrays := "arrays"
-	if e.LiveBlocks == 1 {
-		arrays = "array"
-	}
-	msg += fmt.Sprintf("%s in use by %d %s, %s cached", formatBytes(e.InUse), e.LiveBlocks, arrays, formatBytes(e.Cached))
+	msg += fmt.Sprintf("%s in use by %s, %s cached", formatBytes(e.InUse), plural(e.LiveBlocks, "array", "arrays"), formatBytes(e.Cached))
 	if e.DeviceTotal > 0 {
 		msg += "; device " + formatBytes(e.DeviceFree) + " free of " + formatBytes(e.DeviceTotal)
 	}

@@ -22,10 +22,11 @@ func (p *Pool) Limits() (soft, hard uint64) {
 }
 
 // SetLimits sets the soft and hard limits (0: none). Limits below what the
-// pool holds take effect at once: cached memory is released to meet them,
-// and when live blocks keep the pool above one, the error says by how much;
-// the limit then stays in force, so allocations fail until blocks are
-// freed.
+// pool holds take effect at once: cached memory is released to meet them.
+// The soft limit is a target for the cache, so live blocks above it are no
+// error; when live blocks keep the pool above the hard limit, the error
+// says by how much, and the limit stays in force: allocations fail until
+// blocks are freed.
 func (p *Pool) SetLimits(soft, hard uint64) error {
 	c := p.c
 	c.mu.Lock()
@@ -67,9 +68,6 @@ func (p *Pool) SetLimits(soft, hard uint64) error {
 	} else if hard > 0 && p.acct.used > hard {
 		short = append(short, fmt.Sprintf("hard limit %s is below the %s this quota's blocks hold", formatBytes(hard), formatBytes(p.acct.used)))
 	}
-	if soft > 0 && c.reserved > soft {
-		short = append(short, fmt.Sprintf("soft limit %s is below the %s still reserved", formatBytes(soft), formatBytes(c.reserved)))
-	}
 	if len(short) == 0 {
 		return nil
 	}
@@ -77,8 +75,8 @@ func (p *Pool) SetLimits(soft, hard uint64) error {
 	if c.reserved > c.root.acct.used {
 		cached = c.reserved - c.root.acct.used
 	}
-	return fmt.Errorf("pool.SetLimits: %s (released %s; %s in use by %d live blocks, %s cached in segments that also hold live blocks); the limits are set and allocations beyond them will fail until blocks are freed",
-		strings.Join(short, "; "), formatBytes(released), formatBytes(p.acct.used), p.acct.live, formatBytes(cached))
+	return fmt.Errorf("pool.SetLimits: %s (released %s; %s in use by %s, %s cached in segments that also hold live blocks); the limit is set and allocations will fail until blocks are freed",
+		strings.Join(short, "; "), formatBytes(released), formatBytes(p.acct.used), plural(p.acct.live, "live block", "live blocks"), formatBytes(cached))
 }
 
 // rootHard is the hard limit that binds reserved memory: the root's own;

@@ -146,3 +146,11 @@ func formatBytes(n uint64) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// plural is "1 array" or "3 arrays".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
