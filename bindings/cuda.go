@@ -98,6 +98,7 @@ func openCuda(rt *runtime.Runtime, L *lua.LState) int {
 			return 1
 		},
 	})
+	L.SetFuncs(mod, streamFuncs(rt, L))
 	L.Push(mod)
 	return 1
 }

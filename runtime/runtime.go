@@ -31,7 +31,9 @@ type Runtime struct {
 	stream      device.Stream
 	L           *lua.LState
 	stdout      io.Writer
-	scratch     *pool.Block // small device buffer for reduction results
+	streams     []device.Stream
+	events      []device.Event
+	timer       [2]device.Event
 
 	mu      sync.Mutex
 	buffers map[*buffer]struct{}
@@ -293,9 +295,7 @@ func (rt *Runtime) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	if rt.scratch != nil {
-		rt.pool.Free(rt.scratch)
-	}
+	errs = append(errs, rt.destroyStreams()...)
 	if err := rt.pool.Close(); err != nil {
 		errs = append(errs, err)
 	}

@@ -1,0 +1,149 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// Stream is a queue of device work. Streams live until the runtime closes:
+// a driver stream is cheap to keep and destroying one while work is queued
+// on it is a bug the driver does not report.
+type Stream struct {
+	rt     *Runtime
+	handle device.Stream
+}
+
+// Event marks a point in a stream, for waiting and for timing.
+type Event struct {
+	rt       *Runtime
+	handle   device.Event
+	recorded bool
+}
+
+// NewStream creates a stream.
+func (rt *Runtime) NewStream() (*Stream, error) {
+	h, err := rt.backend.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	rt.mu.Lock()
+	rt.streams = append(rt.streams, h)
+	rt.mu.Unlock()
+	return &Stream{rt: rt, handle: h}, nil
+}
+
+// Synchronize waits for the stream's queued work.
+func (s *Stream) Synchronize() error { return s.rt.backend.StreamSynchronize(s.handle) }
+
+// NewEvent creates an event.
+func (rt *Runtime) NewEvent() (*Event, error) {
+	h, err := rt.backend.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	rt.mu.Lock()
+	rt.events = append(rt.events, h)
+	rt.mu.Unlock()
+	return &Event{rt: rt, handle: h}, nil
+}
+
+// Record marks the current end of stream s (nil: the runtime's stream).
+func (e *Event) Record(s *Stream) error {
+	h := e.rt.stream
+	if s != nil {
+		if s.rt != e.rt {
+			return errors.New("the stream belongs to another runtime")
+		}
+		h = s.handle
+	}
+	if err := e.rt.backend.Record(e.handle, h); err != nil {
+		return err
+	}
+	e.recorded = true
+	return nil
+}
+
+// Synchronize waits until the work before the event is done.
+func (e *Event) Synchronize() error {
+	if !e.recorded {
+		return errors.New("the event was never recorded")
+	}
+	return e.rt.backend.EventSynchronize(e.handle)
+}
+
+// Done reports whether the work before the event has finished.
+func (e *Event) Done() (bool, error) {
+	if !e.recorded {
+		return false, errors.New("the event was never recorded")
+	}
+	return e.rt.backend.EventDone(e.handle)
+}
+
+// Since is the device time in seconds from start to e; both must have been
+// recorded and e must be complete or is waited for.
+func (e *Event) Since(start *Event) (float64, error) {
+	if !e.recorded || !start.recorded {
+		return 0, errors.New("both events must be recorded first")
+	}
+	if err := e.Synchronize(); err != nil {
+		return 0, err
+	}
+	return e.rt.backend.Elapsed(start.handle, e.handle)
+}
+
+// Timer runs fn and returns the device time its queued work took, in
+// seconds, measured with events on the runtime's stream.
+func (rt *Runtime) Timer(fn func() error) (float64, error) {
+	start, err := rt.timerEvents()
+	if err != nil {
+		return 0, err
+	}
+	if err := rt.backend.Record(start[0], rt.stream); err != nil {
+		return 0, err
+	}
+	if err := fn(); err != nil {
+		return 0, err
+	}
+	if err := rt.backend.Record(start[1], rt.stream); err != nil {
+		return 0, err
+	}
+	if err := rt.backend.EventSynchronize(start[1]); err != nil {
+		return 0, err
+	}
+	return rt.backend.Elapsed(start[0], start[1])
+}
+
+// timerEvents is the pair of events Timer reuses, so timing in a loop
+// creates no driver objects.
+func (rt *Runtime) timerEvents() ([2]device.Event, error) {
+	if rt.timer[1] != 0 {
+		return rt.timer, nil
+	}
+	for i := range rt.timer {
+		e, err := rt.backend.NewEvent()
+		if err != nil {
+			return rt.timer, fmt.Errorf("timer: %w", err)
+		}
+		rt.timer[i] = e
+		rt.events = append(rt.events, e)
+	}
+	return rt.timer, nil
+}
+
+// destroyStreams releases every stream and event at Close.
+func (rt *Runtime) destroyStreams() []error {
+	var errs []error
+	for _, e := range rt.events {
+		if err := rt.backend.DestroyEvent(e); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range rt.streams {
+		if err := rt.backend.DestroyStream(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
