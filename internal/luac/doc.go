@@ -1,0 +1,60 @@
+// Package luac compiles Lua source for gopher-lua with one correction:
+// multiple assignment.
+//
+// gopher-lua (every release up to at least v1.1.2; upstream issues #158,
+// #315, #440) compiles `a, b = b, a` by storing into `a` before `b`'s
+// right-hand side has been read, so a swap prints `2 2` where Lua 5.1 prints
+// `2 1`; the same happens when a table key or prefix on the left names a
+// variable assigned earlier in the statement (`t[i], i = 20, 30`).
+//
+// The fix works on the syntax tree, between gopher-lua's parser and its
+// compiler, without touching gopher-lua itself. Every assignment with more
+// than one target becomes
+//
+//	do
+//	  local (assign 1), ..., (assign n) = <left prefixes and keys>, <right-hand side>
+//	  <last target> = (assign n)
+//	  ...
+//	  <first target> = (assign k+1)
+//	end
+//
+// The temporaries' names contain a space and parentheses, which the lexer can
+// never produce, so they cannot capture or shadow a user's variable (the
+// compiler itself names its for-loop state the same way, "(for index)"). The
+// final assignments each have one target and read only temporaries, so they
+// do not go through the miscompiled path at all. Each new node carries the
+// line of the user's code it stands for, so error positions and tracebacks
+// are unchanged.
+//
+// Semantics follow Lua 5.1: left-hand prefixes and keys are evaluated first,
+// left to right, then the right-hand side, left to right, with the usual
+// adjustment (the last expression expands if it is a call or `...`, surplus
+// values are evaluated and dropped, missing ones are nil); the stores then
+// happen right to left, as in the reference implementation, so
+// `a, a = 1, 2` leaves a == 1.
+//
+// Load, LoadString and LoadFile replace L.Load, L.LoadString and L.LoadFile;
+// Install routes the Lua-visible loaders (loadstring, load, loadfile, dofile,
+// require's file searcher) through the same compiler.
+//
+// Limits, all measured against gopher-lua v1.1.2:
+//   - each target costs one extra register for the statement's duration, so
+//     one statement can assign at most 100 locals of a function (Lua 5.1
+//     allows 125; gopher-lua's limit is 200 registers a function); past that
+//     the chunk fails to compile with a syntax *lua.ApiError;
+//   - prefixes and keys on the left are copied before the right-hand side
+//     runs. The reference implementation reads a local used as a table or key
+//     in place, so a function on the right that changes that local through an
+//     upvalue moves the store there but not here (the manual leaves this
+//     order undefined);
+//   - debug.getlocal, called from a metamethod during the stores, sees the
+//     temporaries;
+//   - compiling costs about 10-20% more time and allocation on code with a
+//     multiple assignment every few lines (BenchmarkLoadString against
+//     BenchmarkGopherLuaLoadString); running costs one register move per
+//     value.
+//
+// What this package does not do: it does not change how gopher-lua runs
+// code, and it cannot fix chunks compiled elsewhere (by L.DoString,
+// L.LoadString, or a loader a host saved before Install ran).
+package luac
