@@ -1,0 +1,227 @@
+package luac
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// builtins holds the code pointers of gopher-lua's own loaders, taken from
+// a scratch state, so that Install recognises them wherever they sit and
+// leaves alone anything a host put in their place (a sandbox's wrapper, say).
+var builtins = sync.OnceValue(func() map[uintptr]string {
+	L := lua.NewState()
+	defer L.Close()
+	found := map[uintptr]string{}
+	for _, name := range []string{"loadstring", "load", "loadfile", "dofile"} {
+		if p, ok := goFunc(L.GetGlobal(name)); ok {
+			found[p] = name
+		}
+	}
+	// package.loaders is {preload searcher, Lua file searcher} in every
+	// gopher-lua release; only the second reads files.
+	if loaders, ok := L.GetField(L.GetGlobal("package"), "loaders").(*lua.LTable); ok {
+		if p, ok := goFunc(loaders.RawGetInt(2)); ok {
+			found[p] = luaSearcher
+		}
+	}
+	return found
+})
+
+const luaSearcher = "package.loaders[2]"
+
+func goFunc(v lua.LValue) (uintptr, bool) {
+	fn, ok := v.(*lua.LFunction)
+	if !ok || !fn.IsG || fn.GFunction == nil {
+		return 0, false
+	}
+	return reflect.ValueOf(fn.GFunction).Pointer(), true
+}
+
+var replacements = map[string]lua.LGFunction{
+	"loadstring": loadstring,
+	"load":       load,
+	"loadfile":   loadfile,
+	"dofile":     dofile,
+	luaSearcher:  searchLuaFile,
+}
+
+// Install makes L's loadstring, load, loadfile, dofile and require's Lua
+// file searcher compile through Load. Each is replaced only where gopher-lua's
+// own version is still in place, so a sandbox that removed or wrapped one
+// keeps its choice, and calling Install twice is harmless. The replacements
+// keep gopher-lua's behaviour and messages: the load family returns nil and
+// a message on failure, dofile raises it. The one difference is that
+// loadfile, like Lua 5.1's, skips a leading '#' line.
+func Install(L *lua.LState) {
+	if L == nil {
+		return
+	}
+	known := builtins()
+	replace := func(v lua.LValue) (lua.LValue, bool) {
+		p, ok := goFunc(v)
+		if !ok {
+			return nil, false
+		}
+		name, ok := known[p]
+		if !ok {
+			return nil, false
+		}
+		return L.NewFunction(replacements[name]), true
+	}
+
+	globals := L.G.Global
+	for _, name := range []string{"loadstring", "load", "loadfile", "dofile"} {
+		if fn, ok := replace(globals.RawGetString(name)); ok {
+			globals.RawSetString(name, fn)
+		}
+	}
+
+	// package.loaders and the registry's _LOADERS, which require reads, are
+	// the same table unless a host split them; cover both.
+	var tables []*lua.LTable
+	if pkg, ok := globals.RawGetString("package").(*lua.LTable); ok {
+		if t, ok := pkg.RawGetString("loaders").(*lua.LTable); ok {
+			tables = append(tables, t)
+		}
+	}
+	if reg, ok := L.Get(lua.RegistryIndex).(*lua.LTable); ok {
+		if t, ok := reg.RawGetString("_LOADERS").(*lua.LTable); ok && (len(tables) == 0 || tables[0] != t) {
+			tables = append(tables, t)
+		}
+	}
+	for _, t := range tables {
+		for i := 1; i <= t.MaxN(); i++ {
+			if fn, ok := replace(t.RawGetInt(i)); ok {
+				t.RawSetInt(i, fn)
+			}
+		}
+	}
+}
+
+func pushLoaded(L *lua.LState, fn *lua.LFunction, err error) int {
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(err.Error()))
+		return 2
+	}
+	L.Push(fn)
+	return 1
+}
+
+// loadstring(s [, chunkname])
+func loadstring(L *lua.LState) int {
+	src := L.CheckString(1)
+	fn, err := LoadString(L, src, L.OptString(2, "<string>"))
+	return pushLoaded(L, fn, err)
+}
+
+// load(reader [, chunkname]) calls reader until it returns nil or "".
+func load(L *lua.LState) int {
+	reader := L.CheckFunction(1)
+	chunkName := L.OptString(2, "?")
+	top := L.GetTop()
+	var pieces []string
+	for {
+		L.SetTop(top)
+		L.Push(reader)
+		L.Call(0, 1)
+		ret := L.Get(-1)
+		L.Pop(1)
+		if ret == lua.LNil {
+			break
+		}
+		if !lua.LVCanConvToString(ret) {
+			L.Push(lua.LNil)
+			L.Push(lua.LString("reader function must return a string"))
+			return 2
+		}
+		piece := ret.String()
+		if piece == "" {
+			break
+		}
+		pieces = append(pieces, piece)
+	}
+	fn, err := LoadString(L, strings.Join(pieces, ""), chunkName)
+	return pushLoaded(L, fn, err)
+}
+
+// loadfile([filename]) reads standard input when called without arguments.
+func loadfile(L *lua.LState) int {
+	if L.GetTop() < 1 {
+		r, err := skipHashLine(os.Stdin)
+		if err != nil {
+			return pushLoaded(L, nil, fileError(err))
+		}
+		fn, err := Load(L, r, "<stdin>")
+		return pushLoaded(L, fn, err)
+	}
+	path := L.CheckString(1)
+	f, err := os.Open(path)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(fmt.Sprintf("can not open file: %v", path)))
+		return 2
+	}
+	defer f.Close()
+	r, err := skipHashLine(f)
+	if err != nil {
+		return pushLoaded(L, nil, fileError(err))
+	}
+	fn, err := Load(L, r, path)
+	return pushLoaded(L, fn, err)
+}
+
+// dofile([filename]) raises the load error as gopher-lua's does: through
+// L.Panic, with the bare message and no position.
+func dofile(L *lua.LState) int {
+	path := L.ToString(1)
+	top := L.GetTop()
+	fn, err := LoadFile(L, path)
+	if err != nil {
+		L.Push(lua.LString(err.Error()))
+		L.Panic(L)
+	}
+	L.Push(fn)
+	L.Call(0, lua.MultRet)
+	return L.GetTop() - top
+}
+
+// searchLuaFile is require's searcher for Lua files on package.path: it
+// returns the loaded chunk, or a message listing where it looked.
+func searchLuaFile(L *lua.LState) int {
+	name := L.CheckString(1)
+	path, msg := findFile(L, name)
+	if path == "" {
+		L.Push(lua.LString(msg))
+		return 1
+	}
+	fn, err := LoadFile(L, path)
+	if err != nil {
+		L.RaiseError("%s", err.Error())
+	}
+	L.Push(fn)
+	return 1
+}
+
+func findFile(L *lua.LState, name string) (string, string) {
+	name = strings.ReplaceAll(name, ".", string(os.PathSeparator))
+	pathValue, ok := L.GetField(L.GetField(L.Get(lua.EnvironIndex), "package"), "path").(lua.LString)
+	if !ok {
+		L.RaiseError("package.path must be a string")
+	}
+	var messages []string
+	for _, pattern := range strings.Split(string(pathValue), ";") {
+		candidate := strings.ReplaceAll(pattern, "?", name)
+		_, err := os.Stat(candidate)
+		if err == nil {
+			return candidate, ""
+		}
+		messages = append(messages, err.Error())
+	}
+	return "", strings.Join(messages, "\n\t")
+}
