@@ -15,6 +15,7 @@ import (
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/luac"
 	"github.com/gluaproject/glua/pool"
 )
 
@@ -135,6 +136,9 @@ func (rt *Runtime) newLuaState(opts Options) *lua.LState {
 	}
 	L.SetGlobal("print", L.NewFunction(rt.luaPrint))
 	rt.wrapCollectGarbage(L)
+	// gopher-lua miscompiles multiple assignment (a, b = b, a); every chunk
+	// glua loads goes through luac, which rewrites it before compiling.
+	luac.Install(L)
 	modulesMu.Lock()
 	registered := append([]Module(nil), modules...)
 	modulesMu.Unlock()
@@ -231,10 +235,27 @@ func (rt *Runtime) wrapCollectGarbage(L *lua.LState) {
 func (rt *Runtime) Lua() *lua.LState { return rt.L }
 
 // DoString runs Lua source.
-func (rt *Runtime) DoString(source string) error { return rt.L.DoString(source) }
+func (rt *Runtime) DoString(source string) error {
+	fn, err := luac.LoadString(rt.L, source, "<string>")
+	if err != nil {
+		return err
+	}
+	return rt.call(fn)
+}
 
 // DoFile runs a Lua file.
-func (rt *Runtime) DoFile(path string) error { return rt.L.DoFile(path) }
+func (rt *Runtime) DoFile(path string) error {
+	fn, err := luac.LoadFile(rt.L, path)
+	if err != nil {
+		return err
+	}
+	return rt.call(fn)
+}
+
+func (rt *Runtime) call(fn *lua.LFunction) error {
+	rt.L.Push(fn)
+	return rt.L.PCall(0, lua.MultRet, nil)
+}
 
 // Config is the configuration in effect.
 func (rt *Runtime) Config() config.Config { return rt.cfg }

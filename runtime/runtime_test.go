@@ -297,3 +297,17 @@ func TestMatmulMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+func TestMultipleAssignmentFollowsLua51(t *testing.T) {
+	rt := newCPU(t, runtime.Options{})
+	err := rt.DoString(`
+		local a, b = 1, 2
+		a, b = b, a
+		assert(a == 2 and b == 1, "swap gave " .. a .. " " .. b)
+		local f = loadstring("local x, y = 0, 0; x, y = x + 1, x + y; return x, y")
+		local x, y = f()
+		assert(x == 1 and y == 0, "loadstring gave " .. x .. " " .. y)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/gluaproject/glua/internal/luac"
 	"io"
 	"io/fs"
 	"os"
@@ -299,7 +300,7 @@ func loadFile(L *lua.LState, name string) (*lua.LFunction, error) {
 // load compiles source, turning gopher-lua's syntax errors into lua's form
 // (`name:line: message near 'token'`).
 func load(L *lua.LState, src []byte, chunkName string) (*lua.LFunction, error) {
-	fn, err := L.Load(bytes.NewReader(src), chunkName)
+	fn, err := luac.Load(L, bytes.NewReader(src), chunkName)
 	if err != nil {
 		return nil, syntaxError(err, chunkName, src)
 	}
