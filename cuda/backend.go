@@ -75,6 +75,7 @@ type Backend struct {
 	streams map[device.Stream]struct{}
 	events  map[device.Event]struct{}
 	modules map[*Module]struct{}
+	shared  map[string]*Module // Launcher's modules, by source and options
 	pinned  map[uintptr]uint64 // base address → size of AllocHost buffers
 
 	compiles  atomic.Int64
@@ -109,6 +110,7 @@ func Load(cfg Config) (b *Backend, err error) {
 		streams: map[device.Stream]struct{}{},
 		events:  map[device.Event]struct{}{},
 		modules: map[*Module]struct{}{},
+		shared:  map[string]*Module{},
 		pinned:  map[uintptr]uint64{},
 	}
 	// Libraries stay loaded for the life of the process, as with CuPy and
@@ -397,6 +399,7 @@ func (b *Backend) Close() error {
 		}
 		delete(b.modules, m)
 	}
+	clear(b.shared)
 	for e := range b.events {
 		keep(b.check("cuEventDestroy", "", cuResult(b.drv.cuEventDestroy.call(uintptr(e)))))
 		delete(b.events, e)

@@ -1,0 +1,380 @@
+package cuda_test
+
+import (
+	"crypto/sha256"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gluaproject/glua/cuda"
+	"github.com/gluaproject/glua/cuda/cudatest"
+	"github.com/gluaproject/glua/device"
+)
+
+// argsKernel writes each of its scalar arguments, widened to double, so
+// that the marshalling of every argument type can be checked.
+const argsKernel = `
+extern "C" __global__ void args(double* out, int a, unsigned int b, long long c, unsigned long long d, float e, double f) {
+	if (threadIdx.x == 0 && blockIdx.x == 0) {
+		out[0] = a; out[1] = b; out[2] = (double)c; out[3] = (double)d; out[4] = e; out[5] = f;
+	}
+}
+// iota writes out[i] = i over a 2-D grid of 2-D blocks, to check that every
+// dimension reaches the kernel.
+extern "C" __global__ void iota(int* out, int width, int height) {
+	int x = blockIdx.x * blockDim.x + threadIdx.x;
+	int y = blockIdx.y * blockDim.y + threadIdx.y;
+	if (x < width && y < height) out[y * width + x] = y * width + x;
+}
+// shared_reverse reverses n floats through dynamic shared memory.
+extern "C" __global__ void shared_reverse(float* x, int n) {
+	extern __shared__ float s[];
+	for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = x[i];
+	__syncthreads();
+	for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] = s[n - 1 - i];
+}
+`
+
+func download[T any](t *testing.T, b *cuda.Backend, p device.Ptr, n int, dt device.DType, get func([]byte, int) T) []T {
+	t.Helper()
+	raw := make([]byte, n*dt.Size())
+	if err := b.Download(raw, p, 0); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]T, n)
+	for i := range out {
+		out[i] = get(raw, i)
+	}
+	return out
+}
+
+func TestLaunchPassesEveryArgumentType(t *testing.T) {
+	b := cudatest.Shared(t)
+	m, err := b.Compile(argsKernel, "args.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	f, err := m.Function("args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := b.Alloc(6 * 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free(out, 48)
+	one := [3]uint32{1, 1, 1}
+	err = b.Launch(f, one, [3]uint32{32, 1, 1}, 0, 0, out, int32(-7), uint32(4000000000), int64(-1)<<40, uint64(1)<<50, float32(1.25), -2.5e300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := download(t, b, out, 6, device.Float64, func(r []byte, i int) float64 { return device.Get(device.Float64, r, i) })
+	want := []float64{-7, 4000000000, -(1 << 40), 1 << 50, 1.25, -2.5e300}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("argument %d arrived as %v, want %v", i+2, got[i], want[i])
+		}
+	}
+	if err := b.Launch(f, one, one, 0, 0, out, 7); err == nil || !strings.Contains(err.Error(), "argument 2") {
+		t.Errorf("a Go int argument: %v, want an error naming argument 2", err)
+	}
+}
+
+func TestLaunchUsesEveryGridAndBlockDimension(t *testing.T) {
+	b := cudatest.Shared(t)
+	m, err := b.Compile(argsKernel, "args.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	f, err := m.Function("iota")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const w, h = 100, 70
+	out, _ := b.Alloc(w * h * 4)
+	defer b.Free(out, w*h*4)
+	b.Memset(out, 0xff, w*h*4, 0)
+	if err := b.Launch(f, [3]uint32{(w + 15) / 16, (h + 7) / 8, 1}, [3]uint32{16, 8, 1}, 0, 0, out, int32(w), int32(h)); err != nil {
+		t.Fatal(err)
+	}
+	got := download(t, b, out, w*h, device.Int32, func(r []byte, i int) float64 { return device.Get(device.Int32, r, i) })
+	for i, v := range got {
+		if v != float64(i) {
+			t.Fatalf("out[%d] = %v", i, v)
+		}
+	}
+}
+
+func TestLaunchWithBadBlockSizeIsAnErrorAndTheBackendStaysUsable(t *testing.T) {
+	b := cudatest.Shared(t)
+	m, err := b.Compile(argsKernel, "args.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	f, _ := m.Function("iota")
+	out, _ := b.Alloc(4096)
+	defer b.Free(out, 4096)
+	for _, block := range [][3]uint32{{2048, 1, 1}, {32, 32, 2}, {1, 1, 128}, {0, 1, 1}} {
+		err := b.Launch(f, [3]uint32{1, 1, 1}, block, 0, 0, out, int32(1), int32(1))
+		if err == nil {
+			t.Errorf("block %v launched", block)
+			continue
+		}
+		if !strings.Contains(err.Error(), "CU_DEVICE_ATTRIBUTE") && !strings.Contains(err.Error(), "at least 1") {
+			t.Errorf("block %v: error %q does not name the limit", block, err)
+		}
+	}
+	if err := b.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0, 0, out, int32(32), int32(1)); err != nil {
+		t.Fatalf("backend unusable after rejected launches: %v", err)
+	}
+	if err := b.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLaunchRaisesTheDynamicSharedMemoryLimit(t *testing.T) {
+	b := cudatest.Shared(t)
+	info, _ := b.Info()
+	if info.ComputeCapability[0] < 7 {
+		t.Skip("opt-in shared memory beyond 48 KiB needs compute capability 7.0")
+	}
+	m, err := b.Compile(argsKernel, "args.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	f, _ := m.Function("shared_reverse")
+	const n = 20000 // 80000 bytes of shared memory
+	raw := make([]byte, n*4)
+	for i := range n {
+		device.Set(device.Float32, raw, i, float64(i))
+	}
+	x, _ := b.Alloc(n * 4)
+	defer b.Free(x, n*4)
+	b.Upload(x, raw, 0)
+	if err := b.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{256, 1, 1}, n*4, 0, x, int32(n)); err != nil {
+		t.Fatal(err)
+	}
+	got := download(t, b, x, n, device.Float32, func(r []byte, i int) float64 { return device.Get(device.Float32, r, i) })
+	for i, v := range got {
+		if v != float64(n-1-i) {
+			t.Fatalf("x[%d] = %v after the reversal", i, v)
+		}
+	}
+	if err := b.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{256, 1, 1}, 4<<20, 0, x, int32(n)); err == nil || !strings.Contains(err.Error(), "SHARED_MEMORY_PER_BLOCK_OPTIN") {
+		t.Errorf("4 MiB of shared memory: %v", err)
+	}
+}
+
+func TestCompileErrorCarriesTheNVRTCLog(t *testing.T) {
+	b := cudatest.Shared(t)
+	_, err := b.Compile(`extern "C" __global__ void broken(float* x) { x[0] = undefined_name; }`, "broken.cu", nil)
+	var ce *cuda.Error
+	if !errors.As(err, &ce) || ce.Name != "NVRTC_ERROR_COMPILATION" {
+		t.Fatalf("Compile = %v, want NVRTC_ERROR_COMPILATION", err)
+	}
+	if !strings.Contains(ce.Log, "undefined_name") || !strings.Contains(err.Error(), "broken.cu") {
+		t.Errorf("error does not carry NVRTC's log naming the file and the identifier:\n%v", err)
+	}
+	if _, err := b.Compile(argsKernel, "opts.cu", []string{"--no-such-option"}); err == nil {
+		t.Error("an unknown NVRTC option was accepted")
+	}
+	m, err := b.Compile(argsKernel, "args.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.Function("no_such_kernel"); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_NOT_FOUND") {
+		t.Errorf("missing entry point: %v", err)
+	}
+}
+
+func TestSecondCompileIsACacheHit(t *testing.T) {
+	dir := t.TempDir()
+	b := cudatest.Load(t, cuda.Config{KernelCache: dir})
+	src := argsKernel + "// " + t.Name() + time.Now().String() + "\n" // never cached before
+	m1, err := b.Compile(src, "args.cu", []string{"-lineinfo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1.Close()
+	if st := b.KernelStats(); st.Compiles != 1 || st.CacheHits != 0 {
+		t.Fatalf("after the first compile: %+v", st)
+	}
+	m2, err := b.Compile(src, "args.cu", []string{"-lineinfo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	if st := b.KernelStats(); st.Compiles != 1 || st.CacheHits != 1 {
+		t.Fatalf("after the second compile: %+v", st)
+	}
+	// A different option is a different entry.
+	m3, err := b.Compile(src, "args.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m3.Close()
+	if st := b.KernelStats(); st.Compiles != 2 {
+		t.Fatalf("a different option did not compile: %+v", st)
+	}
+	// A new process (here: a new backend) on the same cache compiles nothing.
+	b2 := cudatest.Load(t, cuda.Config{KernelCache: dir})
+	m4, err := b2.Compile(src, "args.cu", []string{"-lineinfo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m4.Close()
+	if st := b2.KernelStats(); st.Compiles != 0 || st.CacheHits != 1 {
+		t.Fatalf("a fresh backend on a warm cache: %+v", st)
+	}
+	f, _ := m4.Function("args")
+	out, _ := b2.Alloc(48)
+	defer b2.Free(out, 48)
+	if err := b2.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, 0, out, int32(1), uint32(2), int64(3), uint64(4), float32(5), 6.0); err != nil {
+		t.Fatalf("launching a kernel loaded from the cache: %v", err)
+	}
+}
+
+func TestCorruptCacheEntriesAreRecompiledAndRewritten(t *testing.T) {
+	dir := t.TempDir()
+	b := cudatest.Load(t, cuda.Config{KernelCache: dir})
+	src := argsKernel + "// " + t.Name() + time.Now().String() + "\n"
+	m, err := b.Compile(src, "args.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	entries, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(entries) != 1 {
+		t.Fatalf("cache holds %v, want one entry", entries)
+	}
+	entry := entries[0]
+	good, _ := os.ReadFile(entry)
+	for i, damage := range []func([]byte) []byte{
+		func(b []byte) []byte { return []byte("garbage") },
+		func(b []byte) []byte { return b[:len(b)/2] },
+		// An entry whose checksum matches but which the driver rejects:
+		// the same header over an image of zeros.
+		func([]byte) []byte { return cacheEntry(make([]byte, 4096)) },
+	} {
+		before := b.KernelStats()
+		os.WriteFile(entry, damage(append([]byte(nil), good...)), 0o644)
+		m, err := b.Compile(src, "args.cu", nil)
+		if err != nil {
+			t.Fatalf("damage %d: Compile failed instead of recompiling: %v", i, err)
+		}
+		m.Close()
+		if st := b.KernelStats(); st.Compiles != before.Compiles+1 {
+			t.Errorf("damage %d: %+v then %+v, want one more compile", i, before, st)
+		}
+		if got, _ := os.ReadFile(entry); string(got) != string(good) {
+			t.Errorf("damage %d: the entry was not rewritten", i)
+		}
+	}
+}
+
+// cacheEntry builds a cache entry in the documented format: magic,
+// SHA-256 of the image, image.
+func cacheEntry(image []byte) []byte {
+	sum := sha256.Sum256(image)
+	return append(append([]byte("GLUAKRN1"), sum[:]...), image...)
+}
+
+func TestKernelCacheOffNeverTouchesDisk(t *testing.T) {
+	b := cudatest.Load(t, cuda.Config{KernelCache: "off"})
+	for range 2 {
+		m, err := b.Compile(argsKernel+"// off\n", "args.cu", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
+	}
+	if st := b.KernelStats(); st.Compiles != 2 || st.CacheHits != 0 {
+		t.Errorf("with the cache off: %+v", st)
+	}
+	if !strings.Contains(strings.Join(b.Describe(), "\n"), "kernel cache: off") {
+		t.Error("Describe does not say the cache is off")
+	}
+}
+
+func TestLauncherReusesOneModule(t *testing.T) {
+	b := cudatest.Load(t, cuda.Config{KernelCache: "off"})
+	var fs []func(grid, block [3]uint32, shared uint32, s device.Stream, args ...any) error
+	for _, entry := range []string{"args", "iota", "args"} {
+		f, err := b.Launcher(argsKernel, "args.cu", nil, entry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = append(fs, f)
+	}
+	if st := b.KernelStats(); st.Compiles != 1 {
+		t.Errorf("three launchers from one source compiled %d times", st.Compiles)
+	}
+	out, _ := b.Alloc(48)
+	defer b.Free(out, 48)
+	if err := fs[2]([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, 0, out, int32(1), uint32(2), int64(3), uint64(4), float32(5), 6.0); err != nil {
+		t.Fatal(err)
+	}
+	got := download(t, b, out, 6, device.Float64, func(r []byte, i int) float64 { return device.Get(device.Float64, r, i) })
+	if got[5] != 6 {
+		t.Errorf("launcher wrote %v", got)
+	}
+}
+
+// TestStickyFaultRefusesFurtherWork runs in a child process: a kernel that
+// writes through a bad pointer leaves the process's CUDA context unusable,
+// which would break every later test of this binary.
+func TestStickyFaultRefusesFurtherWork(t *testing.T) {
+	if os.Getenv("GLUA_CUDA_STICKY_CHILD") == "1" {
+		stickyChild(t)
+		return
+	}
+	cudatest.Shared(t) // skip (or fail) here when there is no GPU
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStickyFaultRefusesFurtherWork$", "-test.v")
+	cmd.Env = append(os.Environ(), "GLUA_CUDA_STICKY_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "sticky fault handled") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	t.Logf("child:\n%s", out)
+}
+
+func stickyChild(t *testing.T) {
+	b := cudatest.Load(t, cuda.Config{KernelCache: "off"})
+	m, err := b.Compile(`extern "C" __global__ void crash(int* p) { *p = 1; }`, "crash.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := m.Function("crash")
+	if err := b.Launch(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, 0, device.Ptr(8)); err != nil {
+		t.Fatalf("launch: %v", err)
+	}
+	err = b.Synchronize()
+	if !errors.Is(err, cuda.ErrContextLost) {
+		t.Fatalf("Synchronize after a write to address 8 = %v, want a sticky error", err)
+	}
+	t.Logf("fault: %v", err)
+	start := time.Now()
+	_, err2 := b.Alloc(1024)
+	if !errors.Is(err2, cuda.ErrContextLost) || err2.Error() != err.Error() {
+		t.Fatalf("Alloc after the fault = %v, want the same sticky error", err2)
+	}
+	if _, err3 := b.Compile("// nothing", "x.cu", nil); err3 == nil || err3.Error() != err.Error() {
+		t.Fatalf("Compile after the fault = %v", err3)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusing work took %v", d)
+	}
+	if !strings.Contains(strings.Join(b.Describe(), "\n"), "state:") {
+		t.Error("Describe does not report the lost context")
+	}
+	t.Log("sticky fault handled")
+}
