@@ -76,6 +76,25 @@ func openPool(rt *runtime.Runtime, L *lua.LState) int {
 			}
 			return 0
 		},
+		"snapshot": func(L *lua.LState) int {
+			t := L.NewTable()
+			for _, b := range rt.Snapshot() {
+				e := L.NewTable()
+				e.RawSetString("id", lua.LNumber(b.ID))
+				e.RawSetString("nbytes", lua.LNumber(b.NBytes))
+				e.RawSetString("dtype", lua.LString(b.DType.String()))
+				e.RawSetString("shape", shapeTable(L, b.Shape))
+				e.RawSetString("stream", lua.LNumber(b.Stream))
+				e.RawSetString("site", lua.LString(b.Site))
+				t.Append(e)
+			}
+			L.Push(t)
+			return 1
+		},
+		"report": func(L *lua.LState) int {
+			L.Push(lua.LString(rt.Report()))
+			return 1
+		},
 		"scope":    func(L *lua.LState) int { return scope(rt, L) },
 		"strategy": func(L *lua.LState) int { L.Push(lua.LString(rt.Pool().Strategy())); return 1 },
 	})

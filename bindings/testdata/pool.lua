@@ -95,3 +95,20 @@ check.eq(s3.reserved - s3.used, cached - released, "reserved shrank by what was 
 pool.set_limit({ soft = false, hard = false })
 check.eq(pool.limits().hard, false, "limit cleared")
 check.eq(pool.reclaim("1MiB") >= 0, true, "reclaim with a size")
+
+-- what holds my memory: snapshot lists live arrays with where they were made,
+-- report groups them by line, largest first
+local big = cuda.zeros({ 1024, 512 }, "float64") -- 4 MiB
+local smalls = {}
+for i = 1, 3 do smalls[i] = cuda.zeros(16, "int32") end
+local found
+for _, b in ipairs(pool.snapshot()) do
+  if b.nbytes == 4 * MiB and b.dtype == "float64" and b.shape[1] == 1024 and b.shape[2] == 512 then found = b end
+end
+assert(found, "the 4 MiB array is in the snapshot")
+assert(found.site:find("pool.lua:%d+$"), "snapshot names the allocating line: " .. found.site)
+local report = pool.report()
+local first = report:match("\n([^\n]+)")
+assert(first:find("4.0 MiB", 1, true) and first:find(found.site, 1, true), "largest site first:\n" .. report)
+assert(report:find("3 arrays", 1, true), "the three small arrays are grouped:\n" .. report)
+big:free()
