@@ -21,15 +21,24 @@ const (
 	// Requests up to smallMax are small: they share smallSegment-sized
 	// segments of their own, so that many short-lived small blocks do not
 	// pin down the big segments large blocks need. 2 MiB is the driver's
-	// large-page size.
-	smallMax     = 1 << 20
+	// large-page size; smallMax is an eighth of it so that a segment saves
+	// at least eight driver calls, while one live block pins at most 2 MiB.
+	// (PyTorch's 1 MiB puts two 1 MiB blocks in a segment: free one of
+	// them and the other still pins the segment.)
+	smallMax     = 256 << 10
 	smallSegment = 2 << 20
-	// Requests up to midMax share largeSegment-sized segments (a dozen or
-	// so per driver call); larger ones get a segment of their own, rounded
-	// to largeRound so that a freed one can serve a slightly larger
-	// request.
+	// A request above smallMax gets a segment of its own: sharing one
+	// segment among several (PyTorch's 20 MiB buffers for 1-10 MiB) saves
+	// driver calls on the first pass but lets one live block pin the
+	// freed space around it, so that no large block fits even after the
+	// cache is released (see TestFragmentationLeavesRoomForALargeBlock).
+	// Once cached, such a segment serves later requests like any other,
+	// split for smaller ones. Above midMax, segments are rounded to
+	// largeRound (the driver's page) so that a freed one can serve a
+	// slightly larger request; below it they are exact, since rounding a
+	// 1.5 MiB block to 2 MiB would cost a third of it.
 	midMax       = 10 << 20
-	largeSegment = 20 << 20
+	largeSegment = 20 << 20 // the shared segment size, when shareMid is set
 	largeRound   = 2 << 20
 	// treeDegree suits trees of a few hundred to a few thousand blocks.
 	treeDegree = 16
@@ -38,12 +47,14 @@ const (
 func roundUp(n, unit uint64) uint64 { return (n + unit - 1) / unit * unit }
 
 // segmentSize is how much to ask of the source for a request of size bytes.
-func segmentSize(size uint64) uint64 {
+func (x *caching) segmentSize(size uint64) uint64 {
 	switch {
 	case size <= smallMax:
 		return smallSegment
-	case size <= midMax:
+	case size <= midMax && x.shareMid:
 		return largeSegment
+	case size <= midMax:
+		return size
 	default:
 		return roundUp(size, largeRound)
 	}
@@ -55,6 +66,8 @@ type segment struct {
 	size  uint64
 	small bool
 	first *chunk // the lowest-addressed chunk
+	// emptyAt is the segment's index in caching.empty, -1 when not there.
+	emptyAt int
 }
 
 type chunkState uint8
@@ -118,12 +131,18 @@ type caching struct {
 	small, large *btree.BTreeG[*chunk]
 	segs         map[*segment]struct{}
 	// empty holds the segments that are a single free chunk: the ones
-	// release can return to the source.
-	empty   map[*segment]struct{}
-	waiting []*chunk
-	fences  map[device.Stream]*fence
-	seq     uint64
-	spare   []device.Event // recorded-and-done events, for reuse
+	// release can return to the source. A slice with each segment's index
+	// in it, because this changes on nearly every allocation and free and
+	// a map's hashing showed in the profile.
+	empty       []*segment
+	waiting     []*chunk
+	fences      map[device.Stream]*fence
+	seq         uint64
+	spare       []device.Event // recorded-and-done events, for reuse
+	spareChunks []*chunk
+	// shareMid draws mid-size requests from shared largeSegment segments
+	// instead of their own; the tests and benchmarks compare the two.
+	shareMid bool
 
 	// Search state, kept here so that a lookup allocates nothing.
 	pivot chunk
@@ -137,7 +156,6 @@ func newCaching(c *core) *caching {
 		small:  btree.NewG(treeDegree, chunkLess),
 		large:  btree.NewG(treeDegree, chunkLess),
 		segs:   make(map[*segment]struct{}),
-		empty:  make(map[*segment]struct{}),
 		fences: make(map[device.Stream]*fence),
 	}
 	x.first = func(ch *chunk) bool { x.found = ch; return false }
@@ -205,7 +223,7 @@ func (x *caching) alloc(b *Block) (bool, error) {
 // would pass the hard limit or the device has no room for it, it asks for
 // just the request.
 func (x *caching) grow(size uint64) (*chunk, error) {
-	want := segmentSize(size)
+	want := x.segmentSize(size)
 	ptr, err := x.c.sourceAlloc(want)
 	if err != nil && isOOM(err) && want > size {
 		want = size
@@ -214,7 +232,7 @@ func (x *caching) grow(size uint64) (*chunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	seg := &segment{ptr: ptr, size: want, small: size <= smallMax}
+	seg := &segment{ptr: ptr, size: want, small: size <= smallMax, emptyAt: -1}
 	ch := &chunk{seg: seg, ptr: ptr, size: want, state: chunkFree}
 	seg.first = ch
 	x.segs[seg] = struct{}{}
@@ -227,7 +245,8 @@ func (x *caching) take(ch *chunk, b *Block) {
 	x.removeFree(ch)
 	ch.state, ch.block = chunkLive, b // before the split, so the rest cannot merge back
 	if rest := ch.size - b.rounded; rest > 0 {
-		nc := &chunk{seg: ch.seg, ptr: ch.ptr + device.Ptr(b.rounded), size: rest,
+		nc := x.newChunk()
+		*nc = chunk{seg: ch.seg, ptr: ch.ptr + device.Ptr(b.rounded), size: rest,
 			prev: ch, next: ch.next, bound: ch.bound, stream: ch.stream, seq: ch.seq}
 		if ch.next != nil {
 			ch.next.prev = nc
@@ -247,8 +266,42 @@ func (x *caching) removeFree(ch *chunk) {
 	}
 	x.tree(ch.seg.small).Delete(ch)
 	if ch.prev == nil && ch.next == nil {
-		delete(x.empty, ch.seg)
+		x.unmarkEmpty(ch.seg)
 	}
+}
+
+// newChunk is a recycled chunk or a new one: splitting on every small
+// allocation and merging on every free would otherwise cost a heap
+// allocation each.
+func (x *caching) newChunk() *chunk {
+	if n := len(x.spareChunks); n > 0 {
+		ch := x.spareChunks[n-1]
+		x.spareChunks = x.spareChunks[:n-1]
+		return ch
+	}
+	return new(chunk)
+}
+
+// dropChunk keeps a chunk merged away for reuse, up to a bound.
+func (x *caching) dropChunk(ch *chunk) {
+	if len(x.spareChunks) < 256 {
+		*ch = chunk{}
+		x.spareChunks = append(x.spareChunks, ch)
+	}
+}
+
+// unmarkEmpty takes seg out of the empty list.
+func (x *caching) unmarkEmpty(seg *segment) {
+	i := seg.emptyAt
+	if i < 0 {
+		return
+	}
+	last := len(x.empty) - 1
+	x.empty[i] = x.empty[last]
+	x.empty[i].emptyAt = i
+	x.empty[last] = nil
+	x.empty = x.empty[:last]
+	seg.emptyAt = -1
 }
 
 // mergeable reports whether free neighbour n may join ch: both free and
@@ -275,6 +328,7 @@ func (x *caching) insertFree(ch *chunk) {
 		if ch.next != nil {
 			ch.next.prev = p
 		}
+		x.dropChunk(ch)
 		ch = p
 	}
 	if n := ch.next; n != nil && mergeable(ch, n) {
@@ -285,11 +339,13 @@ func (x *caching) insertFree(ch *chunk) {
 		if n.next != nil {
 			n.next.prev = ch
 		}
+		x.dropChunk(n)
 	}
 	ch.state = chunkFree
 	x.tree(ch.seg.small).ReplaceOrInsert(ch)
 	if ch.prev == nil && ch.next == nil {
-		x.empty[ch.seg] = struct{}{}
+		ch.seg.emptyAt = len(x.empty)
+		x.empty = append(x.empty, ch.seg)
 	}
 }
 
@@ -483,7 +539,7 @@ func (x *caching) release(nbytes uint64, thorough bool) (uint64, error) {
 		x.poll()
 	}
 	var cands []*segment
-	for seg := range x.empty {
+	for _, seg := range x.empty {
 		if !seg.first.bound {
 			cands = append(cands, seg)
 		}
@@ -568,7 +624,7 @@ func (x *caching) close() error {
 		}
 	}
 	clear(x.segs)
-	clear(x.empty)
+	x.empty = nil
 	clear(x.fences)
 	x.small.Clear(false)
 	x.large.Clear(false)

@@ -30,6 +30,13 @@ func mustCheck(t testing.TB, p *Pool) {
 	}
 }
 
+// shareMidSegments makes p draw mid-size blocks from shared 20 MiB
+// segments, PyTorch's choice, for tests of splitting inside one segment.
+func shareMidSegments(p *Pool) *Pool {
+	p.c.a.(*caching).shareMid = true
+	return p
+}
+
 func TestFreedBlockIsReusedWithoutTheSource(t *testing.T) {
 	src := newFakeSource(gib)
 	p := newTestPool(t, src, Config{})
@@ -53,38 +60,46 @@ func TestSegmentsAmortiseTheSource(t *testing.T) {
 	cases := []struct {
 		size     uint64
 		count    int
+		shareMid bool
 		segments int // segments the source is asked for
 	}{
-		{4 * kib, 512, 1},    // small blocks share 2 MiB segments
-		{512 * kib, 8, 2},    // 4 a segment
-		{3 * mib, 12, 2},     // mid-size blocks share 20 MiB segments: 6 a segment
-		{24 * mib, 3, 3},     // large blocks get their own
-		{1, 1, 1},            // a byte is a 512-byte block
-		{smallMax + 1, 1, 1}, // just above small goes to the large pool
+		{4 * kib, 512, false, 1},    // small blocks share 2 MiB segments
+		{256 * kib, 16, false, 2},   // 8 a segment
+		{1, 1, false, 1},            // a byte is a 512-byte block
+		{3 * mib, 12, false, 12},    // mid-size blocks get their own
+		{3 * mib, 12, true, 2},      // or share 20 MiB segments: 6 a segment
+		{24 * mib, 3, true, 3},      // large blocks always get their own
+		{smallMax + 1, 1, false, 1}, // just above small goes to the large pool
+		{smallMax + 1, 80, true, 2}, // 79 a shared segment
 	}
 	for _, c := range cases {
 		src := newFakeSource(gib)
 		p := newTestPool(t, src, Config{})
+		p.c.a.(*caching).shareMid = c.shareMid
 		for i := 0; i < c.count; i++ {
 			mustAlloc(t, p, c.size, 0)
 		}
 		if src.allocs != c.segments {
-			t.Errorf("%d blocks of %d bytes took %d source allocations, want %d", c.count, c.size, src.allocs, c.segments)
+			t.Errorf("%d blocks of %d bytes (shared mid segments %v) took %d source allocations, want %d", c.count, c.size, c.shareMid, src.allocs, c.segments)
 		}
 		mustCheck(t, p)
 	}
 }
 
-func TestSmallAndLargeBlocksDoNotShareSegments(t *testing.T) {
+func TestSmallBlocksDoNotSplitCachedLargeSegments(t *testing.T) {
 	src := newFakeSource(gib)
 	p := newTestPool(t, src, Config{})
-	big := mustAlloc(t, p, 2*mib, 0) // a 20 MiB segment with 18 MiB free
+	big := mustAlloc(t, p, 40*mib, 0)
+	mustFree(t, p, big) // 40 MiB cached in the large pool
 	small := mustAlloc(t, p, 64*kib, 0)
 	if src.allocs != 2 {
-		t.Fatalf("source allocations %d, want 2 (a small segment despite the large one's free space)", src.allocs)
+		t.Fatalf("source allocations %d, want 2 (a small segment despite the cached large one)", src.allocs)
 	}
-	if small.Ptr >= big.Ptr && small.Ptr < big.Ptr+20*device.Ptr(mib) {
+	if small.Ptr >= big.Ptr && small.Ptr < big.Ptr+device.Ptr(40*mib) {
 		t.Fatal("small block placed inside the large segment")
+	}
+	if st := p.Stats(); st.LargestFreeBlock != 40*mib {
+		t.Fatalf("largest free block %d; the 40 MiB segment should be whole", st.LargestFreeBlock)
 	}
 	mustCheck(t, p)
 }
@@ -115,9 +130,14 @@ func TestBestFitPicksSmallestSufficientFreeBlock(t *testing.T) {
 func TestFreeNeighboursMergeBackIntoWholeSegment(t *testing.T) {
 	src := newFakeSource(gib)
 	p := newTestPool(t, src, Config{})
+	// A cached 20 MiB segment is split to serve six 3 MiB blocks.
+	mustFree(t, p, mustAlloc(t, p, 20*mib, 0))
 	var bs []*Block
 	for i := 0; i < 6; i++ {
 		bs = append(bs, mustAlloc(t, p, 3*mib, 0))
+	}
+	if src.allocs != 1 {
+		t.Fatalf("source allocations %d; the cached segment should have served all six", src.allocs)
 	}
 	// Free in an order that needs merging on both sides.
 	for _, i := range []int{1, 3, 0, 5, 2, 4} {
@@ -139,7 +159,7 @@ func TestFreeNeighboursMergeBackIntoWholeSegment(t *testing.T) {
 
 func TestReclaimReleasesOnlyWholeFreeSegments(t *testing.T) {
 	src := newFakeSource(gib)
-	p := newTestPool(t, src, Config{})
+	p := shareMidSegments(newTestPool(t, src, Config{}))
 	a := mustAlloc(t, p, 30*mib, 0) // own segment: 30 MiB
 	b := mustAlloc(t, p, 40*mib, 0) // own segment: 40 MiB
 	c := mustAlloc(t, p, 3*mib, 0)  // 20 MiB segment shared with d
@@ -191,7 +211,7 @@ func TestLadderReleasesCacheBeforeFailing(t *testing.T) {
 
 func TestSegmentShrinksToRequestNearTheHardLimit(t *testing.T) {
 	src := newFakeSource(gib)
-	p := newTestPool(t, src, Config{HardLimit: 30 * mib})
+	p := shareMidSegments(newTestPool(t, src, Config{HardLimit: 30 * mib}))
 	a := mustAlloc(t, p, 3*mib, 0) // a 20 MiB segment
 	b := mustAlloc(t, p, 9*mib, 0) // from its cache
 	c := mustAlloc(t, p, 8*mib, 0) // fills it

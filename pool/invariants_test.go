@@ -72,11 +72,11 @@ func checkInvariants(p *Pool) error {
 					if ch.next != nil && mergeable(ch, ch.next) {
 						return fmt.Errorf("free chunks %#x and %#x were not merged", ch.ptr, ch.next.ptr)
 					}
-					_, inEmpty := a.empty[seg]
-					if whole := ch.prev == nil && ch.next == nil; whole != inEmpty {
-						return fmt.Errorf("segment %#x: whole-free %v but in empty set %v", seg.ptr, whole, inEmpty)
-					}
 				}
+			}
+			inEmpty := seg.emptyAt >= 0 && seg.emptyAt < len(a.empty) && a.empty[seg.emptyAt] == seg
+			if whole := seg.first.next == nil && seg.first.state == chunkFree; whole != inEmpty || !inEmpty && seg.emptyAt != -1 {
+				return fmt.Errorf("segment %#x: whole-free %v but in the empty list %v (index %d)", seg.ptr, whole, inEmpty, seg.emptyAt)
 			}
 			if sum != seg.size {
 				return fmt.Errorf("segment %#x: chunks cover %d of %d bytes", seg.ptr, sum, seg.size)
@@ -85,7 +85,7 @@ func checkInvariants(p *Pool) error {
 		if seenFree != len(free) {
 			return fmt.Errorf("%d chunks in the trees, %d free chunks in segments", len(free), seenFree)
 		}
-		for seg := range a.empty {
+		for _, seg := range a.empty {
 			if _, ok := a.segs[seg]; !ok {
 				return fmt.Errorf("empty set holds released segment %#x", seg.ptr)
 			}
