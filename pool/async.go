@@ -109,8 +109,6 @@ func (a *asyncAlloc) poll() {
 	a.waiting = kept
 }
 
-func (a *asyncAlloc) recordStream(*Block, device.Stream) {}
-
 // release trims the driver's cache. How much went back is read from the
 // device's free memory, the only view of the driver's cache there is.
 func (a *asyncAlloc) release(nbytes uint64, thorough bool) (uint64, error) {

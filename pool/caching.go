@@ -423,8 +423,6 @@ func (x *caching) event() (device.Event, error) {
 	return x.c.events.NewEvent()
 }
 
-func (x *caching) recordStream(*Block, device.Stream) {}
-
 // poll looks at outstanding events without waiting, and makes the memory
 // they guarded usable; it reports whether any became so.
 func (x *caching) poll() bool {
@@ -453,7 +451,11 @@ func (x *caching) poll() bool {
 		if done, err := ev.EventDone(f.ev); err != nil || !done {
 			continue
 		}
-		f.pending, f.done = false, f.seq
+		// The event goes back to the spares, so that a program creating
+		// stream after stream holds events only for fences in flight; the
+		// fence keeps how far its stream is known done.
+		f.pending, f.done, f.ok = false, f.seq, false
+		x.spare = append(x.spare, f.ev)
 		if x.promote(s, f.seq) {
 			promoted = true
 		}
@@ -515,7 +517,10 @@ func (x *caching) settle() error {
 	}
 	x.waiting = x.waiting[:0]
 	for s, f := range x.fences {
-		f.pending, f.done = false, x.seq
+		if f.ok {
+			x.spare = append(x.spare, f.ev)
+		}
+		f.pending, f.done, f.ok = false, x.seq, false
 		x.promote(s, math.MaxUint64)
 	}
 	return nil

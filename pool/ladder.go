@@ -26,7 +26,7 @@ func (p *Pool) climb(b *Block) error {
 	c := p.c
 	rounded, ok := c.a.round(b.Size)
 	if !ok {
-		return p.oomLocked(b.Size)
+		return p.oomLocked(b.Size, false)
 	}
 	b.rounded = rounded
 
@@ -71,7 +71,7 @@ func (p *Pool) climb(b *Block) error {
 			}
 		}
 	}
-	return p.oomLocked(b.Size)
+	return p.oomLocked(b.Size, errors.Is(err, errOverQuota))
 }
 
 // try is one rung's attempt: the quota check, then the strategy.
@@ -91,16 +91,19 @@ func (p *Pool) try(b *Block) error {
 }
 
 // oomLocked builds the error for a request of nbytes that could not be met.
-func (p *Pool) oomLocked(nbytes uint64) error {
+// When a quota view's own limit refused, the figures are the view's;
+// otherwise the shared pool ran out, and they are the whole pool's.
+func (p *Pool) oomLocked(nbytes uint64, quota bool) error {
 	c := p.c
+	who := c.root
+	if quota {
+		who = p
+	}
 	e := &OOMError{
 		Requested:  nbytes,
-		HardLimit:  p.hard,
-		InUse:      p.acct.used,
-		LiveBlocks: p.acct.live,
-	}
-	if p != c.root && e.HardLimit == 0 {
-		e.HardLimit = c.root.hard
+		HardLimit:  who.hard,
+		InUse:      who.acct.used,
+		LiveBlocks: who.acct.live,
 	}
 	if used := c.root.acct.used; c.reserved > used {
 		e.Cached = c.reserved - used

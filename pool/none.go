@@ -3,8 +3,6 @@ package pool
 import (
 	"errors"
 	"math"
-
-	"github.com/gluaproject/glua/device"
 )
 
 // noneAlloc is strategy "none": every allocation and free goes straight to
@@ -44,7 +42,6 @@ func (n *noneAlloc) free(b *Block) error {
 	return n.c.sourceFree(b.Ptr, b.rounded)
 }
 
-func (n *noneAlloc) recordStream(*Block, device.Stream)    {}
 func (n *noneAlloc) release(uint64, bool) (uint64, error)  { return 0, nil }
 func (n *noneAlloc) synchronized()                         {}
 func (n *noneAlloc) limitsChanged(soft, hard uint64) error { return nil }

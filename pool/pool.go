@@ -33,7 +33,8 @@ type Config struct {
 	HardLimit uint64
 	// Pressure is the ladder's third rung: the caller runs Go's GC and
 	// frees, through Free, the blocks its cleanups queued. It is called
-	// without the pool's lock held, so it may call Free. May be nil.
+	// without the pool's lock held, so it may call Free; it must not
+	// allocate from the pool, or the ladder would recurse. May be nil.
 	Pressure func()
 }
 
@@ -81,8 +82,6 @@ type allocator interface {
 	alloc(b *Block) (hit bool, err error)
 	// free takes b's memory back; b's accounting is the caller's.
 	free(b *Block) error
-	// recordStream notes that b was used on s as well as b.Stream.
-	recordStream(b *Block, s device.Stream)
 	// release returns cached memory to the source until at least nbytes
 	// went back (0: all it can). thorough allows waiting for the device,
 	// which frees memory still waiting on other streams' work.
@@ -189,8 +188,9 @@ func (p *Pool) Alloc(nbytes uint64, s device.Stream) (*Block, error) {
 	return b, nil
 }
 
-// Free gives b's memory back to the pool. Freeing a block twice, or after
-// the pool closed, does nothing.
+// Free gives b's memory back to the pool. b may come from p or from any
+// quota view of the same pool; its own view is credited. Freeing a block
+// twice, or after the pool closed, does nothing.
 func (p *Pool) Free(b *Block) error {
 	if b == nil {
 		return errors.New("pool.Free: block is nil")
@@ -243,8 +243,7 @@ func (p *Pool) RecordStream(b *Block, s device.Stream) {
 			return
 		}
 	}
-	b.uses = append(b.uses, s)
-	c.a.recordStream(b, s)
+	b.uses = append(b.uses, s) // each strategy's free reads it
 }
 
 // Reclaim releases cached memory to the source, whole segments at a time,

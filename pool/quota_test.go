@@ -133,3 +133,20 @@ func TestLoweringAQuotaBelowItsUseSaysSo(t *testing.T) {
 	}
 	mustFree(t, v, a)
 }
+
+func TestOOMInAViewBlamesTheSharedPoolWhenItsLimitRefused(t *testing.T) {
+	p := newTestPool(t, newFakeSource(gib), Config{HardLimit: 100 * mib})
+	v, _ := p.Quota(Config{})
+	a := mustAlloc(t, p, 60*mib, 0)
+	b := mustAlloc(t, v, 30*mib, 0)
+	_, err := v.Alloc(20*mib, 0)
+	var oom *OOMError
+	if !errors.As(err, &oom) {
+		t.Fatalf("Alloc past the pool's hard limit = %v", err)
+	}
+	if oom.HardLimit != 100*mib || oom.InUse != 90*mib || oom.LiveBlocks != 2 {
+		t.Fatalf("OOMError %+v should describe the whole pool", *oom)
+	}
+	mustFree(t, p, a)
+	mustFree(t, v, b)
+}

@@ -16,9 +16,12 @@ type Source interface {
 
 // EventSource is implemented by sources whose work runs asynchronously on
 // streams (the cuda backend). The pool records an event on a block's stream
-// when the block is freed and lets another stream reuse the memory only
-// once that event is done. A Source without it is taken to be synchronous
-// (the cpu backend): freed memory may be reused on any stream at once.
+// when the block is freed (and on each stream given to RecordStream) and
+// lets another stream reuse the memory only once that event is done. So a
+// stream must still be valid when blocks allocated on it, or recorded on
+// it, are freed: free them (or synchronise the device) before destroying
+// it. A Source without EventSource is taken to be synchronous (the cpu
+// backend): freed memory may be reused on any stream at once.
 type EventSource interface {
 	NewEvent() (device.Event, error)
 	DestroyEvent(e device.Event) error

@@ -19,7 +19,8 @@ type Stats struct {
 	LiveBlocks int
 	// Allocations and Frees count successful calls; CacheHits and
 	// CacheMisses split the allocations by whether cached memory served
-	// them (strategy "cuda" counts neither: the driver's cache is opaque).
+	// them ("none" and "cuda" count every allocation a miss: the first
+	// has no cache, the second's is the driver's and opaque).
 	// Reclaims counts segments returned to the source from the cache;
 	// OOMRetries the ladder's retries after releasing cache or Pressure.
 	Allocations, Frees, CacheHits, CacheMisses, Reclaims, OOMRetries uint64

@@ -170,3 +170,24 @@ func TestCloseDestroysEveryEvent(t *testing.T) {
 	}
 	checkSourceClean(t, src.fakeSource)
 }
+
+func TestEventsAreReusedAcrossManyStreams(t *testing.T) {
+	src := newEventSource(gib)
+	p := newTestPool(t, src, Config{})
+	for i := 0; i < 200; i++ {
+		s := device.Stream(10 + i)
+		mustFree(t, p, mustAlloc(t, p, 300*kib, s))
+		src.finish(s)
+		p.Synchronized()
+	}
+	if n := src.liveEvents(); n > 2 {
+		t.Fatalf("%d events alive after 200 streams came and went; want them reused", n)
+	}
+	mustCheck(t, p)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := src.liveEvents(); n != 0 {
+		t.Fatalf("%d events left after Close", n)
+	}
+}
