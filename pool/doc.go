@@ -7,8 +7,9 @@
 // ("cuda"); the soft and hard limits; the ladder an allocation climbs
 // before it fails (cached block, release the cache and retry, let the
 // caller collect garbage and retry, then an *OOMError that says where the
-// memory is); stream safety when memory moves between streams; and the
-// statistics behind pool.stats().
+// memory is); stream safety when memory moves between streams; quota views
+// that let several runtimes share one cache under limits of their own
+// (RMM's limiting(pool(source))); and the statistics behind pool.stats().
 //
 // It does not own the mechanism: raw memory, streams and events come from a
 // Source (a backend, found capable of more by type assertion: EventSource,
