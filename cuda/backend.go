@@ -409,9 +409,9 @@ func (b *Backend) Close() error {
 		delete(b.streams, s)
 	}
 	keep(b.check("cuDevicePrimaryCtxRelease", "", cuResult(b.drv.cuDevicePrimaryCtxRelease.call(uintptr(b.dev)))))
-	// A sticky error is expected here after a fault; Close itself succeeded
-	// in letting go of everything it could.
-	if e := b.sticky.Load(); e != nil && errors.Is(first, ErrContextLost) {
+	// After a sticky fault every call fails with it; the user has that
+	// error already, and Close let go of everything it could.
+	if b.sticky.Load() != nil {
 		return nil
 	}
 	return first

@@ -1,0 +1,166 @@
+// dtypes.cu: what every built-in kernel module starts with. NVRTC compiles
+// it without any header (cuda_fp16.h and the C++ standard headers may not
+// be on the machine), so the 2-byte float conversions are written out here
+// and rounding-exact arithmetic is spelled in inline PTX.
+//
+// The rules are those of package kernels (doc.go): float32 computes in
+// float32, float64 in float64, float16/bfloat16 load to float32 exactly and
+// round to nearest even on store, integers compute in float64 and store by
+// truncating and saturating as device.Set does. Products and sums are
+// rounded separately: mul.rn/add.rn are never contracted into an fma.
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef long long i64;
+typedef unsigned long long u64;
+
+__device__ inline u32 f32_bits(float f) { u32 b; asm("mov.b32 %0, %1;" : "=r"(b) : "f"(f)); return b; }
+__device__ inline float bits_f32(u32 b) { float f; asm("mov.b32 %0, %1;" : "=f"(f) : "r"(b)); return f; }
+
+__device__ inline float mul_rn(float a, float b) { float r; asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ inline float add_rn(float a, float b) { float r; asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ inline double mul_rn(double a, double b) { double r; asm("mul.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
+__device__ inline double add_rn(double a, double b) { double r; asm("add.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
+
+// float32 -> binary16, round to nearest even; NaN stays NaN (sign|0x7e00),
+// as device.Float16Bits.
+__device__ inline u16 f32_to_f16(float f) {
+    u32 b = f32_bits(f);
+    u32 sign = (b >> 16) & 0x8000u;
+    int exp = (int)((b >> 23) & 0xffu);
+    u32 mant = b & 0x7fffffu;
+    if (exp == 0xff) return (u16)(mant ? (sign | 0x7e00u) : (sign | 0x7c00u));
+    int e = exp - 127;
+    if (e > 15) return (u16)(sign | 0x7c00u);
+    if (e >= -14) {
+        u32 m = mant >> 13, rest = mant & 0x1fffu;
+        u32 h = sign | ((u32)(e + 15) << 10) | m;
+        if (rest > 0x1000u || (rest == 0x1000u && (m & 1u))) h++; // a carry into the exponent is right
+        return (u16)h;
+    }
+    if (e >= -25) {
+        mant |= 0x800000u;
+        u32 shift = (u32)(-e - 14 + 13);
+        u32 m = mant >> shift, rest = mant & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+        if (rest > half || (rest == half && (m & 1u))) m++;
+        return (u16)(sign | m);
+    }
+    return (u16)sign;
+}
+
+// binary16 -> float32, exact.
+__device__ inline float f16_to_f32(u16 h) {
+    u32 sign = (u32)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+    if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (mant << 13));
+    if (exp == 0) {
+        if (mant == 0) return bits_f32(sign);
+        float v = (float)mant / 16777216.0f; // mant * 2^-24, exact
+        return sign ? -v : v;
+    }
+    return bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+// float32 -> bfloat16, round to nearest even; a NaN is kept quiet, as
+// device.BFloat16Bits.
+__device__ inline u16 f32_to_bf16(float f) {
+    u32 b = f32_bits(f);
+    if ((b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu)) return (u16)((b >> 16) | 0x40u);
+    b += 0x7fffu + ((b >> 16) & 1u);
+    return (u16)(b >> 16);
+}
+
+__device__ inline float bf16_to_f32(u16 h) { return bits_f32((u32)h << 16); }
+
+// Integer stores truncate toward zero and saturate; NaN becomes 0.
+__device__ inline i64 sat_i64(double v) {
+    if (v != v) return 0;
+    if (v <= -9223372036854775808.0) return (i64)0x8000000000000000ull;
+    if (v >= 9223372036854775808.0) return 0x7fffffffffffffffll;
+    return (i64)v;
+}
+__device__ inline int sat_i32(double v) {
+    if (v != v) return 0;
+    if (v <= -2147483648.0) return (int)0x80000000u;
+    if (v >= 2147483647.0) return 0x7fffffff;
+    return (int)v;
+}
+__device__ inline u8 sat_u8(double v) {
+    if (v != v || v <= 0.0) return 0;
+    if (v >= 255.0) return 255;
+    return (u8)(int)v;
+}
+
+// One struct per dtype: S is the stored type, C the type computed in.
+// load/store move between them; scalar rounds a float64 argument to C;
+// wide is the exact value as float64 (int64 rounds to nearest, as Go's
+// float64(int64) does); from_double converts as device.Set does.
+struct F32 {
+    typedef float S; typedef float C;
+    static __device__ inline C load(S v) { return v; }
+    static __device__ inline S store(C v) { return v; }
+    static __device__ inline C scalar(double a) { return (float)a; }
+    static __device__ inline double wide(S v) { return (double)v; }
+    static __device__ inline S from_double(double v) { return (float)v; }
+};
+struct F64 {
+    typedef double S; typedef double C;
+    static __device__ inline C load(S v) { return v; }
+    static __device__ inline S store(C v) { return v; }
+    static __device__ inline C scalar(double a) { return a; }
+    static __device__ inline double wide(S v) { return v; }
+    static __device__ inline S from_double(double v) { return v; }
+};
+struct F16 {
+    typedef u16 S; typedef float C;
+    static __device__ inline C load(S v) { return f16_to_f32(v); }
+    static __device__ inline S store(C v) { return f32_to_f16(v); }
+    static __device__ inline C scalar(double a) { return (float)a; }
+    static __device__ inline double wide(S v) { return (double)f16_to_f32(v); }
+    static __device__ inline S from_double(double v) { return f32_to_f16((float)v); }
+};
+struct BF16 {
+    typedef u16 S; typedef float C;
+    static __device__ inline C load(S v) { return bf16_to_f32(v); }
+    static __device__ inline S store(C v) { return f32_to_bf16(v); }
+    static __device__ inline C scalar(double a) { return (float)a; }
+    static __device__ inline double wide(S v) { return (double)bf16_to_f32(v); }
+    static __device__ inline S from_double(double v) { return f32_to_bf16((float)v); }
+};
+struct I32 {
+    typedef int S; typedef double C;
+    static __device__ inline C load(S v) { return (double)v; }
+    static __device__ inline S store(C v) { return sat_i32(v); }
+    static __device__ inline C scalar(double a) { return a; }
+    static __device__ inline double wide(S v) { return (double)v; }
+    static __device__ inline S from_double(double v) { return sat_i32(v); }
+};
+struct I64 {
+    typedef i64 S; typedef double C;
+    static __device__ inline C load(S v) { return (double)v; }
+    static __device__ inline S store(C v) { return sat_i64(v); }
+    static __device__ inline C scalar(double a) { return a; }
+    static __device__ inline double wide(S v) { return (double)v; }
+    static __device__ inline S from_double(double v) { return sat_i64(v); }
+};
+struct U8 {
+    typedef u8 S; typedef double C;
+    static __device__ inline C load(S v) { return (double)v; }
+    static __device__ inline S store(C v) { return sat_u8(v); }
+    static __device__ inline C scalar(double a) { return a; }
+    static __device__ inline double wide(S v) { return (double)v; }
+    static __device__ inline S from_double(double v) { return sat_u8(v); }
+};
+
+// GLUA_DTYPES(X) applies X(name, traits) to every dtype; entry points are
+// named glua_<op>_<name> after it, with the names device.DType prints.
+#define GLUA_DTYPES(X) \
+    X(float32, F32) X(float64, F64) X(float16, F16) X(bfloat16, BF16) \
+    X(int32, I32) X(int64, I64) X(uint8, U8)
+
+// v16 is 16 bytes moved by one vector load or store (ld.global.v4.u32);
+// declared here rather than taken from uint4 so that no header is needed.
+struct alignas(16) v16 { u32 x, y, z, w; };
+
+__device__ inline i64 global_thread() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ inline i64 grid_threads() { return (i64)gridDim.x * blockDim.x; }

@@ -1,0 +1,113 @@
+// elementwise.cu: fill, scale, axpy, add and mul, in place, for every
+// dtype. Each thread walks the array with a grid stride. When the host has
+// checked that every pointer is 16-byte aligned (vec != 0), the body moves
+// as 16-byte vectors, so one load instruction brings 4 float32s or 16
+// uint8s; the remaining tail goes element by element.
+
+template <class T>
+union Pack {
+    v16 v;
+    typename T::S e[16 / sizeof(typename T::S)];
+};
+
+template <class T, class Op>
+__device__ inline void unary(typename T::S* x, i64 n, int vec, Op op) {
+    const int P = 16 / sizeof(typename T::S);
+    i64 tid = global_thread(), stride = grid_threads(), done = 0;
+    if (vec) {
+        i64 nv = n / P;
+        v16* xv = (v16*)x;
+        for (i64 i = tid; i < nv; i += stride) {
+            Pack<T> a;
+            a.v = xv[i];
+#pragma unroll
+            for (int j = 0; j < P; j++) a.e[j] = op(a.e[j]);
+            xv[i] = a.v;
+        }
+        done = nv * P;
+    }
+    for (i64 i = done + tid; i < n; i += stride) x[i] = op(x[i]);
+}
+
+template <class T, class Op>
+__device__ inline void binary(typename T::S* y, const typename T::S* x, i64 n, int vec, Op op) {
+    const int P = 16 / sizeof(typename T::S);
+    i64 tid = global_thread(), stride = grid_threads(), done = 0;
+    if (vec) {
+        i64 nv = n / P;
+        v16* yv = (v16*)y;
+        const v16* xv = (const v16*)x;
+        for (i64 i = tid; i < nv; i += stride) {
+            Pack<T> a, b;
+            a.v = yv[i];
+            b.v = xv[i];
+#pragma unroll
+            for (int j = 0; j < P; j++) a.e[j] = op(a.e[j], b.e[j]);
+            yv[i] = a.v;
+        }
+        done = nv * P;
+    }
+    for (i64 i = done + tid; i < n; i += stride) y[i] = op(y[i], x[i]);
+}
+
+template <class T> struct ScaleOp {
+    typename T::C a;
+    __device__ typename T::S operator()(typename T::S x) const { return T::store(mul_rn(T::load(x), a)); }
+};
+template <class T> struct AxpyOp {
+    typename T::C a;
+    __device__ typename T::S operator()(typename T::S y, typename T::S x) const {
+        return T::store(add_rn(mul_rn(a, T::load(x)), T::load(y)));
+    }
+};
+template <class T> struct AddOp {
+    __device__ typename T::S operator()(typename T::S y, typename T::S x) const { return T::store(add_rn(T::load(y), T::load(x))); }
+};
+template <class T> struct MulOp {
+    __device__ typename T::S operator()(typename T::S y, typename T::S x) const { return T::store(mul_rn(T::load(y), T::load(x))); }
+};
+
+#define GLUA_ELEMENTWISE(NAME, T)                                                               \
+    extern "C" __global__ void glua_scale_##NAME(T::S* x, i64 n, double a, int vec) {           \
+        ScaleOp<T> op = {T::scalar(a)};                                                         \
+        unary<T>(x, n, vec, op);                                                                \
+    }                                                                                           \
+    extern "C" __global__ void glua_axpy_##NAME(T::S* y, const T::S* x, i64 n, double a, int vec) { \
+        AxpyOp<T> op = {T::scalar(a)};                                                          \
+        binary<T>(y, x, n, vec, op);                                                            \
+    }                                                                                           \
+    extern "C" __global__ void glua_add_##NAME(T::S* y, const T::S* x, i64 n, int vec) {        \
+        binary<T>(y, x, n, vec, AddOp<T>());                                                    \
+    }                                                                                           \
+    extern "C" __global__ void glua_mul_##NAME(T::S* y, const T::S* x, i64 n, int vec) {        \
+        binary<T>(y, x, n, vec, MulOp<T>());                                                    \
+    }
+
+GLUA_DTYPES(GLUA_ELEMENTWISE)
+
+// glua_fill writes a 16-byte pattern (lo, then hi, little-endian) over
+// nbytes at x: the element's bits, converted on the host as device.Set
+// does and repeated. x is element-aligned and the element size divides 16,
+// so byte i of x takes pattern byte i mod 16, and the 16-byte-aligned body
+// can be stored as whole vectors of the unrotated pattern.
+__device__ inline u8 pattern_byte(u64 lo, u64 hi, u64 i) {
+    u64 w = (i & 8) ? hi : lo;
+    return (u8)(w >> (8 * (i & 7)));
+}
+
+extern "C" __global__ void glua_fill(u8* x, u64 nbytes, u64 lo, u64 hi) {
+    i64 tid = global_thread(), stride = grid_threads();
+    u64 head = (16 - ((u64)x & 15)) & 15;
+    if (head > nbytes) head = nbytes;
+    u64 nv = (nbytes - head) / 16;
+    u64 tail = head + nv * 16;
+    v16 v;
+    v.x = (u32)lo;
+    v.y = (u32)(lo >> 32);
+    v.z = (u32)hi;
+    v.w = (u32)(hi >> 32);
+    v16* body = (v16*)(x + head);
+    for (i64 i = tid; (u64)i < nv; i += stride) body[i] = v;
+    for (i64 i = tid; (u64)i < head; i += stride) x[i] = pattern_byte(lo, hi, (u64)i);
+    for (u64 i = tail + (u64)tid; i < nbytes; i += (u64)stride) x[i] = pattern_byte(lo, hi, i);
+}

@@ -1,0 +1,353 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// LaunchFunc launches one compiled kernel with grid and block dimensions,
+// bytes of dynamic shared memory, a stream and the kernel's arguments.
+type LaunchFunc = func(grid, block [3]uint32, shared uint32, s device.Stream, args ...any) error
+
+// Device is what the GPU kernels need from a backend. *cuda.Backend
+// satisfies it; kernels does not import cuda.
+type Device interface {
+	// Launcher compiles CUDA C source (once) and returns a launcher for
+	// its kernel entry.
+	Launcher(source, name string, options []string, entry string) (LaunchFunc, error)
+	// Copy copies nbytes on the device, ordered on s.
+	Copy(dst, src device.Ptr, nbytes uint64, s device.Stream) error
+	// Download copies len(dst) bytes to the host and returns when done.
+	Download(dst []byte, src device.Ptr, s device.Stream) error
+}
+
+// GPU runs the built-in kernels on a CUDA device. It is the launch side of
+// the CUDA C in *.cu: the runtime makes one GPU per backend with NewGPU and
+// calls its methods with device pointers, element counts and a stream. The
+// results equal the Go implementations in this package (bit for bit for
+// elementwise kernels and Rand; within rounding for Sum and Norm, whose
+// order of summation differs; exactly for MaxAbsDiff).
+//
+//	g := kernels.NewGPU(backend)              // *cuda.Backend is a Device
+//	err := g.Axpy(device.Float32, y, 2.5, x, n, stream)
+//	scratch := pool.Alloc(kernels.ReduceScratchBytes(n))
+//	s, err := g.Sum(device.Float32, x, n, scratch, stream)
+//
+// Arguments follow the Go implementations (destination first, then
+// scalars and sources), then the element count n, then scratch for the
+// reductions, then the stream. Work is queued on the stream; the
+// reductions wait for their result. Every method checks its arguments
+// first: an invalid dtype, a negative count, a null or misaligned pointer
+// is an error that names the kernel, never a launch. n = 0 does nothing
+// (and Sum, Norm and MaxAbsDiff return 0).
+//
+// Each kernel module is compiled on first use and its launchers are kept
+// in the GPU, so the compile (or the disk-cache load) happens once per
+// device.
+type GPU struct {
+	dev Device
+
+	mu  sync.Mutex
+	fns map[string]LaunchFunc // by entry point name
+}
+
+// NewGPU returns a GPU that launches on d.
+func NewGPU(d Device) *GPU {
+	return &GPU{dev: d, fns: map[string]LaunchFunc{}}
+}
+
+const (
+	threadsPerBlock = 256
+	// maxBlocks bounds the grid of elementwise kernels, whose loops stride
+	// over the rest: 8192 blocks of 256 threads fill any current GPU
+	// several times over.
+	maxBlocks = 8192
+	// Reductions use a grid that depends on n only (so that the order of
+	// summation, and the result, does not depend on the device), each
+	// thread taking at least reducePerThread elements, and at most
+	// reduceMaxBlocks partials, which one block of reduceFinishThreads
+	// threads combines.
+	reduceThreads       = 256
+	reducePerThread     = 8
+	reduceMaxBlocks     = 1024
+	reduceFinishThreads = 1024
+)
+
+// ReduceScratchBytes is the device memory Sum, Norm and MaxAbsDiff need as
+// scratch for n elements: one float64 per block plus the result. It is at
+// most 8200 bytes; a buffer of that size serves every n.
+func ReduceScratchBytes(n int) uint64 {
+	return 8 * uint64(reduceBlocks(n)+1)
+}
+
+func reduceBlocks(n int) int {
+	b := (n + reduceThreads*reducePerThread - 1) / (reduceThreads * reducePerThread)
+	return min(max(b, 1), reduceMaxBlocks)
+}
+
+func gridFor(items int) [3]uint32 {
+	b := (items + threadsPerBlock - 1) / threadsPerBlock
+	return [3]uint32{uint32(min(max(b, 1), maxBlocks)), 1, 1}
+}
+
+var block1D = [3]uint32{threadsPerBlock, 1, 1}
+
+// fn returns the launcher of entry in module, compiling it on first use.
+func (g *GPU) fn(module, entry string) (LaunchFunc, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if f := g.fns[entry]; f != nil {
+		return f, nil
+	}
+	source, name, err := cudaSource(module)
+	if err != nil {
+		return nil, err
+	}
+	f, err := g.dev.Launcher(source, name, cudaOptions, entry)
+	if err != nil {
+		return nil, err
+	}
+	g.fns[entry] = f
+	return f, nil
+}
+
+// check validates a dtype, a count and the operands' pointers.
+func check(op string, dt device.DType, n int, ptrs ...device.Ptr) error {
+	if !dt.Valid() {
+		return fmt.Errorf("kernels.%s: invalid dtype %s", op, dt)
+	}
+	if n < 0 {
+		return fmt.Errorf("kernels.%s: negative element count %d", op, n)
+	}
+	if n == 0 {
+		return nil
+	}
+	for _, p := range ptrs {
+		if p == 0 {
+			return fmt.Errorf("kernels.%s: null device pointer", op)
+		}
+		if uint64(p)%uint64(dt.Size()) != 0 {
+			return fmt.Errorf("kernels.%s: pointer %#x is not aligned to a %s element (%d bytes)", op, uint64(p), dt, dt.Size())
+		}
+	}
+	return nil
+}
+
+// vectorizable says whether every pointer allows the 16-byte path.
+func vectorizable(ptrs ...device.Ptr) int32 {
+	for _, p := range ptrs {
+		if p%16 != 0 {
+			return 0
+		}
+	}
+	return 1
+}
+
+// elementwiseGrid covers n elements moved 16 bytes at a time when vec is
+// set, one at a time otherwise.
+func elementwiseGrid(dt device.DType, n int, vec int32) [3]uint32 {
+	if vec != 0 {
+		per := 16 / dt.Size()
+		return gridFor(n/per + n%per)
+	}
+	return gridFor(n)
+}
+
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("kernels.%s: %w", op, err)
+}
+
+// Fill sets n elements at x to v, converted as device.Set converts it.
+func (g *GPU) Fill(dt device.DType, x device.Ptr, v float64, n int, s device.Stream) error {
+	if err := check("Fill", dt, n, x); err != nil || n == 0 {
+		return err
+	}
+	// The element's bits, computed here once, repeated into a 16-byte
+	// pattern the kernel stores.
+	elem := make([]byte, 8)
+	device.Set(dt, elem, 0, v)
+	var lo, hi uint64
+	for i := 15; i >= 0; i-- {
+		b := uint64(elem[i%dt.Size()])
+		if i >= 8 {
+			hi = hi<<8 | b
+		} else {
+			lo = lo<<8 | b
+		}
+	}
+	f, err := g.fn("elementwise", "glua_fill")
+	if err != nil {
+		return wrap("Fill", err)
+	}
+	nbytes := n * dt.Size()
+	return wrap("Fill", f(gridFor(nbytes/16+16), block1D, 0, s, x, uint64(nbytes), lo, hi))
+}
+
+// Scale sets x = a·x on n elements.
+func (g *GPU) Scale(dt device.DType, x device.Ptr, a float64, n int, s device.Stream) error {
+	if err := check("Scale", dt, n, x); err != nil || n == 0 {
+		return err
+	}
+	f, err := g.fn("elementwise", "glua_scale_"+dt.String())
+	if err != nil {
+		return wrap("Scale", err)
+	}
+	vec := vectorizable(x)
+	return wrap("Scale", f(elementwiseGrid(dt, n, vec), block1D, 0, s, x, int64(n), a, vec))
+}
+
+// Axpy sets y = a·x + y on n elements, the product rounded before the sum.
+func (g *GPU) Axpy(dt device.DType, y device.Ptr, a float64, x device.Ptr, n int, s device.Stream) error {
+	if err := check("Axpy", dt, n, y, x); err != nil || n == 0 {
+		return err
+	}
+	f, err := g.fn("elementwise", "glua_axpy_"+dt.String())
+	if err != nil {
+		return wrap("Axpy", err)
+	}
+	vec := vectorizable(y, x)
+	return wrap("Axpy", f(elementwiseGrid(dt, n, vec), block1D, 0, s, y, x, int64(n), a, vec))
+}
+
+// Add sets y = y + x on n elements.
+func (g *GPU) Add(dt device.DType, y, x device.Ptr, n int, s device.Stream) error {
+	return g.binary("Add", "glua_add_", dt, y, x, n, s)
+}
+
+// Mul sets y = y·x on n elements.
+func (g *GPU) Mul(dt device.DType, y, x device.Ptr, n int, s device.Stream) error {
+	return g.binary("Mul", "glua_mul_", dt, y, x, n, s)
+}
+
+func (g *GPU) binary(op, prefix string, dt device.DType, y, x device.Ptr, n int, s device.Stream) error {
+	if err := check(op, dt, n, y, x); err != nil || n == 0 {
+		return err
+	}
+	f, err := g.fn("elementwise", prefix+dt.String())
+	if err != nil {
+		return wrap(op, err)
+	}
+	vec := vectorizable(y, x)
+	return wrap(op, f(elementwiseGrid(dt, n, vec), block1D, 0, s, y, x, int64(n), vec))
+}
+
+// Copy converts n elements of src, of dtype srcDT, into dst, of dtype
+// dstDT. Equal dtypes copy bits with a device-to-device memcpy.
+func (g *GPU) Copy(dstDT device.DType, dst device.Ptr, srcDT device.DType, src device.Ptr, n int, s device.Stream) error {
+	if err := check("Copy", dstDT, n, dst); err != nil || n == 0 {
+		return err
+	}
+	if err := check("Copy", srcDT, n, src); err != nil {
+		return err
+	}
+	if dstDT == srcDT {
+		return wrap("Copy", g.dev.Copy(dst, src, uint64(n*dstDT.Size()), s))
+	}
+	f, err := g.fn("convert", "glua_convert_"+srcDT.String()+"_to_"+dstDT.String())
+	if err != nil {
+		return wrap("Copy", err)
+	}
+	return wrap("Copy", f(gridFor(n), block1D, 0, s, dst, src, int64(n)))
+}
+
+// Rand fills n elements at x with uniform values in [0, 1), the same bits
+// as the Go Rand for the same seed. Integer dtypes are an error.
+func (g *GPU) Rand(dt device.DType, x device.Ptr, seed uint64, n int, s device.Stream) error {
+	if err := check("Rand", dt, n, x); err != nil {
+		return err
+	}
+	if !dt.IsFloat() {
+		return fmt.Errorf("kernels.Rand: %s is not supported (float32, float64, float16, bfloat16)", dt)
+	}
+	if n == 0 {
+		return nil
+	}
+	f, err := g.fn("rand", "glua_rand_"+dt.String())
+	if err != nil {
+		return wrap("Rand", err)
+	}
+	return wrap("Rand", f(gridFor(n), block1D, 0, s, x, int64(n), seed))
+}
+
+// Sum is the sum of n elements at x, accumulated in float64. scratch holds
+// ReduceScratchBytes(n) bytes of device memory.
+func (g *GPU) Sum(dt device.DType, x device.Ptr, n int, scratch device.Ptr, s device.Stream) (float64, error) {
+	return g.sum("Sum", dt, x, n, scratch, 0, s)
+}
+
+// Norm is the Euclidean norm of n elements at x, accumulated in float64.
+func (g *GPU) Norm(dt device.DType, x device.Ptr, n int, scratch device.Ptr, s device.Stream) (float64, error) {
+	sq, err := g.sum("Norm", dt, x, n, scratch, 1, s)
+	return math.Sqrt(sq), err
+}
+
+func (g *GPU) sum(op string, dt device.DType, x device.Ptr, n int, scratch device.Ptr, square int32, s device.Stream) (float64, error) {
+	if err := checkReduce(op, dt, n, scratch, x); err != nil || n == 0 {
+		return 0, err
+	}
+	partial, err := g.fn("reduce", "glua_sum_"+dt.String())
+	if err != nil {
+		return 0, wrap(op, err)
+	}
+	blocks := reduceBlocks(n)
+	if err := partial([3]uint32{uint32(blocks), 1, 1}, [3]uint32{reduceThreads, 1, 1}, 0, s, x, int64(n), square, scratch); err != nil {
+		return 0, wrap(op, err)
+	}
+	return g.finish(op, "glua_finish_sum", blocks, scratch, s)
+}
+
+// MaxAbsDiff is the largest |x[i] - y[i]| over n elements: NaN if either
+// holds a NaN, 0 where values are equal (infinities included).
+func (g *GPU) MaxAbsDiff(dt device.DType, x, y device.Ptr, n int, scratch device.Ptr, s device.Stream) (float64, error) {
+	if err := checkReduce("MaxAbsDiff", dt, n, scratch, x, y); err != nil || n == 0 {
+		return 0, err
+	}
+	partial, err := g.fn("reduce", "glua_maxabsdiff_"+dt.String())
+	if err != nil {
+		return 0, wrap("MaxAbsDiff", err)
+	}
+	blocks := reduceBlocks(n)
+	if err := partial([3]uint32{uint32(blocks), 1, 1}, [3]uint32{reduceThreads, 1, 1}, 0, s, x, y, int64(n), scratch); err != nil {
+		return 0, wrap("MaxAbsDiff", err)
+	}
+	return g.finish("MaxAbsDiff", "glua_finish_max", blocks, scratch, s)
+}
+
+func checkReduce(op string, dt device.DType, n int, scratch device.Ptr, ptrs ...device.Ptr) error {
+	if err := check(op, dt, n, ptrs...); err != nil || n == 0 {
+		return err
+	}
+	if scratch == 0 || scratch%8 != 0 {
+		return fmt.Errorf("kernels.%s: scratch %#x must be a non-null, 8-byte aligned buffer of ReduceScratchBytes(%d) = %d bytes",
+			op, uint64(scratch), n, ReduceScratchBytes(n))
+	}
+	return nil
+}
+
+// finish combines the partials in one block and downloads the result,
+// which sits after them in scratch.
+func (g *GPU) finish(op, entry string, blocks int, scratch device.Ptr, s device.Stream) (float64, error) {
+	f, err := g.fn("reduce", entry)
+	if err != nil {
+		return 0, wrap(op, err)
+	}
+	result := scratch + device.Ptr(8*blocks)
+	if err := f([3]uint32{1, 1, 1}, [3]uint32{reduceFinishThreads, 1, 1}, 0, s, scratch, int32(blocks), result); err != nil {
+		return 0, wrap(op, err)
+	}
+	var b [8]byte
+	if err := g.dev.Download(b[:], result, s); err != nil {
+		return 0, wrap(op, err)
+	}
+	v := device.Get(device.Float64, b[:], 0)
+	if math.IsNaN(v) {
+		return math.NaN(), nil // one NaN, whatever payload the device made
+	}
+	return v, nil
+}

@@ -1,0 +1,373 @@
+package kernels_test
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gluaproject/glua/cuda"
+	"github.com/gluaproject/glua/cuda/cudatest"
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
+)
+
+var _ kernels.Device = (*cuda.Backend)(nil)
+
+func TestMain(m *testing.M) { cudatest.Main(m) }
+
+// testDevice is what these tests need: a kernels.Device they can also
+// allocate on and upload to.
+type testDevice interface {
+	kernels.Device
+	Alloc(nbytes uint64) (device.Ptr, error)
+	Free(p device.Ptr, nbytes uint64) error
+	Upload(dst device.Ptr, src []byte, s device.Stream) error
+}
+
+// gpu is the device the tests run on: the shared CUDA backend.
+var gpu = func(t *testing.T) testDevice { return cudatest.Shared(t) }
+
+const guard = 64 // poisoned bytes around every operand, which no kernel may touch
+
+// operand is an array on the device inside a poisoned buffer.
+type operand struct {
+	b     testDevice
+	base  device.Ptr
+	size  int // whole buffer
+	off   int // bytes from base to the array
+	bytes int
+}
+
+func (o operand) ptr() device.Ptr { return o.base + device.Ptr(o.off) }
+
+// place uploads data at byte offset guard+shift of a poisoned buffer.
+func place(t *testing.T, b testDevice, data []byte, shift int) operand {
+	t.Helper()
+	size := len(data) + 2*guard + 16
+	base, err := b.Alloc(uint64(size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Free(base, uint64(size)) })
+	buf := bytes.Repeat([]byte{0xA5}, size)
+	copy(buf[guard+shift:], data)
+	if err := b.Upload(base, buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	return operand{b: b, base: base, size: size, off: guard + shift, bytes: len(data)}
+}
+
+// read downloads the array and checks that the poison around it is intact.
+func (o operand) read(t *testing.T, what string) []byte {
+	t.Helper()
+	buf := make([]byte, o.size)
+	if err := o.b.Download(buf, o.base, 0); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	for i, c := range buf {
+		if (i < o.off || i >= o.off+o.bytes) && c != 0xA5 {
+			t.Fatalf("%s: byte %d outside the array was overwritten", what, i-o.off)
+		}
+	}
+	return buf[o.off : o.off+o.bytes]
+}
+
+func checkSame(t *testing.T, what string, dt device.DType, got, want, inputs []byte) {
+	t.Helper()
+	if i, ok := sameElements(dt, got, want); !ok {
+		in := ""
+		if inputs != nil {
+			in = " from " + formatElem(dt, inputs, i)
+		}
+		t.Errorf("%s: element %d is %s, the Go reference gives %s%s", what, i, formatElem(dt, got, i), formatElem(dt, want, i), in)
+	}
+}
+
+// formatElem shows element i as a number and as its stored bits.
+func formatElem(dt device.DType, b []byte, i int) string {
+	var bits uint64
+	for k := dt.Size() - 1; k >= 0; k-- {
+		bits = bits<<8 | uint64(b[i*dt.Size()+k])
+	}
+	return fmt.Sprintf("%v (bits %#x)", device.Get(dt, b, i), bits)
+}
+
+func TestGPUElementwiseKernelsMatchTheGoReferenceBitForBit(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	for _, dt := range device.DTypes {
+		for _, n := range []int{1, 7, 1000, 100003} {
+			// shift 0 takes the 16-byte path, one element the scalar path.
+			for _, shift := range []int{0, dt.Size()} {
+				for _, op := range []string{"Fill", "Scale", "Axpy", "Add", "Mul"} {
+					a := []float64{2.5, -1.75, 1e10, 0.1, -3, math.Inf(-1), 70000.5}[rng.IntN(7)]
+					y := hostileValues(rng, dt, n)
+					x := hostileValues(rng, dt, n)
+					yd, xd := place(t, b, y, shift), place(t, b, x, shift)
+					want := append([]byte(nil), y...)
+					var err error
+					switch op {
+					case "Fill":
+						err = g.Fill(dt, yd.ptr(), a, n, 0)
+						kernels.Fill(dt, want, a)
+					case "Scale":
+						err = g.Scale(dt, yd.ptr(), a, n, 0)
+						kernels.Scale(dt, want, a)
+					case "Axpy":
+						err = g.Axpy(dt, yd.ptr(), a, xd.ptr(), n, 0)
+						kernels.Axpy(dt, want, a, x)
+					case "Add":
+						err = g.Add(dt, yd.ptr(), xd.ptr(), n, 0)
+						kernels.Add(dt, want, x)
+					case "Mul":
+						err = g.Mul(dt, yd.ptr(), xd.ptr(), n, 0)
+						kernels.Mul(dt, want, x)
+					}
+					what := fmt.Sprintf("%s %s n=%d shift=%d a=%v", op, dt, n, shift, a)
+					if err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					checkSame(t, what, dt, yd.read(t, what), want, nil)
+					if got := xd.read(t, what+" (source)"); !bytes.Equal(got, x) {
+						t.Errorf("%s: the source operand changed", what)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGPUFillCoversEveryAlignment(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	for _, dt := range device.DTypes {
+		for shift := 0; shift < 32; shift += dt.Size() {
+			for _, n := range []int{1, 2, 3, 9, 33, 4097} {
+				v := rng.NormFloat64() * 1000
+				d := place(t, b, hostileValues(rng, dt, n), shift)
+				if err := g.Fill(dt, d.ptr(), v, n, 0); err != nil {
+					t.Fatal(err)
+				}
+				want := make([]byte, n*dt.Size())
+				kernels.Fill(dt, want, v)
+				what := fmt.Sprintf("Fill %s n=%d shift=%d v=%v", dt, n, shift, v)
+				checkSame(t, what, dt, d.read(t, what), want, nil)
+			}
+		}
+	}
+}
+
+func TestGPUCopyConvertsBetweenEveryPairOfDTypes(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	for _, src := range device.DTypes {
+		for _, dst := range device.DTypes {
+			for _, n := range []int{1, 5000} {
+				x := hostileValues(rng, src, n)
+				xd := place(t, b, x, src.Size())
+				yd := place(t, b, hostileValues(rng, dst, n), 0)
+				if err := g.Copy(dst, yd.ptr(), src, xd.ptr(), n, 0); err != nil {
+					t.Fatal(err)
+				}
+				want := make([]byte, n*dst.Size())
+				kernels.Copy(dst, want, src, x)
+				what := fmt.Sprintf("Copy %s -> %s n=%d", src, dst, n)
+				got := yd.read(t, what)
+				if src == dst && !bytes.Equal(got, want) {
+					t.Errorf("%s: a same-dtype copy changed bits", what)
+				}
+				if i, ok := sameElements(dst, got, want); !ok {
+					t.Errorf("%s: element %d is %s, the Go reference gives %s from %s", what, i,
+						formatElem(dst, got, i), formatElem(dst, want, i), formatElem(src, x, i))
+				}
+			}
+		}
+	}
+}
+
+func TestGPURandIsBitIdenticalToTheGoReference(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	for _, dt := range device.DTypes {
+		n := 100000 + rng.IntN(1000)
+		d := place(t, b, make([]byte, n*dt.Size()), dt.Size())
+		seed := rng.Uint64()
+		err := g.Rand(dt, d.ptr(), seed, n, 0)
+		if !dt.IsFloat() {
+			if err == nil || !strings.Contains(err.Error(), dt.String()) {
+				t.Errorf("Rand %s: %v, want an error naming the dtype", dt, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]byte, n*dt.Size())
+		if err := kernels.Rand(dt, want, seed); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.read(t, "Rand "+dt.String()); !bytes.Equal(got, want) {
+			i, _ := sameElements(dt, got, want)
+			t.Errorf("Rand %s seed %d: element %d is %s, want %s", dt, seed, i, formatElem(dt, got, i), formatElem(dt, want, i))
+		}
+	}
+}
+
+// finite replaces NaN and infinities, which would make a sum meaningless.
+func finite(dt device.DType, x []byte) []byte {
+	for i := range len(x) / dt.Size() {
+		if v := device.Get(dt, x, i); math.IsNaN(v) || math.IsInf(v, 0) {
+			device.Set(dt, x, i, float64(i%7)-3)
+		}
+	}
+	return x
+}
+
+func TestGPUReductionsMatchTheGoReference(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	scratch, err := b.Alloc(kernels.ReduceScratchBytes(1 << 30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free(scratch, kernels.ReduceScratchBytes(1<<30))
+	for _, dt := range device.DTypes {
+		for _, n := range []int{1, 255, 2049, 300001} {
+			x := finite(dt, hostileValues(rng, dt, n))
+			xd := place(t, b, x, dt.Size())
+			var abs, sq float64
+			for i := range n {
+				v := device.Get(dt, x, i)
+				abs += math.Abs(v)
+				sq += v * v
+			}
+			what := fmt.Sprintf("%s n=%d", dt, n)
+			sum, err := g.Sum(dt, xd.ptr(), n, scratch, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := kernels.Sum(dt, x); math.Abs(sum-want) > 1e-12*abs {
+				t.Errorf("Sum %s: %v, the Go reference gives %v", what, sum, want)
+			}
+			norm, err := g.Norm(dt, xd.ptr(), n, scratch, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := kernels.Norm(dt, x); math.Abs(norm-want) > 1e-12*math.Sqrt(sq) {
+				t.Errorf("Norm %s: %v, the Go reference gives %v", what, norm, want)
+			}
+			// y differs from x in scattered places, specials included.
+			y := append([]byte(nil), x...)
+			for range 1 + n/50 {
+				i := rng.IntN(n)
+				copy(y[i*dt.Size():], hostileValues(rng, dt, 1))
+			}
+			yd := place(t, b, y, 0)
+			mad, err := g.MaxAbsDiff(dt, xd.ptr(), yd.ptr(), n, scratch, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := kernels.MaxAbsDiff(dt, x, y); mad != want && !(math.IsNaN(mad) && math.IsNaN(want)) {
+				t.Errorf("MaxAbsDiff %s: %v, the Go reference gives %v", what, mad, want)
+			}
+			xd.read(t, what)
+		}
+	}
+}
+
+func TestGPUReductionsPropagateNaNAndAreDeterministic(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	scratch, _ := b.Alloc(kernels.ReduceScratchBytes(1 << 30))
+	defer b.Free(scratch, kernels.ReduceScratchBytes(1<<30))
+	const n = 1 << 20
+	x := finite(device.Float32, hostileValues(rng, device.Float32, n))
+	xd := place(t, b, x, 0)
+	first, _ := g.Sum(device.Float32, xd.ptr(), n, scratch, 0)
+	for range 3 {
+		again, err := g.Sum(device.Float32, xd.ptr(), n, scratch, 0)
+		if err != nil || math.Float64bits(again) != math.Float64bits(first) {
+			t.Fatalf("Sum of the same array gave %v then %v (%v)", first, again, err)
+		}
+	}
+	device.Set(device.Float32, x, n-3, math.NaN())
+	nd := place(t, b, x, 0)
+	for _, f := range []func() (float64, error){
+		func() (float64, error) { return g.Sum(device.Float32, nd.ptr(), n, scratch, 0) },
+		func() (float64, error) { return g.Norm(device.Float32, nd.ptr(), n, scratch, 0) },
+		func() (float64, error) { return g.MaxAbsDiff(device.Float32, xd.ptr(), nd.ptr(), n, scratch, 0) },
+	} {
+		if v, err := f(); err != nil || !math.IsNaN(v) {
+			t.Errorf("a reduction over a NaN gave %v, %v", v, err)
+		}
+	}
+	for _, f := range []func() (float64, error){
+		func() (float64, error) { return g.Sum(device.Float32, 0, 0, 0, 0) },
+		func() (float64, error) { return g.Norm(device.Float32, 0, 0, 0, 0) },
+		func() (float64, error) { return g.MaxAbsDiff(device.Float32, 0, 0, 0, 0, 0) },
+	} {
+		if v, err := f(); v != 0 || err != nil {
+			t.Errorf("a reduction over nothing gave %v, %v", v, err)
+		}
+	}
+}
+
+func TestGPUKernelsCompileOncePerDevice(t *testing.T) {
+	b := cudatest.Load(t, cuda.Config{KernelCache: "off"})
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	const n = 1000
+	y := place(t, b, hostileValues(rng, device.Float32, n), 0)
+	x := place(t, b, hostileValues(rng, device.Float32, n), 0)
+	for range 3 {
+		if err := g.Axpy(device.Float32, y.ptr(), 2, x.ptr(), n, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Add(device.Float64, y.ptr(), x.ptr(), n/2, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := b.KernelStats(); st.Compiles != 1 {
+		t.Errorf("six launches of one module compiled %d times", st.Compiles)
+	}
+	// A second GPU on the same backend reuses the backend's module.
+	if err := kernels.NewGPU(b).Scale(device.Float32, y.ptr(), 2, n, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.KernelStats(); st.Compiles != 1 {
+		t.Errorf("a second GPU compiled again: %+v", st)
+	}
+}
+
+func TestGPUArgumentsAreCheckedBeforeLaunching(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	p, _ := b.Alloc(4096)
+	defer b.Free(p, 4096)
+	for name, err := range map[string]error{
+		"invalid dtype":      g.Scale(device.Invalid, p, 1, 10, 0),
+		"negative count":     g.Add(device.Float32, p, p, -1, 0),
+		"null pointer":       g.Axpy(device.Float32, p, 1, 0, 10, 0),
+		"misaligned pointer": g.Mul(device.Float32, p+2, p, 10, 0),
+		"misaligned source":  g.Copy(device.Float32, p, device.Int64, p+4, 10, 0),
+		"rand of ints":       g.Rand(device.Uint8, p, 1, 10, 0),
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), "kernels.") {
+			t.Errorf("%s: %v, want an error naming the kernel", name, err)
+		}
+	}
+	if _, err := g.Sum(device.Float32, p, 10, 0, 0); err == nil || !strings.Contains(err.Error(), "scratch") {
+		t.Errorf("Sum without scratch: %v", err)
+	}
+	if err := g.Fill(device.Float32, 0, 1, 0, 0); err != nil {
+		t.Errorf("n = 0 is not a no-op: %v", err)
+	}
+}
