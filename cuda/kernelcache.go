@@ -19,9 +19,10 @@ import (
 
 var cacheMagic = []byte("GLUAKRN1")
 
-// cacheKey names the entry of one compilation. Each field is length-prefixed
-// so that no two different inputs hash the same bytes.
-func cacheKey(source string, options []string, arch string, nvrtcVersion [2]int) string {
+// cacheKey names the entry of one compilation. The program name is part of
+// it because line information (-lineinfo, -G) records it. Each field is
+// length-prefixed so that no two different inputs hash the same bytes.
+func cacheKey(source, name string, options []string, arch string, nvrtcVersion [2]int) string {
 	h := sha256.New()
 	field := func(s string) {
 		var n [8]byte
@@ -31,6 +32,7 @@ func cacheKey(source string, options []string, arch string, nvrtcVersion [2]int)
 	}
 	field("glua kernel cache v1")
 	field(source)
+	field(name)
 	field(arch)
 	var v [16]byte
 	binary.LittleEndian.PutUint64(v[:8], uint64(nvrtcVersion[0]))

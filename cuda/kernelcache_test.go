@@ -54,17 +54,19 @@ func TestDamagedKernelCacheEntriesAreNoticed(t *testing.T) {
 }
 
 func TestKernelCacheKeyCoversEverythingThatChangesTheImage(t *testing.T) {
-	base := cacheKey("src", []string{"-O3"}, "sm_90", [2]int{12, 4})
-	if base != cacheKey("src", []string{"-O3"}, "sm_90", [2]int{12, 4}) {
+	base := cacheKey("src", "k.cu", []string{"-O3"}, "sm_90", [2]int{12, 4})
+	if base != cacheKey("src", "k.cu", []string{"-O3"}, "sm_90", [2]int{12, 4}) {
 		t.Fatal("the key is not deterministic")
 	}
 	for name, k := range map[string]string{
-		"source":        cacheKey("src2", []string{"-O3"}, "sm_90", [2]int{12, 4}),
-		"option":        cacheKey("src", []string{"-O2"}, "sm_90", [2]int{12, 4}),
-		"no option":     cacheKey("src", nil, "sm_90", [2]int{12, 4}),
-		"split option":  cacheKey("src", []string{"-O", "3"}, "sm_90", [2]int{12, 4}),
-		"arch":          cacheKey("src", []string{"-O3"}, "sm_80", [2]int{12, 4}),
-		"nvrtc version": cacheKey("src", []string{"-O3"}, "sm_90", [2]int{12, 5}),
+		"source":        cacheKey("src2", "k.cu", []string{"-O3"}, "sm_90", [2]int{12, 4}),
+		"option":        cacheKey("src", "k.cu", []string{"-O2"}, "sm_90", [2]int{12, 4}),
+		"no option":     cacheKey("src", "k.cu", nil, "sm_90", [2]int{12, 4}),
+		"split option":  cacheKey("src", "k.cu", []string{"-O", "3"}, "sm_90", [2]int{12, 4}),
+		"arch":          cacheKey("src", "k.cu", []string{"-O3"}, "sm_80", [2]int{12, 4}),
+		"nvrtc version": cacheKey("src", "k.cu", []string{"-O3"}, "sm_90", [2]int{12, 5}),
+		"program name":  cacheKey("src", "j.cu", []string{"-O3"}, "sm_90", [2]int{12, 4}),
+		"name into src": cacheKey("srck.cu", "", []string{"-O3"}, "sm_90", [2]int{12, 4}),
 	} {
 		if k == base {
 			t.Errorf("changing the %s does not change the key", name)

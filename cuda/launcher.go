@@ -8,7 +8,7 @@ import "github.com/gluaproject/glua/device"
 // door package kernels goes through; its result type is a plain func type,
 // so that kernels can name it without importing this package.
 func (b *Backend) Launcher(source, name string, options []string, entry string) (func(grid, block [3]uint32, shared uint32, s device.Stream, args ...any) error, error) {
-	key := cacheKey(source, options, name, [2]int{})
+	key := cacheKey(source, name, options, "", [2]int{})
 	b.mu.Lock()
 	m := b.shared[key]
 	b.mu.Unlock()

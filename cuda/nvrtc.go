@@ -77,7 +77,7 @@ func (b *Backend) Compile(source, name string, options []string) (*Module, error
 	opts := append([]string{"--gpu-architecture=" + arch}, options...)
 	path := ""
 	if b.cacheDir != "" {
-		path = cacheFile(b.cacheDir, cacheKey(source, opts, arch, b.nvrtcVersion), arch)
+		path = cacheFile(b.cacheDir, cacheKey(source, name, opts, arch, b.nvrtcVersion), arch)
 		if image, err := readCacheEntry(path); err == nil {
 			m, err := b.loadModule(image, name)
 			if err == nil {
@@ -119,7 +119,7 @@ func (b *Backend) nvrtcCompile(source, name string, opts []string, cubin bool) (
 	if r != 0 {
 		return nil, b.nvrtcError("nvrtcCreateProgram", name, r, "")
 	}
-	defer n.nvrtcDestroyProgram.call(uintptr(unsafe.Pointer(&prog)))
+	defer func() { n.nvrtcDestroyProgram.call(uintptr(unsafe.Pointer(&prog))) }()
 
 	cOpts := make([][]byte, len(opts))
 	ptrs := make([]*byte, len(opts)+1) // +1 keeps &ptrs[0] valid with no options
