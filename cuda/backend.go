@@ -121,6 +121,18 @@ func Load(cfg Config) (b *Backend, err error) {
 	if err = b.libs[0].resolve(b.drv.symbols()); err != nil {
 		return nil, err
 	}
+	// The driver first: on a machine without a GPU cuInit fails in
+	// milliseconds, before the far larger cuBLAS is mapped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err = b.initDevice(); err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			b.drv.cuDevicePrimaryCtxRelease.call(uintptr(b.dev))
+		}
+	}()
 	if b.libs[1], err = openLibrary("NVRTC", cfg.LibNVRTC); err != nil {
 		return nil, err
 	}
@@ -134,12 +146,6 @@ func Load(cfg Config) (b *Backend, err error) {
 		return nil, err
 	}
 	b.cacheDir, b.cacheWhy = kernelCacheDir(cfg.KernelCache)
-
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err = b.initDevice(); err != nil {
-		return nil, fmt.Errorf("cuda: %w", err)
-	}
 	b.initVersions()
 	return b, nil
 }
