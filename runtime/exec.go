@@ -34,9 +34,12 @@ type executor interface {
 	rand(x span, seed uint64) error
 }
 
-func newExecutor(b Backend) (executor, error) {
+func newExecutor(rt *Runtime, b Backend) (executor, error) {
 	if h, ok := b.(HostMemory); ok {
 		return hostExec{h}, nil
+	}
+	if d, ok := b.(kernels.Device); ok {
+		return newDeviceExec(rt, d), nil
 	}
 	return nil, fmt.Errorf("backend %s can run no kernels", b.Name())
 }

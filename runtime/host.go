@@ -16,6 +16,9 @@ type HostArray struct {
 	shape  []int
 	dtype  device.DType
 	pinned bool
+	// owner keeps page-locked memory alive while this array or a view of
+	// it is reachable; nil for ordinary Go memory.
+	owner *pinnedMem
 }
 
 // NewHostArray returns a zeroed host array for transfers to and from this
@@ -23,12 +26,28 @@ type HostArray struct {
 // lets them overlap computation; on the CPU backend every host array is
 // already as fast as it gets, so pinned is recorded and otherwise ignored.
 func (rt *Runtime) NewHostArray(shape []int, dt device.DType, pinned bool) (*HostArray, error) {
-	h, err := NewHostArray(shape, dt)
+	if !pinned {
+		return NewHostArray(shape, dt)
+	}
+	if !dt.Valid() {
+		return nil, fmt.Errorf("invalid dtype %s", dt)
+	}
+	if err := checkShape(shape); err != nil {
+		return nil, err
+	}
+	nbytes := uint64(product(shape)) * uint64(dt.Size())
+	buf, owner, ok, err := rt.newPinned(nbytes)
 	if err != nil {
 		return nil, err
 	}
-	h.pinned = pinned
-	return h, nil
+	if !ok {
+		h, err := NewHostArray(shape, dt)
+		if err == nil {
+			h.pinned = true
+		}
+		return h, err
+	}
+	return &HostArray{data: buf, shape: append([]int(nil), shape...), dtype: dt, pinned: true, owner: owner}, nil
 }
 
 // Pinned reports whether the array was asked for as page-locked memory.
@@ -82,7 +101,9 @@ func (h *HostArray) Size() int           { return len(h.data) / h.dtype.Size() }
 func (h *HostArray) NBytes() uint64      { return uint64(len(h.data)) }
 func (h *HostArray) NDim() int           { return len(h.shape) }
 
-// Bytes is the array's storage, shared, not copied.
+// Bytes is the array's storage, shared, not copied. Pinned storage belongs to
+// the driver and is returned to it once h is unreachable, so keep h alive
+// (runtime.KeepAlive) for as long as the bytes are used.
 func (h *HostArray) Bytes() []byte { return h.data }
 
 // Get returns element i (0-based, flat) as a float64.
@@ -118,7 +139,7 @@ func (h *HostArray) Reshape(shape []int) (*HostArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &HostArray{data: h.data, shape: shape, dtype: h.dtype}, nil
+	return &HostArray{data: h.data, shape: shape, dtype: h.dtype, pinned: h.pinned, owner: h.owner}, nil
 }
 
 // Rows returns a view of rows i through j (1-based, inclusive) of the first
@@ -128,7 +149,7 @@ func (h *HostArray) Rows(i, j int) (*HostArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &HostArray{data: h.data[off : off+n], shape: shape, dtype: h.dtype}, nil
+	return &HostArray{data: h.data[off : off+n], shape: shape, dtype: h.dtype, pinned: h.pinned, owner: h.owner}, nil
 }
 
 // String reads like HostArray<float32>[2x3] 24 B.

@@ -39,9 +39,13 @@ type Runtime struct {
 	mu      sync.Mutex
 	buffers map[*buffer]struct{}
 	pending []*buffer // found unreachable by GC cleanups; freed by drain
-	nextID  uint64
-	scopes  []*scope
-	closed  bool
+	// pinned maps each live page-locked host allocation by its first byte;
+	// pendingHost holds those found unreachable, for drain to free.
+	pinned      map[*byte][]byte
+	pendingHost [][]byte
+	nextID      uint64
+	scopes      []*scope
+	closed      bool
 
 	// randCalls numbers unseeded cuda.rand calls, so that each draws new
 	// numbers yet a script's sequence is reproducible run to run.
@@ -85,14 +89,14 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, buffers: make(map[*buffer]struct{}), stdout: opts.Stdout}
+	rt := &Runtime{cfg: cfg, buffers: make(map[*buffer]struct{}), pinned: make(map[*byte][]byte), stdout: opts.Stdout}
 	if rt.stdout == nil {
 		rt.stdout = os.Stdout
 	}
 	if rt.backend, rt.backendNote, err = openBackend(cfg); err != nil {
 		return nil, err
 	}
-	if rt.exec, err = newExecutor(rt.backend); err != nil {
+	if rt.exec, err = newExecutor(rt, rt.backend); err != nil {
 		rt.backend.Close()
 		return nil, err
 	}
@@ -317,6 +321,7 @@ func (rt *Runtime) Close() error {
 		}
 	}
 	errs = append(errs, rt.destroyStreams()...)
+	errs = append(errs, rt.freePinned(true)...)
 	if err := rt.pool.Close(); err != nil {
 		errs = append(errs, err)
 	}
@@ -431,9 +436,13 @@ func (rt *Runtime) drain() {
 	rt.mu.Lock()
 	pending := rt.pending
 	rt.pending = nil
+	host := len(rt.pendingHost) > 0
 	rt.mu.Unlock()
 	for _, b := range pending {
 		rt.freeBuffer(b)
+	}
+	if host {
+		rt.freePinned(false)
 	}
 }
 

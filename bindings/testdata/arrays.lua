@@ -133,3 +133,17 @@ assert(type(secs) == "number" and secs >= 0, "timer returns seconds")
 assert(got > 0, "timer passes results through")
 check.error("never recorded", function() cuda.event():synchronize() end)
 check.error("cuda.timer: bad argument #1 (function expected, got nil)", cuda.timer)
+
+-- pinned host arrays: page-locked on the GPU, ordinary memory on the CPU;
+-- either way they round-trip, and views of them work
+local ph = cuda.host_array({ 64, 8 }, "float32", { pinned = true })
+check.eq(ph[1], 0, "pinned host arrays start zeroed")
+local src = cuda.rand({ 64, 8 }, "float32", 42)
+src:copy_to_host(ph)
+local back = cuda.to_device(ph)
+check.eq(require("kernels").max_abs_diff(back, src), 0, "pinned round trip")
+local prow = ph:rows(3, 4)
+check.eq(prow.pinned, true, "a view of a pinned array is pinned")
+check.eq(prow[1], ph[17], "pinned view shares memory")
+for i = 1, 20 do cuda.host_array(1024, "float32", { pinned = true }) end -- dropped, freed by cleanups
+collectgarbage()

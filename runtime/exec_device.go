@@ -1,0 +1,90 @@
+package runtime
+
+import (
+	"github.com/gluaproject/glua/cuda"
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
+	"github.com/gluaproject/glua/pool"
+)
+
+// deviceExec runs the built-in CUDA kernels. Reductions take their scratch
+// from the pool (a cached block, so no driver call) and return it at once.
+type deviceExec struct {
+	gpu    *kernels.GPU
+	pool   func() *pool.Pool
+	stream func() device.Stream
+}
+
+func newDeviceExec(rt *Runtime, d kernels.Device) *deviceExec {
+	return &deviceExec{
+		gpu:    kernels.NewGPU(d),
+		pool:   func() *pool.Pool { return rt.pool },
+		stream: func() device.Stream { return rt.stream },
+	}
+}
+
+func (e *deviceExec) fill(x span, v float64) error {
+	return e.gpu.Fill(x.dtype, x.ptr, v, x.n, e.stream())
+}
+
+func (e *deviceExec) scale(x span, a float64) error {
+	return e.gpu.Scale(x.dtype, x.ptr, a, x.n, e.stream())
+}
+
+func (e *deviceExec) axpy(y span, a float64, x span) error {
+	return e.gpu.Axpy(y.dtype, y.ptr, a, x.ptr, y.n, e.stream())
+}
+
+func (e *deviceExec) add(y, x span) error { return e.gpu.Add(y.dtype, y.ptr, x.ptr, y.n, e.stream()) }
+
+func (e *deviceExec) mul(y, x span) error { return e.gpu.Mul(y.dtype, y.ptr, x.ptr, y.n, e.stream()) }
+
+func (e *deviceExec) copy(dst, src span) error {
+	return e.gpu.Copy(dst.dtype, dst.ptr, src.dtype, src.ptr, dst.n, e.stream())
+}
+
+func (e *deviceExec) rand(x span, seed uint64) error {
+	return e.gpu.Rand(x.dtype, x.ptr, seed, x.n, e.stream())
+}
+
+func (e *deviceExec) sum(x span) (float64, error) {
+	return e.reduce(x.n, func(scratch device.Ptr) (float64, error) {
+		return e.gpu.Sum(x.dtype, x.ptr, x.n, scratch, e.stream())
+	})
+}
+
+func (e *deviceExec) norm(x span) (float64, error) {
+	return e.reduce(x.n, func(scratch device.Ptr) (float64, error) {
+		return e.gpu.Norm(x.dtype, x.ptr, x.n, scratch, e.stream())
+	})
+}
+
+func (e *deviceExec) maxAbsDiff(x, y span) (float64, error) {
+	return e.reduce(x.n, func(scratch device.Ptr) (float64, error) {
+		return e.gpu.MaxAbsDiff(x.dtype, x.ptr, y.ptr, x.n, scratch, e.stream())
+	})
+}
+
+func (e *deviceExec) reduce(n int, run func(scratch device.Ptr) (float64, error)) (float64, error) {
+	p := e.pool()
+	b, err := p.Alloc(kernels.ReduceScratchBytes(n), e.stream())
+	if err != nil {
+		return 0, err
+	}
+	v, err := run(b.Ptr)
+	if ferr := p.Free(b); err == nil {
+		err = ferr
+	}
+	return v, err
+}
+
+// KernelCacheStats reports how many kernel modules this runtime's backend
+// compiled with NVRTC and how many it loaded from the disk cache; both are
+// 0 on the CPU backend, which compiles nothing.
+func (rt *Runtime) KernelCacheStats() (compiles, cacheHits int64) {
+	if c, ok := rt.backend.(*cuda.Backend); ok {
+		st := c.KernelStats()
+		return st.Compiles, st.CacheHits
+	}
+	return 0, 0
+}
