@@ -67,6 +67,14 @@ func openKernels(rt *runtime.Runtime, L *lua.LState) int {
 			L.Push(L.Get(1))
 			return 1
 		},
+		"cache_stats": func(L *lua.LState) int {
+			compiles, hits := rt.KernelCacheStats()
+			t := L.NewTable()
+			t.RawSetString("compiles", lua.LNumber(compiles))
+			t.RawSetString("cache_hits", lua.LNumber(hits))
+			L.Push(t)
+			return 1
+		},
 		"sum":  reduce("kernels.sum", rt.Sum),
 		"norm": reduce("kernels.norm", rt.Norm),
 		"max_abs_diff": func(L *lua.LState) int {

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every benchmark and its PyTorch/CuPy peer back to back on this
+# machine's GPU and collects the JSON lines in one file.
+#   scripts/bench/run.sh [glua binary] [output file]
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+glua="${1:-glua}"
+out="${2:-bench.jsonl}"
+: >"$out"
+status=0
+for lua in "$here"/[!_]*.lua; do
+  name="$(basename "$lua" .lua)"
+  echo "== $name" >&2
+  "$glua" "$lua" | tee -a "$out" || status=1
+  if [ -f "$here/$name.py" ]; then
+    (cd "$here" && python3 "$name.py") | tee -a "$out" || status=1
+  fi
+done
+# A second run of a script compiles nothing: its kernels come from the cache.
+"$glua" -e 'local k = require("kernels"); local c = require("cuda"); local x = c.rand(1024); k.scale(x, 2); k.sum(x)
+  local s = k.cache_stats(); print(string.format("{\"bench\": \"kernel_cache\", \"impl\": \"glua\", \"compiles\": %d, \"cache_hits\": %d}", s.compiles, s.cache_hits))' | tee -a "$out" || status=1
+exit $status
