@@ -47,12 +47,13 @@ func openKernels(rt *runtime.Runtime, L *lua.LState) int {
 		}
 	}
 	mod := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
-		"matmul": func(L *lua.LState) int { return matmul(rt, L) },
-		"fill":   unary("kernels.fill", rt.Fill, "value"),
-		"scale":  unary("kernels.scale", rt.Scale, "factor"),
-		"copy":   binary("kernels.copy", rt.Copy),
-		"add":    binary("kernels.add", rt.Add),
-		"mul":    binary("kernels.mul", rt.Mul),
+		"matmul":  func(L *lua.LState) int { return matmul(rt, L) },
+		"compile": func(L *lua.LState) int { return compile(rt, L) },
+		"fill":    unary("kernels.fill", rt.Fill, "value"),
+		"scale":   unary("kernels.scale", rt.Scale, "factor"),
+		"copy":    binary("kernels.copy", rt.Copy),
+		"add":     binary("kernels.add", rt.Add),
+		"mul":     binary("kernels.mul", rt.Mul),
 		"axpy": func(L *lua.LState) int {
 			const name = "kernels.axpy"
 			y := checkArray(L, name, 1)
