@@ -63,11 +63,21 @@ func TestConformance(t *testing.T) {
 	if err != nil || len(scripts) == 0 {
 		t.Fatalf("no conformance scripts: %v", err)
 	}
+	type run struct{ backend, strategy string }
+	var runs []run
 	for _, backend := range backends(t) {
+		runs = append(runs, run{backend, "caching"})
+		if backend == "cuda" {
+			// The GPU is where the other strategies differ: "none" calls the
+			// driver for every allocation, "cuda" uses its stream-ordered pool.
+			runs = append(runs, run{backend, "none"}, run{backend, "cuda"})
+		}
+	}
+	for _, r := range runs {
 		for _, script := range scripts {
-			name := backend + "/" + strings.TrimSuffix(filepath.Base(script), ".lua")
+			name := r.backend + "/" + r.strategy + "/" + strings.TrimSuffix(filepath.Base(script), ".lua")
 			t.Run(name, func(t *testing.T) {
-				rt, err := runtime.New(runtime.Options{Backend: backend, Config: defaultConfig(), CPUMemory: "1GiB"})
+				rt, err := runtime.New(runtime.Options{Backend: r.backend, MemoryPool: r.strategy, Config: defaultConfig(), CPUMemory: "1GiB"})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -10,7 +10,8 @@ for _, k in ipairs({ "used", "reserved", "peak_used", "peak_reserved", "allocati
   "cache_misses", "reclaims", "oom_retries", "soft_limit", "hard_limit", "device_free", "device_total" }) do
   assert(type(s0[k]) == "number", "stats." .. k)
 end
-check.eq(pool.strategy(), "caching", "default strategy")
+local caching = pool.strategy() == "caching"
+assert(caching or pool.strategy() == "none" or pool.strategy() == "cuda", "strategy " .. pool.strategy())
 
 -- allocations and frees are counted exactly
 local a = cuda.device_array({ 256, 1024 }) -- 1 MiB
@@ -86,12 +87,16 @@ after:free()
 -- reclaim returns cached memory
 pool.free(live)
 collectgarbage()
-local cached = pool.stats().reserved - pool.stats().used
-assert(cached >= 4 * MiB, "the freed 4 MiB array is cached: " .. cached)
-local released = pool.reclaim()
-assert(released >= 4 * MiB, "reclaim released the cached segments: " .. released)
-local s3 = pool.stats()
-check.eq(s3.reserved - s3.used, cached - released, "reserved shrank by what was released")
+if caching then
+  local cached = pool.stats().reserved - pool.stats().used
+  assert(cached >= 4 * MiB, "the freed 4 MiB array is cached: " .. cached)
+  local released = pool.reclaim()
+  assert(released >= 4 * MiB, "reclaim released the cached segments: " .. released)
+  local s3 = pool.stats()
+  check.eq(s3.reserved - s3.used, cached - released, "reserved shrank by what was released")
+else
+  assert(pool.reclaim() >= 0, "reclaim")
+end
 pool.set_limit({ soft = false, hard = false })
 check.eq(pool.limits().hard, false, "limit cleared")
 check.eq(pool.reclaim("1MiB") >= 0, true, "reclaim with a size")
