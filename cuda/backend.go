@@ -128,9 +128,12 @@ func Load(cfg Config) (b *Backend, err error) {
 	if err = b.initDevice(); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
+	// The release must not read the named result: `return nil, err` has
+	// already set it to nil by the time this runs.
+	retained := b
 	defer func() {
 		if err != nil {
-			b.drv.cuDevicePrimaryCtxRelease.call(uintptr(b.dev))
+			retained.drv.cuDevicePrimaryCtxRelease.call(uintptr(retained.dev))
 		}
 	}()
 	if b.libs[1], err = openLibrary("NVRTC", cfg.LibNVRTC); err != nil {
