@@ -7,42 +7,6 @@ import (
 	"github.com/gluaproject/glua/device"
 )
 
-// backendContract and hostMemory copy runtime.Backend and runtime.HostMemory.
-// The runtime imports this package, so the check cannot name the originals;
-// keep these in step with runtime/backend.go.
-type backendContract interface {
-	Name() string
-	Info() (device.Info, error)
-	MemInfo() (free, total uint64, err error)
-	Alloc(nbytes uint64) (device.Ptr, error)
-	Free(p device.Ptr, nbytes uint64) error
-	Upload(dst device.Ptr, src []byte, s device.Stream) error
-	Download(dst []byte, src device.Ptr, s device.Stream) error
-	Copy(dst, src device.Ptr, nbytes uint64, s device.Stream) error
-	Memset(dst device.Ptr, value byte, nbytes uint64, s device.Stream) error
-	Gemm(g device.Gemm) error
-	NewStream() (device.Stream, error)
-	DestroyStream(s device.Stream) error
-	StreamSynchronize(s device.Stream) error
-	NewEvent() (device.Event, error)
-	DestroyEvent(e device.Event) error
-	Record(e device.Event, s device.Stream) error
-	EventSynchronize(e device.Event) error
-	EventDone(e device.Event) (bool, error)
-	Elapsed(start, end device.Event) (float64, error)
-	Synchronize() error
-	Close() error
-}
-
-type hostMemory interface {
-	Bytes(p device.Ptr, nbytes uint64) []byte
-}
-
-var (
-	_ backendContract = (*Backend)(nil)
-	_ hostMemory      = (*Backend)(nil)
-)
-
 const testCapacity = 64 << 20
 
 func newTestBackend(t testing.TB) *Backend {

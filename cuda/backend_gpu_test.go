@@ -15,34 +15,7 @@ import (
 
 func TestMain(m *testing.M) { cudatest.Main(m) }
 
-// backend is runtime.Backend's method set, restated here so that this test
-// does not depend on package runtime (which imports this one).
-type backend interface {
-	Name() string
-	Info() (device.Info, error)
-	MemInfo() (free, total uint64, err error)
-	Alloc(nbytes uint64) (device.Ptr, error)
-	Free(p device.Ptr, nbytes uint64) error
-	Upload(dst device.Ptr, src []byte, s device.Stream) error
-	Download(dst []byte, src device.Ptr, s device.Stream) error
-	Copy(dst, src device.Ptr, nbytes uint64, s device.Stream) error
-	Memset(dst device.Ptr, value byte, nbytes uint64, s device.Stream) error
-	Gemm(g device.Gemm) error
-	NewStream() (device.Stream, error)
-	DestroyStream(s device.Stream) error
-	StreamSynchronize(s device.Stream) error
-	NewEvent() (device.Event, error)
-	DestroyEvent(e device.Event) error
-	Record(e device.Event, s device.Stream) error
-	EventSynchronize(e device.Event) error
-	EventDone(e device.Event) (bool, error)
-	Elapsed(start, end device.Event) (float64, error)
-	Synchronize() error
-	Close() error
-}
-
 var (
-	_ backend                 = (*cuda.Backend)(nil)
 	_ pool.Source             = (*cuda.Backend)(nil)
 	_ pool.EventSource        = (*cuda.Backend)(nil)
 	_ pool.AsyncSource        = (*cuda.Backend)(nil)

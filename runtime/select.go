@@ -6,6 +6,17 @@ import (
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/cpu"
 	"github.com/gluaproject/glua/cuda"
+	"github.com/gluaproject/glua/kernels"
+)
+
+// The backends implement the runtime's interfaces without importing this
+// package; the runtime imports them, so the check lives here.
+var (
+	_ Backend        = (*cpu.Backend)(nil)
+	_ HostMemory     = (*cpu.Backend)(nil)
+	_ Backend        = (*cuda.Backend)(nil)
+	_ PinnedHost     = (*cuda.Backend)(nil)
+	_ kernels.Device = (*cuda.Backend)(nil)
 )
 
 // openBackend starts the configured backend. With "auto" a machine without a
