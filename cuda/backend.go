@@ -41,13 +41,14 @@ var errClosed = errors.New("cuda: the backend is closed")
 // runtime.Backend, pool.EventSource and pool.AsyncSource; its methods may be
 // called from any goroutine. Close must not race with other calls.
 type Backend struct {
-	cfg      Config
-	drv      driverAPI
-	nvrtc    nvrtcAPI
-	blas     cublasAPI
-	libs     [3]*library // driver, NVRTC, cuBLAS
-	cacheDir string      // "" when the kernel cache is off
-	cacheWhy string      // why the cache is off, when it is
+	workspaceAlloc WorkspaceAllocator // guarded by mu
+	cfg            Config
+	drv            driverAPI
+	nvrtc          nvrtcAPI
+	blas           cublasAPI
+	libs           [3]*library // driver, NVRTC, cuBLAS
+	cacheDir       string      // "" when the kernel cache is off
+	cacheWhy       string      // why the cache is off, when it is
 
 	dev     int32   // CUdevice
 	ctx     uintptr // the retained primary context

@@ -95,6 +95,22 @@ type blasHandle struct {
 	mu        sync.Mutex
 	h         uintptr
 	workspace device.Ptr
+	// release returns a workspace that came from SetWorkspaceAllocator's
+	// allocator; nil when the backend allocated it itself.
+	release func()
+}
+
+// WorkspaceAllocator provides cuBLAS workspaces for stream s, so that the
+// caller's memory pool can account for them; release is called when the
+// handle that uses the workspace is destroyed.
+type WorkspaceAllocator func(nbytes uint64, s device.Stream) (p device.Ptr, release func(), err error)
+
+// SetWorkspaceAllocator makes cuBLAS handles created from now on take their
+// workspace from alloc instead of from the driver directly.
+func (b *Backend) SetWorkspaceAllocator(alloc WorkspaceAllocator) {
+	b.mu.Lock()
+	b.workspaceAlloc = alloc
+	b.mu.Unlock()
 }
 
 // Gemm runs C = alpha·op(A)·op(B) + beta·C on row-major matrices through
@@ -156,12 +172,12 @@ func (b *Backend) handle(s device.Stream) (*blasHandle, error) {
 		b.destroyHandle(h)
 		return nil, err
 	}
-	ws, err := b.blasWorkspace(blasWorkspaceBytes)
+	ws, release, err := b.blasWorkspace(blasWorkspaceBytes, s)
 	if err != nil {
 		b.destroyHandle(h)
 		return nil, err
 	}
-	h.workspace = ws
+	h.workspace, h.release = ws, release
 	if err := b.blasCheck("cublasSetWorkspace", formatBytes(blasWorkspaceBytes), b.blas.cublasSetWorkspace.call(h.h, uintptr(ws), blasWorkspaceBytes)); err != nil {
 		b.destroyHandle(h)
 		return nil, err
@@ -176,10 +192,17 @@ func (b *Backend) handle(s device.Stream) (*blasHandle, error) {
 	return h, nil
 }
 
-// blasWorkspace allocates a cuBLAS workspace. It is its own function so
-// that the workspace can later be drawn from the pool instead.
-func (b *Backend) blasWorkspace(nbytes uint64) (device.Ptr, error) {
-	return b.alloc(nbytes)
+// blasWorkspace allocates a cuBLAS workspace: from the allocator the
+// runtime set (its pool), or from the driver.
+func (b *Backend) blasWorkspace(nbytes uint64, s device.Stream) (device.Ptr, func(), error) {
+	b.mu.Lock()
+	alloc := b.workspaceAlloc
+	b.mu.Unlock()
+	if alloc != nil {
+		return alloc(nbytes, s)
+	}
+	p, err := b.alloc(nbytes)
+	return p, nil, err
 }
 
 // destroyHandle runs inside begin/end (or Close).
@@ -188,6 +211,10 @@ func (b *Backend) destroyHandle(h *blasHandle) error {
 	if h.h != 0 {
 		first = b.blasCheck("cublasDestroy", "", b.blas.cublasDestroy.call(h.h))
 		h.h = 0
+	}
+	if h.release != nil {
+		h.release()
+		h.release, h.workspace = nil, 0
 	}
 	if h.workspace != 0 {
 		if err := b.check("cuMemFree", "cuBLAS workspace", cuResult(b.drv.cuMemFree.call(uintptr(h.workspace)))); err != nil && first == nil {

@@ -14,6 +14,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/cuda"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/luac"
 	"github.com/gluaproject/glua/pool"
@@ -103,6 +104,17 @@ func New(opts Options) (*Runtime, error) {
 	if err := rt.newPool(); err != nil {
 		rt.backend.Close()
 		return nil, err
+	}
+	if cb, ok := rt.backend.(*cuda.Backend); ok {
+		// cuBLAS's workspace is device memory like any other: the pool
+		// accounts for it and its limits apply.
+		cb.SetWorkspaceAllocator(func(nbytes uint64, s device.Stream) (device.Ptr, func(), error) {
+			blk, err := rt.pool.Alloc(nbytes, s)
+			if err != nil {
+				return 0, nil, fmt.Errorf("cuBLAS workspace: %w", err)
+			}
+			return blk.Ptr, func() { rt.pool.Free(blk) }, nil
+		})
 	}
 	rt.L = rt.newLuaState(opts)
 	return rt, nil
