@@ -285,7 +285,7 @@ func rowName(path string) string {
 // hostToTable builds a nested Lua table from host data.
 func hostToTable(L *lua.LState, h *runtime.HostArray) (*lua.LTable, error) {
 	if h.Size() > maxTableElements {
-		return nil, fmt.Errorf("%d elements are too many for a Lua table; use copy_to_host", h.Size())
+		return nil, errTooLargeForTable(h.Size())
 	}
 	values := h.Floats()
 	shape := h.Shape()

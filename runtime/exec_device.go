@@ -4,24 +4,20 @@ import (
 	"github.com/gluaproject/glua/cuda"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/kernels"
-	"github.com/gluaproject/glua/pool"
 )
 
 // deviceExec runs the built-in CUDA kernels. Reductions take their scratch
 // from the pool (a cached block, so no driver call) and return it at once.
 type deviceExec struct {
-	gpu    *kernels.GPU
-	pool   func() *pool.Pool
-	stream func() device.Stream
+	gpu *kernels.GPU
+	rt  *Runtime // its pool and stream are set after the executor is made
 }
 
 func newDeviceExec(rt *Runtime, d kernels.Device) *deviceExec {
-	return &deviceExec{
-		gpu:    kernels.NewGPU(d),
-		pool:   func() *pool.Pool { return rt.pool },
-		stream: func() device.Stream { return rt.stream },
-	}
+	return &deviceExec{gpu: kernels.NewGPU(d), rt: rt}
 }
+
+func (e *deviceExec) stream() device.Stream { return e.rt.stream }
 
 func (e *deviceExec) fill(x span, v float64) error {
 	return e.gpu.Fill(x.dtype, x.ptr, v, x.n, e.stream())
@@ -66,7 +62,7 @@ func (e *deviceExec) maxAbsDiff(x, y span) (float64, error) {
 }
 
 func (e *deviceExec) reduce(n int, run func(scratch device.Ptr) (float64, error)) (float64, error) {
-	p := e.pool()
+	p := e.rt.pool
 	b, err := p.Alloc(kernels.ReduceScratchBytes(n), e.stream())
 	if err != nil {
 		return 0, err

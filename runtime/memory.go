@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gluaproject/glua/config"
-	"github.com/gluaproject/glua/pool"
 )
 
 // Limits are the pool's limits in bytes; 0 means none.
@@ -82,13 +81,3 @@ func limitString(n uint64) string {
 	}
 	return config.FormatSize(n)
 }
-
-// FreeArray is pool.free(x): the same as x:free().
-func (rt *Runtime) FreeArray(a *Array) error {
-	if err := a.live(rt, ""); err != nil && a.buf.rt != rt {
-		return err
-	}
-	return a.Free()
-}
-
-var _ = pool.Stats{}

@@ -45,7 +45,7 @@ func (rt *Runtime) Copy(dst, src *Array) error {
 		return nil
 	}
 	if dst.dtype == src.dtype {
-		return rt.backend.Copy(dst.ptr(), src.ptr(), dst.NBytes(), rt.stream)
+		return rt.copyDevice(dst, src)
 	}
 	return rt.exec.copy(dst.span(), src.span())
 }
