@@ -35,23 +35,25 @@ func pushHost(L *lua.LState, h *runtime.HostArray) {
 	L.Push(ud)
 }
 
+// userValue is the Go value of type T behind a userdata, if v is one.
+func userValue[T any](v lua.LValue) (T, bool) {
+	if ud, ok := v.(*lua.LUserData); ok {
+		t, ok := ud.Value.(T)
+		return t, ok
+	}
+	var zero T
+	return zero, false
+}
+
 // toArray returns the DeviceArray at argument n, or nil if it is not one.
 func toArray(L *lua.LState, n int) *runtime.Array {
-	if ud, ok := L.Get(n).(*lua.LUserData); ok {
-		if a, ok := ud.Value.(*runtime.Array); ok {
-			return a
-		}
-	}
-	return nil
+	a, _ := userValue[*runtime.Array](L.Get(n))
+	return a
 }
 
 func toHost(L *lua.LState, n int) *runtime.HostArray {
-	if ud, ok := L.Get(n).(*lua.LUserData); ok {
-		if h, ok := ud.Value.(*runtime.HostArray); ok {
-			return h
-		}
-	}
-	return nil
+	h, _ := userValue[*runtime.HostArray](L.Get(n))
+	return h
 }
 
 func checkArray(L *lua.LState, name string, n int) *runtime.Array {

@@ -117,20 +117,16 @@ func pushUserData(L *lua.LState, v any, typ string) {
 }
 
 func checkStream(L *lua.LState, name string, n int) *runtime.Stream {
-	if ud, ok := L.Get(n).(*lua.LUserData); ok {
-		if s, ok := ud.Value.(*runtime.Stream); ok {
-			return s
-		}
+	if s, ok := userValue[*runtime.Stream](L.Get(n)); ok {
+		return s
 	}
 	argError(L, name, n, "Stream expected, got %s", typeName(L.Get(n)))
 	return nil
 }
 
 func checkEvent(L *lua.LState, name string, n int) *runtime.Event {
-	if ud, ok := L.Get(n).(*lua.LUserData); ok {
-		if e, ok := ud.Value.(*runtime.Event); ok {
-			return e
-		}
+	if e, ok := userValue[*runtime.Event](L.Get(n)); ok {
+		return e
 	}
 	argError(L, name, n, "Event expected, got %s", typeName(L.Get(n)))
 	return nil

@@ -73,15 +73,8 @@ func stringList(L *lua.LState, name, key string, t *lua.LTable) []string {
 // launch is k:launch({grid =, block =, shared =, stream =}, args...).
 func launch(L *lua.LState) int {
 	const name = "Kernel:launch"
-	ud, ok := L.Get(1).(*lua.LUserData)
-	k, _ := func() (*runtime.Kernel, bool) {
-		if !ok {
-			return nil, false
-		}
-		k, ok := ud.Value.(*runtime.Kernel)
-		return k, ok
-	}()
-	if k == nil {
+	k, ok := userValue[*runtime.Kernel](L.Get(1))
+	if !ok {
 		L.RaiseError("%s: called on %s; call it as k:launch(...)", name, typeName(L.Get(1)))
 	}
 	opts := options(L, name, 2, "grid", "block", "shared", "stream")
@@ -101,12 +94,8 @@ func launch(L *lua.LState) int {
 		cfg.Shared = uint32(b)
 	}
 	if v := opts.RawGetString("stream"); v != lua.LNil {
-		sud, ok := v.(*lua.LUserData)
-		s, isStream := (*runtime.Stream)(nil), false
-		if ok {
-			s, isStream = sud.Value.(*runtime.Stream)
-		}
-		if !isStream {
+		s, ok := userValue[*runtime.Stream](v)
+		if !ok {
 			L.RaiseError("%s: stream must be a Stream from cuda.stream(), got %s", name, typeName(v))
 		}
 		cfg.Stream = s
