@@ -146,6 +146,7 @@ func TestCUDAStrategyDefersFreeUntilRecordedStreamsFinish(t *testing.T) {
 	p := newTestPool(t, src, Config{Strategy: StrategyCUDA})
 	a := mustAlloc(t, p, mib, 1)
 	p.RecordStream(a, 2)
+	src.work(2)
 	mustFree(t, p, a)
 	if len(src.asyncFree) != 0 {
 		t.Fatal("freed to the driver while stream 2 may use the block")

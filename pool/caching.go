@@ -116,13 +116,18 @@ func chunkLess(a, b *chunk) bool {
 }
 
 // fence is the event that frees on one stream wait on before the memory
-// may serve another stream.
+// may serve another stream. It is recorded lazily: a free only notes its
+// sequence number in last, and the event is recorded when another stream
+// looks for memory, when the cache is trimmed or at a synchronisation
+// point. A program that uses one stream never records one, and a free
+// costs no driver call.
 type fence struct {
 	ev      device.Event
 	ok      bool   // ev exists
 	pending bool   // ev recorded and not yet seen done
-	seq     uint64 // frees up to seq are covered by ev
+	seq     uint64 // frees up to seq are covered by ev, or known done
 	done    uint64 // frees up to done are known to be done
+	last    uint64 // the latest free on the stream
 }
 
 // caching is strategy "caching".
@@ -134,9 +139,13 @@ type caching struct {
 	// release can return to the source. A slice with each segment's index
 	// in it, because this changes on nearly every allocation and free and
 	// a map's hashing showed in the profile.
-	empty       []*segment
-	waiting     []*chunk
-	fences      map[device.Stream]*fence
+	empty   []*segment
+	waiting []*chunk
+	fences  map[device.Stream]*fence
+	// The fence of the stream freed on last: most frees are on the same
+	// stream as the one before, and the map lookup showed in the profile.
+	lastStream  device.Stream
+	lastFence   *fence
 	seq         uint64
 	spare       []device.Event // recorded-and-done events, for reuse
 	spareChunks []*chunk
@@ -178,10 +187,16 @@ func (x *caching) round(nbytes uint64) (uint64, bool) {
 
 // ceiling is the first chunk at or after the pivot (bound, s, size).
 func (x *caching) ceiling(t *btree.BTreeG[*chunk], bound bool, s device.Stream, size uint64) *chunk {
-	x.pivot = chunk{bound: bound, stream: s, size: size}
+	x.setPivot(bound, s, size)
 	x.found = nil
 	t.AscendGreaterOrEqual(&x.pivot, x.first)
 	return x.found
+}
+
+// setPivot sets only the fields chunkLess reads: the pivot holds no
+// pointers, and assigning a whole chunk would clear them with write barriers.
+func (x *caching) setPivot(bound bool, s device.Stream, size uint64) {
+	x.pivot.bound, x.pivot.stream, x.pivot.size, x.pivot.ptr = bound, s, size, 0
 }
 
 // bestFit is the smallest free chunk of at least size that stream s may
@@ -204,8 +219,12 @@ func (x *caching) bestFit(size uint64, s device.Stream) *chunk {
 
 func (x *caching) alloc(b *Block) (bool, error) {
 	ch := x.bestFit(b.rounded, b.Stream)
-	if ch == nil && x.c.events != nil && x.poll() {
-		ch = x.bestFit(b.rounded, b.Stream)
+	if ch == nil && x.c.events != nil {
+		// Memory other streams freed may be done with by now.
+		x.coverAll(b.Stream, true)
+		if x.poll() {
+			ch = x.bestFit(b.rounded, b.Stream)
+		}
 	}
 	if ch != nil {
 		x.take(ch, b)
@@ -362,7 +381,10 @@ func (x *caching) free(b *Block) error {
 	}
 	x.seq++
 	ch.bound, ch.stream, ch.seq = true, b.Stream, x.seq
-	x.fence(b.Stream)
+	if x.lastFence == nil || x.lastStream != b.Stream {
+		x.lastStream, x.lastFence = b.Stream, x.fenceOf(b.Stream)
+	}
+	x.lastFence.last = x.seq
 	if len(b.uses) == 0 {
 		x.insertFree(ch)
 		return nil
@@ -390,15 +412,23 @@ func (x *caching) free(b *Block) error {
 	return nil
 }
 
-// fence records stream s's event after a free on s, so that it covers
-// every free on s so far. Re-recording a pending event moves it later:
-// the memory freed earlier then waits a little longer, but memory freed
-// last on a stream never waits on an event nobody records.
-func (x *caching) fence(s device.Stream) {
+// fenceOf is stream s's fence, made on first use.
+func (x *caching) fenceOf(s device.Stream) *fence {
 	f := x.fences[s]
 	if f == nil {
 		f = &fence{}
 		x.fences[s] = f
+	}
+	return f
+}
+
+// cover records stream s's event so that it covers every free on s so far,
+// unless it already does. Re-recording a pending event moves it later: the
+// memory freed earlier then waits a little longer, but one event per
+// stream is enough.
+func (x *caching) cover(s device.Stream, f *fence) {
+	if f.last <= f.seq {
+		return
 	}
 	if !f.ok {
 		e, err := x.event()
@@ -410,7 +440,17 @@ func (x *caching) fence(s device.Stream) {
 	if err := x.c.events.Record(f.ev, s); err != nil {
 		return
 	}
-	f.pending, f.seq = true, x.seq
+	f.pending, f.seq = true, f.last
+}
+
+// coverAll records the fence of every stream with frees not yet covered,
+// except stream skip (whose own memory is usable to it already).
+func (x *caching) coverAll(skip device.Stream, skipping bool) {
+	for s, f := range x.fences {
+		if !skipping || s != skip {
+			x.cover(s, f)
+		}
+	}
 }
 
 // event is a spare event or a new one.
@@ -476,7 +516,7 @@ func allDone(ev EventSource, events []device.Event) bool {
 func (x *caching) promote(s device.Stream, upto uint64) bool {
 	var list []*chunk
 	for _, t := range []*btree.BTreeG[*chunk]{x.small, x.large} {
-		x.pivot = chunk{bound: true, stream: s}
+		x.setPivot(true, s, 0)
 		t.AscendGreaterOrEqual(&x.pivot, func(ch *chunk) bool {
 			if !ch.bound || ch.stream != s {
 				return false
@@ -504,6 +544,7 @@ func (x *caching) settle() error {
 		return nil
 	}
 	if x.c.syncer == nil || (len(x.waiting) == 0 && !x.anyBound()) {
+		x.coverAll(0, false)
 		x.poll()
 		return nil
 	}
@@ -520,7 +561,7 @@ func (x *caching) settle() error {
 		if f.ok {
 			x.spare = append(x.spare, f.ev)
 		}
-		f.pending, f.done, f.ok = false, x.seq, false
+		f.pending, f.seq, f.done, f.ok = false, x.seq, x.seq, false
 		x.promote(s, math.MaxUint64)
 	}
 	return nil
@@ -541,6 +582,12 @@ func (x *caching) release(nbytes uint64, thorough bool) (uint64, error) {
 	if thorough {
 		settleErr = x.settle()
 	} else {
+		// Only segments bound to a stream, and free, are worth an event.
+		for _, seg := range x.empty {
+			if ch := seg.first; ch.bound {
+				x.cover(ch.stream, x.fenceOf(ch.stream))
+			}
+		}
 		x.poll()
 	}
 	var cands []*segment
@@ -583,7 +630,14 @@ func (x *caching) release(nbytes uint64, thorough bool) (uint64, error) {
 	return released, errors.Join(errs...)
 }
 
-func (x *caching) synchronized() { x.poll() }
+// synchronized covers every stream's frees and polls: after a
+// synchronisation the events are done as soon as they are recorded.
+func (x *caching) synchronized() {
+	if x.c.events != nil {
+		x.coverAll(0, false)
+		x.poll()
+	}
+}
 
 func (x *caching) limitsChanged(soft, hard uint64) error { return nil }
 
@@ -631,6 +685,7 @@ func (x *caching) close() error {
 	clear(x.segs)
 	x.empty = nil
 	clear(x.fences)
+	x.lastFence = nil
 	x.small.Clear(false)
 	x.large.Clear(false)
 	x.waiting, x.spare = nil, nil

@@ -154,32 +154,33 @@ func (f *fakeSource) problems() []string {
 }
 
 // eventSource adds streams and events to a fakeSource. Work is simulated:
-// an event recorded on a stream is done only once the test finishes that
-// stream (finish), as a GPU finishes queued work on its own time.
+// the test queues work on a stream (work) and finishes it (finish), as a GPU
+// finishes queued work on its own time. An event is done once the work
+// queued on its stream before it was recorded is finished; one recorded on
+// an idle stream is done at once.
 type eventSource struct {
 	*fakeSource
 	nextEvent device.Event
 	events    map[device.Event]*fakeEvent
-	// finished[s] is the count of Record calls on s the device has done.
-	recorded, finished map[device.Stream]int
-	records, polls     int
+	// queued[s] counts the work ever queued on s, finished[s] the part of
+	// it the device has done.
+	queued, finished map[device.Stream]int
+	records, polls   int
 	// failRecord is returned by the next Record on stream failRecordOn.
 	failRecord   error
 	failRecordOn device.Stream
 }
 
 type fakeEvent struct {
-	stream   device.Stream
-	tick     int // the stream's record count when recorded; 0: never recorded
-	hasTick  bool
-	destroyd bool
+	stream device.Stream
+	tick   int // the stream's queued count when recorded
 }
 
 func newEventSource(capacity uint64) *eventSource {
 	return &eventSource{
 		fakeSource: newFakeSource(capacity),
 		events:     make(map[device.Event]*fakeEvent),
-		recorded:   make(map[device.Stream]int),
+		queued:     make(map[device.Stream]int),
 		finished:   make(map[device.Stream]int),
 	}
 }
@@ -195,8 +196,8 @@ func (e *eventSource) NewEvent() (device.Event, error) {
 func (e *eventSource) DestroyEvent(ev device.Event) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	fe, ok := e.events[ev]
-	if !ok || fe.destroyd {
+	_, ok := e.events[ev]
+	if !ok {
 		e.violations = append(e.violations, fmt.Sprintf("DestroyEvent of unknown event %d", ev))
 		return errors.New("fake: unknown event")
 	}
@@ -217,8 +218,7 @@ func (e *eventSource) Record(ev device.Event, s device.Stream) error {
 		e.violations = append(e.violations, fmt.Sprintf("Record of unknown event %d", ev))
 		return errors.New("fake: unknown event")
 	}
-	e.recorded[s]++
-	fe.stream, fe.tick, fe.hasTick = s, e.recorded[s], true
+	fe.stream, fe.tick = s, e.queued[s]
 	return nil
 }
 
@@ -231,14 +231,21 @@ func (e *eventSource) EventDone(ev device.Event) (bool, error) {
 		e.violations = append(e.violations, fmt.Sprintf("EventDone of unknown event %d", ev))
 		return false, errors.New("fake: unknown event")
 	}
-	return !fe.hasTick || e.finished[fe.stream] >= fe.tick, nil
+	return e.finished[fe.stream] >= fe.tick, nil
+}
+
+// work queues work on s, as a kernel launched with a block would.
+func (e *eventSource) work(s device.Stream) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.queued[s]++
 }
 
 // finish completes the work queued on s so far.
 func (e *eventSource) finish(s device.Stream) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.finished[s] = e.recorded[s]
+	e.finished[s] = e.queued[s]
 }
 
 func (e *eventSource) liveEvents() int {
@@ -257,7 +264,7 @@ func (s *syncSource) Synchronize() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.syncs++
-	for st, n := range s.recorded {
+	for st, n := range s.queued {
 		s.finished[st] = n
 	}
 	return nil

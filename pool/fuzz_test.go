@@ -117,6 +117,7 @@ func runPoolProgram(t *testing.T, data []byte) {
 				t.Fatalf("step %d: Alloc(%d, %d) gave %+v", step, n, s, b)
 			}
 			live = append(live, b)
+			base.work(s) // the program uses the block on its stream
 			if r.byte()%4 == 0 {
 				garbage = append(garbage, b)
 			}
@@ -159,7 +160,9 @@ func runPoolProgram(t *testing.T, data []byte) {
 			}
 		case 8:
 			if len(live) > 0 {
-				p.RecordStream(live[int(r.byte())%len(live)], device.Stream(r.byte()%fuzzStreams))
+				s := device.Stream(r.byte() % fuzzStreams)
+				p.RecordStream(live[int(r.byte())%len(live)], s)
+				base.work(s)
 			}
 		case 9:
 			if hasEvents {

@@ -15,11 +15,14 @@ type Source interface {
 }
 
 // EventSource is implemented by sources whose work runs asynchronously on
-// streams (the cuda backend). The pool records an event on a block's stream
-// when the block is freed (and on each stream given to RecordStream) and
-// lets another stream reuse the memory only once that event is done. So a
-// stream must still be valid when blocks allocated on it, or recorded on
-// it, are freed: free them (or synchronise the device) before destroying
+// streams (the cuda backend). Memory freed on a stream is reused on that
+// stream at once (stream order makes it safe) and on another stream only
+// once an event recorded on the first after the free is done. The pool
+// records that event lazily, when another stream looks for memory, when it
+// trims its cache or at Synchronized, so a program on one stream never
+// pays for one; a block given to RecordStream gets its events at the free.
+// So a stream must stay valid until the pool has seen it done: synchronise
+// the device and call Synchronized (or free nothing on it) before destroying
 // it. A Source without EventSource is taken to be synchronous (the cpu
 // backend): freed memory may be reused on any stream at once.
 type EventSource interface {

@@ -29,6 +29,7 @@ func TestBlockIsNotReusedOnAnotherStreamUntilItsWorkIsDone(t *testing.T) {
 	p := newTestPool(t, src, Config{})
 	const s1, s2 = device.Stream(1), device.Stream(2)
 	a := mustAlloc(t, p, 19*mib, s1) // a 20 MiB segment of its own
+	src.work(s1)
 	seg, segSize := a.Ptr, uint64(20*mib)
 	mustFree(t, p, a)
 
@@ -41,6 +42,7 @@ func TestBlockIsNotReusedOnAnotherStreamUntilItsWorkIsDone(t *testing.T) {
 
 	// Another stream may not while stream 1 has not finished.
 	c := mustAlloc(t, p, 19*mib, s2)
+	src.work(s2)
 	if overlaps(c, seg, segSize) {
 		t.Fatal("stream 2 got memory stream 1 may still be using")
 	}
@@ -71,6 +73,8 @@ func TestRecordStreamDelaysReuseEvenOnTheOwnStream(t *testing.T) {
 	p.RecordStream(a, s2)
 	p.RecordStream(a, s2) // twice is once
 	p.RecordStream(a, s1) // its own stream adds nothing
+	src.work(s1)
+	src.work(s2)
 	if len(a.uses) != 1 {
 		t.Fatalf("uses = %v", a.uses)
 	}
@@ -92,6 +96,7 @@ func TestBoundMemoryIsReleasedBySynchronisingUnderPressure(t *testing.T) {
 	src := &syncSource{eventSource: newEventSource(40 * mib)}
 	p := newTestPool(t, src, Config{})
 	a := mustAlloc(t, p, 30*mib, 1)
+	src.work(1)
 	mustFree(t, p, a)
 	b, err := p.Alloc(30*mib, 2)
 	if err != nil {
@@ -108,6 +113,7 @@ func TestBoundMemoryWithoutSynchronisingWaitsForItsEvent(t *testing.T) {
 	src := newEventSource(40 * mib)
 	p := newTestPool(t, src, Config{})
 	a := mustAlloc(t, p, 30*mib, 1)
+	src.work(1)
 	mustFree(t, p, a)
 	if _, err := p.Alloc(30*mib, 2); !errors.Is(err, device.ErrOutOfMemory) {
 		t.Fatalf("Alloc while stream 1 still runs = %v; want out of memory", err)
@@ -190,4 +196,26 @@ func TestEventsAreReusedAcrossManyStreams(t *testing.T) {
 	if n := src.liveEvents(); n != 0 {
 		t.Fatalf("%d events left after Close", n)
 	}
+}
+
+func TestOneStreamRecordsNoEvents(t *testing.T) {
+	src := newEventSource(gib)
+	p := newTestPool(t, src, Config{})
+	for i := 0; i < 100; i++ {
+		b := mustAlloc(t, p, uint64(i%7+1)*mib, 1)
+		src.work(1)
+		mustFree(t, p, b)
+	}
+	if src.records != 0 || src.liveEvents() != 0 {
+		t.Fatalf("one stream's frees recorded %d events (%d alive); want none", src.records, src.liveEvents())
+	}
+	// Another stream that finds nothing free records stream 1's fence
+	// once, and gets the memory when stream 1 is done.
+	src.finish(1)
+	b := mustAlloc(t, p, 7*mib, 2)
+	if src.records != 1 || src.allocs != 7 {
+		t.Fatalf("stream 2: %d records, %d source allocations; want 1 and the 7 segments stream 1 left", src.records, src.allocs)
+	}
+	mustFree(t, p, b)
+	mustCheck(t, p)
 }
