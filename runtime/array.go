@@ -56,12 +56,14 @@ type Array struct {
 	dtype  device.DType
 	size   int
 	view   bool
+	// cleanup tells the runtime when the GC finds the array unreachable.
+	cleanup goruntime.Cleanup
 }
 
 func newArray(buf *buffer, offset uint64, shape []int, dt device.DType, view bool) *Array {
 	a := &Array{buf: buf, offset: offset, shape: shape, dtype: dt, size: product(shape), view: view}
 	buf.arrays.Add(1)
-	goruntime.AddCleanup(a, func(b *buffer) { b.rt.unreachable(b) }, buf)
+	a.cleanup = goruntime.AddCleanup(a, func(b *buffer) { b.rt.unreachable(b) }, buf)
 	return a
 }
 
@@ -112,7 +114,13 @@ func (a *Array) Free() error {
 	if a.view {
 		return errors.New("cannot free a view; free the array it views")
 	}
-	return a.buf.rt.freeBuffer(a.buf)
+	err := a.buf.rt.freeBuffer(a.buf)
+	// The buffer is freed, so the cleanup has nothing left to do. Dropping
+	// it now keeps the runtime's list of pending cleanups short: a loop
+	// that allocates and frees would otherwise pile them up until the next
+	// collection, and each new one costs more to add.
+	a.cleanup.Stop()
+	return err
 }
 
 // live checks that the array may be used by rt.
