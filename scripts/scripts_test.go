@@ -23,6 +23,7 @@ var smallArgs = map[string][]string{
 	"tiny.lua":     {"2000"},
 	"transfer.lua": {"1"},
 	"alloc.lua":    {"5000"},
+	"fragment.lua": {"0.25", "8"}, // fill, search step in MiB
 }
 
 func run(t *testing.T, script string, args []string) string {
