@@ -69,7 +69,26 @@ func (b *Backend) SetReleaseThreshold(nbytes uint64) error {
 	return b.check("cuMemPoolSetAttribute", "RELEASE_THRESHOLD "+formatBytes(nbytes), r)
 }
 
-// TrimTo releases the pool's unused memory down to keep bytes.
+// PoolReserved is the memory the pool holds from the device, in use or
+// cached.
+func (b *Backend) PoolReserved() (uint64, error) {
+	if err := b.requireMemPool("PoolReserved"); err != nil {
+		return 0, err
+	}
+	if err := b.begin(); err != nil {
+		return 0, err
+	}
+	defer b.end()
+	var v uint64 // cuuint64_t
+	r := cuResult(b.drv.cuMemPoolGetAttribute.call(b.memPool, memPoolAttrReservedCurrent, uintptr(unsafe.Pointer(&v))))
+	if err := b.check("cuMemPoolGetAttribute", "RESERVED_MEM_CURRENT", r); err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+// TrimTo releases the pool's unused memory until it holds at most keep
+// bytes, or nothing unused is left.
 func (b *Backend) TrimTo(keep uint64) error {
 	if err := b.requireMemPool("TrimTo"); err != nil {
 		return err

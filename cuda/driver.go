@@ -48,6 +48,7 @@ type driverAPI struct {
 	cuMemAllocFromPoolAsync   fn // optional
 	cuMemFreeAsync            fn // optional
 	cuMemPoolSetAttribute     fn // optional
+	cuMemPoolGetAttribute     fn // optional
 	cuMemPoolTrimTo           fn // optional
 }
 
@@ -99,6 +100,7 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuMemAllocFromPoolAsync", &d.cuMemAllocFromPoolAsync, true},
 		{"cuMemFreeAsync", &d.cuMemFreeAsync, true},
 		{"cuMemPoolSetAttribute", &d.cuMemPoolSetAttribute, true},
+		{"cuMemPoolGetAttribute", &d.cuMemPoolGetAttribute, true},
 		{"cuMemPoolTrimTo", &d.cuMemPoolTrimTo, true},
 	}
 }
@@ -129,4 +131,5 @@ const (
 	funcAttrMaxDynamicSharedMem = 8 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 
 	memPoolAttrReleaseThreshold = 4 // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD (cuuint64_t)
+	memPoolAttrReservedCurrent  = 5 // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT (cuuint64_t)
 )

@@ -217,14 +217,23 @@ func TestStreamOrderedPoolAllocatesAndTrims(t *testing.T) {
 	if err := b.Download(got, p, s); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("round trip through pool memory: %v", err)
 	}
+	if held, err := b.PoolReserved(); err != nil || held < n {
+		t.Fatalf("PoolReserved with a live %d-byte block = %d, %v", n, held, err)
+	}
 	if err := b.FreeAsync(p, s); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.StreamSynchronize(s); err != nil {
 		t.Fatal(err)
 	}
+	if held, err := b.PoolReserved(); err != nil || held < n {
+		t.Fatalf("PoolReserved with the block cached (threshold 64 MiB) = %d, %v", held, err)
+	}
 	if err := b.TrimTo(0); err != nil {
 		t.Fatal(err)
+	}
+	if held, err := b.PoolReserved(); err != nil || held != 0 {
+		t.Fatalf("PoolReserved after TrimTo(0) = %d, %v", held, err)
 	}
 	_, total, _ := b.MemInfo()
 	if _, err := b.AllocAsync(4*total, s); !errors.Is(err, device.ErrOutOfMemory) {

@@ -10,14 +10,17 @@ import (
 
 // asyncAlloc is strategy "cuda": the driver's stream-ordered pool does the
 // caching (cuMemAllocAsync/cuMemFreeAsync), and Go keeps the accounting and
-// the hard limit. The driver's cache is invisible here, so Reserved counts
-// the live blocks and cached memory is steered through the release
-// threshold (the soft limit) and TrimTo.
+// the hard limit. Reserved is what the driver's pool holds, read after every
+// call that can change it, so the driver's cache counts against the hard
+// limit like the caching strategy's own; cached memory is steered through
+// the release threshold (the soft limit) and TrimTo.
 type asyncAlloc struct {
 	c  *core
 	as AsyncSource
-	// live lets Close return what blocks still hold.
-	live map[*Block]struct{}
+	// live lets Close return what blocks still hold; liveBytes is their
+	// rounded sizes, the floor of Reserved whatever the driver says.
+	live      map[*Block]struct{}
+	liveBytes uint64
 	// waiting holds blocks used on other streams (RecordStream): they are
 	// handed to FreeAsync only when those streams' events are done, because
 	// a free ordered on the block's own stream would not wait for them.
@@ -45,17 +48,55 @@ func (a *asyncAlloc) round(nbytes uint64) (uint64, bool) {
 func (a *asyncAlloc) alloc(b *Block) (bool, error) {
 	a.poll()
 	c := a.c
-	if h := c.root.hard; h > 0 && (b.rounded > h || c.reserved > h-b.rounded) {
-		return false, errOverLimit
+	h := c.root.hard
+	if h > 0 {
+		if b.rounded > h || a.liveBytes > h-b.rounded {
+			return false, errOverLimit
+		}
+		if c.reserved > h-b.rounded {
+			// Room is there once the driver lets go of some of its cache.
+			_ = a.as.TrimTo(h - b.rounded)
+			a.readReserved()
+		}
 	}
 	ptr, err := a.as.AllocAsync(b.rounded, b.Stream)
 	if err != nil {
 		return false, err
 	}
-	c.reserve(b.rounded)
+	a.liveBytes += b.rounded
+	a.readReserved()
+	if h > 0 && c.reserved > h {
+		// The driver grew its pool past the limit (it reserves in chunks
+		// of its own choosing): give the block back, trim, and let the
+		// ladder decide.
+		a.liveBytes -= b.rounded
+		err := a.as.FreeAsync(ptr, b.Stream)
+		_ = a.as.TrimTo(h)
+		a.readReserved()
+		if err != nil {
+			return false, err
+		}
+		return false, errOverLimit
+	}
 	b.Ptr = ptr
 	a.live[b] = struct{}{}
 	return false, nil
+}
+
+// readReserved sets Reserved to what the driver's pool holds, never less
+// than the live blocks; when the driver cannot say, to the live blocks.
+func (a *asyncAlloc) readReserved() {
+	c := a.c
+	n, err := a.as.PoolReserved()
+	if err != nil {
+		n = 0
+	}
+	n = max(n, a.liveBytes)
+	if n >= c.reserved {
+		c.reserve(n - c.reserved)
+	} else {
+		c.unreserve(c.reserved - n)
+	}
 }
 
 func (a *asyncAlloc) free(b *Block) error {
@@ -81,12 +122,15 @@ func (a *asyncAlloc) free(b *Block) error {
 		a.waiting = append(a.waiting, w)
 		return nil
 	}
-	a.c.unreserve(b.rounded)
-	return a.as.FreeAsync(b.Ptr, b.Stream)
+	a.liveBytes -= b.rounded
+	err := a.as.FreeAsync(b.Ptr, b.Stream)
+	a.readReserved()
+	return err
 }
 
 // poll hands to the driver the waiting blocks whose other streams are done.
 func (a *asyncAlloc) poll() {
+	freed := false
 	kept := a.waiting[:0]
 	for _, w := range a.waiting {
 		done := true
@@ -103,14 +147,18 @@ func (a *asyncAlloc) poll() {
 		for _, ev := range w.events {
 			_ = a.c.events.DestroyEvent(ev)
 		}
-		a.c.unreserve(w.b.rounded)
+		a.liveBytes -= w.b.rounded
 		_ = a.as.FreeAsync(w.b.Ptr, w.b.Stream) // the memory is the driver's again either way
+		freed = true
 	}
 	a.waiting = kept
+	if freed {
+		a.readReserved()
+	}
 }
 
-// release trims the driver's cache. How much went back is read from the
-// device's free memory, the only view of the driver's cache there is.
+// release trims the driver's cache, to what is live plus the cache that
+// may stay when only nbytes were asked for.
 func (a *asyncAlloc) release(nbytes uint64, thorough bool) (uint64, error) {
 	c := a.c
 	if thorough && c.syncer != nil && len(a.waiting) > 0 {
@@ -119,16 +167,21 @@ func (a *asyncAlloc) release(nbytes uint64, thorough bool) (uint64, error) {
 		}
 	}
 	a.poll()
-	before, _, err1 := c.src.MemInfo()
-	if err := a.as.TrimTo(0); err != nil {
+	before := c.reserved
+	keep := uint64(0)
+	if nbytes > 0 && before > nbytes {
+		keep = before - nbytes
+	}
+	err := a.as.TrimTo(keep)
+	a.readReserved()
+	if err != nil {
 		return 0, err
 	}
-	after, _, err2 := c.src.MemInfo()
-	if err1 != nil || err2 != nil || after <= before {
+	if c.reserved >= before {
 		return 0, nil
 	}
 	c.reclaims++
-	return after - before, nil
+	return before - c.reserved, nil
 }
 
 func (a *asyncAlloc) synchronized() { a.poll() }
@@ -168,15 +221,16 @@ func (a *asyncAlloc) close() error {
 	}
 	a.waiting = nil
 	for b := range a.live {
-		c.unreserve(b.rounded)
 		if err := a.as.FreeAsync(b.Ptr, b.Stream); err != nil {
 			errs = append(errs, err)
 		}
 		b.freed = true
 	}
 	clear(a.live)
+	a.liveBytes = 0
 	if err := a.as.TrimTo(0); err != nil {
 		errs = append(errs, err)
 	}
+	c.unreserve(c.reserved)
 	return errors.Join(errs...)
 }

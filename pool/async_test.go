@@ -22,7 +22,23 @@ type asyncSource struct {
 }
 
 func newAsyncSource(capacity uint64) *asyncSource {
-	return &asyncSource{eventSource: newEventSource(capacity), cache: map[device.Ptr]uint64{}, sizes: map[device.Ptr]uint64{}}
+	return newAsyncSourceOver(newEventSource(capacity))
+}
+
+func newAsyncSourceOver(e *eventSource) *asyncSource {
+	return &asyncSource{eventSource: e, cache: map[device.Ptr]uint64{}, sizes: map[device.Ptr]uint64{}}
+}
+
+// syncAsyncSource can also wait for the whole device.
+type syncAsyncSource struct{ *asyncSource }
+
+func (s syncAsyncSource) Synchronize() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for st, n := range s.queued {
+		s.finished[st] = n
+	}
+	return nil
 }
 
 func (a *asyncSource) AllocAsync(nbytes uint64, s device.Stream) (device.Ptr, error) {
@@ -57,12 +73,9 @@ func (a *asyncSource) SetReleaseThreshold(n uint64) error { a.threshold = n; ret
 
 func (a *asyncSource) TrimTo(keep uint64) error {
 	a.trims++
-	var cached uint64
-	for _, n := range a.cache {
-		cached += n
-	}
+	held, _ := a.PoolReserved()
 	for p, n := range a.cache {
-		if cached <= keep {
+		if held <= keep {
 			break
 		}
 		if err := a.Free(p, n); err != nil {
@@ -70,9 +83,17 @@ func (a *asyncSource) TrimTo(keep uint64) error {
 		}
 		delete(a.cache, p)
 		delete(a.sizes, p)
-		cached -= n
+		held -= n
 	}
 	return nil
+}
+
+func (a *asyncSource) PoolReserved() (uint64, error) {
+	var n uint64
+	for _, s := range a.sizes {
+		n += s
+	}
+	return n, nil
 }
 
 func TestCUDAStrategyGoesThroughTheDriverPool(t *testing.T) {
@@ -165,5 +186,26 @@ func TestCUDAStrategyDefersFreeUntilRecordedStreamsFinish(t *testing.T) {
 	}
 	if n := src.liveEvents(); n != 0 {
 		t.Fatalf("%d events left", n)
+	}
+}
+
+func TestCUDAStrategyCountsTheDriverCacheAgainstTheHardLimit(t *testing.T) {
+	src := newAsyncSource(gib)
+	p := newTestPool(t, src, Config{Strategy: StrategyCUDA, HardLimit: 64 * mib})
+	mustFree(t, p, mustAlloc(t, p, 40*mib, 0))
+	if st := p.Stats(); st.Reserved != 40*mib || st.Used != 0 {
+		t.Fatalf("with 40 MiB in the driver's cache: reserved %d, used %d; want the cache counted", st.Reserved, st.Used)
+	}
+	// 40 MiB cached + 30 MiB new would pass 64 MiB: the cache is trimmed.
+	b := mustAlloc(t, p, 30*mib, 0)
+	if st := p.Stats(); st.Reserved != 30*mib {
+		t.Fatalf("reserved %d after the trim; want 30 MiB", st.Reserved)
+	}
+	if _, nbytes := src.outstanding(); nbytes > 64*mib {
+		t.Fatalf("the device lends %d bytes under a 64 MiB hard limit", nbytes)
+	}
+	mustFree(t, p, b)
+	if released, err := p.Reclaim(0); err != nil || released != 30*mib {
+		t.Fatalf("Reclaim = %d, %v", released, err)
 	}
 }

@@ -59,13 +59,17 @@ const fuzzStreams = 3
 func runPoolProgram(t *testing.T, data []byte) {
 	r := &fuzzReader{data: data}
 	mode := r.byte()
-	strategy := strategiesOverFake[int(mode)%len(strategiesOverFake)]
+	strategy := []string{StrategyCaching, StrategyNone, StrategyCUDA}[mode%3]
 	base := newEventSource(256 * mib)
 	var src Source
-	switch (mode / 2) % 3 {
-	case 0:
+	switch kind := (mode / 3) % 3; {
+	case strategy == StrategyCUDA && kind == 2:
+		src = syncAsyncSource{newAsyncSourceOver(base)}
+	case strategy == StrategyCUDA:
+		src = newAsyncSourceOver(base)
+	case kind == 0:
 		src = base.fakeSource
-	case 1:
+	case kind == 1:
 		src = base
 	default:
 		src = &syncSource{eventSource: base}

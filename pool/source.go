@@ -44,14 +44,18 @@ type DeviceSynchronizer interface {
 
 // AsyncSource is the driver's stream-ordered allocator (cuMemAllocAsync and
 // cuMemFreeAsync on a CUmemoryPool), used by strategy "cuda". The driver
-// caches freed memory itself; the pool still accounts for every block and
-// enforces the hard limit.
+// caches freed memory itself; the pool still accounts for every block, reads
+// how much the driver holds, and enforces the hard limit on that.
 type AsyncSource interface {
 	AllocAsync(nbytes uint64, s device.Stream) (device.Ptr, error)
 	FreeAsync(p device.Ptr, s device.Stream) error
 	// SetReleaseThreshold is how much freed memory the driver may keep
 	// cached across synchronisations; the pool sets it from the limits.
 	SetReleaseThreshold(nbytes uint64) error
-	// TrimTo releases cached memory until at most keep bytes stay cached.
+	// TrimTo releases cached memory until the driver's pool holds at most
+	// keep bytes, in use or cached, or has nothing cached left.
 	TrimTo(keep uint64) error
+	// PoolReserved is what the driver's pool holds from the device, in use
+	// or cached.
+	PoolReserved() (uint64, error)
 }
