@@ -236,7 +236,7 @@ func (b *Backend) initDevice() error {
 	// Stream-ordered allocation is optional: old drivers lack the symbols,
 	// some devices (and MIG or vGPU setups) lack the feature.
 	if d.cuDeviceGetDefaultMemPool != 0 && d.cuMemAllocFromPoolAsync != 0 && d.cuMemFreeAsync != 0 &&
-		d.cuMemPoolSetAttribute != 0 && d.cuMemPoolTrimTo != 0 {
+		d.cuMemPoolSetAttribute != 0 && d.cuMemPoolGetAttribute != 0 && d.cuMemPoolTrimTo != 0 {
 		if ok, err := b.attribute(attrMemoryPoolsSupported); err == nil && ok != 0 {
 			var pool uintptr
 			if d.cuDeviceGetDefaultMemPool.call(uintptr(unsafe.Pointer(&pool)), uintptr(b.dev)) == 0 {
