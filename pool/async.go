@@ -71,6 +71,11 @@ func (a *asyncAlloc) alloc(b *Block) (bool, error) {
 		// ladder decide.
 		a.liveBytes -= b.rounded
 		err := a.as.FreeAsync(ptr, b.Stream)
+		if c.syncer != nil {
+			// The free is stream-ordered: the driver can trim the memory
+			// only once the stream has reached it.
+			_ = c.syncer.Synchronize()
+		}
 		_ = a.as.TrimTo(h)
 		a.readReserved()
 		if err != nil {
@@ -161,12 +166,16 @@ func (a *asyncAlloc) poll() {
 // may stay when only nbytes were asked for.
 func (a *asyncAlloc) release(nbytes uint64, thorough bool) (uint64, error) {
 	c := a.c
-	if thorough && c.syncer != nil && len(a.waiting) > 0 {
+	if thorough && c.syncer != nil {
+		// Frees are stream-ordered: the driver trims memory only once its
+		// stream has reached the free, and blocks waiting on other streams
+		// can go back only once those are done.
 		if err := c.syncer.Synchronize(); err != nil {
 			return 0, err
 		}
 	}
 	a.poll()
+	a.readReserved()
 	before := c.reserved
 	keep := uint64(0)
 	if nbytes > 0 && before > nbytes {
@@ -203,7 +212,13 @@ func (a *asyncAlloc) limitsChanged(soft, hard uint64) error {
 	return nil
 }
 
-func (a *asyncAlloc) describe(st *Stats) { st.Segments = len(a.live) + len(a.waiting) }
+func (a *asyncAlloc) describe(st *Stats) {
+	// The driver may have trimmed its cache at a synchronisation since the
+	// last call.
+	a.readReserved()
+	st.Reserved = a.c.reserved
+	st.Segments = len(a.live) + len(a.waiting)
+}
 
 func (a *asyncAlloc) close() error {
 	c := a.c
