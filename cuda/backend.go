@@ -39,7 +39,15 @@ var errClosed = errors.New("cuda: the backend is closed")
 // Backend is the NVIDIA backend: one device's primary context, reached
 // through the driver API, NVRTC and cuBLAS loaded at run time. It satisfies
 // runtime.Backend, pool.EventSource and pool.AsyncSource; its methods may be
-// called from any goroutine. Close must not race with other calls.
+// called from any goroutine, by several runtimes at once (runtime.Shared).
+// Close must not race with other calls.
+//
+// Locking: mu guards the maps below and is held only around map updates,
+// never across a driver call that queues work, so launches, copies and
+// matrix products of different goroutines do not wait on each other here
+// (each cuBLAS handle has its own lock, per stream). mu is never held while
+// calling into the caller (a WorkspaceAllocator's pool), because the pool
+// calls NewEvent and DestroyEvent, which take mu, with its own lock held.
 type Backend struct {
 	workspaceAlloc WorkspaceAllocator // guarded by mu
 	cfg            Config
@@ -397,11 +405,16 @@ func (b *Backend) Close() error {
 	}
 	keep(b.check("cuCtxSetCurrent", "", cuResult(b.drv.cuCtxSetCurrent.call(b.ctx))))
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	for s, h := range b.handles {
+	handles := b.handles
+	b.handles = map[device.Stream]*blasHandle{}
+	b.mu.Unlock()
+	// Outside b.mu, as everywhere: a workspace's release calls into the
+	// pool, whose lock is taken before b.mu.
+	for _, h := range handles {
 		keep(b.destroyHandle(h))
-		delete(b.handles, s)
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for m := range b.modules {
 		if m.handle != 0 {
 			keep(b.check("cuModuleUnload", m.name, cuResult(b.drv.cuModuleUnload.call(m.handle))))

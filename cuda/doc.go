@@ -11,8 +11,10 @@
 // One Backend drives one device through its primary context, the context
 // the CUDA runtime API (and so cuBLAS and other CUDA libraries) uses too.
 // Every method makes that context current on its own OS thread, so a
-// Backend can be used from any goroutine. Nothing here calls the driver
-// from a finalizer.
+// Backend can be used from any goroutine, and by several runtimes at once
+// (runtime.Shared): no lock is held across a launch, a copy or a matrix
+// product except the cuBLAS handle's own, and there is one handle per
+// stream. Nothing here calls the driver from a finalizer.
 //
 // Errors carry the library's own names (CUDA_ERROR_OUT_OF_MEMORY,
 // CUBLAS_STATUS_INVALID_VALUE, NVRTC's log). An out-of-memory error wraps

@@ -90,10 +90,13 @@ func columnMajorGemm(g device.Gemm) (blasGemm, error) {
 }
 
 // blasHandle is one cuBLAS handle bound to one stream, with its workspace.
-// A handle must not be used by two threads at once, hence its mutex.
+// A handle must not be used by two threads at once, hence its mutex, which
+// also guards h against destroyHandle. The lock is per stream, not global:
+// runtimes sharing a backend each run on their own stream, so their
+// matrix products never wait on each other's lock.
 type blasHandle struct {
 	mu        sync.Mutex
-	h         uintptr
+	h         uintptr // 0 once destroyed
 	workspace device.Ptr
 	// release returns a workspace that came from SetWorkspaceAllocator's
 	// allocator; nil when the backend allocated it itself.
@@ -102,11 +105,18 @@ type blasHandle struct {
 
 // WorkspaceAllocator provides cuBLAS workspaces for stream s, so that the
 // caller's memory pool can account for them; release is called when the
-// handle that uses the workspace is destroyed.
+// handle that uses the workspace is destroyed (DestroyStream, Close), which
+// may be long after the call that created it and on another goroutine. It
+// must be safe for concurrent use, and must not call back into the
+// Backend's cuBLAS methods.
 type WorkspaceAllocator func(nbytes uint64, s device.Stream) (p device.Ptr, release func(), err error)
 
 // SetWorkspaceAllocator makes cuBLAS handles created from now on take their
-// workspace from alloc instead of from the driver directly.
+// workspace from alloc instead of from the driver directly. A handle, and
+// so its workspace, belongs to a stream of the backend, not to whoever
+// first multiplied on it: when several runtimes share one Backend, alloc
+// must draw on memory that outlives each of them (their shared pool), and
+// it is set once, by the owner of the Backend.
 func (b *Backend) SetWorkspaceAllocator(alloc WorkspaceAllocator) {
 	b.mu.Lock()
 	b.workspaceAlloc = alloc
@@ -143,6 +153,9 @@ func (b *Backend) Gemm(g device.Gemm) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.h == 0 {
+		return fmt.Errorf("cuda: Gemm: stream %#x was destroyed", uintptr(g.Stream))
+	}
 	algo := int32(cublasGemmDefault)
 	st := b.blas.cublasGemmEx.call(h.h, uintptr(c.transA), uintptr(c.transB),
 		uintptr(c.m), uintptr(c.n), uintptr(c.k),
@@ -183,12 +196,18 @@ func (b *Backend) handle(s device.Stream) (*blasHandle, error) {
 		return nil, err
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if other := b.handles[s]; other != nil { // another goroutine won the race
+	other := b.handles[s]
+	if other == nil {
+		b.handles[s] = h
+	}
+	b.mu.Unlock()
+	if other != nil { // another goroutine won the race
+		// Destroyed outside b.mu: releasing the workspace calls into the
+		// pool, which takes its own lock and, while holding it, calls
+		// methods (NewEvent) that take b.mu.
 		b.destroyHandle(h)
 		return other, nil
 	}
-	b.handles[s] = h
 	return h, nil
 }
 
@@ -205,8 +224,11 @@ func (b *Backend) blasWorkspace(nbytes uint64, s device.Stream) (device.Ptr, fun
 	return p, nil, err
 }
 
-// destroyHandle runs inside begin/end (or Close).
+// destroyHandle runs inside begin/end (or Close), without b.mu held: the
+// workspace's release calls into the caller's pool (see handle).
 func (b *Backend) destroyHandle(h *blasHandle) error {
+	h.mu.Lock() // waits for a Gemm still enqueueing on the handle
+	defer h.mu.Unlock()
 	var first error
 	if h.h != 0 {
 		first = b.blasCheck("cublasDestroy", "", b.blas.cublasDestroy.call(h.h))

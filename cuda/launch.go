@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -17,7 +18,14 @@ type Function struct {
 	handle       uintptr // CUfunction
 	maxThreads   int     // per block, given the kernel's register use
 	staticShared int     // bytes of __shared__ arrays
-	dynLimit     atomic.Int64
+	// dynLimit is the dynamic shared memory the function is opted into
+	// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). Launches read it
+	// without a lock; dynMu serialises raising it, which only ever goes up,
+	// so that one goroutine can never lower the attribute below what a
+	// concurrent launch (another runtime's, through a shared Launcher
+	// module) has just checked it for.
+	dynLimit atomic.Int64
+	dynMu    sync.Mutex
 }
 
 // Function looks up a kernel by its (extern "C") name.
@@ -184,11 +192,9 @@ func (b *Backend) Launch(f *Function, grid, block [3]uint32, shared uint32, s de
 	// Dynamic shared memory beyond the default 48 KiB per block must be
 	// opted into, once per function and size.
 	if int64(shared) > f.dynLimit.Load() {
-		r := cuResult(b.drv.cuFuncSetAttribute.call(f.handle, funcAttrMaxDynamicSharedMem, uintptr(shared)))
-		if err := b.check("cuFuncSetAttribute", f.name+" MAX_DYNAMIC_SHARED_SIZE_BYTES", r); err != nil {
+		if err := b.raiseDynamicShared(f, shared); err != nil {
 			return err
 		}
-		f.dynLimit.Store(int64(shared))
 	}
 	// params has one spare slot, so &params[0] is valid even for a kernel
 	// without parameters (the driver then ignores it).
@@ -199,4 +205,23 @@ func (b *Backend) Launch(f *Function, grid, block [3]uint32, shared uint32, s de
 	runtime.KeepAlive(slots)
 	runtime.KeepAlive(params)
 	return b.check("cuLaunchKernel", f.name, r)
+}
+
+// raiseDynamicShared opts f into at least shared bytes of dynamic shared
+// memory. It runs inside begin/end. The attribute is a ceiling, so raising
+// it never hurts a smaller launch; it is never lowered, and the check and
+// the store happen under f.dynMu, so that two launches asking for
+// different sizes at once cannot leave the attribute below dynLimit.
+func (b *Backend) raiseDynamicShared(f *Function, shared uint32) error {
+	f.dynMu.Lock()
+	defer f.dynMu.Unlock()
+	if int64(shared) <= f.dynLimit.Load() {
+		return nil // raised meanwhile by another launch
+	}
+	r := cuResult(b.drv.cuFuncSetAttribute.call(f.handle, funcAttrMaxDynamicSharedMem, uintptr(shared)))
+	if err := b.check("cuFuncSetAttribute", f.name+" MAX_DYNAMIC_SHARED_SIZE_BYTES", r); err != nil {
+		return err
+	}
+	f.dynLimit.Store(int64(shared))
+	return nil
 }
