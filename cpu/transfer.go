@@ -2,67 +2,54 @@ package cpu
 
 import "github.com/gluaproject/glua/device"
 
+// The transfers below find their memory under b.mu and copy without it, as
+// Gemm and the runtime's kernels (through Bytes) do: several runtimes may
+// share one Backend, and a large copy of one must not hold up every call of
+// the others. This is safe because the bytes stay valid after the lock is
+// released: a Go buffer is never reused for another allocation (addresses
+// only grow), and the garbage collector keeps it alive while a copy runs.
+// Ordering between a copy and later use of the same memory is the caller's,
+// as on a device: the pool hands a block to another caller only after the
+// first freed it, and both steps take the pool's lock.
+
 // Upload copies src into device memory at dst.
 func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.checkStream("upload", s); err != nil {
-		return err
-	}
-	d, err := b.region("upload", "destination", dst, uint64(len(src)))
+	d, err := b.regions("upload", s, region{"destination", dst, uint64(len(src))})
 	if err != nil {
 		return err
 	}
-	copy(d, src)
+	copy(d[0], src)
 	return nil
 }
 
 // Download copies len(dst) bytes from device memory at src into dst.
 func (b *Backend) Download(dst []byte, src device.Ptr, s device.Stream) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.checkStream("download", s); err != nil {
-		return err
-	}
-	v, err := b.region("download", "source", src, uint64(len(dst)))
+	v, err := b.regions("download", s, region{"source", src, uint64(len(dst))})
 	if err != nil {
 		return err
 	}
-	copy(dst, v)
+	copy(dst, v[0])
 	return nil
 }
 
 // Copy copies nbytes from src to dst. Overlapping ranges copy as memmove
 // does, which is what a user moving rows within one array expects.
 func (b *Backend) Copy(dst, src device.Ptr, nbytes uint64, s device.Stream) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.checkStream("copy", s); err != nil {
-		return err
-	}
-	from, err := b.region("copy", "source", src, nbytes)
+	v, err := b.regions("copy", s, region{"source", src, nbytes}, region{"destination", dst, nbytes})
 	if err != nil {
 		return err
 	}
-	to, err := b.region("copy", "destination", dst, nbytes)
-	if err != nil {
-		return err
-	}
-	copy(to, from)
+	copy(v[1], v[0])
 	return nil
 }
 
 // Memset sets nbytes at dst to value.
 func (b *Backend) Memset(dst device.Ptr, value byte, nbytes uint64, s device.Stream) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.checkStream("memset", s); err != nil {
-		return err
-	}
-	d, err := b.region("memset", "destination", dst, nbytes)
+	v, err := b.regions("memset", s, region{"destination", dst, nbytes})
 	if err != nil {
 		return err
 	}
+	d := v[0]
 	if value == 0 {
 		clear(d)
 		return nil
@@ -76,4 +63,28 @@ func (b *Backend) Memset(dst device.Ptr, value byte, nbytes uint64, s device.Str
 		}
 	}
 	return nil
+}
+
+// region names one operand of a transfer for regions.
+type region struct {
+	what   string
+	p      device.Ptr
+	nbytes uint64
+}
+
+// regions checks stream s and finds the bytes of each operand (at most
+// two) for the call named op, under b.mu; the caller copies after it
+// returns. An array, not a slice, so that a transfer allocates nothing.
+func (b *Backend) regions(op string, s device.Stream, rs ...region) (out [2][]byte, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.checkStream(op, s); err != nil {
+		return out, err
+	}
+	for i, r := range rs {
+		if out[i], err = b.region(op, r.what, r.p, r.nbytes); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
