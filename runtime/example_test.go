@@ -35,3 +35,38 @@ func Example() {
 	// 22
 	// 63
 }
+
+// Several runtimes share one backend and memory pool, each on its own
+// goroutine with a quota of its own; the shared pool's limit caps them all.
+func ExampleNewShared() {
+	shared, err := runtime.NewShared(runtime.Options{Backend: "cpu", CPUMemory: "1GiB", HardLimit: "512MiB"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer shared.Close() // after every runtime on it has closed
+
+	sums := make([]float64, 3)
+	done := make(chan error, len(sums))
+	work := func(i int) error {
+		rt, err := runtime.New(runtime.Options{Shared: shared, HardLimit: "128MiB"})
+		if err != nil {
+			return err
+		}
+		defer rt.Close() // frees this runtime's arrays into the shared pool
+		x, _ := rt.Full([]int{1000}, float64(i+1), runtime.Float32)
+		sums[i], err = rt.Sum(x)
+		return err
+	}
+	for i := range sums {
+		go func() { done <- work(i) }()
+	}
+	for range sums {
+		if err := <-done; err != nil {
+			fmt.Println(err)
+		}
+	}
+	fmt.Println(sums, shared.Stats().LiveBlocks)
+	// Output:
+	// [1000 2000 3000] 0
+}

@@ -76,7 +76,8 @@ func (e *deviceExec) reduce(n int, run func(scratch device.Ptr) (float64, error)
 
 // KernelCacheStats reports how many kernel modules this runtime's backend
 // compiled with NVRTC and how many it loaded from the disk cache; both are
-// 0 on the CPU backend, which compiles nothing.
+// 0 on the CPU backend, which compiles nothing. On a Shared backend the
+// counts (and the loaded modules) are shared by every runtime on it.
 func (rt *Runtime) KernelCacheStats() (compiles, cacheHits int64) {
 	if c, ok := rt.backend.(*cuda.Backend); ok {
 		st := c.KernelStats()

@@ -38,7 +38,13 @@ func (rt *Runtime) WriteInfo(w io.Writer) error {
 		}
 	}
 	soft, hard := rt.pool.Limits()
-	fmt.Fprintf(&b, "pool: strategy %s, soft limit %s, hard limit %s\n", rt.pool.Strategy(), limitString(soft), limitString(hard))
+	if rt.shared != nil {
+		ssoft, shard := rt.shared.pool.Limits()
+		fmt.Fprintf(&b, "pool: strategy %s, shared by %s: soft limit %s, hard limit %s; this runtime's quota: soft %s, hard %s\n",
+			rt.pool.Strategy(), plural(rt.shared.Runtimes(), "runtime", "runtimes"), limitString(ssoft), limitString(shard), limitString(soft), limitString(hard))
+	} else {
+		fmt.Fprintf(&b, "pool: strategy %s, soft limit %s, hard limit %s\n", rt.pool.Strategy(), limitString(soft), limitString(hard))
+	}
 	src := rt.cfg.Source
 	if src == "" {
 		src = "built-in defaults"

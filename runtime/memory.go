@@ -7,7 +7,8 @@ import (
 	"github.com/gluaproject/glua/config"
 )
 
-// Limits are the pool's limits in bytes; 0 means none.
+// Limits are the pool's limits in bytes; 0 means none. On a Shared pool
+// they are this runtime's quota (Shared.Pool().Limits() are the pool's).
 func (rt *Runtime) Limits() (soft, hard uint64) { return rt.pool.Limits() }
 
 // LimitChange is one limit to change in SetLimits.
@@ -17,7 +18,8 @@ type LimitChange struct {
 }
 
 // SetLimits changes the pool's soft and/or hard limit. Sizes are bytes,
-// unit strings or percentages of device memory.
+// unit strings or percentages of device memory. On a Shared pool it
+// changes this runtime's quota only.
 func (rt *Runtime) SetLimits(soft, hard LimitChange) error {
 	curSoft, curHard := rt.pool.Limits()
 	_, total, err := rt.backend.MemInfo()
@@ -45,13 +47,17 @@ func (rt *Runtime) SetLimits(soft, hard LimitChange) error {
 
 // Reclaim releases cached memory to the device: at least nbytes if that
 // much is cached, everything cached when nbytes is 0. It returns the bytes
-// released.
+// released. On a Shared pool the cache is the shared one; no runtime's
+// live arrays are touched.
 func (rt *Runtime) Reclaim(nbytes uint64) (uint64, error) {
 	rt.drain()
 	return rt.pool.Reclaim(nbytes)
 }
 
-// Status is the human summary of memory use that pool.status() prints.
+// Status is the human summary of memory use that pool.status() prints. On
+// a Shared pool it shows this runtime's arrays and quota, then the shared
+// pool's figures (every runtime's arrays, reserved and cached memory) and
+// limits, so that no line mixes one runtime's use with the others'.
 func (rt *Runtime) Status() string {
 	s := rt.pool.Stats()
 	var b strings.Builder
@@ -62,6 +68,16 @@ func (rt *Runtime) Status() string {
 		pct = 100 * float64(usedDevice) / float64(total)
 	}
 	fmt.Fprintf(&b, "Effective %s memory usage: %.2f%% (%s/%s)\n", rt.memoryWord(), pct, config.FormatSize(usedDevice), config.FormatSize(total))
+	if rt.shared != nil {
+		root := rt.shared.pool.Stats()
+		fmt.Fprintf(&b, "Memory pool usage: %s in %d arrays (this runtime's, in a pool shared by %s)\n",
+			config.FormatSize(s.Used), s.LiveBlocks, plural(rt.shared.Runtimes(), "runtime", "runtimes"))
+		fmt.Fprintf(&b, "Shared pool: %s in use, %s reserved, %s cached\n",
+			config.FormatSize(root.Used), config.FormatSize(root.Reserved), config.FormatSize(root.Reserved-min(root.Used, root.Reserved)))
+		fmt.Fprintf(&b, "Limits: soft %s, hard %s (this runtime's quota); shared pool soft %s, hard %s; strategy %s",
+			limitString(s.SoftLimit), limitString(s.HardLimit), limitString(root.SoftLimit), limitString(root.HardLimit), rt.pool.Strategy())
+		return b.String()
+	}
 	fmt.Fprintf(&b, "Memory pool usage: %s in %d arrays (%s reserved, %s cached)\n",
 		config.FormatSize(s.Used), s.LiveBlocks, config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
 	fmt.Fprintf(&b, "Limits: soft %s, hard %s; strategy %s", limitString(s.SoftLimit), limitString(s.HardLimit), rt.pool.Strategy())

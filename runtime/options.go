@@ -28,6 +28,15 @@ type Options struct {
 	Device     int // CUDA device ordinal (as in config, 0 is the first)
 	Debug      bool
 
+	// Shared, when set, makes the runtime draw on that backend and memory
+	// pool, shared with other runtimes, instead of opening its own (see
+	// Shared). SoftLimit and HardLimit (or the configuration's limits)
+	// are then this runtime's quota within the shared pool. Backend,
+	// MemoryPool, Device, CPUMemory and CPUThreads belong to the shared
+	// pool: leave them zero; a value other than the shared pool's is an
+	// error naming the field.
+	Shared *Shared
+
 	// Context cancels running Lua code: a cancelled or expired context stops
 	// the script with an error at its next instruction.
 	Context context.Context

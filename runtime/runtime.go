@@ -23,19 +23,26 @@ import (
 // Runtime is one glua instance: a configuration, a backend, a memory pool and
 // a Lua state. A Runtime is used from one goroutine at a time (the Lua state
 // is not safe for concurrent use); several Runtimes may run at once on
-// different goroutines and never see each other's arrays.
+// different goroutines and never see each other's arrays. Each has a
+// backend and a pool of its own, or shares one with others (Shared), each
+// then with its own quota.
 type Runtime struct {
 	cfg         config.Config
 	backend     Backend
 	backendNote string // why this backend was chosen, for --info
 	exec        executor
-	pool        *pool.Pool
-	stream      device.Stream
-	L           *lua.LState
-	stdout      io.Writer
-	streams     []device.Stream
-	events      []device.Event
-	timer       [2]device.Event
+	// pool is the runtime's own pool, or its quota view of shared.pool.
+	pool   *pool.Pool
+	shared *Shared // nil: the backend and the pool are this runtime's
+	// stream orders the runtime's work: the default stream when it has
+	// the backend to itself, a stream of its own (also in streams) when
+	// the backend is shared.
+	stream  device.Stream
+	L       *lua.LState
+	stdout  io.Writer
+	streams []device.Stream
+	events  []device.Event
+	timer   [2]device.Event
 
 	mu      sync.Mutex
 	buffers map[*buffer]struct{}
@@ -85,6 +92,9 @@ var GluaModules = []string{"cuda", "kernels", "pool"}
 
 // New creates a runtime: it reads the configuration, chooses and starts the
 // backend, creates the pool and a Lua state with glua's modules preloaded.
+// With Options.Shared it uses that backend and a quota view of that pool
+// instead (see Shared); Options that ask for another backend or pool
+// strategy are then an error naming the field.
 func New(opts Options) (*Runtime, error) {
 	cfg, err := opts.resolve(os.Getenv)
 	if err != nil {
@@ -93,6 +103,13 @@ func New(opts Options) (*Runtime, error) {
 	rt := &Runtime{cfg: cfg, buffers: make(map[*buffer]struct{}), pinned: make(map[*byte][]byte), stdout: opts.Stdout}
 	if rt.stdout == nil {
 		rt.stdout = os.Stdout
+	}
+	if opts.Shared != nil {
+		if err := rt.joinShared(opts.Shared, opts); err != nil {
+			return nil, err
+		}
+		rt.L = rt.newLuaState(opts)
+		return rt, nil
 	}
 	if rt.backend, rt.backendNote, err = openBackend(cfg); err != nil {
 		return nil, err
@@ -108,30 +125,16 @@ func New(opts Options) (*Runtime, error) {
 	if cb, ok := rt.backend.(*cuda.Backend); ok {
 		// cuBLAS's workspace is device memory like any other: the pool
 		// accounts for it and its limits apply.
-		cb.SetWorkspaceAllocator(func(nbytes uint64, s device.Stream) (device.Ptr, func(), error) {
-			blk, err := rt.pool.Alloc(nbytes, s)
-			if err != nil {
-				return 0, nil, fmt.Errorf("cuBLAS workspace: %w", err)
-			}
-			return blk.Ptr, func() { rt.pool.Free(blk) }, nil
-		})
+		cb.SetWorkspaceAllocator(workspaceFrom(rt.pool))
 	}
 	rt.L = rt.newLuaState(opts)
 	return rt, nil
 }
 
 func (rt *Runtime) newPool() error {
-	_, total, err := rt.backend.MemInfo()
+	soft, hard, err := parseLimits(rt.backend, rt.cfg)
 	if err != nil {
 		return err
-	}
-	soft, err := config.ParseLimit(rt.cfg.Pool.SoftLimit, total)
-	if err != nil {
-		return fmt.Errorf("soft limit: %w", err)
-	}
-	hard, err := config.ParseLimit(rt.cfg.Pool.HardLimit, total)
-	if err != nil {
-		return fmt.Errorf("hard limit: %w", err)
 	}
 	rt.pool, err = pool.New(rt.backend, pool.Config{
 		Strategy:  rt.cfg.Pool.Strategy,
@@ -282,16 +285,18 @@ func (rt *Runtime) Backend() Backend { return rt.backend }
 // BackendName is "cuda" or "cpu".
 func (rt *Runtime) BackendName() string { return rt.backend.Name() }
 
-// Pool is the runtime's memory pool.
+// Pool is the runtime's memory pool: with Options.Shared, its quota view
+// of the shared pool (Shared.Pool is the pool itself).
 func (rt *Runtime) Pool() *pool.Pool { return rt.pool }
 
 // Device describes the device arrays live on.
 func (rt *Runtime) Device() (device.Info, error) { return rt.backend.Info() }
 
 // Synchronize waits for all queued device work and lets the pool trim its
-// cache to the soft limit.
+// cache to the soft limit. On a shared backend it waits for this runtime's
+// work only (its streams), not for the other runtimes'.
 func (rt *Runtime) Synchronize() error {
-	if err := rt.backend.Synchronize(); err != nil {
+	if err := rt.synchronize(); err != nil {
 		return err
 	}
 	rt.drain()
@@ -302,7 +307,9 @@ func (rt *Runtime) Synchronize() error {
 // Close frees every array this runtime still holds, then the pool, the
 // backend and the Lua state. Arrays are unusable afterwards. Close is
 // idempotent. With the debug setting, arrays still alive are reported as
-// leaks in the returned error.
+// leaks in the returned error. A runtime on a Shared pool frees its arrays
+// into the shared pool and closes only its quota view and its streams; the
+// backend and the pool stay open for the others until Shared.Close.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	if rt.closed {
@@ -321,7 +328,7 @@ func (rt *Runtime) Close() error {
 	if rt.cfg.Pool.Debug && len(live) > 0 {
 		errs = append(errs, leakReport(live))
 	}
-	if err := rt.backend.Synchronize(); err != nil {
+	if err := rt.synchronize(); err != nil {
 		errs = append(errs, err)
 	}
 	for _, b := range live {
@@ -331,6 +338,24 @@ func (rt *Runtime) Close() error {
 		if err := rt.pool.Free(b.block); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if rt.shared != nil {
+		// The quota view first, so that any block it still holds is freed
+		// while the stream exists. The pool records a stream's event for
+		// its frees lazily, when another stream looks for memory, which
+		// on a shared pool may be another runtime's call after this one's
+		// streams are gone: Synchronized records them now, while they
+		// exist. Then the streams, whose cuBLAS workspaces go back to the
+		// shared pool (workspaceFrom does the same for their frees).
+		if err := rt.pool.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		rt.shared.pool.Synchronized()
+		errs = append(errs, rt.destroyStreams()...)
+		errs = append(errs, rt.freePinned(true)...)
+		rt.L.Close()
+		rt.shared.detach(rt)
+		return errors.Join(errs...)
 	}
 	errs = append(errs, rt.destroyStreams()...)
 	errs = append(errs, rt.freePinned(true)...)
@@ -478,7 +503,14 @@ func (rt *Runtime) collect() {
 	rt.drain()
 }
 
-// Stats is a snapshot of the pool's counters.
+// Stats is a snapshot of the pool's counters. On a Shared pool they are
+// this runtime's own (Used, PeakUsed, Requested, LiveBlocks, the
+// allocation, cache and retry counters, and its SoftLimit and HardLimit),
+// except for what only the shared pool has: Reserved, PeakReserved (the
+// most reserved since the runtime started), Reclaims, Segments,
+// LargestFreeBlock, and the device's DeviceFree and DeviceTotal. Reserved
+// therefore covers every runtime's arrays and the shared cache; the shared
+// pool's own figures are Shared.Stats.
 func (rt *Runtime) Stats() pool.Stats { return rt.pool.Stats() }
 
 // LiveArrays is the number of buffers allocated and not yet freed.
