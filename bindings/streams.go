@@ -109,13 +109,6 @@ func streamFuncs(rt *runtime.Runtime, L *lua.LState) map[string]lua.LGFunction {
 	}
 }
 
-func pushUserData(L *lua.LState, v any, typ string) {
-	ud := L.NewUserData()
-	ud.Value = v
-	L.SetMetatable(ud, L.GetTypeMetatable(typ))
-	L.Push(ud)
-}
-
 func checkStream(L *lua.LState, name string, n int) *runtime.Stream {
 	if s, ok := userValue[*runtime.Stream](L.Get(n)); ok {
 		return s

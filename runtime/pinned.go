@@ -46,6 +46,7 @@ func (rt *Runtime) unreachablePinned(base *byte) {
 	if buf, ok := rt.pinned[base]; ok && !rt.closed {
 		delete(rt.pinned, base)
 		rt.pendingHost = append(rt.pendingHost, buf)
+		rt.queued.Store(true)
 	}
 }
 

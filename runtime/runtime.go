@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -51,9 +52,13 @@ type Runtime struct {
 	// pendingHost holds those found unreachable, for drain to free.
 	pinned      map[*byte][]byte
 	pendingHost [][]byte
-	nextID      uint64
-	scopes      []*scope
-	closed      bool
+	// queued is set when pending or pendingHost gains an entry, so that
+	// drain, called on every allocation, takes no lock when there is
+	// nothing to free.
+	queued atomic.Bool
+	nextID uint64
+	scopes []*scope
+	closed bool
 
 	// randCalls numbers unseeded cuda.rand calls, so that each draws new
 	// numbers yet a script's sequence is reproducible run to run.
@@ -464,13 +469,18 @@ func (rt *Runtime) unreachable(b *buffer) {
 	rt.mu.Lock()
 	if !rt.closed && !b.freed {
 		rt.pending = append(rt.pending, b)
+		rt.queued.Store(true)
 	}
 	rt.mu.Unlock()
 }
 
 // drain frees the buffers the garbage collector found unreachable.
 func (rt *Runtime) drain() {
+	if !rt.queued.Load() {
+		return
+	}
 	rt.mu.Lock()
+	rt.queued.Store(false)
 	pending := rt.pending
 	rt.pending = nil
 	host := len(rt.pendingHost) > 0
