@@ -60,11 +60,41 @@ type Array struct {
 	cleanup goruntime.Cleanup
 }
 
+// youngMax is how many arrays may wait for their GC cleanup. Most arrays
+// in a loop are freed soon after they are made; registering a cleanup for
+// each and cancelling it at the free was a third of an alloc+free from Lua.
+const youngMax = 64
+
 func newArray(buf *buffer, offset uint64, shape []int, dt device.DType, view bool) *Array {
 	a := &Array{buf: buf, offset: offset, shape: shape, dtype: dt, size: product(shape), view: view}
 	buf.arrays.Add(1)
-	a.cleanup = goruntime.AddCleanup(a, func(b *buffer) { b.rt.unreachable(b) }, buf)
+	rt := buf.rt
+	rt.young = append(rt.young, a)
+	if len(rt.young) >= youngMax {
+		rt.graduate()
+	}
 	return a
+}
+
+// graduate gives each young array whose memory is still held its GC
+// cleanup, and lets go of them all: until then the young list keeps them
+// reachable, so that an array dropped by Lua is found by the collector
+// only after graduation. collect graduates before it collects, so the
+// OOM ladder and collectgarbage see every dropped array.
+func (rt *Runtime) graduate() {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for i, a := range rt.young {
+		rt.young[i] = nil
+		if a.buf.freed {
+			// Freed already: nothing for a cleanup to do, and the count
+			// of arrays over the buffer no longer matters.
+			a.buf.arrays.Add(-1)
+			continue
+		}
+		a.cleanup = goruntime.AddCleanup(a, func(b *buffer) { b.rt.unreachable(b) }, a.buf)
+	}
+	rt.young = rt.young[:0]
 }
 
 // Shape returns a copy of the array's shape.
@@ -115,10 +145,8 @@ func (a *Array) Free() error {
 		return errors.New("cannot free a view; free the array it views")
 	}
 	err := a.buf.rt.freeBuffer(a.buf)
-	// The buffer is freed, so the cleanup has nothing left to do. Dropping
-	// it now keeps the runtime's list of pending cleanups short: a loop
-	// that allocates and frees would otherwise pile them up until the next
-	// collection, and each new one costs more to add.
+	// The buffer is freed, so a cleanup (if the array has one yet) has
+	// nothing left to do; dropping it keeps the collector's list short.
 	a.cleanup.Stop()
 	return err
 }

@@ -63,6 +63,9 @@ type Runtime struct {
 	// randCalls numbers unseeded cuda.rand calls, so that each draws new
 	// numbers yet a script's sequence is reproducible run to run.
 	randCalls uint64
+	// young are the arrays made since the last graduate, still without a
+	// GC cleanup (see newArray). Only the runtime's goroutine touches it.
+	young []*Array
 }
 
 // A Module is a Lua module the runtime preloads into every Lua state, so
@@ -327,6 +330,8 @@ func (rt *Runtime) Close() error {
 		live = append(live, b)
 	}
 	rt.pending = nil
+	clear(rt.young)
+	rt.young = nil
 	rt.mu.Unlock()
 
 	var errs []error
@@ -497,6 +502,7 @@ func (rt *Runtime) drain() {
 // collector so that arrays Lua no longer references are found, wait for their
 // cleanups to queue them, and free them.
 func (rt *Runtime) collect() {
+	rt.graduate()
 	// Cleanups run on their own goroutine after a collection; a sentinel
 	// cleanup queued in the same cycle tells us when the queue got that far.
 	for round := 0; round < 2; round++ {
