@@ -42,6 +42,12 @@ const (
 	largeRound   = 2 << 20
 	// treeDegree suits trees of a few hundred to a few thousand blocks.
 	treeDegree = 16
+	// recentMax is how many freed chunks wait, unmerged, to serve a
+	// request of exactly their size before they go into the trees. A loop
+	// that allocates and frees the same sizes then costs no tree
+	// operation; anything that needs the whole picture (a request nothing
+	// in recent fits, a release, Stats) puts them into the trees first.
+	recentMax = 8
 )
 
 func roundUp(n, unit uint64) uint64 { return (n + unit - 1) / unit * unit }
@@ -77,6 +83,7 @@ const (
 	chunkFree                      // in a free tree
 	chunkWaiting                   // freed, waiting for other streams (RecordStream)
 	chunkHeld                      // freed, but its other streams could not be fenced: kept until Close
+	chunkCached                    // freed, in caching.recent: not merged, not in a tree
 )
 
 // chunk is a piece of a segment: a live block or free memory. A segment's
@@ -141,6 +148,7 @@ type caching struct {
 	// a map's hashing showed in the profile.
 	empty   []*segment
 	waiting []*chunk
+	recent  []*chunk // chunkCached, oldest first
 	fences  map[device.Stream]*fence
 	// The fence of the stream freed on last: most frees are on the same
 	// stream as the one before, and the map lookup showed in the profile.
@@ -218,6 +226,12 @@ func (x *caching) bestFit(size uint64, s device.Stream) *chunk {
 }
 
 func (x *caching) alloc(b *Block) (bool, error) {
+	if ch := x.fromRecent(b.rounded, b.Stream); ch != nil {
+		ch.state, ch.block, ch.bound = chunkLive, b, false
+		b.ch, b.Ptr = ch, ch.ptr
+		return true, nil
+	}
+	x.flushRecent()
 	ch := x.bestFit(b.rounded, b.Stream)
 	if ch == nil && x.c.events != nil {
 		// Memory other streams freed may be done with by now.
@@ -236,6 +250,44 @@ func (x *caching) alloc(b *Block) (bool, error) {
 	}
 	x.take(ch, b)
 	return false, nil
+}
+
+// fromRecent takes from recent the newest chunk of exactly size bytes that
+// stream s may use, if there is one.
+func (x *caching) fromRecent(size uint64, s device.Stream) *chunk {
+	for i := len(x.recent) - 1; i >= 0; i-- {
+		ch := x.recent[i]
+		if ch.size == size && (!ch.bound || ch.stream == s) {
+			copy(x.recent[i:], x.recent[i+1:])
+			x.recent[len(x.recent)-1] = nil
+			x.recent = x.recent[:len(x.recent)-1]
+			return ch
+		}
+	}
+	return nil
+}
+
+// toRecent keeps freed chunk ch in recent, moving the oldest into the
+// trees when recent is full.
+func (x *caching) toRecent(ch *chunk) {
+	if len(x.recent) == recentMax {
+		old := x.recent[0]
+		copy(x.recent, x.recent[1:])
+		x.recent[recentMax-1] = nil
+		x.recent = x.recent[:recentMax-1]
+		x.insertFree(old)
+	}
+	ch.state = chunkCached
+	x.recent = append(x.recent, ch)
+}
+
+// flushRecent puts every chunk waiting in recent into the trees, merged.
+func (x *caching) flushRecent() {
+	for i, ch := range x.recent {
+		x.recent[i] = nil
+		x.insertFree(ch)
+	}
+	x.recent = x.recent[:0]
 }
 
 // grow draws a new segment for a request of size bytes. When the segment
@@ -376,7 +428,7 @@ func (x *caching) free(b *Block) error {
 	if ev == nil {
 		// A synchronous source: the work is done, any stream may reuse it.
 		ch.bound = false
-		x.insertFree(ch)
+		x.toRecent(ch)
 		return nil
 	}
 	x.seq++
@@ -386,7 +438,7 @@ func (x *caching) free(b *Block) error {
 	}
 	x.lastFence.last = x.seq
 	if len(b.uses) == 0 {
-		x.insertFree(ch)
+		x.toRecent(ch)
 		return nil
 	}
 	// The block was used on other streams too: it waits for each of them
@@ -540,6 +592,7 @@ func (x *caching) promote(s device.Stream, upto uint64) bool {
 // settle makes every freed chunk usable on any stream, waiting for the
 // device when the source can; otherwise it only polls.
 func (x *caching) settle() error {
+	x.flushRecent()
 	if x.c.events == nil {
 		return nil
 	}
@@ -578,6 +631,7 @@ func (x *caching) anyBound() bool {
 }
 
 func (x *caching) release(nbytes uint64, thorough bool) (uint64, error) {
+	x.flushRecent()
 	var settleErr error
 	if thorough {
 		settleErr = x.settle()
@@ -633,6 +687,7 @@ func (x *caching) release(nbytes uint64, thorough bool) (uint64, error) {
 // synchronized covers every stream's frees and polls: after a
 // synchronisation the events are done as soon as they are recorded.
 func (x *caching) synchronized() {
+	x.flushRecent()
 	if x.c.events != nil {
 		x.coverAll(0, false)
 		x.poll()
@@ -642,6 +697,7 @@ func (x *caching) synchronized() {
 func (x *caching) limitsChanged(soft, hard uint64) error { return nil }
 
 func (x *caching) describe(st *Stats) {
+	x.flushRecent()
 	st.Segments = len(x.segs)
 	for _, t := range []*btree.BTreeG[*chunk]{x.small, x.large} {
 		t.Ascend(func(ch *chunk) bool {
@@ -688,6 +744,6 @@ func (x *caching) close() error {
 	x.lastFence = nil
 	x.small.Clear(false)
 	x.large.Clear(false)
-	x.waiting, x.spare = nil, nil
+	x.waiting, x.spare, x.recent = nil, nil, nil
 	return errors.Join(errs...)
 }

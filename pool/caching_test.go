@@ -262,3 +262,34 @@ func TestSourceFreeErrorIsReported(t *testing.T) {
 		t.Fatalf("Reclaim with a failing source Free = %v", err)
 	}
 }
+
+func TestRecentlyFreedChunksServeTheirSizeAndMergeWhenNeeded(t *testing.T) {
+	src := newFakeSource(gib)
+	p := newTestPool(t, src, Config{})
+	var blocks []*Block
+	for i := 0; i < recentMax; i++ {
+		blocks = append(blocks, mustAlloc(t, p, 128*kib, 0)) // one 2 MiB small segment
+	}
+	ptr := blocks[3].Ptr
+	for _, b := range blocks {
+		mustFree(t, p, b)
+	}
+	// The same size comes back without a tree search: the newest first.
+	b := mustAlloc(t, p, 128*kib, 0)
+	if b.Ptr != blocks[len(blocks)-1].Ptr {
+		t.Fatalf("128 KiB came from %#x, not the chunk freed last", b.Ptr)
+	}
+	mustFree(t, p, b)
+	// A size nothing recent matches merges them first: the 1 MiB they
+	// make up serves it without the source.
+	calls := src.allocs
+	c := mustAlloc(t, p, 256*kib, 0)
+	if src.allocs != calls || c.Ptr > ptr {
+		t.Fatalf("256 KiB: %d source calls (want none), at %#x", src.allocs-calls, c.Ptr)
+	}
+	mustFree(t, p, c)
+	mustCheck(t, p)
+	if released, err := p.Reclaim(0); err != nil || released != smallSegment {
+		t.Fatalf("Reclaim = %d, %v; want the whole segment back", released, err)
+	}
+}

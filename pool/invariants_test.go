@@ -2,6 +2,7 @@ package pool
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/gluaproject/glua/device"
@@ -41,7 +42,7 @@ func checkInvariants(p *Pool) error {
 				return err
 			}
 		}
-		seenFree := 0
+		seenFree, cached := 0, 0
 		for seg := range a.segs {
 			reserved += seg.size
 			if seg.first.prev != nil || seg.first.ptr != seg.ptr {
@@ -64,6 +65,11 @@ func checkInvariants(p *Pool) error {
 					liveBytes += ch.size
 					liveReq += ch.block.Size
 					liveN++
+				case chunkCached:
+					if !slices.Contains(a.recent, ch) {
+						return fmt.Errorf("cached chunk %#x is not in recent", ch.ptr)
+					}
+					cached++
 				case chunkFree:
 					if !free[ch] {
 						return fmt.Errorf("free chunk %#x is not in a tree", ch.ptr)
@@ -84,6 +90,9 @@ func checkInvariants(p *Pool) error {
 		}
 		if seenFree != len(free) {
 			return fmt.Errorf("%d chunks in the trees, %d free chunks in segments", len(free), seenFree)
+		}
+		if cached != len(a.recent) || len(a.recent) > recentMax {
+			return fmt.Errorf("%d chunks in recent, %d cached chunks in segments", len(a.recent), cached)
 		}
 		for _, seg := range a.empty {
 			if _, ok := a.segs[seg]; !ok {
