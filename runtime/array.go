@@ -60,17 +60,27 @@ type Array struct {
 	cleanup goruntime.Cleanup
 }
 
-// youngMax is how many arrays may wait for their GC cleanup. Most arrays
-// in a loop are freed soon after they are made; registering a cleanup for
-// each and cancelling it at the free was a third of an alloc+free from Lua.
-const youngMax = 64
+// youngMax and youngMaxBytes bound the arrays waiting for their GC
+// cleanup. Most arrays in a loop are freed soon after they are made;
+// registering a cleanup for each and cancelling it at the free was a third
+// of an alloc+free from Lua. But a young array the script dropped cannot be
+// collected, so its memory stays held until graduation: the byte bound
+// keeps that small, and large arrays, for which a cleanup costs little
+// next to the allocation, graduate at once.
+const (
+	youngMax      = 64
+	youngMaxBytes = 16 << 20
+)
 
 func newArray(buf *buffer, offset uint64, shape []int, dt device.DType, view bool) *Array {
 	a := &Array{buf: buf, offset: offset, shape: shape, dtype: dt, size: product(shape), view: view}
 	buf.arrays.Add(1)
 	rt := buf.rt
 	rt.young = append(rt.young, a)
-	if len(rt.young) >= youngMax {
+	if !view {
+		rt.youngBytes += buf.block.Size
+	}
+	if len(rt.young) >= youngMax || rt.youngBytes >= youngMaxBytes {
 		rt.graduate()
 	}
 	return a
@@ -94,7 +104,7 @@ func (rt *Runtime) graduate() {
 		}
 		a.cleanup = goruntime.AddCleanup(a, func(b *buffer) { b.rt.unreachable(b) }, a.buf)
 	}
-	rt.young = rt.young[:0]
+	rt.young, rt.youngBytes = rt.young[:0], 0
 }
 
 // Shape returns a copy of the array's shape.

@@ -65,7 +65,8 @@ type Runtime struct {
 	randCalls uint64
 	// young are the arrays made since the last graduate, still without a
 	// GC cleanup (see newArray). Only the runtime's goroutine touches it.
-	young []*Array
+	young      []*Array
+	youngBytes uint64 // what the young arrays allocated
 }
 
 // A Module is a Lua module the runtime preloads into every Lua state, so

@@ -102,6 +102,28 @@ func TestUnreachableArraysReturnTheirMemory(t *testing.T) {
 	}
 }
 
+func TestDroppedArraysAreCollectedOnceNewerOnesAreMade(t *testing.T) {
+	rt := newCPU(t, runtime.Options{})
+	for i := 0; i < 10; i++ {
+		rt.DeviceArray([]int{256}, runtime.Float32) // dropped at once
+	}
+	// Newer arrays, freed at once, until the dropped ones have their
+	// cleanups: at most 64 arrays wait for one.
+	for i := 0; i < 64; i++ {
+		x, _ := rt.DeviceArray([]int{256}, runtime.Float32)
+		x.Free()
+	}
+	for try := 0; try < 50 && rt.LiveArrays() > 0; try++ {
+		goruntime.GC()
+		time.Sleep(5 * time.Millisecond)
+		x, _ := rt.DeviceArray([]int{1}, runtime.Float32) // drains cleanups
+		x.Free()
+	}
+	if n := rt.LiveArrays(); n != 0 {
+		t.Fatalf("%d dropped arrays still held after 64 newer ones and a collection", n)
+	}
+}
+
 func TestViewsKeepTheirBufferAlive(t *testing.T) {
 	rt := newCPU(t, runtime.Options{})
 	a, _ := rt.Full([]int{4, 4}, 3, runtime.Float64)
@@ -110,6 +132,9 @@ func TestViewsKeepTheirBufferAlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	a = nil
+	// 16 MiB of newer arrays: a and v get their cleanups (see newArray).
+	big, _ := rt.DeviceArray([]int{4 << 20}, runtime.Float32)
+	big.Free()
 	for i := 0; i < 3; i++ {
 		goruntime.GC()
 	}
