@@ -16,18 +16,30 @@ import (
 	"github.com/gluaproject/glua/runtime"
 )
 
-// newCPU is a runtime on the CPU backend with the built-in configuration,
-// whatever config.toml or GLUA_* the machine running the tests has.
-func newCPU(t testing.TB, opts runtime.Options) *runtime.Runtime {
-	t.Helper()
+// cpuOptions completes opts with the built-in configuration, whatever
+// config.toml or GLUA_* the machine running the tests has, and the CPU
+// backend with memory bytes unless opts say otherwise.
+func cpuOptions(opts runtime.Options, memory string) runtime.Options {
 	c := config.Default()
 	opts.Config = &c
 	if opts.Backend == "" {
 		opts.Backend = "cpu"
 	}
 	if opts.CPUMemory == "" {
-		opts.CPUMemory = "256MiB"
+		opts.CPUMemory = memory
 	}
+	return opts
+}
+
+// newCPU is a runtime on the CPU backend with the built-in configuration.
+func newCPU(t testing.TB, opts runtime.Options) *runtime.Runtime {
+	t.Helper()
+	return mustNew(t, cpuOptions(opts, "256MiB"))
+}
+
+// mustNew is a runtime closed when the test ends.
+func mustNew(t testing.TB, opts runtime.Options) *runtime.Runtime {
+	t.Helper()
 	rt, err := runtime.New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -19,15 +19,7 @@ const mib = 1 << 20
 // configuration, whatever config.toml or GLUA_* the machine has.
 func newShared(t testing.TB, opts runtime.Options) *runtime.Shared {
 	t.Helper()
-	c := config.Default()
-	opts.Config = &c
-	if opts.Backend == "" {
-		opts.Backend = "cpu"
-	}
-	if opts.CPUMemory == "" {
-		opts.CPUMemory = "512MiB"
-	}
-	s, err := runtime.NewShared(opts)
+	s, err := runtime.NewShared(cpuOptions(opts, "512MiB"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +33,7 @@ func newTenant(t testing.TB, s *runtime.Shared, opts runtime.Options) *runtime.R
 	c := config.Default()
 	opts.Config = &c
 	opts.Shared = s
-	rt, err := runtime.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	return rt
+	return mustNew(t, opts)
 }
 
 // TestSharedPoolKeepsEachRuntimesQuota runs four runtimes on one pool, each
