@@ -386,8 +386,10 @@ func mergeable(ch, n *chunk) bool {
 func (x *caching) insertFree(ch *chunk) {
 	if ch.bound {
 		// A chunk that waited for other streams may come back after its
-		// own stream's fence was already seen done.
-		if f := x.fences[ch.stream]; f != nil && ch.seq <= f.done {
+		// own stream's fence was already seen done, or forgotten (which
+		// happens only once every free on the stream is done; see
+		// synchronized).
+		if f := x.fences[ch.stream]; f == nil || ch.seq <= f.done {
 			ch.bound = false
 		}
 	}
@@ -688,9 +690,21 @@ func (x *caching) release(nbytes uint64, thorough bool) (uint64, error) {
 // synchronisation the events are done as soon as they are recorded.
 func (x *caching) synchronized() {
 	x.flushRecent()
-	if x.c.events != nil {
-		x.coverAll(0, false)
-		x.poll()
+	if x.c.events == nil {
+		return
+	}
+	x.coverAll(0, false)
+	x.poll()
+	// A stream whose every free is known done has nothing bound to it any
+	// more: forget its fence, so that a program (or a shared pool) going
+	// through many short-lived streams does not keep one for each.
+	for s, f := range x.fences {
+		if !f.pending && !f.ok && f.last <= f.done {
+			delete(x.fences, s)
+			if x.lastFence == f {
+				x.lastFence = nil
+			}
+		}
 	}
 }
 
