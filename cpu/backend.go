@@ -115,13 +115,27 @@ func (b *Backend) Synchronize() error {
 	return nil
 }
 
-// Close marks the backend closed; later calls fail. Like the CUDA backend it
-// leaves allocations to their owner, the pool. Closing twice is harmless.
+// Close marks the backend closed; later calls fail. Allocations are their
+// owner's (the pool's) to free first; whatever is left is given back here,
+// since mapped memory is not the garbage collector's. Closing twice is
+// harmless.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
 	b.closed = true
-	return nil
+	var errs []error
+	b.live.Ascend(func(a *allocation) bool {
+		if err := a.release(); err != nil {
+			errs = append(errs, err)
+		}
+		return true
+	})
+	b.live.Clear(false)
+	b.allocated = 0
+	return errors.Join(errs...)
 }
 
 func littleEndian() bool {

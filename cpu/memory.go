@@ -17,14 +17,20 @@ const (
 	// alignment matches cuMemAlloc's guarantee, which the runtime relies on
 	// when it carves views and casts them to typed slices.
 	alignment = 256
+	// mappedMin is the size from which an allocation is mapped from the
+	// operating system rather than taken from the Go heap (mapBytes). The
+	// pool asks for segments of 256 KiB and more; smaller requests (the
+	// "none" strategy's) are not worth a system call and a page each.
+	mappedMin = 64 << 10
 )
 
 // allocation is one Alloc: a Go buffer standing at [base, base+size) in the
 // fake address space.
 type allocation struct {
-	base device.Ptr
-	size uint64
-	data []byte
+	base   device.Ptr
+	size   uint64
+	data   []byte
+	mapped bool // data comes from mapBytes and goes back with unmapBytes
 }
 
 func (a *allocation) String() string {
@@ -52,7 +58,16 @@ func (b *Backend) Alloc(nbytes uint64) (device.Ptr, error) {
 	if uint64(b.next) > math.MaxUint64-span || nbytes > math.MaxInt {
 		return 0, fmt.Errorf("alloc: cannot allocate %s: address space exhausted", humanize.IBytes(nbytes))
 	}
-	a := &allocation{base: b.next, size: nbytes, data: alignedBytes(nbytes)}
+	a := &allocation{base: b.next, size: nbytes}
+	if nbytes >= mappedMin {
+		data, err := mapBytes(nbytes)
+		if err != nil {
+			return 0, fmt.Errorf("alloc: cannot allocate %s: %w (mmap: %v)", humanize.IBytes(nbytes), device.ErrOutOfMemory, err)
+		}
+		a.data, a.mapped = data, true
+	} else {
+		a.data = alignedBytes(nbytes)
+	}
 	b.live.ReplaceOrInsert(a)
 	b.next += device.Ptr(span)
 	b.allocated += nbytes
@@ -88,12 +103,24 @@ func (b *Backend) Free(p device.Ptr, nbytes uint64) error {
 	}
 	b.live.Delete(a)
 	b.allocated -= a.size
+	return a.release()
+}
+
+// release gives a mapped allocation's memory back to the system.
+func (a *allocation) release() error {
+	if !a.mapped {
+		return nil
+	}
+	a.mapped = false
+	if err := unmapBytes(a.data); err != nil {
+		return fmt.Errorf("free: unmapping %s: %w", a, err)
+	}
 	return nil
 }
 
 // Bytes is the host view of nbytes at p, or nil when [p, p+nbytes) is not
-// inside one live allocation. The view stays valid after Free (the Go
-// garbage collector keeps the buffer alive) but no longer belongs to anyone.
+// inside one live allocation. The view is valid until p is freed: large
+// allocations are unmapped then, and touching them faults.
 func (b *Backend) Bytes(p device.Ptr, nbytes uint64) []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -232,3 +232,40 @@ func TestConcurrentUseKeepsAccountsStraight(t *testing.T) {
 		t.Fatalf("after every goroutine freed what it took, free = %d of %d", free, total)
 	}
 }
+
+func TestLargeAllocationsAreMappedAndGivenBackAtFree(t *testing.T) {
+	b := newTestBackend(t)
+	const n = 8 << 20
+	p, err := b.Alloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := b.live.Get(&allocation{base: p})
+	if a == nil || !a.mapped {
+		t.Fatalf("allocation of %d bytes: %+v", n, a)
+	}
+	v := b.Bytes(p, n)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 1000; i++ {
+		k := rng.IntN(n)
+		if v[k] != 0 {
+			t.Fatalf("byte %d of a new allocation is %d, want 0", k, v[k])
+		}
+		v[k] = byte(rng.IntN(255) + 1)
+	}
+	if err := b.Free(p, n); err != nil {
+		t.Fatal(err)
+	}
+	if a.mapped || b.Bytes(p, n) != nil {
+		t.Fatal("the memory is still mapped or reachable after Free")
+	}
+	// Close gives back what the owner left.
+	q, _ := b.Alloc(n)
+	left, _ := b.live.Get(&allocation{base: q})
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left.mapped || b.live.Len() != 0 {
+		t.Fatal("Close left an allocation mapped")
+	}
+}

@@ -5,12 +5,13 @@ import "github.com/gluaproject/glua/device"
 // The transfers below find their memory under b.mu and copy without it, as
 // Gemm and the runtime's kernels (through Bytes) do: several runtimes may
 // share one Backend, and a large copy of one must not hold up every call of
-// the others. This is safe because the bytes stay valid after the lock is
-// released: a Go buffer is never reused for another allocation (addresses
-// only grow), and the garbage collector keeps it alive while a copy runs.
-// Ordering between a copy and later use of the same memory is the caller's,
-// as on a device: the pool hands a block to another caller only after the
-// first freed it, and both steps take the pool's lock.
+// the others. This is safe because memory is freed to the backend only by
+// its owner, the pool, and only once no block in it is live: a copy runs on
+// live blocks, so its bytes stay mapped until it is done (and an address is
+// never reused for another allocation: addresses only grow). Ordering
+// between a copy and later use of the same memory is the caller's, as on a
+// device: the pool hands a block to another caller only after the first
+// freed it, and both steps take the pool's lock.
 
 // Upload copies src into device memory at dst.
 func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
