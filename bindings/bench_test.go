@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	lua "github.com/yuin/gopher-lua"
+
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -43,4 +45,35 @@ func BenchmarkEmptyLuaLoop(b *testing.B) {
 // loop, served from the pool's cache.
 func BenchmarkAllocFreeFromLua(b *testing.B) {
 	benchLua(b, `cuda = require("cuda")`, `cuda.device_array(262144):free()`)
+}
+
+// BenchmarkAllocFreeFloor is the same Lua statement as
+// BenchmarkAllocFreeFromLua against Go functions that do nothing: a
+// function returning a userdata, whose metatable's __index is a Go function
+// (as DeviceArray's is, for its computed properties), and a method. It is
+// what gopher-lua itself costs for the statement; the difference is glua's.
+func BenchmarkAllocFreeFloor(b *testing.B) {
+	L := lua.NewState()
+	defer L.Close()
+	methods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+		"free": func(L *lua.LState) int { L.CheckUserData(1); return 0 },
+	})
+	mt := L.NewTable()
+	L.SetField(mt, "__index", L.NewFunction(func(L *lua.LState) int {
+		L.Push(methods.RawGet(L.Get(2)))
+		return 1
+	}))
+	L.SetGlobal("cuda", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+		"device_array": func(L *lua.LState) int {
+			L.CheckNumber(1)
+			ud := L.NewUserData()
+			ud.Metatable = mt
+			L.Push(ud)
+			return 1
+		},
+	}))
+	b.ResetTimer()
+	if err := L.DoString(fmt.Sprintf("for i = 1, %d do cuda.device_array(262144):free() end", b.N)); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -171,21 +171,37 @@ var errClosed = errors.New("pool is closed")
 // retry, Pressure and retry) before failing with an *OOMError. nbytes 0 is
 // legal: the block holds no memory.
 func (p *Pool) Alloc(nbytes uint64, s device.Stream) (*Block, error) {
+	b := new(Block)
+	if err := p.AllocInto(b, nbytes, s); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// AllocInto is Alloc into a Block the caller provides, so that a caller
+// keeping the Block inside a structure of its own saves an allocation. b
+// must be a zero Block; after a successful AllocInto it belongs to the pool
+// until it is freed, and must not be reused.
+func (p *Pool) AllocInto(b *Block, nbytes uint64, s device.Stream) error {
+	if b == nil || b.owner != nil {
+		return errors.New("pool.AllocInto: the block must be a new, zero Block")
+	}
 	c := p.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || p.closed {
-		return nil, fmt.Errorf("pool.Alloc: %w", errClosed)
+		return fmt.Errorf("pool.Alloc: %w", errClosed)
 	}
-	b := &Block{Size: nbytes, Stream: s, owner: p}
+	*b = Block{Size: nbytes, Stream: s, owner: p}
 	if nbytes == 0 {
 		p.countZero(b)
-		return b, nil
+		return nil
 	}
 	if err := p.climb(b); err != nil {
-		return nil, err
+		b.owner = nil // the caller may try again with it
+		return err
 	}
-	return b, nil
+	return nil
 }
 
 // Free gives b's memory back to the pool. b may come from p or from any

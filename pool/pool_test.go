@@ -299,3 +299,32 @@ func TestNonOOMSourceErrorIsReturnedWithoutRetry(t *testing.T) {
 		})
 	}
 }
+
+func TestAllocIntoFillsTheCallersBlock(t *testing.T) {
+	src := newFakeSource(64 * mib)
+	p := newTestPool(t, src, Config{HardLimit: 32 * mib})
+	var holder struct {
+		tag int
+		blk Block
+	}
+	if err := p.AllocInto(&holder.blk, 3*mib, 1); err != nil {
+		t.Fatal(err)
+	}
+	if holder.blk.Size != 3*mib || holder.blk.Stream != 1 || holder.blk.Ptr == 0 {
+		t.Fatalf("block %+v", holder.blk)
+	}
+	if err := p.AllocInto(&holder.blk, mib, 1); err == nil {
+		t.Fatal("AllocInto reused a live block")
+	}
+	mustFree(t, p, &holder.blk)
+	// A failed AllocInto leaves the block usable for another try.
+	var b Block
+	if err := p.AllocInto(&b, 64*mib, 0); !errors.Is(err, device.ErrOutOfMemory) {
+		t.Fatalf("AllocInto over the hard limit = %v", err)
+	}
+	if err := p.AllocInto(&b, mib, 0); err != nil {
+		t.Fatalf("second try with the same block: %v", err)
+	}
+	mustFree(t, p, &b)
+	mustCheck(t, p)
+}

@@ -34,10 +34,14 @@ var ErrFreed = errors.New("use of freed array")
 // unreachable and its cleanup has been drained.
 type buffer struct {
 	rt    *Runtime
-	block *pool.Block
+	block *pool.Block // &blk
 	dtype device.DType
 	shape []int // of the array that allocated it, for snapshots
 	site  site
+	// blk and dims hold the block and (up to four dimensions of) the shape
+	// in the buffer itself: two allocations fewer for every array.
+	blk   pool.Block
+	dims  [4]int
 	id    uint64
 	freed bool
 	// arrays counts the Array values over this buffer that the garbage

@@ -403,11 +403,13 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	}
 	rt.drain()
 	nbytes := uint64(product(shape)) * uint64(dt.Size())
-	block, err := rt.pool.Alloc(nbytes, rt.stream)
-	if err != nil {
+	b := &buffer{rt: rt, dtype: dt}
+	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.stream); err != nil {
 		return nil, err
 	}
-	b := &buffer{rt: rt, block: block, dtype: dt, shape: append([]int(nil), shape...), site: rt.callerSite()}
+	b.block = &b.blk
+	b.shape = append(b.dims[:0:len(b.dims)], shape...)
+	b.site = rt.callerSite()
 	rt.mu.Lock()
 	rt.nextID++
 	b.id = rt.nextID
