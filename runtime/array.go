@@ -48,6 +48,8 @@ type buffer struct {
 	// collector has not yet found unreachable. Decremented by cleanups on the
 	// GC's goroutine, hence atomic.
 	arrays atomic.Int64
+	// prev and next link the runtime's live buffers (bufferList).
+	prev, next *buffer
 }
 
 // Array is an n-dimensional array in device memory, row-major. Several
@@ -180,6 +182,42 @@ func (a *Array) live(rt *Runtime, name string) error {
 		return fmt.Errorf("%s: %w", name, ErrFreed)
 	}
 	return nil
+}
+
+// bufferList is a doubly linked list of buffers; its owner's lock guards it.
+type bufferList struct {
+	head *buffer
+	n    int
+}
+
+func (l *bufferList) push(b *buffer) {
+	b.prev, b.next = nil, l.head
+	if l.head != nil {
+		l.head.prev = b
+	}
+	l.head = b
+	l.n++
+}
+
+func (l *bufferList) remove(b *buffer) {
+	if b.prev != nil {
+		b.prev.next = b.next
+	} else {
+		l.head = b.next
+	}
+	if b.next != nil {
+		b.next.prev = b.prev
+	}
+	b.prev, b.next = nil, nil
+	l.n--
+}
+
+func (l *bufferList) all() []*buffer {
+	out := make([]*buffer, 0, l.n)
+	for b := l.head; b != nil; b = b.next {
+		out = append(out, b)
+	}
+	return out
 }
 
 func product(shape []int) int {

@@ -45,8 +45,11 @@ type Runtime struct {
 	events  []device.Event
 	timer   [2]device.Event
 
-	mu      sync.Mutex
-	buffers map[*buffer]struct{}
+	mu sync.Mutex
+	// buffers lists the buffers allocated and not yet freed, newest first,
+	// linked through the buffers themselves: a map cost a hash insert and
+	// delete on every allocation.
+	buffers bufferList
 	pending []*buffer // found unreachable by GC cleanups; freed by drain
 	// pinned maps each live page-locked host allocation by its first byte;
 	// pendingHost holds those found unreachable, for drain to free.
@@ -109,7 +112,7 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, buffers: make(map[*buffer]struct{}), pinned: make(map[*byte][]byte), stdout: opts.Stdout}
+	rt := &Runtime{cfg: cfg, pinned: make(map[*byte][]byte), stdout: opts.Stdout}
 	if rt.stdout == nil {
 		rt.stdout = os.Stdout
 	}
@@ -326,10 +329,8 @@ func (rt *Runtime) Close() error {
 		return nil
 	}
 	rt.closed = true
-	live := make([]*buffer, 0, len(rt.buffers))
-	for b := range rt.buffers {
-		live = append(live, b)
-	}
+	live := rt.buffers.all()
+	rt.buffers = bufferList{}
 	rt.pending = nil
 	clear(rt.young)
 	rt.young = nil
@@ -413,7 +414,7 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	rt.mu.Lock()
 	rt.nextID++
 	b.id = rt.nextID
-	rt.buffers[b] = struct{}{}
+	rt.buffers.push(b)
 	if n := len(rt.scopes); n > 0 {
 		rt.scopes[n-1].buffers = append(rt.scopes[n-1].buffers, b)
 	}
@@ -462,7 +463,7 @@ func (rt *Runtime) freeBuffer(b *buffer) error {
 		return nil
 	}
 	b.freed = true
-	delete(rt.buffers, b)
+	rt.buffers.remove(b)
 	rt.mu.Unlock()
 	return rt.pool.Free(b.block)
 }
@@ -536,5 +537,5 @@ func (rt *Runtime) Stats() pool.Stats { return rt.pool.Stats() }
 func (rt *Runtime) LiveArrays() int {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	return len(rt.buffers)
+	return rt.buffers.n
 }

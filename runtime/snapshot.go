@@ -24,8 +24,8 @@ type LiveBlock struct {
 func (rt *Runtime) Snapshot() []LiveBlock {
 	rt.drain()
 	rt.mu.Lock()
-	out := make([]LiveBlock, 0, len(rt.buffers))
-	for b := range rt.buffers {
+	out := make([]LiveBlock, 0, rt.buffers.n)
+	for b := rt.buffers.head; b != nil; b = b.next {
 		out = append(out, LiveBlock{
 			ID: b.id, NBytes: b.block.Size, DType: b.dtype, Shape: append([]int(nil), b.shape...),
 			Stream: b.block.Stream, Site: b.site.String(),
