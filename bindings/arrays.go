@@ -56,6 +56,11 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 			return 1
 		},
 	})
+	types := &arrayTypes{generic: dmt, methods: dmethods, len: dmt.RawGetString("__len"),
+		tostring: dmt.RawGetString("__tostring"), byShape: make(map[shapeKey]*lua.LTable)}
+	ud := L.NewUserData()
+	ud.Value = types
+	L.G.Registry.RawSetString(arrayTypesKey, ud)
 	registerHostType(rt, L)
 }
 

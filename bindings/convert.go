@@ -21,8 +21,6 @@ const (
 	maxTableElements = 1 << 24
 )
 
-func pushArray(L *lua.LState, a *runtime.Array) { pushUserData(L, a, deviceArrayType) }
-
 func pushHost(L *lua.LState, h *runtime.HostArray) { pushUserData(L, h, hostArrayType) }
 
 // pushUserData pushes v with the named metatable. The metatable is read

@@ -119,6 +119,9 @@ func (a *Array) Shape() []int { return append([]int(nil), a.shape...) }
 // DType is the element type.
 func (a *Array) DType() device.DType { return a.dtype }
 
+// Dim is the size of dimension i (0-based), without copying the shape.
+func (a *Array) Dim(i int) int { return a.shape[i] }
+
 // Size is the number of elements.
 func (a *Array) Size() int { return a.size }
 

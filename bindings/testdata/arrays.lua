@@ -16,6 +16,36 @@ check.eq(tostring(a), "DeviceArray<float32>[2x3] 24 B", "tostring")
 local t = a:to_table()
 check.eq(t[2][3], 6, "to_table")
 
+-- fields and methods are the same whatever the shape: arrays of up to four
+-- dimensions share per-shape metatables, larger ones and the 1025th shape
+-- onwards use the generic one
+local function fields(x, shape, dtype)
+  local size = 1
+  for _, d in ipairs(shape) do size = size * d end
+  check.eq(x.ndim, #shape, "ndim of " .. #shape .. "-d")
+  check.eq(x.size, size, "size")
+  check.eq(#x, size, "#x")
+  check.eq(x.dtype, dtype, "dtype")
+  check.eq(x.nbytes, size * (dtype == "float64" and 8 or 4), "nbytes")
+  for i, d in ipairs(shape) do check.eq(x.shape[i], d, "shape[" .. i .. "]") end
+  x.shape[1] = 99
+  check.eq(x.shape[1], shape[1], "shape is a fresh table")
+  check.eq(x.no_such_field, nil, "unknown field")
+  check.eq(x:is_freed(), false, "is_freed")
+  check.eq(#x:clone(), size, "clone")
+  x:free()
+  check.eq(x:is_freed(), true, "freed")
+  check.eq(x.size, size, "size after free")
+end
+fields(cuda.zeros({ 3 }), { 3 }, "float32")
+fields(cuda.zeros({ 2, 3 }, "float64"), { 2, 3 }, "float64")
+fields(cuda.zeros({ 2, 3 }), { 2, 3 }, "float32") -- same shape, other dtype
+fields(cuda.zeros({ 1, 2, 3, 2 }), { 1, 2, 3, 2 }, "float32")
+fields(cuda.zeros({ 1, 2, 1, 2, 3 }), { 1, 2, 1, 2, 3 }, "float32")
+for n = 1, 1030 do cuda.device_array(n):free() end
+fields(cuda.zeros({ 1031 }), { 1031 }, "float32")
+check.eq(tostring(cuda.zeros({ 1, 2, 1, 2, 3 })), "DeviceArray<float32>[1x2x1x2x3] 48 B", "tostring 5-d")
+
 -- every dtype round-trips exactly representable values
 for _, dt in ipairs({ "float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8" }) do
   local d = cuda.to_device({ 0, 1, 2, 3, 100, 7 }, dt)

@@ -1,0 +1,85 @@
+package bindings
+
+import (
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/runtime"
+)
+
+// A DeviceArray's properties (d.shape, d.dtype, ...) are computed, so its
+// generic metatable's __index is a Go function, and gopher-lua calls it for
+// every method lookup too: about half of what the VM spends on
+// cuda.device_array(n):free(). Arrays of one shape and dtype share their
+// properties, so they get a metatable whose __index is a plain table of
+// the methods and the fixed properties, with only the fresh shape table
+// left to a function; method calls then cost a table lookup. Such
+// metatables are kept per Lua state for up to maxShapeTypes (shape, dtype)
+// pairs of up to four dimensions; other arrays get the generic one.
+const (
+	arrayTypesKey = "glua.DeviceArray.types"
+	maxShapeTypes = 1024
+)
+
+type shapeKey struct {
+	dtype device.DType
+	ndim  int
+	dims  [4]int
+}
+
+// arrayTypes is the registry entry behind arrayTypesKey.
+type arrayTypes struct {
+	generic       *lua.LTable
+	methods       *lua.LTable
+	len, tostring lua.LValue
+	byShape       map[shapeKey]*lua.LTable
+}
+
+// metatable is the metatable for a: its shape's, made on first use, or the
+// generic one.
+func (t *arrayTypes) metatable(L *lua.LState, a *runtime.Array) *lua.LTable {
+	n := a.NDim()
+	if n > 4 {
+		return t.generic
+	}
+	k := shapeKey{dtype: a.DType(), ndim: n}
+	for i := 0; i < n; i++ {
+		k.dims[i] = a.Dim(i)
+	}
+	if mt, ok := t.byShape[k]; ok {
+		return mt
+	}
+	if len(t.byShape) >= maxShapeTypes {
+		return t.generic
+	}
+	index := L.NewTable()
+	t.methods.ForEach(func(name, fn lua.LValue) { index.RawSet(name, fn) })
+	index.RawSetString("dtype", lua.LString(k.dtype.String()))
+	index.RawSetString("size", lua.LNumber(a.Size()))
+	index.RawSetString("nbytes", lua.LNumber(a.NBytes()))
+	index.RawSetString("ndim", lua.LNumber(n))
+	shape := a.Shape()
+	fresh := L.NewTable()
+	fresh.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		if L.Get(2) == lua.LString("shape") {
+			L.Push(shapeTable(L, shape))
+		} else {
+			L.Push(lua.LNil)
+		}
+		return 1
+	}))
+	index.Metatable = fresh
+	mt := L.NewTable()
+	mt.RawSetString("__index", index)
+	mt.RawSetString("__len", t.len)
+	mt.RawSetString("__tostring", t.tostring)
+	t.byShape[k] = mt
+	return mt
+}
+
+func pushArray(L *lua.LState, a *runtime.Array) {
+	ud := L.NewUserData()
+	ud.Value = a
+	ud.Metatable = L.G.Registry.RawGetString(arrayTypesKey).(*lua.LUserData).Value.(*arrayTypes).metatable(L, a)
+	L.Push(ud)
+}
