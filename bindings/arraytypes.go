@@ -33,6 +33,10 @@ type arrayTypes struct {
 	methods       *lua.LTable
 	len, tostring lua.LValue
 	byShape       map[shapeKey]*lua.LTable
+	// last is the most recent lookup: loops allocate one shape over and
+	// over, and comparing a key is cheaper than hashing it.
+	lastKey shapeKey
+	lastMT  *lua.LTable
 }
 
 // metatable is the metatable for a: its shape's, made on first use, or the
@@ -46,7 +50,11 @@ func (t *arrayTypes) metatable(L *lua.LState, a *runtime.Array) *lua.LTable {
 	for i := 0; i < n; i++ {
 		k.dims[i] = a.Dim(i)
 	}
+	if t.lastMT != nil && k == t.lastKey {
+		return t.lastMT
+	}
 	if mt, ok := t.byShape[k]; ok {
+		t.lastKey, t.lastMT = k, mt
 		return mt
 	}
 	if len(t.byShape) >= maxShapeTypes {

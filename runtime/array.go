@@ -82,12 +82,14 @@ func newArray(buf *buffer, offset uint64, shape []int, dt device.DType, view boo
 	a := &Array{buf: buf, offset: offset, shape: shape, dtype: dt, size: product(shape), view: view}
 	buf.arrays.Add(1)
 	rt := buf.rt
+	if len(rt.young) >= youngMax || rt.youngBytes >= youngMaxBytes {
+		// Before a joins: the newest array is the likeliest to be freed
+		// soon, and graduating it would give it a cleanup for nothing.
+		rt.graduate()
+	}
 	rt.young = append(rt.young, a)
 	if !view {
 		rt.youngBytes += buf.block.Size
-	}
-	if len(rt.young) >= youngMax || rt.youngBytes >= youngMaxBytes {
-		rt.graduate()
 	}
 	return a
 }
