@@ -422,40 +422,6 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	return b, nil
 }
 
-// site is where Lua code is allocating, kept unformatted because every
-// allocation records one and few are ever printed.
-type site struct {
-	source string
-	line   int
-}
-
-func (s site) String() string {
-	if s.source == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d", s.source, s.line)
-}
-
-// callerSite is the innermost Lua function on the stack, if Lua is running.
-func (rt *Runtime) callerSite() site {
-	if rt.L == nil {
-		return site{}
-	}
-	for level := 1; level < 8; level++ {
-		dbg, ok := rt.L.GetStack(level)
-		if !ok {
-			return site{}
-		}
-		if _, err := rt.L.GetInfo("Sl", dbg, lua.LNil); err != nil {
-			return site{}
-		}
-		if dbg.What != "G" {
-			return site{dbg.Source, dbg.CurrentLine}
-		}
-	}
-	return site{}
-}
-
 func (rt *Runtime) freeBuffer(b *buffer) error {
 	rt.mu.Lock()
 	if b.freed {
