@@ -258,9 +258,7 @@ func (x *caching) fromRecent(size uint64, s device.Stream) *chunk {
 	for i := len(x.recent) - 1; i >= 0; i-- {
 		ch := x.recent[i]
 		if ch.size == size && (!ch.bound || ch.stream == s) {
-			copy(x.recent[i:], x.recent[i+1:])
-			x.recent[len(x.recent)-1] = nil
-			x.recent = x.recent[:len(x.recent)-1]
+			x.recent = slices.Delete(x.recent, i, i+1)
 			return ch
 		}
 	}
@@ -272,9 +270,7 @@ func (x *caching) fromRecent(size uint64, s device.Stream) *chunk {
 func (x *caching) toRecent(ch *chunk) {
 	if len(x.recent) == recentMax {
 		old := x.recent[0]
-		copy(x.recent, x.recent[1:])
-		x.recent[recentMax-1] = nil
-		x.recent = x.recent[:recentMax-1]
+		x.recent = slices.Delete(x.recent, 0, 1)
 		x.insertFree(old)
 	}
 	ch.state = chunkCached
@@ -395,24 +391,12 @@ func (x *caching) insertFree(ch *chunk) {
 	}
 	if p := ch.prev; p != nil && mergeable(ch, p) {
 		x.removeFree(p)
-		p.size += ch.size
-		p.seq = max(p.seq, ch.seq)
-		p.next = ch.next
-		if ch.next != nil {
-			ch.next.prev = p
-		}
-		x.dropChunk(ch)
+		x.absorb(p, ch)
 		ch = p
 	}
 	if n := ch.next; n != nil && mergeable(ch, n) {
 		x.removeFree(n)
-		ch.size += n.size
-		ch.seq = max(ch.seq, n.seq)
-		ch.next = n.next
-		if n.next != nil {
-			n.next.prev = ch
-		}
-		x.dropChunk(n)
+		x.absorb(ch, n)
 	}
 	ch.state = chunkFree
 	x.tree(ch.seg.small).ReplaceOrInsert(ch)
@@ -420,6 +404,17 @@ func (x *caching) insertFree(ch *chunk) {
 		ch.seg.emptyAt = len(x.empty)
 		x.empty = append(x.empty, ch.seg)
 	}
+}
+
+// absorb merges chunk r into its left neighbour l.
+func (x *caching) absorb(l, r *chunk) {
+	l.size += r.size
+	l.seq = max(l.seq, r.seq)
+	l.next = r.next
+	if r.next != nil {
+		r.next.prev = l
+	}
+	x.dropChunk(r)
 }
 
 func (x *caching) free(b *Block) error {
@@ -592,9 +587,9 @@ func (x *caching) promote(s device.Stream, upto uint64) bool {
 }
 
 // settle makes every freed chunk usable on any stream, waiting for the
-// device when the source can; otherwise it only polls.
+// device when the source can; otherwise it only polls. Its caller, release,
+// has already put recent into the trees.
 func (x *caching) settle() error {
-	x.flushRecent()
 	if x.c.events == nil {
 		return nil
 	}
