@@ -34,17 +34,29 @@ func (p *Pool) climb(b *Block) error {
 	if err == nil || !isOOM(err) {
 		return err
 	}
-	if !errors.Is(err, errOverQuota) {
+	// releaseAndTry returns the cache to the source and, if any went back,
+	// tries again; done reports that err is the answer. A quota's limit is
+	// not the source's, so releasing cannot help past it.
+	releaseAndTry := func(countRetry bool) (done bool) {
+		if errors.Is(err, errOverQuota) {
+			return false
+		}
 		released, rerr := c.a.release(0, true)
 		if rerr != nil {
-			return fmt.Errorf("pool.Alloc: releasing cached memory: %w", rerr)
+			err = fmt.Errorf("pool.Alloc: releasing cached memory: %w", rerr)
+			return true
 		}
-		if released > 0 {
+		if released == 0 {
+			return false
+		}
+		if countRetry {
 			p.countRetry()
-			if err = p.try(b); err == nil || !isOOM(err) {
-				return err
-			}
 		}
+		err = p.try(b)
+		return err == nil || !isOOM(err)
+	}
+	if releaseAndTry(true) {
+		return err
 	}
 	if p.pressure != nil {
 		p.countRetry()
@@ -58,17 +70,10 @@ func (p *Pool) climb(b *Block) error {
 			return err
 		}
 		// What Pressure freed went to the cache, possibly in pieces too
-		// small for b: return it and try once more.
-		if !errors.Is(err, errOverQuota) {
-			released, rerr := c.a.release(0, true)
-			if rerr != nil {
-				return fmt.Errorf("pool.Alloc: releasing cached memory: %w", rerr)
-			}
-			if released > 0 {
-				if err = p.try(b); err == nil || !isOOM(err) {
-					return err
-				}
-			}
+		// small for b: return it and try once more (one retry, counted
+		// above).
+		if releaseAndTry(false) {
+			return err
 		}
 	}
 	return p.oomLocked(b.Size, errors.Is(err, errOverQuota))
