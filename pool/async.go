@@ -216,7 +216,6 @@ func (a *asyncAlloc) describe(st *Stats) {
 	// The driver may have trimmed its cache at a synchronisation since the
 	// last call.
 	a.readReserved()
-	st.Reserved = a.c.reserved
 	st.Segments = len(a.live) + len(a.waiting)
 }
 

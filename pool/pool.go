@@ -90,7 +90,9 @@ type allocator interface {
 	synchronized()
 	// limitsChanged is told the root's new limits.
 	limitsChanged(soft, hard uint64) error
-	// describe fills the strategy's part of Stats.
+	// describe fills the strategy's part of Stats (Segments,
+	// LargestFreeBlock), after bringing reserved up to date if the
+	// strategy cannot know it otherwise.
 	describe(st *Stats)
 	// close returns every byte, live or cached, to the source.
 	close() error

@@ -101,20 +101,21 @@ func (p *Pool) Stats() Stats {
 	c := p.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	a := p.acct
-	st := Stats{
-		Used: a.used, Reserved: c.reserved, PeakUsed: a.peakUsed, PeakReserved: a.peakReserved,
-		Requested: a.requested, LiveBlocks: a.live,
-		Allocations: a.allocations, Frees: a.frees, CacheHits: a.hits, CacheMisses: a.misses,
-		Reclaims: c.reclaims, OOMRetries: a.oomRetries,
-		SoftLimit: p.soft, HardLimit: p.hard,
-	}
+	// The strategy first: strategy "cuda" reads the driver's reserved bytes
+	// there, which the figures below include.
+	var st Stats
 	if !c.closed {
 		c.a.describe(&st)
 		if free, total, err := c.src.MemInfo(); err == nil {
 			st.DeviceFree, st.DeviceTotal = free, total
 		}
 	}
+	a := p.acct
+	st.Used, st.Reserved, st.PeakUsed, st.PeakReserved = a.used, c.reserved, a.peakUsed, a.peakReserved
+	st.Requested, st.LiveBlocks = a.requested, a.live
+	st.Allocations, st.Frees, st.CacheHits, st.CacheMisses = a.allocations, a.frees, a.hits, a.misses
+	st.Reclaims, st.OOMRetries = c.reclaims, a.oomRetries
+	st.SoftLimit, st.HardLimit = p.soft, p.hard
 	return st
 }
 
