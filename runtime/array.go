@@ -34,12 +34,11 @@ var ErrFreed = errors.New("use of freed array")
 // unreachable and its cleanup has been drained.
 type buffer struct {
 	rt    *Runtime
-	block *pool.Block // &blk
 	dtype device.DType
 	shape []int // of the array that allocated it, for snapshots
 	site  site
-	// blk and dims hold the block and (up to four dimensions of) the shape
-	// in the buffer itself: two allocations fewer for every array.
+	// blk and dims hold the pool block and (up to four dimensions of) the
+	// shape in the buffer itself: two allocations fewer for every array.
 	blk   pool.Block
 	dims  [4]int
 	id    uint64
@@ -89,7 +88,7 @@ func newArray(buf *buffer, offset uint64, shape []int, dt device.DType, view boo
 	}
 	rt.young = append(rt.young, a)
 	if !view {
-		rt.youngBytes += buf.block.Size
+		rt.youngBytes += buf.blk.Size
 	}
 	return a
 }
@@ -147,7 +146,7 @@ func (a *Array) IsFreed() bool {
 func (a *Array) Runtime() *Runtime { return a.buf.rt }
 
 // ptr is the array's device address; callers check liveness first.
-func (a *Array) ptr() device.Ptr { return a.buf.block.Ptr + device.Ptr(a.offset) }
+func (a *Array) ptr() device.Ptr { return a.buf.blk.Ptr + device.Ptr(a.offset) }
 
 // String reads like DeviceArray<float32>[1024x1024] 4.0 MiB.
 func (a *Array) String() string {

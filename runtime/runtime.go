@@ -347,7 +347,7 @@ func (rt *Runtime) Close() error {
 		rt.mu.Lock()
 		b.freed = true
 		rt.mu.Unlock()
-		if err := rt.pool.Free(b.block); err != nil {
+		if err := rt.pool.Free(&b.blk); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -363,19 +363,20 @@ func (rt *Runtime) Close() error {
 			errs = append(errs, err)
 		}
 		rt.shared.pool.Synchronized()
-		errs = append(errs, rt.destroyStreams()...)
-		errs = append(errs, rt.freePinned(true)...)
-		rt.L.Close()
-		rt.shared.detach(rt)
-		return errors.Join(errs...)
 	}
+	// A runtime's own pool closes after its streams, whose cuBLAS
+	// workspaces it holds.
 	errs = append(errs, rt.destroyStreams()...)
 	errs = append(errs, rt.freePinned(true)...)
-	if err := rt.pool.Close(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := rt.backend.Close(); err != nil {
-		errs = append(errs, err)
+	if rt.shared != nil {
+		rt.shared.detach(rt)
+	} else {
+		if err := rt.pool.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := rt.backend.Close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	rt.L.Close()
 	return errors.Join(errs...)
@@ -386,7 +387,7 @@ func leakReport(live []*buffer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d arrays still alive at close:", len(live))
 	for _, buf := range live {
-		fmt.Fprintf(&b, "\n  %s[%s] %s", buf.dtype, shapeString(buf.shape), config.FormatSize(buf.block.Size))
+		fmt.Fprintf(&b, "\n  %s[%s] %s", buf.dtype, shapeString(buf.shape), config.FormatSize(buf.blk.Size))
 		if buf.site.source != "" {
 			fmt.Fprintf(&b, " allocated at %s", buf.site)
 		}
@@ -408,7 +409,6 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.stream); err != nil {
 		return nil, err
 	}
-	b.block = &b.blk
 	b.shape = append(b.dims[:0:len(b.dims)], shape...)
 	b.site = rt.callerSite()
 	rt.mu.Lock()
@@ -431,7 +431,7 @@ func (rt *Runtime) freeBuffer(b *buffer) error {
 	b.freed = true
 	rt.buffers.remove(b)
 	rt.mu.Unlock()
-	return rt.pool.Free(b.block)
+	return rt.pool.Free(&b.blk)
 }
 
 // unreachable runs on the garbage collector's cleanup goroutine when an

@@ -27,8 +27,8 @@ func (rt *Runtime) Snapshot() []LiveBlock {
 	out := make([]LiveBlock, 0, rt.buffers.n)
 	for b := rt.buffers.head; b != nil; b = b.next {
 		out = append(out, LiveBlock{
-			ID: b.id, NBytes: b.block.Size, DType: b.dtype, Shape: append([]int(nil), b.shape...),
-			Stream: b.block.Stream, Site: b.site.String(),
+			ID: b.id, NBytes: b.blk.Size, DType: b.dtype, Shape: append([]int(nil), b.shape...),
+			Stream: b.blk.Stream, Site: b.site.String(),
 		})
 	}
 	rt.mu.Unlock()
