@@ -31,18 +31,9 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 		"__index": func(L *lua.LState) int {
 			a := L.CheckUserData(1).Value.(*runtime.Array)
 			key := L.Get(2)
-			switch lua.LVAsString(key) {
-			case "shape":
-				L.Push(shapeTable(L, a.Shape()))
-			case "dtype":
-				L.Push(lua.LString(a.DType().String()))
-			case "size":
-				L.Push(lua.LNumber(a.Size()))
-			case "nbytes":
-				L.Push(lua.LNumber(a.NBytes()))
-			case "ndim":
-				L.Push(lua.LNumber(a.NDim()))
-			default:
+			if v, ok := arrayField(L, a, lua.LVAsString(key)); ok {
+				L.Push(v)
+			} else {
 				L.Push(dmethods.RawGet(key))
 			}
 			return 1
@@ -62,6 +53,27 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 	ud.Value = types
 	L.G.Registry.RawSetString(arrayTypesKey, ud)
 	registerHostType(rt, L)
+}
+
+// fixedFields are the DeviceArray properties that arrays of one shape and
+// dtype share; shape, a fresh table each time, is the other one.
+var fixedFields = [...]string{"dtype", "size", "nbytes", "ndim"}
+
+// arrayField is a's property key, if key names one.
+func arrayField(L *lua.LState, a *runtime.Array, key string) (lua.LValue, bool) {
+	switch key {
+	case "shape":
+		return shapeTable(L, a.Shape()), true
+	case "dtype":
+		return lua.LString(a.DType().String()), true
+	case "size":
+		return lua.LNumber(a.Size()), true
+	case "nbytes":
+		return lua.LNumber(a.NBytes()), true
+	case "ndim":
+		return lua.LNumber(a.NDim()), true
+	}
+	return lua.LNil, false
 }
 
 // selfArray is the DeviceArray a method was called on. Calling a method with

@@ -62,10 +62,10 @@ func (t *arrayTypes) metatable(L *lua.LState, a *runtime.Array) *lua.LTable {
 	}
 	index := L.NewTable()
 	t.methods.ForEach(func(name, fn lua.LValue) { index.RawSet(name, fn) })
-	index.RawSetString("dtype", lua.LString(k.dtype.String()))
-	index.RawSetString("size", lua.LNumber(a.Size()))
-	index.RawSetString("nbytes", lua.LNumber(a.NBytes()))
-	index.RawSetString("ndim", lua.LNumber(n))
+	for _, name := range fixedFields {
+		v, _ := arrayField(L, a, name)
+		index.RawSetString(name, v)
+	}
 	shape := a.Shape()
 	fresh := L.NewTable()
 	fresh.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
