@@ -1,5 +1,7 @@
-// Package luac compiles Lua source for gopher-lua with one correction:
-// multiple assignment.
+// Package luac compiles Lua source for gopher-lua with two corrections:
+// multiple assignment (below) and table constructors (tables.go: items past
+// the 25,550th lost, a keyed field after 50 items overwriting them, and
+// compile time quadratic in a function's constants).
 //
 // gopher-lua (every release up to at least v1.1.2; upstream issues #158,
 // #315, #440) compiles `a, b = b, a` by storing into `a` before `b`'s
@@ -55,6 +57,6 @@
 //     value.
 //
 // What this package does not do: it does not change how gopher-lua runs
-// code, and it cannot fix chunks compiled elsewhere (by L.DoString,
+// code (internal/lua51 mends library functions and protected calls), and it cannot fix chunks compiled elsewhere (by L.DoString,
 // L.LoadString, or a loader a host saved before Install ran).
 package luac

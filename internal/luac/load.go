@@ -36,7 +36,11 @@ func Load(L *lua.LState, r io.Reader, chunkName string) (fn *lua.LFunction, err 
 	if err != nil {
 		return nil, syntaxError(err)
 	}
-	rewriteChunk(chunk)
+	chunk, rerr := rewriteChunk(chunk)
+	if rerr != nil {
+		// The form of gopher-lua's own compile errors.
+		return nil, syntaxError(fmt.Errorf("compile error near line(%d) %s: %s", rerr.line, chunkName, rerr.msg))
+	}
 	proto, err := lua.Compile(chunk, chunkName)
 	if err != nil {
 		return nil, syntaxError(err)

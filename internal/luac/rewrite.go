@@ -27,110 +27,213 @@ func formatTempName(n int) string {
 	return tempPrefix + strconv.Itoa(n) + ")"
 }
 
-// rewriteChunk rewrites, in place, every multiple assignment in chunk and in
-// every function literal it contains.
-func rewriteChunk(chunk []ast.Stmt) {
-	rewriteBlock(chunk)
+// rewriter holds what one chunk's rewrite needs to know as it walks.
+type rewriter struct {
+	// literals counts the number and string literals of the function being
+	// walked, less those moved out into functions of their own; each is a
+	// constant the compiler looks up one by one (see tables.go).
+	literals int
+	mode     walkMode
+	err      *rewriteError // the first thing the rewrite refuses
+
+	// What a countOnly walk finds besides literals: a use of the
+	// function's `...`; the name arg anywhere, nested functions included;
+	// a return, goto, label or break (outside a loop of its own) that
+	// would leave or jump within the function; and the names used.
+	varargs bool
+	arg     bool
+	escapes bool
+	names   map[string]bool
+	depth   int // function literals entered
+	loops   int // loops entered
 }
 
-func rewriteBlock(stmts []ast.Stmt) {
+// walkMode is what a walk does besides visiting.
+type walkMode int
+
+const (
+	// rewriteAll rewrites assignments and constructors, descending into
+	// function literals.
+	rewriteAll walkMode = iota
+	// hoistTables wraps constructors (see hoist); function literals have
+	// been rewritten already and are left alone.
+	hoistTables
+	// countOnly changes nothing, to measure an expression or statement
+	// (see measure).
+	countOnly
+)
+
+// rewriteChunk rewrites, in place, every multiple assignment in chunk and in
+// every function literal it contains, and every table constructor that
+// gopher-lua would compile wrongly or slowly.
+func rewriteChunk(chunk []ast.Stmt) ([]ast.Stmt, *rewriteError) {
+	var r rewriter
+	chunk = r.function(chunk)
+	return chunk, r.err
+}
+
+// rewriteError is a program the rewrite cannot compile correctly.
+type rewriteError struct {
+	line int
+	msg  string
+}
+
+// function rewrites one function's body and, if it is left with too many
+// constants, moves constructors and then statements out of it (tables.go).
+func (r *rewriter) function(stmts []ast.Stmt) []ast.Stmt {
+	outer := r.literals
+	r.literals = 0
+	r.block(stmts)
+	if r.literals > functionLiterals {
+		r.hoist(stmts)
+	}
+	if r.literals > functionLiterals {
+		stmts = group(stmts)
+	}
+	r.literals = outer
+	return stmts
+}
+
+func (r *rewriter) block(stmts []ast.Stmt) {
 	for i, s := range stmts {
-		stmts[i] = rewriteStmt(s)
+		stmts[i] = r.stmt(s)
 	}
 }
 
-func rewriteStmt(s ast.Stmt) ast.Stmt {
+func (r *rewriter) stmt(s ast.Stmt) ast.Stmt {
+	switch s.(type) {
+	case *ast.ReturnStmt, *ast.GotoStmt, *ast.LabelStmt:
+		r.escapes = r.escapes || r.depth == 0
+	case *ast.BreakStmt:
+		r.escapes = r.escapes || r.depth == 0 && r.loops == 0
+	}
 	switch st := s.(type) {
 	case *ast.AssignStmt:
-		rewriteExprs(st.Lhs)
-		rewriteExprs(st.Rhs)
+		r.exprs(st.Lhs)
+		r.exprs(st.Rhs)
 		if len(st.Lhs) > 1 {
 			if block, ok := splitAssign(st); ok {
 				return block
 			}
 		}
 	case *ast.LocalAssignStmt:
-		rewriteExprs(st.Exprs)
+		r.exprs(st.Exprs)
 	case *ast.FuncCallStmt:
-		rewriteExpr(st.Expr)
+		st.Expr = r.expr(st.Expr)
 	case *ast.DoBlockStmt:
-		rewriteBlock(st.Stmts)
+		r.block(st.Stmts)
 	case *ast.WhileStmt:
-		rewriteExpr(st.Condition)
-		rewriteBlock(st.Stmts)
+		st.Condition = r.expr(st.Condition)
+		r.loop(st.Stmts)
 	case *ast.RepeatStmt:
-		rewriteBlock(st.Stmts)
-		rewriteExpr(st.Condition)
+		r.loop(st.Stmts)
+		st.Condition = r.expr(st.Condition)
 	case *ast.IfStmt:
-		rewriteExpr(st.Condition)
-		rewriteBlock(st.Then)
-		rewriteBlock(st.Else)
+		st.Condition = r.expr(st.Condition)
+		r.block(st.Then)
+		r.block(st.Else)
 	case *ast.NumberForStmt:
-		rewriteExpr(st.Init)
-		rewriteExpr(st.Limit)
-		rewriteExpr(st.Step)
-		rewriteBlock(st.Stmts)
+		st.Init = r.expr(st.Init)
+		st.Limit = r.expr(st.Limit)
+		st.Step = r.expr(st.Step)
+		r.loop(st.Stmts)
 	case *ast.GenericForStmt:
-		rewriteExprs(st.Exprs)
-		rewriteBlock(st.Stmts)
+		r.exprs(st.Exprs)
+		r.loop(st.Stmts)
 	case *ast.FuncDefStmt:
 		if st.Name != nil {
-			rewriteExpr(st.Name.Func)
-			rewriteExpr(st.Name.Receiver)
+			st.Name.Func = r.expr(st.Name.Func)
+			st.Name.Receiver = r.expr(st.Name.Receiver)
 		}
-		rewriteExpr(st.Func)
+		st.Func = r.expr(st.Func).(*ast.FunctionExpr)
 	case *ast.ReturnStmt:
-		rewriteExprs(st.Exprs)
+		r.exprs(st.Exprs)
 	}
 	return s
 }
 
-func rewriteExprs(exprs []ast.Expr) {
-	for _, e := range exprs {
-		rewriteExpr(e)
+func (r *rewriter) loop(body []ast.Stmt) {
+	r.loops++
+	r.block(body)
+	r.loops--
+}
+
+func (r *rewriter) exprs(exprs []ast.Expr) {
+	for i, e := range exprs {
+		exprs[i] = r.expr(e)
 	}
 }
 
-// rewriteExpr looks for function literals, the only place statements can
-// hide inside an expression. Expressions themselves are never replaced.
-func rewriteExpr(e ast.Expr) {
+// expr rewrites what e contains and returns what stands in e's place: e
+// itself, except for a table constructor that tables.go replaces.
+func (r *rewriter) expr(e ast.Expr) ast.Expr {
 	switch ex := e.(type) {
 	case nil:
-	case *ast.FunctionExpr:
-		rewriteBlock(ex.Stmts)
-	case *ast.AttrGetExpr:
-		rewriteExpr(ex.Object)
-		rewriteExpr(ex.Key)
-	case *ast.TableExpr:
-		for _, f := range ex.Fields {
-			if f != nil {
-				rewriteExpr(f.Key)
-				rewriteExpr(f.Value)
+	case *ast.NumberExpr, *ast.StringExpr:
+		if r.depth == 0 {
+			r.literals++
+		}
+	case *ast.Comma3Expr:
+		r.varargs = r.varargs || r.depth == 0
+	case *ast.IdentExpr:
+		if r.mode == countOnly {
+			r.arg = r.arg || ex.Value == "arg"
+			if r.names != nil {
+				r.names[ex.Value] = true
 			}
 		}
+	case *ast.FunctionExpr:
+		switch r.mode {
+		case rewriteAll:
+			ex.Stmts = r.function(ex.Stmts)
+		case countOnly:
+			loops := r.loops
+			r.depth, r.loops = r.depth+1, 0
+			r.block(ex.Stmts)
+			r.depth, r.loops = r.depth-1, loops
+		}
+	case *ast.TableExpr:
+		if r.mode == hoistTables {
+			return r.hoistTable(ex)
+		}
+		before := r.literals
+		for _, f := range ex.Fields {
+			if f != nil {
+				f.Key = r.expr(f.Key)
+				f.Value = r.expr(f.Value)
+			}
+		}
+		if r.mode == countOnly {
+			return ex
+		}
+		return r.table(ex, r.literals-before)
+	case *ast.AttrGetExpr:
+		ex.Object = r.expr(ex.Object)
+		ex.Key = r.expr(ex.Key)
 	case *ast.FuncCallExpr:
-		rewriteExpr(ex.Func)
-		rewriteExpr(ex.Receiver)
-		rewriteExprs(ex.Args)
+		ex.Func = r.expr(ex.Func)
+		ex.Receiver = r.expr(ex.Receiver)
+		r.exprs(ex.Args)
 	case *ast.LogicalOpExpr:
-		rewriteExpr(ex.Lhs)
-		rewriteExpr(ex.Rhs)
+		ex.Lhs = r.expr(ex.Lhs)
+		ex.Rhs = r.expr(ex.Rhs)
 	case *ast.RelationalOpExpr:
-		rewriteExpr(ex.Lhs)
-		rewriteExpr(ex.Rhs)
+		ex.Lhs = r.expr(ex.Lhs)
+		ex.Rhs = r.expr(ex.Rhs)
 	case *ast.StringConcatOpExpr:
-		rewriteExpr(ex.Lhs)
-		rewriteExpr(ex.Rhs)
+		ex.Lhs = r.expr(ex.Lhs)
+		ex.Rhs = r.expr(ex.Rhs)
 	case *ast.ArithmeticOpExpr:
-		rewriteExpr(ex.Lhs)
-		rewriteExpr(ex.Rhs)
+		ex.Lhs = r.expr(ex.Lhs)
+		ex.Rhs = r.expr(ex.Rhs)
 	case *ast.UnaryMinusOpExpr:
-		rewriteExpr(ex.Expr)
+		ex.Expr = r.expr(ex.Expr)
 	case *ast.UnaryNotOpExpr:
-		rewriteExpr(ex.Expr)
+		ex.Expr = r.expr(ex.Expr)
 	case *ast.UnaryLenOpExpr:
-		rewriteExpr(ex.Expr)
+		ex.Expr = r.expr(ex.Expr)
 	}
+	return e
 }
 
 // splitAssign turns one multiple assignment into a do-block that evaluates

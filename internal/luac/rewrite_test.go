@@ -107,7 +107,7 @@ func TestRewrittenAssignmentsHaveOneTargetAndReadOnlyTemporaries(t *testing.T) {
 	if multi < len(assignCases)-2 {
 		t.Fatalf("only %d multiple assignments found before the rewrite", multi)
 	}
-	rewriteChunk(chunk)
+	chunk, _ = rewriteChunk(chunk)
 	split := 0
 	for _, st := range collectAssigns(chunk) {
 		if len(st.Lhs) != 1 {
@@ -137,7 +137,7 @@ func TestRewriteKeepsLineNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rewriteChunk(chunk)
+	chunk, _ = rewriteChunk(chunk)
 	block, ok := chunk[1].(*ast.DoBlockStmt)
 	if !ok {
 		t.Fatalf("statement 2 is %T, want *ast.DoBlockStmt", chunk[1])

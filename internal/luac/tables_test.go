@@ -1,0 +1,291 @@
+package luac
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// listLiteral is a constructor of n numbers, each distinct: i + 0.5.
+func listLiteral(n int) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%d.5,", i)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+func TestBigListLiteralKeepsEveryItem(t *testing.T) {
+	src := "local t = " + listLiteral(40000) + "\nreturn #t, t[25550], t[25551], t[30000], t[40000], t[40001]"
+	got := runLuac(t, "print((function() "+src+" end)())")
+	if want := "40000\t25550.5\t25551.5\t30000.5\t40000.5\tnil"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestNestedBigLiteralKeepsItsPlaceInTheParent(t *testing.T) {
+	src := "x = {first = 1, data = " + listLiteral(40000) + ", last = 2, " + strings.Trim(listLiteral(3), "{}") + "}\n" +
+		"print(x.first, #x.data, x.data[40000], x.last, #x, x[3])"
+	if got, want := runLuac(t, src), "1\t40000\t40000.5\t2\t3\t3.5"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestBigLiteralEndingInACallKeepsAllItsValues(t *testing.T) {
+	src := "local function three() return 'a', nil, 'c' end\n" +
+		"local function f(...) return " + strings.TrimSuffix(listLiteral(30000), "}") + " ..., three() } end\n" +
+		"local t = f(7, 8)\nprint(t[30000], t[30001], t[30002], t[30003], t[30004], t[30005])"
+	if got, want := runLuac(t, src), "30000.5\t7\ta\tnil\tc\tnil"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// gopher-lua stores a full batch of 50 items a second time after a keyed
+// field, from registers the field has overwritten.
+func TestKeyedFieldAfterFiftyItemsLeavesThemAlone(t *testing.T) {
+	items := strings.Trim(listLiteral(50), "{}")
+	src := "local function f() return 'key' end\nlocal t = {" + items + " [f()] = 'v', x = 9}\n" +
+		"print(#t, t[1], t[50], t.key, t.x)"
+	if got, want := runLuac(t, src), "50\t1.5\t50.5\tv\t9"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := runPlain(t, src); got == "50\t1.5\t50.5\tv\t9" {
+		t.Log("plain gopher-lua gets this right now: keyAfterFullBatch may be unneeded")
+	}
+}
+
+func runPlain(t *testing.T, src string) (out string) {
+	t.Helper()
+	L := lua.NewState()
+	defer L.Close()
+	defer func() {
+		if recover() != nil {
+			out = "(gopher-lua panicked)"
+		}
+	}()
+	fn, err := L.LoadString(src)
+	if err != nil {
+		return err.Error()
+	}
+	return runCaptured(t, L, fn)
+}
+
+// maxConstants is the most constants any function of proto has.
+func maxConstants(proto *lua.FunctionProto) int {
+	n := len(proto.Constants)
+	for _, p := range proto.FunctionPrototypes {
+		n = max(n, maxConstants(p))
+	}
+	return n
+}
+
+func compileRewritten(t *testing.T, src string) *lua.FunctionProto {
+	t.Helper()
+	chunk, err := parse.Parse(strings.NewReader(src), "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk, _ = rewriteChunk(chunk)
+	proto, err := lua.Compile(chunk, "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return proto
+}
+
+// The compiler looks each constant up among the function's others one by
+// one, so no function may be left with many.
+func TestNoFunctionKeepsThousandsOfConstants(t *testing.T) {
+	var rows strings.Builder
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&rows, "data[%d] = {%d.25, %d.75, 'r%d'}\n", i+1, i, i, i)
+	}
+	var keyed strings.Builder
+	keyed.WriteString("local k = {")
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&keyed, "k%d = %d.5, ['s%d'] = %d,\n", i, i, i, i)
+	}
+	keyed.WriteString("}")
+	for name, src := range map[string]string{
+		"list":             "local t = " + listLiteral(100000),
+		"keyed":            keyed.String(),
+		"rows as fields":   "local t = {" + strings.Repeat("{1.5, 'x', 3.5},\n", 20000) + "}",
+		"rows as commands": "local data = {}\n" + rows.String(),
+	} {
+		if n := maxConstants(compileRewritten(t, src)); n > functionLiterals+splitLiterals {
+			t.Errorf("%s: a function has %d constants", name, n)
+		}
+	}
+}
+
+func TestLoadingAHundredThousandItemsTakesUnderHalfASecond(t *testing.T) {
+	src := "return " + listLiteral(100000)
+	L := lua.NewState()
+	defer L.Close()
+	start := time.Now()
+	fn, err := LoadString(L, src, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	if elapsed > 500*time.Millisecond && !testing.Short() {
+		t.Errorf("loading took %v", elapsed)
+	}
+	L.Push(fn)
+	if err := L.PCall(0, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := L.Get(-1).(*lua.LTable).Len(); n != 100000 {
+		t.Errorf("#t = %d", n)
+	}
+}
+
+// withSmallChunks splits every constructor into chunks of a few fields, so
+// that small programs exercise every path of the split.
+func withSmallChunks(t *testing.T, fields, literals int) {
+	saved := []int{splitFields, splitLiterals, chunkFields, chunkLiterals}
+	splitFields, splitLiterals, chunkFields, chunkLiterals = 0, 0, fields, literals
+	t.Cleanup(func() {
+		splitFields, splitLiterals, chunkFields, chunkLiterals = saved[0], saved[1], saved[2], saved[3]
+	})
+}
+
+// constructorPrelude logs the order in which fields are evaluated and prints
+// a table's contents in a fixed order.
+const constructorPrelude = `
+local log = {}
+local function v(x) log[#log + 1] = tostring(x) return x end
+local function mv(...) log[#log + 1] = "mv" return ... end
+local function show(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b)
+    if type(a) ~= type(b) then return type(a) < type(b) end
+    return a < b
+  end)
+  local out = {}
+  for _, k in ipairs(keys) do out[#out + 1] = tostring(k) .. "=" .. tostring(t[k]) end
+  local order = table.concat(log, ",")
+  log = {}
+  return table.concat(out, " ") .. " | " .. order
+end
+`
+
+// randomConstructor is a constructor of list items, keyed fields whose keys
+// may repeat an item's index, nils, calls and `...`.
+func randomConstructor(rng *rand.Rand) string {
+	n := rng.IntN(8)
+	if rng.IntN(3) == 0 {
+		n = 45 + rng.IntN(70) // across batches of 50
+	}
+	var fields []string
+	for i := 0; i < n; i++ {
+		switch rng.IntN(9) {
+		case 0, 1:
+			fields = append(fields, fmt.Sprintf("v(%d)", rng.IntN(1000)))
+		case 2:
+			fields = append(fields, fmt.Sprintf("%d.5", rng.IntN(1000)))
+		case 3:
+			fields = append(fields, "nil")
+		case 4:
+			fields = append(fields, fmt.Sprintf("[v(%d)] = v('k%d')", 1+rng.IntN(120), i))
+		case 5:
+			fields = append(fields, fmt.Sprintf("f%d = '%d'", rng.IntN(5), i))
+		case 6:
+			fields = append(fields, "(mv(1, 2))")
+		case 7:
+			fields = append(fields, "mv(3, 4)") // one value unless last
+		default:
+			fields = append(fields, "...")
+		}
+	}
+	switch rng.IntN(4) {
+	case 0:
+		fields = append(fields, "mv('a', nil, 'c', nil)")
+	case 1:
+		fields = append(fields, "...")
+	}
+	sep := []string{", ", "; "}[rng.IntN(2)]
+	return "{" + strings.Join(fields, sep) + "}"
+}
+
+func TestSplitConstructorsBuildWhatLua51Builds(t *testing.T) {
+	runLua51(t, "")
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var src strings.Builder
+	src.WriteString(constructorPrelude)
+	const programs = 150
+	for i := 0; i < programs; i++ {
+		fmt.Fprintf(&src, "print(show((function(...) return %s end)(%d, nil, 'z')))\n", randomConstructor(rng), i)
+	}
+	want := runLua51(t, src.String())
+	for _, chunk := range [][2]int{{1, 0}, {3, 2}, {7, 100}} {
+		t.Run(fmt.Sprintf("chunks of %d fields, %d literals", chunk[0], chunk[1]), func(t *testing.T) {
+			withSmallChunks(t, chunk[0], chunk[1])
+			got := runLuac(t, src.String())
+			if got == want {
+				return
+			}
+			gotLines, wantLines := strings.Split(got, "\n"), strings.Split(want, "\n")
+			for i := range min(len(gotLines), len(wantLines)) {
+				if gotLines[i] != wantLines[i] {
+					t.Fatalf("constructor %d:\ngot  %s\nwant %s", i+1, gotLines[i], wantLines[i])
+				}
+			}
+			t.Fatalf("printed %d lines, lua5.1 %d", len(gotLines), len(wantLines))
+		})
+	}
+}
+
+// A function declaring `...` gets a local arg, so a constructor that uses
+// both `...` and another arg (the script's, in the main chunk) is not split:
+// it stays whole while gopher-lua compiles it right, and past that it is a
+// compile error rather than a table with the wrong arg in it.
+func TestConstructorsUsingVarargsAndArgStayWhole(t *testing.T) {
+	withSmallChunks(t, 2, 1)
+	src := "local arg = 'outer'\nlocal t = {1, arg, select('#', ...), 2, ...}\nprint(#t, t[2], t[3])"
+	if got, want := runLuac(t, src), "4\touter\t0"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	L := lua.NewState()
+	defer L.Close()
+	big := "local t = {arg, ..., " + strings.Trim(listLiteral(30000), "{}") + "}"
+	if _, err := LoadString(L, big, "big"); err == nil || !strings.Contains(err.Error(), "too large to use both ... and arg") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestSplitConstructorsKeepLineNumbersInErrors(t *testing.T) {
+	withSmallChunks(t, 1, 0)
+	src := "local t = {\n1,\n2,\nnil + 1,\n}"
+	L := lua.NewState()
+	defer L.Close()
+	fn, err := LoadString(L, src, "lines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	L.Push(fn)
+	err = L.PCall(0, 0, nil)
+	if err == nil || !strings.Contains(err.Error(), "lines:4:") {
+		t.Errorf("error %v, want one at lines:4", err)
+	}
+}
+
+// `return {...}` stays a plain return of one table, not a tail call that
+// could return more.
+func TestSplitConstructorIsOneValue(t *testing.T) {
+	withSmallChunks(t, 1, 0)
+	src := "local function f() return {1, 2, 3} end\nprint(select('#', f()), #f())"
+	if got, want := runLuac(t, src), "1\t3"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
