@@ -21,6 +21,7 @@ type Config struct {
 	Pool    PoolConfig `toml:"pool"`
 	CPU     CPUConfig  `toml:"cpu"`
 	CUDA    CUDAConfig `toml:"cuda"`
+	Lua     LuaConfig  `toml:"lua"`
 
 	// Source is the file the configuration was read from; "" means the
 	// built-in defaults. Not a key.
@@ -62,6 +63,18 @@ type CUDAConfig struct {
 	KernelCache string `toml:"kernel_cache"`
 }
 
+// LuaConfig is the [lua] table: how far a script's calls and values may
+// grow before it stops with "stack overflow" (a catchable error, as in
+// lua5.1), not a crash.
+type LuaConfig struct {
+	// CallDepth is how deeply calls may nest; Lua 5.1 allows 20,000 Lua
+	// calls (LUAI_MAXCALLS).
+	CallDepth int `toml:"call_depth"`
+	// StackSlots is how many values the stack of all active calls may hold
+	// (gopher-lua's registry); it starts small and grows as needed.
+	StackSlots int `toml:"stack_slots"`
+}
+
 // Default is the built-in configuration, the same as the documented
 // config.toml at the repository root.
 func Default() Config {
@@ -74,6 +87,7 @@ func Default() Config {
 			LibNVRTC:  []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
 			LibCUBLAS: []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so"},
 		},
+		Lua: LuaConfig{CallDepth: 20000, StackSlots: 1 << 22},
 	}
 }
 
@@ -234,6 +248,13 @@ func (c Config) Validate() error {
 	if c.CUDA.Device < 0 {
 		return bad("cuda.device", fmt.Errorf("%d is negative", c.CUDA.Device))
 	}
+	// Below these gopher-lua cannot start a script at all.
+	if c.Lua.CallDepth < MinCallDepth {
+		return bad("lua.call_depth", fmt.Errorf("%d is less than %d", c.Lua.CallDepth, MinCallDepth))
+	}
+	if c.Lua.StackSlots < MinStackSlots {
+		return bad("lua.stack_slots", fmt.Errorf("%d is less than %d", c.Lua.StackSlots, MinStackSlots))
+	}
 	for key, names := range map[string][]string{"cuda.libcuda": c.CUDA.LibCUDA, "cuda.libnvrtc": c.CUDA.LibNVRTC, "cuda.libcublas": c.CUDA.LibCUBLAS} {
 		if len(names) == 0 {
 			return bad(key, errors.New("needs at least one library name"))
@@ -241,6 +262,13 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// The smallest [lua] bounds accepted: room for glua's own calls around a
+// script and for a Lua function's 256 registers.
+const (
+	MinCallDepth  = 64
+	MinStackSlots = 1024
+)
 
 // checkKey checks the form of one string setting that the environment can
 // also set, so that the file and the environment are checked alike.

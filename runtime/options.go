@@ -27,6 +27,10 @@ type Options struct {
 	CPUThreads int
 	Device     int // CUDA device ordinal (as in config, 0 is the first)
 	Debug      bool
+	// LuaCallDepth and LuaStackSlots bound how far a script's calls and
+	// values may grow ([lua] call_depth and stack_slots).
+	LuaCallDepth  int
+	LuaStackSlots int
 
 	// Shared, when set, makes the runtime draw on that backend and memory
 	// pool, shared with other runtimes, instead of opening its own (see
@@ -76,6 +80,12 @@ func (o Options) resolve(getenv func(string) string) (config.Config, error) {
 	}
 	if o.Debug {
 		c.Pool.Debug = true
+	}
+	if o.LuaCallDepth != 0 {
+		c.Lua.CallDepth = o.LuaCallDepth
+	}
+	if o.LuaStackSlots != 0 {
+		c.Lua.StackSlots = o.LuaStackSlots
 	}
 	// Flags and options are checked like the file, but are not "in" it.
 	src := c.Source

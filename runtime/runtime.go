@@ -157,8 +157,27 @@ func (rt *Runtime) newPool() error {
 	return err
 }
 
+// The Lua value stack starts at gopher-lua's default size. It grows by a
+// fixed step, copying itself each time, so a small step makes pushing a
+// million values (unpack of a big table) quadratic: 64Ki slots is 1 MiB.
+const (
+	initialStackSlots = 5120
+	stackGrowStep     = 1 << 16
+)
+
 func (rt *Runtime) newLuaState(opts Options) *lua.LState {
-	L := lua.NewState(lua.Options{SkipOpenLibs: opts.Sandbox})
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs: opts.Sandbox,
+		// Both stacks start small and grow as the script needs them, up to
+		// the configured bounds; gopher-lua's fixed defaults (256 calls,
+		// 5120 values) stop ordinary recursion and big table.concat or
+		// unpack calls.
+		CallStackSize:       rt.cfg.Lua.CallDepth,
+		MinimizeStackMemory: true,
+		RegistrySize:        min(initialStackSlots, rt.cfg.Lua.StackSlots),
+		RegistryMaxSize:     rt.cfg.Lua.StackSlots,
+		RegistryGrowStep:    stackGrowStep,
+	})
 	if opts.Sandbox {
 		openSandboxLibs(L)
 	}
