@@ -1,0 +1,94 @@
+package lua51
+
+import (
+	lua "github.com/yuin/gopher-lua"
+)
+
+// yielder is coroutine.yield, refusing, as Lua 5.1's does, to yield from
+// inside a Go function: pcall, xpcall, table.sort's comparator, a
+// gsub callback. gopher-lua's yields anyway, and the Go function's call
+// never returns: the next resume fails with "invalid memory address or nil
+// pointer dereference". Inside pcall the refusal is an error pcall
+// catches, as in Lua 5.1, and the coroutine goes on.
+//
+// gopher-lua runs metamethods the same way, but with no frame of their own
+// to find, so yielding from __index and the like still fails as before.
+type yielder struct {
+	yield lua.LGFunction // gopher-lua's
+}
+
+func (y yielder) call(L *lua.LState) int {
+	// Lua 5.1 says the same outside a coroutine, where the main chunk's
+	// caller is C, and without a position (luaG_runerror in a C function).
+	if L.Parent == nil || insideGoFunction(L) {
+		L.Error(lua.LString("attempt to yield across metamethod/C-call boundary"), 0)
+	}
+	return y.yield(L)
+}
+
+// insideGoFunction says whether a Go function is running below the current
+// one in L's stack.
+func insideGoFunction(L *lua.LState) bool {
+	if layout.ok {
+		frame := *currentFrame(L)
+		if frame == nil {
+			return false
+		}
+		for frame = frameParent(frame); frame != nil; frame = frameParent(frame) {
+			if frameFn(frame).IsG {
+				return true
+			}
+		}
+		return false
+	}
+	for level := 1; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return false
+		}
+		if fn, err := L.GetInfo("f", dbg, lua.LNil); err == nil {
+			if f, ok := fn.(*lua.LFunction); ok && f.IsG {
+				return true
+			}
+		}
+	}
+}
+
+// resumer is coroutine.resume with Lua 5.1's refusals, "cannot resume
+// dead coroutine" (gopher-lua: "can not resume a dead thread"), "cannot
+// resume running coroutine" ("can not resume a running thread") and
+// "cannot resume normal coroutine" for one waiting on a coroutine it
+// resumed, which gopher-lua resumes.
+type resumer struct {
+	resume lua.LGFunction // gopher-lua's
+}
+
+func (r resumer) call(L *lua.LState) int {
+	th := L.CheckThread(1)
+	msg := ""
+	switch {
+	case th.Dead:
+		msg = "cannot resume dead coroutine"
+	case th == L:
+		msg = "cannot resume running coroutine"
+	}
+	// The coroutines that resumed L, up to the main one, are waiting.
+	for waiting := L.Parent; waiting != nil && msg == ""; waiting = waiting.Parent {
+		if waiting == th {
+			msg = "cannot resume normal coroutine"
+		}
+	}
+	if msg != "" {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	n := r.resume(L)
+	// A coroutine that passes the call depth ends in gopher-lua's own
+	// panic; it is worded as PCall words it.
+	if n == 2 && L.Get(-2) == lua.LFalse && L.Get(-1) == lua.LString("lua callstack overflow") {
+		err := overflow(&lua.ApiError{Object: L.Get(-1)}).(*lua.ApiError)
+		L.Replace(L.GetTop(), err.Object)
+	}
+	return n
+}

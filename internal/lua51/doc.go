@@ -1,0 +1,85 @@
+// Package lua51 makes a gopher-lua state behave like the reference Lua 5.1
+// interpreter where gopher-lua's library or its protected calls differ.
+//
+// It owns two things: PCall, a protected call with Lua 5.1's handling of
+// upvalues on errors, for glua's own top-level calls; and Open, which puts
+// Lua 5.1's versions of some library functions into a state. It does not
+// compile anything (internal/luac corrects the compiler), and it cannot
+// change how gopher-lua's virtual machine runs code: runtime error
+// messages, number-to-string conversion in `..`, tostring and print
+// ("%.14g" in Lua 5.1, Go's shortest form in gopher-lua), string coercion
+// in arithmetic and for loops, weak tables and __gc are gopher-lua's.
+//
+// Each replacement below names what gopher-lua v1.1.2 does wrong, so that
+// it can go once a fixed release is used. TestPlainGopherLuaShowsEachDefect
+// runs every defect against plain gopher-lua and fails when one is fixed
+// upstream; TestGopherLuaLayoutIsKnown fails when gopher-lua's unexported
+// fields, which PCall reads, change.
+//
+// PCall, pcall and xpcall: gopher-lua closes upvalues on an error only
+// when no message handler is set, and then closes those of every frame,
+// including the frames below the protected call that go on running, so a
+// local assigned after a caught error is no longer seen by its closure.
+// With a handler it closes none, so closures made in the unwound frames
+// read registers that are then cleared and reused. L.PCall also clears
+// the handler flag on return even where an enclosing call had set it, so
+// after any inner pcall the outer call closes everything again. Lua 5.1
+// closes, when an error reaches a protected call, exactly the upvalues of
+// the frames it unwinds, with the values they hold. PCall always gives
+// gopher-lua a message handler of its own, which runs where the error was
+// raised, before anything is unwound: it closes the upvalues opened since
+// the call began, then calls the caller's handler, if any, as if from the
+// frame that raised the error, and PCall restores the flag afterwards.
+// Two overflows escape gopher-lua's PCall when it has a handler (a full
+// value stack leaves no room to push the handler; its growing call stack
+// never reports itself full and panics instead): PCall recovers them, puts
+// the state back as after any error, and words both as Lua 5.1's "stack
+// overflow" with the [lua] setting that bounds each (guard.go).
+// xpcall also takes any handler value, as Lua 5.1's does (a non-function
+// gives "error in error handling" when needed), passes f no arguments,
+// hands f's "attempt to call" error to the handler, and calls the handler
+// again on an error inside it.
+//
+// error: gopher-lua's requires a message (error() is error(nil) in Lua
+// 5.1), and positions a message at the nearest Lua function past Go ones,
+// so pcall(error, "e") gives "file:1: e" where Lua 5.1 gives "e"; levels
+// that tail calls took away get the bottom frame's position.
+//
+// table.concat: gopher-lua's pushes every element onto the registry and
+// fails with "registry overflow" (5,120 slots by default; with a growable
+// registry, after growing it 32 slots at a time) and clamps the range
+// into 1..#t. This one builds the string in Go.
+//
+// table.maxn: gopher-lua's looks only at the array part.
+//
+// tonumber: gopher-lua's reads "1e2" as nil (an exponent needs a point)
+// and takes Go's number syntax; this one reads strtod's and strtoul's.
+//
+// string.format: gopher-lua's is Go's fmt.Sprintf: "%!s(MISSING)" where
+// Lua raises, %q with Go escapes Lua 5.1 cannot read, %g with every digit,
+// %x of a negative number with a minus sign, "+Inf", no numeric strings
+// for %f. This one formats each item as C's printf does.
+//
+// collectgarbage and gcinfo: gopher-lua's collectgarbage runs a full
+// collection whatever the option and returns nothing, so
+// collectgarbage("count") is nil; gcinfo is missing. Both now report Go's
+// heap (the whole process's: gopher-lua keeps no count of its own), "step"
+// counts work towards a cycle, and the tuning options remember their value.
+//
+// math.huge is infinity (gopher-lua's is the largest finite number);
+// math.mod is math.fmod (gopher-lua's is the % operator).
+//
+// coroutine.yield refuses to yield from inside a Go function (pcall, a sort
+// comparator), where gopher-lua's yield leaves the coroutine broken;
+// coroutine.resume refuses a running, normal or dead coroutine with Lua
+// 5.1's words.
+//
+// debug.getinfo: gopher-lua's has no short_src, calls a Go function's
+// kind "G" (Lua 5.1: "C", with source "=[C]" and lines -1), knows no "L"
+// option (activelines) and names the main chunk. namewhat is "" where no
+// name is known, and missing where gopher-lua knows the name but not how
+// the function was reached.
+//
+// table.foreach, table.foreachi and table.setn are added: gopher-lua lacks
+// them; setn fails as in the reference build ("'setn' is obsolete").
+package lua51

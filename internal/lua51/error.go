@@ -1,0 +1,70 @@
+package lua51
+
+import (
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// baseError is Lua 5.1's error([message [, level]]). gopher-lua's differs
+// in three ways: it requires a message where Lua 5.1 raises nil; it puts
+// the position of the nearest Lua function past any Go ones, where
+// luaL_where gives none for a C function (so pcall(error, "e") gives "e");
+// and it formats numbers as gopher-lua does, not as "%.14g".
+func baseError(L *lua.LState) int {
+	msg := L.Get(1)
+	level := optInt(L, 2, 1)
+	if level > 0 {
+		// A number message becomes a string, position or not, as
+		// lua_concat makes it in Lua 5.1.
+		switch v := msg.(type) {
+		case lua.LString:
+			msg = lua.LString(where(L, level) + string(v))
+		case lua.LNumber:
+			msg = lua.LString(where(L, level) + numberString(v))
+		}
+	}
+	L.Error(msg, 0)
+	return 0
+}
+
+// where is luaL_where: "source:line: " for the function at level (0 is
+// the running Go function), when it is a Lua function, and "" for a Go
+// function, a level past the bottom of the stack, or one that a tail call
+// took away.
+func where(L *lua.LState, level int) string {
+	dbg, ok := L.GetStack(level)
+	if !ok || inTailCall(L, level) {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d: ", dbg.Source, dbg.CurrentLine)
+}
+
+// inTailCall says whether level is one of the levels that Lua 5.1 counts
+// for the frames tail calls replaced. GetStack answers the bottom frame
+// for those, which would give error a position Lua 5.1 does not. The walk
+// is lua_getstack's.
+func inTailCall(L *lua.LState, level int) bool {
+	if !layout.ok {
+		return false
+	}
+	frame := *currentFrame(L)
+	for ; level > 0 && frame != nil; frame = frameParent(frame) {
+		level--
+		if !frameFn(frame).IsG {
+			level -= frameTailCalls(frame)
+		}
+	}
+	return level < 0
+}
+
+// raise is luaL_error for the functions here: the message, after the
+// position of the function that called the running one if that is a Lua
+// function. L.RaiseError looks past Go functions for a Lua one instead, so
+// pcall(table.setn, {}) would get the position of pcall's caller.
+func raise(L *lua.LState, msg string) {
+	L.Error(lua.LString(where(L, 1)+msg), 0)
+}

@@ -1,0 +1,132 @@
+package lua51
+
+import (
+	"reflect"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// replaced names the gopher-lua functions Open replaces, by where they
+// sit in a fresh state.
+var replaced = []struct{ lib, name string }{
+	{"", "pcall"},
+	{"", "xpcall"},
+	{"", "error"},
+	{"", "tonumber"},
+	{"", "collectgarbage"},
+	{"string", "format"},
+	{"table", "concat"},
+	{"table", "maxn"},
+	{"math", "mod"},
+	{"coroutine", "yield"},
+	{"coroutine", "resume"},
+	{"debug", "getinfo"},
+}
+
+// builtins maps the code pointers of gopher-lua's own versions of the
+// replaced functions, taken from a scratch state, to "lib.name", so that
+// Open recognises them and leaves alone whatever a host put in their place.
+var builtins = sync.OnceValue(func() map[uintptr]string {
+	L := lua.NewState()
+	defer L.Close()
+	found := map[uintptr]string{}
+	for _, r := range replaced {
+		if p, ok := goFunc(L.GetField(library(L, r.lib), r.name)); ok {
+			found[p] = r.lib + "." + r.name
+		}
+	}
+	return found
+})
+
+func goFunc(v lua.LValue) (uintptr, bool) {
+	fn, ok := v.(*lua.LFunction)
+	if !ok || !fn.IsG || fn.GFunction == nil {
+		return 0, false
+	}
+	return reflect.ValueOf(fn.GFunction).Pointer(), true
+}
+
+// library is the global table named lib, the globals themselves for "",
+// or nil where there is none.
+func library(L *lua.LState, lib string) *lua.LTable {
+	if lib == "" {
+		return L.G.Global
+	}
+	t, _ := L.G.Global.RawGetString(lib).(*lua.LTable)
+	return t
+}
+
+// Open installs glua's Lua 5.1 behaviour into L's globals:
+//
+//   - pcall, xpcall, error, tonumber, collectgarbage, string.format,
+//     table.concat, table.maxn, math.mod, coroutine.yield,
+//     coroutine.resume and debug.getinfo replace gopher-lua's, each only where gopher-lua's own is
+//     still in place, so that a sandbox's wrapper or removal stands;
+//   - gcinfo is added where collectgarbage exists, and table.foreach,
+//     table.foreachi and table.setn where the table library exists, each
+//     only where the name is free;
+//   - math.huge becomes infinity where it holds gopher-lua's value.
+//
+// A state without some library (lua.Options{SkipOpenLibs: true}, or one a
+// sandbox pruned) gets only what fits, and calling Open again changes
+// nothing. Coroutines share their state's globals, so Open once per state.
+func Open(L *lua.LState) {
+	if L == nil || L.G == nil || L.G.Global == nil {
+		return
+	}
+	gc := &collector{pause: 200, stepmul: 200}
+	funcs := map[string]lua.LGFunction{
+		".pcall":          basePcall,
+		".xpcall":         baseXpcall,
+		".error":          baseError,
+		".tonumber":       baseTonumber,
+		".collectgarbage": gc.collectgarbage,
+		"string.format":   strFormat,
+		"table.concat":    tableConcat,
+		"table.maxn":      tableMaxn,
+		"math.mod":        mathMod,
+	}
+	known := builtins()
+	for _, r := range replaced {
+		t := library(L, r.lib)
+		if t == nil {
+			continue
+		}
+		old, isFn := t.RawGetString(r.name).(*lua.LFunction)
+		if !isFn {
+			continue
+		}
+		p, ok := goFunc(old)
+		key := r.lib + "." + r.name
+		if !ok || known[p] != key {
+			continue
+		}
+		fn := funcs[key]
+		switch key {
+		case "coroutine.yield":
+			fn = yielder{old.GFunction}.call
+		case "coroutine.resume":
+			fn = resumer{old.GFunction}.call
+		case "debug.getinfo":
+			fn = infoGetter{old.GFunction}.call
+		}
+		t.RawSetString(r.name, L.NewFunction(fn))
+	}
+
+	add := func(t *lua.LTable, name string, fn lua.LGFunction) {
+		if t != nil && t.RawGetString(name) == lua.LNil {
+			t.RawSetString(name, L.NewFunction(fn))
+		}
+	}
+	if g := L.G.Global; g.RawGetString("collectgarbage") != lua.LNil {
+		add(g, "gcinfo", baseGcinfo)
+	}
+	table := library(L, "table")
+	add(table, "foreach", tableForeach)
+	add(table, "foreachi", tableForeachi)
+	add(table, "setn", tableSetn)
+	if m := library(L, "math"); m != nil && m.RawGetString("huge") == gopherHuge {
+		m.RawSetString("huge", huge)
+	}
+}
