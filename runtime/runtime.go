@@ -17,6 +17,7 @@ import (
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/cuda"
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/internal/luac"
 	"github.com/gluaproject/glua/pool"
 )
@@ -185,9 +186,13 @@ func (rt *Runtime) newLuaState(opts Options) *lua.LState {
 		L.SetContext(opts.Context)
 	}
 	L.SetGlobal("print", L.NewFunction(rt.luaPrint))
+	// Where gopher-lua's library and protected calls differ from Lua 5.1,
+	// lua51's replacements stand in; collectgarbage is then wrapped.
+	lua51.Open(L)
 	rt.wrapCollectGarbage(L)
-	// gopher-lua miscompiles multiple assignment (a, b = b, a); every chunk
-	// glua loads goes through luac, which rewrites it before compiling.
+	// gopher-lua miscompiles multiple assignment (a, b = b, a) and big table
+	// constructors; every chunk glua loads goes through luac, which
+	// rewrites them before compiling.
 	luac.Install(L)
 	modulesMu.Lock()
 	registered := append([]Module(nil), modules...)
@@ -304,7 +309,7 @@ func (rt *Runtime) DoFile(path string) error {
 
 func (rt *Runtime) call(fn *lua.LFunction) error {
 	rt.L.Push(fn)
-	return rt.L.PCall(0, lua.MultRet, nil)
+	return lua51.PCall(rt.L, 0, lua.MultRet, nil)
 }
 
 // Config is the configuration in effect.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/gluaproject/glua/internal/luac"
 	"io"
 	"io/fs"
 	"os"
@@ -16,6 +15,8 @@ import (
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 
+	compat "github.com/gluaproject/glua/internal/lua51"
+	"github.com/gluaproject/glua/internal/luac"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -226,7 +227,7 @@ func doLibrary(L *lua.LState, name string) error {
 // call is lua.c's docall: a protected call whose error carries a traceback
 // taken where the error was raised.
 func call(L *lua.LState, nargs, nret int) error {
-	return L.PCall(nargs, nret, L.NewFunction(traceback))
+	return compat.PCall(L, nargs, nret, L.NewFunction(traceback))
 }
 
 // traceback is lua.c's message handler: it appends debug.traceback to a
