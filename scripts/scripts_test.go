@@ -24,6 +24,7 @@ var smallArgs = map[string][]string{
 	"transfer.lua": {"1"},
 	"alloc.lua":    {"5000"},
 	"fragment.lua": {"0.25", "8"}, // fill, search step in MiB
+	"plain.lua":    {"all", "20"}, // every kernel at size 20: fib(20) for calls
 }
 
 func run(t *testing.T, script string, args []string) string {
