@@ -1,11 +1,11 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gluaproject/glua/internal/luatest"
 )
 
 // sideBySide is one command line run by both glua and the reference lua5.1
@@ -93,19 +93,6 @@ var sideBySideCases = []sideBySide{
 		firstLine: `^(glua \d+\.\d+\.\d+ \(Lua 5\.1 via gopher-lua.*\)|Lua 5\.1\.\d+  Copyright .*)$`},
 }
 
-// lua51 finds the reference interpreter, or skips: CI sets
-// GLUA_REQUIRE_LUA51=1 so that a missing lua5.1 fails there instead.
-func lua51(t *testing.T) string {
-	path, err := exec.LookPath("lua5.1")
-	if err != nil {
-		if os.Getenv("GLUA_REQUIRE_LUA51") != "" {
-			t.Fatalf("GLUA_REQUIRE_LUA51 is set but lua5.1 is not installed: %v", err)
-		}
-		t.Skip("lua5.1 not installed (apt-get install lua5.1); set GLUA_REQUIRE_LUA51=1 to fail instead")
-	}
-	return path
-}
-
 var (
 	luaName   = regexp.MustCompile(`\blua5\.1\b`)
 	goFrame   = regexp.MustCompile(`(?m)^\t\[G\]:`)
@@ -119,7 +106,7 @@ func normalise(s string) string {
 }
 
 func TestBehavesLikeLua51(t *testing.T) {
-	lua := lua51(t)
+	lua := luatest.Lua51(t)
 	for _, tc := range sideBySideCases {
 		t.Run(tc.name, func(t *testing.T) {
 			inv := invocation{dir: "testdata", args: tc.args, stdin: tc.stdin}

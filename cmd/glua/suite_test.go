@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gluaproject/glua/internal/luatest"
 )
 
 // compatDoc lists, in its table of suite files, the official Lua 5.1 tests
@@ -28,7 +30,7 @@ const suiteTimeout = 90 * time.Second
 // the reason; a file named there that now passes is reported too, so the
 // document stays true.
 func TestLua51SuitePassesWhereLua51Does(t *testing.T) {
-	lua := lua51(t)
+	lua := luatest.Lua51(t)
 	suite := suiteCopy(t)
 	allowed := allowedSuiteFailures(t)
 	files, err := filepath.Glob(filepath.Join(suite, "*.lua"))

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/internal/luatest"
 )
 
 // assignCase is a Lua snippet and what Lua 5.1 prints for it.
@@ -147,17 +149,7 @@ var assignCases = []assignCase{
 // runCaptured runs fn in L and returns what it printed, one line per print.
 func runCaptured(t *testing.T, L *lua.LState, fn *lua.LFunction) string {
 	t.Helper()
-	var out strings.Builder
-	L.SetGlobal("print", L.NewFunction(func(L *lua.LState) int {
-		for i := 1; i <= L.GetTop(); i++ {
-			if i > 1 {
-				out.WriteByte('\t')
-			}
-			out.WriteString(L.ToStringMeta(L.Get(i)).String())
-		}
-		out.WriteByte('\n')
-		return 0
-	}))
+	out := luatest.CapturePrint(L)
 	L.Push(fn)
 	if err := L.PCall(0, lua.MultRet, nil); err != nil {
 		t.Fatalf("run: %v", err)

@@ -2,32 +2,19 @@ package luac
 
 import (
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/internal/luatest"
 )
 
 // runLua51 runs src with the reference interpreter and returns its output.
 func runLua51(t *testing.T, src string) string {
 	t.Helper()
-	path, err := exec.LookPath("lua5.1")
-	if err != nil {
-		if os.Getenv("GLUA_REQUIRE_LUA51") != "" {
-			t.Fatalf("GLUA_REQUIRE_LUA51 is set but lua5.1 is not installed: %v", err)
-		}
-		t.Skip("lua5.1 not installed; the hard-coded expectations still apply")
-	}
-	cmd := exec.Command(path, "-")
-	cmd.Stdin = strings.NewReader(src)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("lua5.1: %v\n%s", err, out)
-	}
-	return strings.TrimSuffix(string(out), "\n")
+	return luatest.RunLua51(t, src)
 }
 
 func runLuac(t *testing.T, src string) string {
