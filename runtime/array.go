@@ -179,6 +179,9 @@ func (a *Array) live(rt *Runtime, name string) error {
 	if a.buf.rt != rt {
 		return fmt.Errorf("%s belongs to another runtime", name)
 	}
+	if err := rt.usable(); err != nil {
+		return err
+	}
 	if a.IsFreed() {
 		if name == "" {
 			return ErrFreed

@@ -26,6 +26,9 @@ type HostArray struct {
 // lets them overlap computation; on the CPU backend every host array is
 // already as fast as it gets, so pinned is recorded and otherwise ignored.
 func (rt *Runtime) NewHostArray(shape []int, dt device.DType, pinned bool) (*HostArray, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
 	if !pinned {
 		return NewHostArray(shape, dt)
 	}

@@ -21,6 +21,9 @@ type LimitChange struct {
 // unit strings or percentages of device memory. On a Shared pool it
 // changes this runtime's quota only.
 func (rt *Runtime) SetLimits(soft, hard LimitChange) error {
+	if err := rt.usable(); err != nil {
+		return err
+	}
 	curSoft, curHard := rt.pool.Limits()
 	_, total, err := rt.backend.MemInfo()
 	if err != nil {
@@ -50,6 +53,9 @@ func (rt *Runtime) SetLimits(soft, hard LimitChange) error {
 // released. On a Shared pool the cache is the shared one; no runtime's
 // live arrays are touched.
 func (rt *Runtime) Reclaim(nbytes uint64) (uint64, error) {
+	if err := rt.usable(); err != nil {
+		return 0, err
+	}
 	rt.drain()
 	return rt.pool.Reclaim(nbytes)
 }

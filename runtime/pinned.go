@@ -43,7 +43,7 @@ func (rt *Runtime) newPinned(nbytes uint64) ([]byte, *pinnedMem, bool, error) {
 func (rt *Runtime) unreachablePinned(base *byte) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if buf, ok := rt.pinned[base]; ok && !rt.closed {
+	if buf, ok := rt.pinned[base]; ok && !rt.closed.Load() {
 		delete(rt.pinned, base)
 		rt.pendingHost = append(rt.pendingHost, buf)
 		rt.queued.Store(true)

@@ -62,7 +62,9 @@ type Runtime struct {
 	queued atomic.Bool
 	nextID uint64
 	scopes []*scope
-	closed bool
+	// closed is set once by Close; every method that can fail checks it
+	// first (usable), so it is read without the lock.
+	closed atomic.Bool
 
 	// randCalls numbers unseeded cuda.rand calls, so that each draws new
 	// numbers yet a script's sequence is reproducible run to run.
@@ -289,8 +291,22 @@ func (rt *Runtime) wrapCollectGarbage(L *lua.LState) {
 // Lua is the runtime's Lua state, for registering the host's own functions.
 func (rt *Runtime) Lua() *lua.LState { return rt.L }
 
+// ErrClosed is returned by every method of a runtime after its Close.
+var ErrClosed = errors.New("the runtime is closed")
+
+// usable is nil until Close.
+func (rt *Runtime) usable() error {
+	if rt.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
 // DoString runs Lua source.
 func (rt *Runtime) DoString(source string) error {
+	if err := rt.usable(); err != nil {
+		return err
+	}
 	fn, err := luac.LoadString(rt.L, source, "<string>")
 	if err != nil {
 		return err
@@ -300,6 +316,9 @@ func (rt *Runtime) DoString(source string) error {
 
 // DoFile runs a Lua file.
 func (rt *Runtime) DoFile(path string) error {
+	if err := rt.usable(); err != nil {
+		return err
+	}
 	fn, err := luac.LoadFile(rt.L, path)
 	if err != nil {
 		return err
@@ -332,6 +351,9 @@ func (rt *Runtime) Device() (device.Info, error) { return rt.backend.Info() }
 // cache to the soft limit. On a shared backend it waits for this runtime's
 // work only (its streams), not for the other runtimes'.
 func (rt *Runtime) Synchronize() error {
+	if err := rt.usable(); err != nil {
+		return err
+	}
 	if err := rt.synchronize(); err != nil {
 		return err
 	}
@@ -348,11 +370,11 @@ func (rt *Runtime) Synchronize() error {
 // backend and the pool stay open for the others until Shared.Close.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
-	if rt.closed {
+	if rt.closed.Load() {
 		rt.mu.Unlock()
 		return nil
 	}
-	rt.closed = true
+	rt.closed.Store(true)
 	live := rt.buffers.all()
 	rt.buffers = bufferList{}
 	rt.pending = nil
@@ -421,6 +443,9 @@ func leakReport(live []*buffer) error {
 
 // alloc takes a buffer for an array of the given shape from the pool.
 func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
 	if !dt.Valid() {
 		return nil, fmt.Errorf("invalid dtype %s", dt)
 	}
@@ -466,7 +491,7 @@ func (rt *Runtime) unreachable(b *buffer) {
 		return
 	}
 	rt.mu.Lock()
-	if !rt.closed && !b.freed {
+	if !rt.closed.Load() && !b.freed {
 		rt.pending = append(rt.pending, b)
 		rt.queued.Store(true)
 	}

@@ -10,6 +10,9 @@ type scope struct {
 // enclosing scope, if any. The arrays are freed however fn ends: normally,
 // with an error, or by a panic (a Lua error unwinds through here as one).
 func (rt *Runtime) Scope(fn func() (keep []*Array, err error)) (err error) {
+	if err := rt.usable(); err != nil {
+		return err
+	}
 	s := &scope{}
 	rt.mu.Lock()
 	rt.scopes = append(rt.scopes, s)

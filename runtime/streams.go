@@ -24,6 +24,9 @@ type Event struct {
 
 // NewStream creates a stream.
 func (rt *Runtime) NewStream() (*Stream, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
 	h, err := rt.backend.NewStream()
 	if err != nil {
 		return nil, err
@@ -39,6 +42,9 @@ func (s *Stream) Synchronize() error { return s.rt.backend.StreamSynchronize(s.h
 
 // NewEvent creates an event.
 func (rt *Runtime) NewEvent() (*Event, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
 	h, err := rt.backend.NewEvent()
 	if err != nil {
 		return nil, err
@@ -96,6 +102,9 @@ func (e *Event) Since(start *Event) (float64, error) {
 // Timer runs fn and returns the device time its queued work took, in
 // seconds, measured with events on the runtime's stream.
 func (rt *Runtime) Timer(fn func() error) (float64, error) {
+	if err := rt.usable(); err != nil {
+		return 0, err
+	}
 	start, err := rt.timerEvents()
 	if err != nil {
 		return 0, err

@@ -56,6 +56,9 @@ type LaunchConfig struct {
 // argument against them, so a number never reaches a pointer parameter, a
 // float never an int one, and an array never a pointer of another dtype.
 func (rt *Runtime) Compile(source, entry string, options, signature []string) (*Kernel, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
 	cb, ok := rt.backend.(*cuda.Backend)
 	if !ok {
 		return nil, fmt.Errorf("user CUDA kernels need the cuda backend; this runtime runs on %s", rt.backend.Name())
