@@ -44,7 +44,8 @@ type PoolConfig struct {
 
 // CPUConfig is the [cpu] table.
 type CPUConfig struct {
-	// Memory is the CPU backend's device capacity: allocations beyond it
+	// Memory is the CPU backend's device capacity, a size or a percentage
+	// of the machine's memory (see CPUCapacity): allocations beyond it
 	// fail as they would on a GPU of that size.
 	Memory string `toml:"memory"`
 	// Threads used by CPU kernels; 0 means all cores.
@@ -81,7 +82,7 @@ func Default() Config {
 	return Config{
 		Backend: "auto",
 		Pool:    PoolConfig{Strategy: "caching"},
-		CPU:     CPUConfig{Memory: "4GiB"},
+		CPU:     CPUConfig{Memory: "50%"},
 		CUDA: CUDAConfig{
 			LibCUDA:   []string{"libcuda.so.1", "libcuda.so"},
 			LibNVRTC:  []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
@@ -92,7 +93,7 @@ func Default() Config {
 }
 
 // Env names the environment variables that override the file.
-var Env = []string{"GLUA_CONFIG", "GLUA_BACKEND", "GLUA_MEMORY_POOL", "GLUA_SOFT_MEMORY_LIMIT", "GLUA_HARD_MEMORY_LIMIT"}
+var Env = []string{"GLUA_CONFIG", "GLUA_BACKEND", "GLUA_MEMORY_POOL", "GLUA_SOFT_MEMORY_LIMIT", "GLUA_HARD_MEMORY_LIMIT", "GLUA_CPU_MEMORY"}
 
 // Lookup finds the configuration file: explicit (the --config flag) if
 // given, then $GLUA_CONFIG, ./config.toml, ~/.config/glua/config.toml. It
@@ -189,7 +190,7 @@ func Parse(text, name string) (Config, error) {
 }
 
 // ApplyEnv overrides settings from GLUA_BACKEND, GLUA_MEMORY_POOL,
-// GLUA_SOFT_MEMORY_LIMIT and GLUA_HARD_MEMORY_LIMIT. A bad value is an error
+// GLUA_SOFT_MEMORY_LIMIT, GLUA_HARD_MEMORY_LIMIT and GLUA_CPU_MEMORY. A bad value is an error
 // naming the variable, not the file: the file is not where it is wrong.
 func (c *Config) ApplyEnv(getenv func(string) string) error {
 	vars := []struct {
@@ -200,6 +201,7 @@ func (c *Config) ApplyEnv(getenv func(string) string) error {
 		{"GLUA_MEMORY_POOL", "pool.strategy", &c.Pool.Strategy},
 		{"GLUA_SOFT_MEMORY_LIMIT", "pool.soft_limit", &c.Pool.SoftLimit},
 		{"GLUA_HARD_MEMORY_LIMIT", "pool.hard_limit", &c.Pool.HardLimit},
+		{"GLUA_CPU_MEMORY", "cpu.memory", &c.CPU.Memory},
 	}
 	for _, v := range vars {
 		val, ok := lookupEnv(getenv, v.name)
@@ -237,10 +239,8 @@ func (c Config) Validate() error {
 			return bad(kv[0], err)
 		}
 	}
-	if n, err := ParseSize(c.CPU.Memory); err != nil {
+	if err := checkKey("cpu.memory", c.CPU.Memory); err != nil {
 		return bad("cpu.memory", err)
-	} else if n == 0 {
-		return bad("cpu.memory", errors.New("must be more than 0"))
 	}
 	if c.CPU.Threads < 0 {
 		return bad("cpu.threads", fmt.Errorf("%d is negative", c.CPU.Threads))
@@ -288,6 +288,13 @@ func checkKey(key, v string) error {
 		return oneOf("caching", "cuda", "none")
 	case "pool.soft_limit", "pool.hard_limit":
 		return CheckLimit(v)
+	case "cpu.memory":
+		if n, err := ParseLimit(v, 1<<40); err != nil {
+			return err
+		} else if n == 0 {
+			return errors.New("must be more than 0")
+		}
+		return nil
 	}
 	return fmt.Errorf("no check for key %s", key)
 }

@@ -221,7 +221,8 @@ func TestBadValuesAreRejected(t *testing.T) {
 		{"backend = \"\"", `backend: "" is not one of auto, cuda, cpu`},
 		{"[cpu]\nthreads = -1", "cpu.threads: -1 is negative"},
 		{"[cpu]\nmemory = \"0\"", "cpu.memory: must be more than 0"},
-		{"[cpu]\nmemory = \"50%\"", "cpu.memory: \"50%\": a percentage is not allowed here"},
+		{"[cpu]\nmemory = \"150%\"", "cpu.memory: \"150%\": a percentage must be more than 0 and at most 100"},
+		{"[cpu]\nmemory = \"\"", "cpu.memory: must be more than 0"},
 		{"[cuda]\ndevice = -2", "cuda.device: -2 is negative"},
 		{"[cuda]\nlibnvrtc = []", "cuda.libnvrtc: needs at least one library name"},
 		{"[lua]\ncall_depth = 10", "lua.call_depth: 10 is less than 64"},
@@ -314,5 +315,27 @@ func TestEncodeReadsBackTheSame(t *testing.T) {
 	back.Source = c.Source
 	if !reflect.DeepEqual(back, c) {
 		t.Errorf("Encode then Parse gives\n%+v\nwant\n%+v", back, c)
+	}
+}
+
+func TestCPUCapacityDefaultsToHalfTheMachine(t *testing.T) {
+	total := MachineMemory()
+	if total == 0 {
+		t.Skip("the machine's memory is not known here")
+	}
+	got, err := Default().CPUCapacity()
+	if err != nil || got != total/2 {
+		t.Errorf("default CPU capacity %d (%v), want half of %d", got, err, total)
+	}
+}
+
+func TestGluaCPUMemorySetsTheCapacityAndABadOneIsNamed(t *testing.T) {
+	c, err := Load("", env(map[string]string{"GLUA_CPU_MEMORY": "3GiB"}))
+	if err != nil || c.CPU.Memory != "3GiB" {
+		t.Fatalf("GLUA_CPU_MEMORY=3GiB gave %q (%v)", c.CPU.Memory, err)
+	}
+	_, err = Load("", env(map[string]string{"GLUA_CPU_MEMORY": "lots"}))
+	if err == nil || !strings.Contains(err.Error(), "GLUA_CPU_MEMORY") {
+		t.Errorf("GLUA_CPU_MEMORY=lots: %v", err)
 	}
 }

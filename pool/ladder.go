@@ -133,16 +133,26 @@ type OOMError struct {
 	// DeviceFree and DeviceTotal are the device's own figures (0 when the
 	// source could not tell).
 	DeviceFree, DeviceTotal uint64
+	// Memory names what ran out, "GPU memory" when empty; Hint, when set,
+	// ends the message with the setting that would give more.
+	Memory, Hint string
 }
 
 func (e *OOMError) Error() string {
-	msg := "out of GPU memory: tried to allocate " + formatBytes(e.Requested) + "; "
+	memory := e.Memory
+	if memory == "" {
+		memory = "GPU memory"
+	}
+	msg := "out of " + memory + ": tried to allocate " + formatBytes(e.Requested) + "; "
 	if e.HardLimit > 0 {
 		msg += "hard limit " + formatBytes(e.HardLimit) + ", "
 	}
 	msg += fmt.Sprintf("%s in use by %s, %s cached", formatBytes(e.InUse), plural(e.LiveBlocks, "array", "arrays"), formatBytes(e.Cached))
 	if e.DeviceTotal > 0 {
 		msg += "; device " + formatBytes(e.DeviceFree) + " free of " + formatBytes(e.DeviceTotal)
+	}
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
 	}
 	return msg
 }

@@ -20,6 +20,8 @@ func TestOOMMessageNamesLimitAndCache(t *testing.T) {
 			"out of GPU memory: tried to allocate 512 B; 1.00 MiB in use by 1 array, 0 B cached; device 0 B free of 1.00 GiB"},
 		{"device unknown", OOMError{Requested: 1536, HardLimit: 2 * kib},
 			"out of GPU memory: tried to allocate 1.50 KiB; hard limit 2.00 KiB, 0 B in use by 0 arrays, 0 B cached"},
+		{"named memory and a hint", OOMError{Requested: 2 * gib, DeviceFree: gib, DeviceTotal: gib, Memory: "CPU backend memory", Hint: "set [cpu] memory"},
+			"out of CPU backend memory: tried to allocate 2.00 GiB; 0 B in use by 0 arrays, 0 B cached; device 1.00 GiB free of 1.00 GiB (set [cpu] memory)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -456,6 +456,7 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	nbytes := uint64(product(shape)) * uint64(dt.Size())
 	b := &buffer{rt: rt, dtype: dt}
 	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.stream); err != nil {
+		rt.explainOOM(err)
 		return nil, err
 	}
 	b.shape = append(b.dims[:0:len(b.dims)], shape...)
@@ -553,4 +554,19 @@ func (rt *Runtime) LiveArrays() int {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.buffers.n
+}
+
+// explainOOM says, in an out-of-memory error on the CPU backend, that the
+// memory is the backend's and, when its capacity was what ran out, the
+// setting that sets it.
+func (rt *Runtime) explainOOM(err error) {
+	var oom *pool.OOMError
+	if rt.backend.Name() != "cpu" || !errors.As(err, &oom) {
+		return
+	}
+	oom.Memory = "CPU backend memory"
+	if oom.DeviceTotal > 0 && oom.DeviceFree >= oom.Requested {
+		return // a limit stopped it, not the capacity
+	}
+	oom.Hint = fmt.Sprintf("the CPU backend's capacity is [cpu] memory = %q; raise it in config.toml, with GLUA_CPU_MEMORY or with --cpu-memory", rt.cfg.CPU.Memory)
 }

@@ -41,7 +41,7 @@ func openBackend(cfg config.Config) (Backend, string, error) {
 }
 
 func openCPU(cfg config.Config) (Backend, error) {
-	capacity, err := config.ParseSize(cfg.CPU.Memory)
+	capacity, err := cfg.CPUCapacity()
 	if err != nil {
 		return nil, fmt.Errorf("cpu.memory: %w", err)
 	}

@@ -204,11 +204,13 @@ func (s *Shared) conflicts(opts Options) error {
 		return fmt.Errorf("runtime.New: Options.Device is %d but the shared pool (Options.Shared) uses device %d; leave Device 0", opts.Device, s.cfg.CUDA.Device)
 	}
 	if opts.CPUMemory != "" {
-		want, err := config.ParseSize(opts.CPUMemory)
+		wantCfg := s.cfg
+		wantCfg.CPU.Memory = opts.CPUMemory
+		want, err := wantCfg.CPUCapacity()
 		if err != nil {
 			return fmt.Errorf("runtime.New: Options.CPUMemory: %w", err)
 		}
-		have, err := config.ParseSize(s.cfg.CPU.Memory)
+		have, err := s.cfg.CPUCapacity()
 		if err != nil || want != have {
 			return fmt.Errorf("runtime.New: Options.CPUMemory is %q but the shared pool's (Options.Shared) CPU capacity is %q; leave CPUMemory empty", opts.CPUMemory, s.cfg.CPU.Memory)
 		}

@@ -74,7 +74,7 @@ func TestSharedPoolKeepsEachRuntimesQuota(t *testing.T) {
 						-- naming this runtime's limit, whatever the others hold.
 						local ok, err = pcall(cuda.zeros, {quota / 4 + 1024})
 						assert(not ok, "allocation over the quota succeeded")
-						assert(string.find(err, "out of GPU memory", 1, true), err)
+						assert(string.find(err, "out of CPU backend memory", 1, true), err)
 						assert(string.find(err, "hard limit %d.00 MiB", 1, true), err)
 					end
 				end

@@ -22,6 +22,7 @@ Available options are:
   --pool NAME        memory pool: caching, cuda or none
   --soft-limit SIZE  release cached memory above SIZE (e.g. 2GiB, 80%)
   --hard-limit SIZE  never reserve more device memory than SIZE
+  --cpu-memory SIZE  the CPU backend's capacity (e.g. 8GiB, 50% of RAM)
   --info             show devices, libraries and the configuration in effect
   --                 stop handling options
   -                  stop handling options and execute stdin
@@ -62,7 +63,7 @@ func unrecognized(option string) usageError {
 
 // valueOptions are glua's long options, each taking a value written
 // `--name value` or `--name=value`.
-var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit"}
+var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit", "cpu-memory"}
 
 // parseArgs reads options up to the script name, which ends them, as lua.c
 // does: `-` is the script "stdin", `--` makes the next argument the script
@@ -166,7 +167,7 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 		return c, err
 	}
 	// In a fixed order, so that of two bad values the same one is named.
-	for _, name := range []string{"backend", "pool", "soft-limit", "hard-limit"} {
+	for _, name := range []string{"backend", "pool", "soft-limit", "hard-limit", "cpu-memory"} {
 		v, ok := o.settings[name]
 		if !ok {
 			continue
@@ -180,6 +181,8 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 			c.Pool.SoftLimit = v
 		case "hard-limit":
 			c.Pool.HardLimit = v
+		case "cpu-memory":
+			c.CPU.Memory = v
 		}
 		if err := c.Validate(); err != nil {
 			// Validate names the key and the file; the option is what the

@@ -53,7 +53,9 @@ func TestOptionsChooseBackendPoolAndLimits(t *testing.T) {
 		{"--pool none", []string{"--pool", "none"}, nil, "cpu\tnone\tfalse\tfalse\n"},
 		{"--pool=caching over the environment", []string{"--pool=caching"}, []string{"GLUA_MEMORY_POOL=none"}, "cpu\tcaching\tfalse\tfalse\n"},
 		{"limits as sizes", []string{"--soft-limit", "1MiB", "--hard-limit", "2MiB"}, nil, "cpu\tcaching\t1048576\t2097152\n"},
-		{"limits as percentages of the CPU capacity", []string{"--soft-limit", "25%", "--hard-limit=50%"}, []string{}, "cpu\tcaching\t1073741824\t2147483648\n"},
+		{"limits as percentages of the CPU capacity", []string{"--cpu-memory", "4GiB", "--soft-limit", "25%", "--hard-limit=50%"}, []string{}, "cpu\tcaching\t1073741824\t2147483648\n"},
+		{"GLUA_CPU_MEMORY sets the CPU capacity", []string{"--hard-limit=50%"}, []string{"GLUA_CPU_MEMORY=2GiB"}, "cpu\tcaching\tfalse\t1073741824\n"},
+		{"--cpu-memory over GLUA_CPU_MEMORY", []string{"--cpu-memory=1GiB", "--hard-limit=50%"}, []string{"GLUA_CPU_MEMORY=2GiB"}, "cpu\tcaching\tfalse\t536870912\n"},
 		{"the environment sets what flags do not", []string{"--soft-limit", "1MiB"}, []string{"GLUA_MEMORY_POOL=none", "GLUA_HARD_MEMORY_LIMIT=3MiB"}, "cpu\tnone\t1048576\t3145728\n"},
 		{"-E ignores the environment", []string{"-E", "--backend", "cpu"}, []string{"GLUA_MEMORY_POOL=none", "GLUA_HARD_MEMORY_LIMIT=lots", "GLUA_CONFIG=/nonexistent.toml"}, "cpu\tcaching\tfalse\tfalse\n"},
 	}
@@ -231,4 +233,9 @@ func TestPoolDebugReportsArraysAliveAtExit(t *testing.T) {
 	file := writeConfig(t, dir, "[pool]\ndebug = true\n")
 	r := runGlua(t, "--config", file, "-e", `kept = require("cuda").zeros({4, 4}) print("done")`)
 	expect(t, r, 1, "^done\n$", `(?m)^glua: 1 arrays still alive at close:\n\s+float32\[4x4\] 64 B allocated at \(command line\):1`)
+}
+
+func TestCPUOutOfMemoryNamesTheCapacitySetting(t *testing.T) {
+	r := runGlua(t, "--cpu-memory", "64MiB", "-e", `print(pcall(require("cuda").zeros, {1024, 1024, 32}))`)
+	expect(t, r, 0, `^false\t.*out of CPU backend memory: tried to allocate 128\.00 MiB.*\[cpu\] memory = "64MiB".*GLUA_CPU_MEMORY.*--cpu-memory\)\n$`, "")
 }

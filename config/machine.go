@@ -1,0 +1,44 @@
+package config
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"strconv"
+	"sync"
+)
+
+// MachineMemory is the host's physical memory in bytes, from the kernel's
+// MemTotal; 0 where it cannot be read (not Linux).
+var MachineMemory = sync.OnceValue(func() uint64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := bytes.Fields(sc.Bytes())
+		if len(f) >= 2 && string(f[0]) == "MemTotal:" {
+			kib, err := strconv.ParseUint(string(f[1]), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kib << 10
+		}
+	}
+	return 0
+})
+
+// fallbackMachineMemory stands for the host's memory where it is unknown,
+// so that a percentage of it still gives the CPU backend a capacity.
+const fallbackMachineMemory = 8 << 30
+
+// CPUCapacity is the CPU backend's capacity in bytes: [cpu] memory, a size
+// or a percentage of the machine's memory.
+func (c Config) CPUCapacity() (uint64, error) {
+	total := MachineMemory()
+	if total == 0 {
+		total = fallbackMachineMemory
+	}
+	return ParseLimit(c.CPU.Memory, total)
+}
