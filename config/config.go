@@ -289,7 +289,7 @@ func checkKey(key, v string) error {
 	case "pool.soft_limit", "pool.hard_limit":
 		return CheckLimit(v)
 	case "cpu.memory":
-		if n, err := ParseLimit(v, 1<<40); err != nil {
+		if n, err := parseShare(strings.TrimSpace(v), 1<<40); err != nil {
 			return err
 		} else if n == 0 {
 			return errors.New("must be more than 0")

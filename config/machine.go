@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -40,5 +41,5 @@ func (c Config) CPUCapacity() (uint64, error) {
 	if total == 0 {
 		total = fallbackMachineMemory
 	}
-	return ParseLimit(c.CPU.Memory, total)
+	return parseShare(strings.TrimSpace(c.CPU.Memory), total)
 }

@@ -32,9 +32,23 @@ func ParseSize(s string) (uint64, error) {
 }
 
 // ParseLimit reads a memory limit: a size (see ParseSize) or a percentage of
-// total ("50%"). "" means no limit and returns 0.
+// total ("50%"). "" and "none" mean no limit and return 0. A limit of zero
+// bytes is an error: it reads like "none" but would refuse every
+// allocation.
 func ParseLimit(s string, total uint64) (uint64, error) {
 	s = strings.TrimSpace(s)
+	if s == "" || s == "none" {
+		return 0, nil
+	}
+	n, err := parseShare(s, total)
+	if err == nil && n == 0 {
+		return 0, fmt.Errorf("%q is no memory at all; \"none\" (false in Lua) means no limit", s)
+	}
+	return n, err
+}
+
+// parseShare reads a size or a percentage of total.
+func parseShare(s string, total uint64) (uint64, error) {
 	if p, ok := strings.CutSuffix(s, "%"); ok {
 		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
 		if err != nil || math.IsNaN(f) {

@@ -43,7 +43,7 @@ func (p *Pool) climb(b *Block) error {
 		}
 		released, rerr := c.a.release(0, true)
 		if rerr != nil {
-			err = fmt.Errorf("pool.Alloc: releasing cached memory: %w", rerr)
+			err = fmt.Errorf("releasing cached memory: %w", rerr)
 			return true
 		}
 		if released == 0 {
@@ -64,7 +64,7 @@ func (p *Pool) climb(b *Block) error {
 		p.pressure()
 		c.mu.Lock()
 		if c.closed || p.closed {
-			return fmt.Errorf("pool.Alloc: %w", errClosed)
+			return errClosed
 		}
 		if err = p.try(b); err == nil || !isOOM(err) {
 			return err
@@ -89,7 +89,7 @@ func (p *Pool) try(b *Block) error {
 		if isOOM(err) {
 			return err
 		}
-		return fmt.Errorf("pool.Alloc: allocating %s: %w", formatBytes(b.Size), err)
+		return fmt.Errorf("allocating %s: %w", formatBytes(b.Size), err)
 	}
 	p.countAlloc(b, hit)
 	return nil

@@ -2,14 +2,13 @@ package pool
 
 import (
 	"fmt"
-	"strings"
 )
 
 // checkLimits rejects a soft limit above the hard one: memory above the
 // hard limit can never be reserved, so such a soft limit would never act.
-func checkLimits(call string, soft, hard uint64) error {
+func checkLimits(soft, hard uint64) error {
 	if hard > 0 && soft > hard {
-		return fmt.Errorf("%s: soft limit %s is above hard limit %s", call, formatBytes(soft), formatBytes(hard))
+		return fmt.Errorf("soft limit %s is above hard limit %s", formatBytes(soft), formatBytes(hard))
 	}
 	return nil
 }
@@ -24,24 +23,22 @@ func (p *Pool) Limits() (soft, hard uint64) {
 // SetLimits sets the soft and hard limits (0: none). Limits below what the
 // pool holds take effect at once: cached memory is released to meet them.
 // The soft limit is a target for the cache, so live blocks above it are no
-// error; when live blocks keep the pool above the hard limit, the error
-// says by how much, and the limit stays in force: allocations fail until
-// blocks are freed.
+// error. A hard limit that live blocks keep the pool above is refused: the
+// error says by how much, and both limits stay as they were (the cache
+// released on the way stays released).
 func (p *Pool) SetLimits(soft, hard uint64) error {
 	c := p.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := checkLimits("pool.SetLimits", soft, hard); err != nil {
+	if err := checkLimits(soft, hard); err != nil {
 		return err
 	}
 	if c.closed || p.closed {
-		return fmt.Errorf("pool.SetLimits: %w", errClosed)
+		return errClosed
 	}
-	p.soft, p.hard = soft, hard
-	if p == c.root {
-		if err := c.a.limitsChanged(soft, hard); err != nil {
-			return fmt.Errorf("pool.SetLimits: %w", err)
-		}
+	oldSoft, oldHard := p.soft, p.hard
+	if err := p.applyLimits(soft, hard); err != nil {
+		return err
 	}
 
 	// The tightest target among the limits that bind reserved memory.
@@ -56,27 +53,47 @@ func (p *Pool) SetLimits(soft, hard uint64) error {
 		r, err := c.a.release(c.reserved-target, true)
 		released = r
 		if err != nil {
-			return fmt.Errorf("pool.SetLimits: releasing cached memory: %w", err)
+			return fmt.Errorf("releasing cached memory: %w", err)
 		}
 	}
 
-	var short []string
+	var short string
 	if p == c.root {
 		if hard > 0 && c.reserved > hard {
-			short = append(short, fmt.Sprintf("hard limit %s is below the %s still reserved", formatBytes(hard), formatBytes(c.reserved)))
+			short = fmt.Sprintf("hard limit %s is below the %s still reserved", formatBytes(hard), formatBytes(c.reserved))
 		}
 	} else if hard > 0 && p.acct.used > hard {
-		short = append(short, fmt.Sprintf("hard limit %s is below the %s this quota's blocks hold", formatBytes(hard), formatBytes(p.acct.used)))
+		short = fmt.Sprintf("hard limit %s is below the %s this quota's blocks hold", formatBytes(hard), formatBytes(p.acct.used))
 	}
-	if len(short) == 0 {
+	if short == "" {
 		return nil
+	}
+	if err := p.applyLimits(oldSoft, oldHard); err != nil {
+		return err
 	}
 	cached := uint64(0)
 	if c.reserved > c.root.acct.used {
 		cached = c.reserved - c.root.acct.used
 	}
-	return fmt.Errorf("pool.SetLimits: %s (released %s; %s in use by %s, %s cached in segments that also hold live blocks); the limit is set and allocations will fail until blocks are freed",
-		strings.Join(short, "; "), formatBytes(released), formatBytes(p.acct.used), plural(p.acct.live, "live block", "live blocks"), formatBytes(cached))
+	return fmt.Errorf("%s (released %s; %s in use by %s, %s cached in segments that also hold live blocks); the limits stay soft %s, hard %s: free arrays first",
+		short, formatBytes(released), formatBytes(p.acct.used), plural(p.acct.live, "live block", "live blocks"), formatBytes(cached),
+		limitString(oldSoft), limitString(oldHard))
+}
+
+// applyLimits sets p's limits and tells the strategy of the root's.
+func (p *Pool) applyLimits(soft, hard uint64) error {
+	p.soft, p.hard = soft, hard
+	if p == p.c.root {
+		return p.c.a.limitsChanged(soft, hard)
+	}
+	return nil
+}
+
+func limitString(n uint64) string {
+	if n == 0 {
+		return "none"
+	}
+	return formatBytes(n)
 }
 
 // rootHard is the hard limit that binds reserved memory: the root's own;

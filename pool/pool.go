@@ -116,13 +116,13 @@ type Block struct {
 // New makes a pool drawing on src.
 func New(src Source, cfg Config) (*Pool, error) {
 	if src == nil {
-		return nil, errors.New("pool.New: source is nil")
+		return nil, errors.New("the pool has no memory source")
 	}
 	name := cfg.Strategy
 	if name == "" {
 		name = StrategyCaching
 	}
-	if err := checkLimits("pool.New", cfg.SoftLimit, cfg.HardLimit); err != nil {
+	if err := checkLimits(cfg.SoftLimit, cfg.HardLimit); err != nil {
 		return nil, err
 	}
 	c := &core{src: src, strategy: name}
@@ -140,17 +140,17 @@ func New(src Source, cfg Config) (*Pool, error) {
 	case StrategyCUDA:
 		as, ok := src.(AsyncSource)
 		if !ok {
-			return nil, errors.New(`pool.New: pool strategy "cuda" needs the cuda backend (a source with stream-ordered allocation)`)
+			return nil, errors.New(`pool strategy "cuda" needs the cuda backend (the driver's stream-ordered allocation)`)
 		}
 		c.a = newAsync(c, as)
 	default:
-		return nil, fmt.Errorf("pool.New: unknown pool strategy %q (valid: %s)", cfg.Strategy, quoteAll(strategies))
+		return nil, fmt.Errorf("unknown pool strategy %q (valid: %s)", cfg.Strategy, quoteAll(strategies))
 	}
 	p := &Pool{c: c, soft: cfg.SoftLimit, hard: cfg.HardLimit, pressure: cfg.Pressure}
 	c.root = p
 	c.views = []*Pool{p}
 	if err := c.a.limitsChanged(p.soft, p.hard); err != nil {
-		return nil, fmt.Errorf("pool.New: %w", err)
+		return nil, err
 	}
 	return p, nil
 }
@@ -192,7 +192,7 @@ func (p *Pool) AllocInto(b *Block, nbytes uint64, s device.Stream) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || p.closed {
-		return fmt.Errorf("pool.Alloc: %w", errClosed)
+		return errClosed
 	}
 	*b = Block{Size: nbytes, Stream: s, owner: p}
 	if nbytes == 0 {
@@ -238,7 +238,7 @@ func (p *Pool) freeLocked(b *Block) error {
 		err = terr
 	}
 	if err != nil {
-		return fmt.Errorf("pool.Free: %w", err)
+		return err
 	}
 	return nil
 }
@@ -276,7 +276,7 @@ func (p *Pool) Reclaim(nbytes uint64) (released uint64, err error) {
 	}
 	released, err = c.a.release(nbytes, true)
 	if err != nil {
-		return released, fmt.Errorf("pool.Reclaim: %w", err)
+		return released, err
 	}
 	return released, nil
 }
@@ -310,7 +310,7 @@ func (p *Pool) Close() error {
 	}
 	c.closed = true
 	if err := c.a.close(); err != nil {
-		return fmt.Errorf("pool.Close: %w", err)
+		return err
 	}
 	return nil
 }

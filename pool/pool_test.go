@@ -284,7 +284,7 @@ func TestNonOOMSourceErrorIsReturnedWithoutRetry(t *testing.T) {
 			if !errors.Is(err, boom) || errors.Is(err, device.ErrOutOfMemory) {
 				t.Fatalf("Alloc = %v; want the source's error", err)
 			}
-			if !strings.Contains(err.Error(), "pool.Alloc") {
+			if !strings.Contains(err.Error(), "allocating 3.00 MiB") {
 				t.Errorf("error %q lacks context", err)
 			}
 			if src.allocs != 1 || pressured != 0 || p.Stats().OOMRetries != 0 {

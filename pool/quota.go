@@ -15,15 +15,15 @@ import (
 func (p *Pool) Quota(cfg Config) (*Pool, error) {
 	c := p.c
 	if cfg.Strategy != "" && cfg.Strategy != c.strategy {
-		return nil, fmt.Errorf("pool.Quota: strategy %q differs from the pool's %q", cfg.Strategy, c.strategy)
+		return nil, fmt.Errorf("a quota's strategy %q differs from the pool's %q", cfg.Strategy, c.strategy)
 	}
-	if err := checkLimits("pool.Quota", cfg.SoftLimit, cfg.HardLimit); err != nil {
+	if err := checkLimits(cfg.SoftLimit, cfg.HardLimit); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, fmt.Errorf("pool.Quota: %w", errClosed)
+		return nil, errClosed
 	}
 	if p != c.root {
 		return nil, errors.New("pool.Quota: a quota view cannot have views of its own; call Quota on the pool itself")
@@ -51,7 +51,7 @@ func (p *Pool) closeView() error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("pool.Close: %w", err)
+		return err
 	}
 	return nil
 }

@@ -33,11 +33,7 @@ func (rt *Runtime) SetLimits(soft, hard LimitChange) error {
 		if !c.Set {
 			return cur, nil
 		}
-		v, err := config.ParseLimit(c.Value, total)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", name, err)
-		}
-		return v, nil
+		return parseLimit(name, c.Value, total)
 	}
 	if curSoft, err = parse(soft, curSoft, "soft"); err != nil {
 		return err
@@ -76,16 +72,16 @@ func (rt *Runtime) Status() string {
 	fmt.Fprintf(&b, "Effective %s memory usage: %.2f%% (%s/%s)\n", rt.memoryWord(), pct, config.FormatSize(usedDevice), config.FormatSize(total))
 	if rt.shared != nil {
 		root := rt.shared.pool.Stats()
-		fmt.Fprintf(&b, "Memory pool usage: %s in %d arrays (this runtime's, in a pool shared by %s)\n",
-			config.FormatSize(s.Used), s.LiveBlocks, plural(rt.shared.Runtimes(), "runtime", "runtimes"))
+		fmt.Fprintf(&b, "Memory pool usage: %s in %s (this runtime's, in a pool shared by %s)\n",
+			config.FormatSize(s.Used), plural(s.LiveBlocks, "array", "arrays"), plural(rt.shared.Runtimes(), "runtime", "runtimes"))
 		fmt.Fprintf(&b, "Shared pool: %s in use, %s reserved, %s cached\n",
 			config.FormatSize(root.Used), config.FormatSize(root.Reserved), config.FormatSize(root.Reserved-min(root.Used, root.Reserved)))
 		fmt.Fprintf(&b, "Limits: soft %s, hard %s (this runtime's quota); shared pool soft %s, hard %s; strategy %s",
 			limitString(s.SoftLimit), limitString(s.HardLimit), limitString(root.SoftLimit), limitString(root.HardLimit), rt.pool.Strategy())
 		return b.String()
 	}
-	fmt.Fprintf(&b, "Memory pool usage: %s in %d arrays (%s reserved, %s cached)\n",
-		config.FormatSize(s.Used), s.LiveBlocks, config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
+	fmt.Fprintf(&b, "Memory pool usage: %s in %s (%s reserved, %s cached)\n",
+		config.FormatSize(s.Used), plural(s.LiveBlocks, "array", "arrays"), config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
 	fmt.Fprintf(&b, "Limits: soft %s, hard %s; strategy %s", limitString(s.SoftLimit), limitString(s.HardLimit), rt.pool.Strategy())
 	return b.String()
 }
@@ -102,4 +98,18 @@ func limitString(n uint64) string {
 		return "none"
 	}
 	return config.FormatSize(n)
+}
+
+// parseLimit reads the soft or hard limit (name) over a device of total
+// bytes. A limit above the device is refused rather than shown as a limit
+// the device could never reach.
+func parseLimit(name, value string, total uint64) (uint64, error) {
+	v, err := config.ParseLimit(value, total)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", name, err)
+	}
+	if total > 0 && v > total {
+		return 0, fmt.Errorf("%s limit %s is more than the device's %s", name, config.FormatSize(v), config.FormatSize(total))
+	}
+	return v, nil
 }

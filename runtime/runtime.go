@@ -431,7 +431,7 @@ func (rt *Runtime) Close() error {
 func leakReport(live []*buffer) error {
 	sort.Slice(live, func(i, j int) bool { return live[i].id < live[j].id })
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d arrays still alive at close:", len(live))
+	fmt.Fprintf(&b, "%s still alive at close:", plural(len(live), "array", "arrays"))
 	for _, buf := range live {
 		fmt.Fprintf(&b, "\n  %s[%s] %s", buf.dtype, shapeString(buf.shape), config.FormatSize(buf.blk.Size))
 		if buf.site.source != "" {

@@ -121,11 +121,11 @@ func parseLimits(b Backend, cfg config.Config) (soft, hard uint64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if soft, err = config.ParseLimit(cfg.Pool.SoftLimit, total); err != nil {
-		return 0, 0, fmt.Errorf("soft limit: %w", err)
+	if soft, err = parseLimit("soft", cfg.Pool.SoftLimit, total); err != nil {
+		return 0, 0, err
 	}
-	if hard, err = config.ParseLimit(cfg.Pool.HardLimit, total); err != nil {
-		return 0, 0, fmt.Errorf("hard limit: %w", err)
+	if hard, err = parseLimit("hard", cfg.Pool.HardLimit, total); err != nil {
+		return 0, 0, err
 	}
 	return soft, hard, nil
 }

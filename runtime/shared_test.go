@@ -285,7 +285,7 @@ func TestSharedRuntimeSeesItsOwnStatsAndLimits(t *testing.T) {
 
 	status := a.Status()
 	for _, want := range []string{
-		"Memory pool usage: 8.0 MiB in 1 arrays (this runtime's, in a pool shared by 2 runtimes)",
+		"Memory pool usage: 8.0 MiB in 1 array (this runtime's, in a pool shared by 2 runtimes)",
 		"Shared pool: 12 MiB in use, 12 MiB reserved, 0 B cached",
 		"Limits: soft none, hard 16 MiB (this runtime's quota); shared pool soft none, hard 200 MiB; strategy caching",
 	} {

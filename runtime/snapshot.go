@@ -81,7 +81,7 @@ func (rt *Runtime) Report() string {
 	for _, u := range usage {
 		total += u.NBytes
 	}
-	fmt.Fprintf(&b, "Live device memory by allocation site: %s in %d places\n", config.FormatSize(total), len(usage))
+	fmt.Fprintf(&b, "Live device memory by allocation site: %s in %s\n", config.FormatSize(total), plural(len(usage), "place", "places"))
 	for _, u := range usage {
 		pct := 0.0
 		if total > 0 {

@@ -118,3 +118,20 @@ local first = report:match("\n([^\n]+)")
 assert(first:find("4.0 MiB", 1, true) and first:find(found.site, 1, true), "largest site first:\n" .. report)
 assert(report:find("3 arrays", 1, true), "the three small arrays are grouped:\n" .. report)
 big:free()
+
+-- limits say what they do: a hard limit below what live arrays hold is
+-- refused and the old limits stay; one above the device is refused; "0" is
+-- an error, not "no limit"; "none" and false clear a limit
+pool.set_limit({ hard = "256MiB" })
+local keep = cuda.zeros({ 1024, 1024 * 2 }) -- 8 MiB
+local err = check.error("hard limit 1.00 MiB is below", pool.set_limit, { hard = "1MiB" })
+assert(err:find("the limits stay soft none, hard 256.00 MiB", 1, true), err)
+assert(not err:find("SetLimits", 1, true), "the message names no Go function: " .. err)
+check.eq(pool.limits().hard, 256 * MiB, "a refused limit leaves the old one")
+keep:free()
+local total = pool.stats().device_total
+check.error("is more than the device's", pool.set_limit, { hard = total * 2 })
+check.eq(pool.limits().hard, 256 * MiB, "still the old limit")
+check.error("\"0\" is no memory at all", pool.set_limit, { hard = "0" })
+pool.set_limit({ hard = "none" })
+check.eq(pool.limits().hard, false, "\"none\" clears the limit")

@@ -232,7 +232,7 @@ func TestPoolDebugReportsArraysAliveAtExit(t *testing.T) {
 	dir := t.TempDir()
 	file := writeConfig(t, dir, "[pool]\ndebug = true\n")
 	r := runGlua(t, "--config", file, "-e", `kept = require("cuda").zeros({4, 4}) print("done")`)
-	expect(t, r, 1, "^done\n$", `(?m)^glua: 1 arrays still alive at close:\n\s+float32\[4x4\] 64 B allocated at \(command line\):1`)
+	expect(t, r, 1, "^done\n$", `(?m)^glua: 1 array still alive at close:\n\s+float32\[4x4\] 64 B allocated at \(command line\):1`)
 }
 
 func TestCPUOutOfMemoryNamesTheCapacitySetting(t *testing.T) {
