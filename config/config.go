@@ -22,6 +22,7 @@ type Config struct {
 	CPU     CPUConfig  `toml:"cpu"`
 	CUDA    CUDAConfig `toml:"cuda"`
 	Lua     LuaConfig  `toml:"lua"`
+	Host    HostConfig `toml:"host"`
 
 	// Source is the file the configuration was read from; "" means the
 	// built-in defaults. Not a key.
@@ -64,6 +65,14 @@ type CUDAConfig struct {
 	KernelCache string `toml:"kernel_cache"`
 }
 
+// HostConfig is the [host] table.
+type HostConfig struct {
+	// MemoryLimit caps the host memory a runtime's host arrays hold: a
+	// size or a percentage of the machine's memory; "" means none (host
+	// allocations are still refused when the machine cannot give them).
+	MemoryLimit string `toml:"memory_limit"`
+}
+
 // LuaConfig is the [lua] table: how far a script's calls and values may
 // grow before it stops with "stack overflow" (a catchable error, as in
 // lua5.1), not a crash.
@@ -93,7 +102,7 @@ func Default() Config {
 }
 
 // Env names the environment variables that override the file.
-var Env = []string{"GLUA_CONFIG", "GLUA_BACKEND", "GLUA_MEMORY_POOL", "GLUA_SOFT_MEMORY_LIMIT", "GLUA_HARD_MEMORY_LIMIT", "GLUA_CPU_MEMORY"}
+var Env = []string{"GLUA_CONFIG", "GLUA_BACKEND", "GLUA_MEMORY_POOL", "GLUA_SOFT_MEMORY_LIMIT", "GLUA_HARD_MEMORY_LIMIT", "GLUA_CPU_MEMORY", "GLUA_HOST_MEMORY_LIMIT"}
 
 // Lookup finds the configuration file: explicit (the --config flag) if
 // given, then $GLUA_CONFIG, ./config.toml, ~/.config/glua/config.toml. It
@@ -190,7 +199,8 @@ func Parse(text, name string) (Config, error) {
 }
 
 // ApplyEnv overrides settings from GLUA_BACKEND, GLUA_MEMORY_POOL,
-// GLUA_SOFT_MEMORY_LIMIT, GLUA_HARD_MEMORY_LIMIT and GLUA_CPU_MEMORY. A bad value is an error
+// GLUA_SOFT_MEMORY_LIMIT, GLUA_HARD_MEMORY_LIMIT, GLUA_CPU_MEMORY and
+// GLUA_HOST_MEMORY_LIMIT. A bad value is an error
 // naming the variable, not the file: the file is not where it is wrong.
 func (c *Config) ApplyEnv(getenv func(string) string) error {
 	vars := []struct {
@@ -202,6 +212,7 @@ func (c *Config) ApplyEnv(getenv func(string) string) error {
 		{"GLUA_SOFT_MEMORY_LIMIT", "pool.soft_limit", &c.Pool.SoftLimit},
 		{"GLUA_HARD_MEMORY_LIMIT", "pool.hard_limit", &c.Pool.HardLimit},
 		{"GLUA_CPU_MEMORY", "cpu.memory", &c.CPU.Memory},
+		{"GLUA_HOST_MEMORY_LIMIT", "host.memory_limit", &c.Host.MemoryLimit},
 	}
 	for _, v := range vars {
 		val, ok := lookupEnv(getenv, v.name)
@@ -234,6 +245,7 @@ func (c Config) Validate() error {
 		{"pool.strategy", c.Pool.Strategy},
 		{"pool.soft_limit", c.Pool.SoftLimit},
 		{"pool.hard_limit", c.Pool.HardLimit},
+		{"host.memory_limit", c.Host.MemoryLimit},
 	} {
 		if err := checkKey(kv[0], kv[1]); err != nil {
 			return bad(kv[0], err)
@@ -286,7 +298,7 @@ func checkKey(key, v string) error {
 		return oneOf("auto", "cuda", "cpu")
 	case "pool.strategy":
 		return oneOf("caching", "cuda", "none")
-	case "pool.soft_limit", "pool.hard_limit":
+	case "pool.soft_limit", "pool.hard_limit", "host.memory_limit":
 		return CheckLimit(v)
 	case "cpu.memory":
 		if n, err := parseShare(strings.TrimSpace(v), 1<<40); err != nil {

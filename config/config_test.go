@@ -339,3 +339,16 @@ func TestGluaCPUMemorySetsTheCapacityAndABadOneIsNamed(t *testing.T) {
 		t.Errorf("GLUA_CPU_MEMORY=lots: %v", err)
 	}
 }
+
+func TestGluaHostMemoryLimitIsReadAndChecked(t *testing.T) {
+	c, err := Load("", env(map[string]string{"GLUA_HOST_MEMORY_LIMIT": "25%"}))
+	if err != nil || c.Host.MemoryLimit != "25%" {
+		t.Fatalf("GLUA_HOST_MEMORY_LIMIT=25%%: %q (%v)", c.Host.MemoryLimit, err)
+	}
+	if n, err := c.HostMemoryLimit(); err != nil || (MachineMemory() > 0 && n != MachineMemory()/4) {
+		t.Errorf("HostMemoryLimit() = %d (%v)", n, err)
+	}
+	if _, err := Parse("[host]\nmemory_limit = \"lots\"", "bad.toml"); err == nil || !strings.Contains(err.Error(), "host.memory_limit") {
+		t.Errorf("a bad host limit: %v", err)
+	}
+}

@@ -11,7 +11,14 @@ import (
 
 // MachineMemory is the host's physical memory in bytes, from the kernel's
 // MemTotal; 0 where it cannot be read (not Linux).
-var MachineMemory = sync.OnceValue(func() uint64 {
+var MachineMemory = sync.OnceValue(func() uint64 { return meminfo("MemTotal:") })
+
+// AvailableMemory is the kernel's estimate of the memory new allocations
+// can have now (MemAvailable); 0 where it cannot be read.
+func AvailableMemory() uint64 { return meminfo("MemAvailable:") }
+
+// meminfo reads one field of /proc/meminfo, in bytes.
+func meminfo(field string) uint64 {
 	data, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 0
@@ -19,7 +26,7 @@ var MachineMemory = sync.OnceValue(func() uint64 {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		f := bytes.Fields(sc.Bytes())
-		if len(f) >= 2 && string(f[0]) == "MemTotal:" {
+		if len(f) >= 2 && string(f[0]) == field {
 			kib, err := strconv.ParseUint(string(f[1]), 10, 64)
 			if err != nil {
 				return 0
@@ -28,7 +35,7 @@ var MachineMemory = sync.OnceValue(func() uint64 {
 		}
 	}
 	return 0
-})
+}
 
 // fallbackMachineMemory stands for the host's memory where it is unknown,
 // so that a percentage of it still gives the CPU backend a capacity.
@@ -42,4 +49,14 @@ func (c Config) CPUCapacity() (uint64, error) {
 		total = fallbackMachineMemory
 	}
 	return parseShare(strings.TrimSpace(c.CPU.Memory), total)
+}
+
+// HostMemoryLimit is [host] memory_limit in bytes, a size or a percentage
+// of the machine's memory; 0 means none.
+func (c Config) HostMemoryLimit() (uint64, error) {
+	total := MachineMemory()
+	if total == 0 {
+		total = fallbackMachineMemory
+	}
+	return ParseLimit(c.Host.MemoryLimit, total)
 }

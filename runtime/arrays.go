@@ -98,7 +98,7 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 	}
 	if dst == nil {
 		var err error
-		if dst, err = NewHostArray(a.shape, a.dtype); err != nil {
+		if dst, err = rt.NewHostArray(a.shape, a.dtype, false); err != nil {
 			return nil, err
 		}
 	} else if err := sameLayout("destination", dst.shape, dst.dtype, "array", a.shape, a.dtype); err != nil {

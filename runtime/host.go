@@ -29,9 +29,6 @@ func (rt *Runtime) NewHostArray(shape []int, dt device.DType, pinned bool) (*Hos
 	if err := rt.usable(); err != nil {
 		return nil, err
 	}
-	if !pinned {
-		return NewHostArray(shape, dt)
-	}
 	if !dt.Valid() {
 		return nil, fmt.Errorf("invalid dtype %s", dt)
 	}
@@ -39,24 +36,36 @@ func (rt *Runtime) NewHostArray(shape []int, dt device.DType, pinned bool) (*Hos
 		return nil, err
 	}
 	nbytes := uint64(product(shape)) * uint64(dt.Size())
+	if err := rt.reserveHost(nbytes); err != nil {
+		return nil, err
+	}
+	if !pinned {
+		h, err := NewHostArray(shape, dt)
+		if err != nil {
+			return nil, err
+		}
+		return rt.trackHost(h), nil
+	}
 	buf, owner, ok, err := rt.newPinned(nbytes)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		h, err := NewHostArray(shape, dt)
-		if err == nil {
-			h.pinned = true
+		if err != nil {
+			return nil, err
 		}
-		return h, err
+		h.pinned = true
+		return rt.trackHost(h), nil
 	}
-	return &HostArray{data: buf, shape: append([]int(nil), shape...), dtype: dt, pinned: true, owner: owner}, nil
+	return rt.trackHost(&HostArray{data: buf, shape: append([]int(nil), shape...), dtype: dt, pinned: true, owner: owner}), nil
 }
 
 // Pinned reports whether the array was asked for as page-locked memory.
 func (h *HostArray) Pinned() bool { return h.pinned }
 
-// NewHostArray returns a zeroed host array.
+// NewHostArray returns a zeroed host array, or a *HostOOMError when the
+// machine cannot give that much.
 func NewHostArray(shape []int, dt device.DType) (*HostArray, error) {
 	if !dt.Valid() {
 		return nil, fmt.Errorf("invalid dtype %s", dt)
@@ -65,6 +74,9 @@ func NewHostArray(shape []int, dt device.DType) (*HostArray, error) {
 		return nil, err
 	}
 	n := product(shape) * dt.Size()
+	if err := checkHost(uint64(n)); err != nil {
+		return nil, err
+	}
 	return &HostArray{data: make([]byte, n), shape: append([]int(nil), shape...), dtype: dt}, nil
 }
 

@@ -24,9 +24,12 @@ type Options struct {
 	SoftLimit  string // size or percentage, e.g. "2GiB", "80%"
 	HardLimit  string
 	CPUMemory  string // capacity of the CPU backend
-	CPUThreads int
-	Device     int // CUDA device ordinal (as in config, 0 is the first)
-	Debug      bool
+	// HostMemoryLimit caps the host memory of this runtime's host arrays
+	// ([host] memory_limit): a size or a percentage of the machine's.
+	HostMemoryLimit string
+	CPUThreads      int
+	Device          int // CUDA device ordinal (as in config, 0 is the first)
+	Debug           bool
 	// LuaCallDepth and LuaStackSlots bound how far a script's calls and
 	// values may grow ([lua] call_depth and stack_slots).
 	LuaCallDepth  int
@@ -72,6 +75,7 @@ func (o Options) resolve(getenv func(string) string) (config.Config, error) {
 	override(&c.Pool.SoftLimit, o.SoftLimit)
 	override(&c.Pool.HardLimit, o.HardLimit)
 	override(&c.CPU.Memory, o.CPUMemory)
+	override(&c.Host.MemoryLimit, o.HostMemoryLimit)
 	if o.CPUThreads != 0 {
 		c.CPU.Threads = o.CPUThreads
 	}

@@ -62,6 +62,11 @@ type Runtime struct {
 	queued atomic.Bool
 	nextID uint64
 	scopes []*scope
+	// hostLimit is [host] memory_limit in bytes (0: none); hostHeld counts
+	// the bytes of this runtime's live host arrays against it.
+	hostLimit uint64
+	hostHeld  atomic.Int64
+
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
 	closed atomic.Bool
@@ -136,6 +141,10 @@ func New(opts Options) (*Runtime, error) {
 	if err := rt.newPool(); err != nil {
 		rt.backend.Close()
 		return nil, err
+	}
+	if rt.hostLimit, err = rt.cfg.HostMemoryLimit(); err != nil {
+		rt.backend.Close()
+		return nil, fmt.Errorf("host memory limit: %w", err)
 	}
 	if cb, ok := rt.backend.(*cuda.Backend); ok {
 		// cuBLAS's workspace is device memory like any other: the pool

@@ -23,6 +23,7 @@ Available options are:
   --soft-limit SIZE  release cached memory above SIZE (e.g. 2GiB, 80%)
   --hard-limit SIZE  never reserve more device memory than SIZE
   --cpu-memory SIZE  the CPU backend's capacity (e.g. 8GiB, 50% of RAM)
+  --host-memory-limit SIZE  cap on the host memory of host arrays
   --info             show devices, libraries and the configuration in effect
   --                 stop handling options
   -                  stop handling options and execute stdin
@@ -63,7 +64,7 @@ func unrecognized(option string) usageError {
 
 // valueOptions are glua's long options, each taking a value written
 // `--name value` or `--name=value`.
-var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit", "cpu-memory"}
+var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit"}
 
 // parseArgs reads options up to the script name, which ends them, as lua.c
 // does: `-` is the script "stdin", `--` makes the next argument the script
@@ -167,7 +168,7 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 		return c, err
 	}
 	// In a fixed order, so that of two bad values the same one is named.
-	for _, name := range []string{"backend", "pool", "soft-limit", "hard-limit", "cpu-memory"} {
+	for _, name := range []string{"backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit"} {
 		v, ok := o.settings[name]
 		if !ok {
 			continue
@@ -183,6 +184,8 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 			c.Pool.HardLimit = v
 		case "cpu-memory":
 			c.CPU.Memory = v
+		case "host-memory-limit":
+			c.Host.MemoryLimit = v
 		}
 		if err := c.Validate(); err != nil {
 			// Validate names the key and the file; the option is what the
