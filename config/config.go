@@ -41,6 +41,11 @@ type PoolConfig struct {
 	HardLimit string `toml:"hard_limit"`
 	// Debug makes Runtime.Close report arrays still alive at the end.
 	Debug bool `toml:"debug"`
+	// GCPercent paces the collection of arrays a script dropped: Go's
+	// collector runs when the arrays allocated since the last collection
+	// pass this percentage of what live arrays hold (and 16 MiB); a
+	// negative value leaves collection to Go's own pacing.
+	GCPercent int `toml:"gc_percent"`
 }
 
 // CPUConfig is the [cpu] table.
@@ -90,7 +95,7 @@ type LuaConfig struct {
 func Default() Config {
 	return Config{
 		Backend: "auto",
-		Pool:    PoolConfig{Strategy: "caching"},
+		Pool:    PoolConfig{Strategy: "caching", GCPercent: 100},
 		CPU:     CPUConfig{Memory: "50%"},
 		CUDA: CUDAConfig{
 			LibCUDA:   []string{"libcuda.so.1", "libcuda.so"},

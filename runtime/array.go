@@ -164,7 +164,7 @@ func (a *Array) Free() error {
 	if a.view {
 		return errors.New("cannot free a view; free the array it views")
 	}
-	err := a.buf.rt.freeBuffer(a.buf)
+	err := a.buf.rt.freeExplicitly(a.buf)
 	// The buffer is freed, so a cleanup (if the array has one yet) has
 	// nothing left to do; dropping it keeps the collector's list short.
 	a.cleanup.Stop()

@@ -62,6 +62,12 @@ type Runtime struct {
 	queued atomic.Bool
 	nextID uint64
 	scopes []*scope
+	// allocatedSinceGC counts the bytes allocated since the last
+	// collection this runtime started (see collectIfDue); only the
+	// runtime's goroutine touches it. collecting is set while one runs.
+	allocatedSinceGC, gcTrigger uint64
+	collected                   chan struct{} // closed when it has; nil when none runs
+
 	// hostLimit is [host] memory_limit in bytes (0: none); hostHeld counts
 	// the bytes of this runtime's live host arrays against it.
 	hostLimit uint64
@@ -478,14 +484,27 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 		rt.scopes[n-1].buffers = append(rt.scopes[n-1].buffers, b)
 	}
 	rt.mu.Unlock()
+	rt.collectIfDue(nbytes)
 	return b, nil
 }
 
-func (rt *Runtime) freeBuffer(b *buffer) error {
+// freeExplicitly is freeBuffer for a free the script asked for (Free, a
+// scope's end): memory given back that way is no reason to collect, so it
+// no longer counts towards the next collection (collectIfDue), and a loop
+// that frees what it allocates never starts one.
+func (rt *Runtime) freeExplicitly(b *buffer) error { return rt.release(b, true) }
+
+// freeBuffer frees b's memory once; later calls do nothing.
+func (rt *Runtime) freeBuffer(b *buffer) error { return rt.release(b, false) }
+
+func (rt *Runtime) release(b *buffer, explicit bool) error {
 	rt.mu.Lock()
 	if b.freed {
 		rt.mu.Unlock()
 		return nil
+	}
+	if explicit {
+		rt.allocatedSinceGC -= min(rt.allocatedSinceGC, b.blk.Size)
 	}
 	b.freed = true
 	rt.buffers.remove(b)
@@ -578,4 +597,60 @@ func (rt *Runtime) explainOOM(err error) {
 		return // a limit stopped it, not the capacity
 	}
 	oom.Hint = fmt.Sprintf("the CPU backend's capacity is [cpu] memory = %q; raise it in config.toml, with GLUA_CPU_MEMORY or with --cpu-memory", rt.cfg.CPU.Memory)
+}
+
+// gcMinBytes is the least a runtime allocates between the collections it
+// starts itself, so that a small working set does not collect constantly.
+const gcMinBytes = 16 << 20
+
+// collectIfDue starts Go's collector when the arrays allocated since the
+// last collection pass [pool] gc_percent of the bytes live arrays held
+// then (and gcMinBytes): Go's own pacing sees only the few bytes of Go memory
+// an array takes, not its device memory, so without this a loop that drops
+// arrays fills the device before anything is collected (CUDA.jl paces its
+// collector by device memory the same way). The collection runs on a
+// goroutine of its own, concurrently with the script; the cleanups it
+// triggers queue the dropped arrays, and the next allocation frees them.
+// A script that allocates another trigger's worth before the collection is
+// done waits for it, which bounds the memory dropped arrays can hold.
+func (rt *Runtime) collectIfDue(nbytes uint64) {
+	percent := rt.cfg.Pool.GCPercent
+	if percent < 0 {
+		return
+	}
+	rt.allocatedSinceGC += nbytes
+	trigger := max(rt.gcTrigger, gcMinBytes)
+	if rt.allocatedSinceGC < trigger {
+		return
+	}
+	if rt.collected != nil {
+		select {
+		case <-rt.collected:
+		default:
+			if rt.allocatedSinceGC < 2*trigger {
+				return
+			}
+			<-rt.collected
+		}
+		rt.collected = nil
+		rt.drain()
+	}
+	rt.allocatedSinceGC = 0
+	rt.gcTrigger = rt.pool.Stats().Used / 100 * uint64(percent)
+	rt.graduate() // the newest arrays too, so that this collection can find them
+	done := make(chan struct{})
+	rt.collected = done
+	go func() {
+		// Cleanups run after the collection, off this goroutine; the
+		// sentinel's, queued in the same cycle, says the queue got that
+		// far (the timeout keeps a late one from holding the script).
+		found := make(chan struct{})
+		goruntime.AddCleanup(new([16]byte), func(c chan struct{}) { close(c) }, found)
+		goruntime.GC()
+		select {
+		case <-found:
+		case <-time.After(200 * time.Millisecond):
+		}
+		close(done)
+	}()
 }

@@ -41,7 +41,7 @@ func (rt *Runtime) endScope(s *scope, keep []*Array) {
 			pass = append(pass, b)
 			continue
 		}
-		rt.freeBuffer(b)
+		rt.freeExplicitly(b)
 	}
 	if len(pass) == 0 {
 		return
