@@ -23,7 +23,8 @@ Available options are:
   --soft-limit SIZE  release cached memory above SIZE (e.g. 2GiB, 80%)
   --hard-limit SIZE  never reserve more device memory than SIZE
   --cpu-memory SIZE  the CPU backend's capacity (e.g. 8GiB, 50% of RAM)
-  --host-memory-limit SIZE  cap on the host memory of host arrays
+  --host-memory-limit SIZE
+                     cap the host memory that host arrays hold together
   --info             show devices, libraries and the configuration in effect
   --                 stop handling options
   -                  stop handling options and execute stdin
