@@ -289,3 +289,73 @@ func TestSplitConstructorIsOneValue(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// groupedProgram is one function long enough (over functionLiterals
+// literals) that runs of its statements move into functions of their own:
+// every kind of statement that may or may not move, each printing what it
+// saw, so that lua5.1's output checks the rewrite.
+func groupedProgram(rng *rand.Rand) string {
+	var b strings.Builder
+	b.WriteString("local arg = 'script args'\nlocal acc, log = 0, {}\nlocal function note(x) log[#log + 1] = tostring(x) end\n")
+	b.WriteString("local function body(...)\n  local here = 0\n")
+	locals := 0
+	for i := 0; i < 9000; i++ {
+		op := rng.IntN(12)
+		if op == 4 {
+			if locals++; locals > 60 {
+				op = 3 // a function may have 200 locals
+			}
+		}
+		switch op {
+		case 0, 1, 2:
+			fmt.Fprintf(&b, "  acc = acc + %d.5\n", i)
+		case 3:
+			fmt.Fprintf(&b, "  here = here + %d\n", rng.IntN(10))
+		case 4:
+			fmt.Fprintf(&b, "  local v%d = %d.25; acc = acc + v%d\n", i, i, i)
+		case 5:
+			fmt.Fprintf(&b, "  for j = 1, 3 do if j == %d then break end acc = acc + j end\n", 1+rng.IntN(3))
+		case 6:
+			b.WriteString("  note(select('#', ...))\n")
+		case 7:
+			b.WriteString("  note(arg)\n")
+		case 8:
+			b.WriteString("  note(arg); note(select('#', ...))\n")
+		case 9:
+			fmt.Fprintf(&b, "  do local t = {%d, 'x%d', here} acc = acc + t[1] + #t end\n", i, i)
+		case 10:
+			fmt.Fprintf(&b, "  function g%d() return here + %d end note(g%d())\n", i%7, i, i%7)
+		default:
+			fmt.Fprintf(&b, "  if acc > %d then note('over %d') end\n", rng.IntN(100000), i)
+		}
+	}
+	b.WriteString("  return here, acc\nend\n")
+	b.WriteString("local here, total = body(1, nil, 3)\nprint(here, string.format('%.2f', total), #log, table.concat(log, ',', #log - 50, #log))\n")
+	return b.String()
+}
+
+func TestGroupedStatementsRunAsLua51Runs(t *testing.T) {
+	runLua51(t, "")
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
+	src := groupedProgram(rng)
+	chunk, err := parse.Parse(strings.NewReader(src), "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := lua.Compile(chunk, "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := maxConstants(plain); n <= functionLiterals {
+		t.Fatalf("the program's function has only %d constants; nothing to group", n)
+	}
+	if n := maxConstants(compileRewritten(t, src)); n > functionLiterals+splitLiterals {
+		t.Errorf("a function has %d constants; the statements were not grouped", n)
+	}
+	want := runLua51(t, src)
+	if got := runLuac(t, src); got != want {
+		t.Fatalf("printed %q, lua5.1 prints %q", got, want)
+	}
+}
