@@ -1,6 +1,6 @@
-// Package bindings is glua's Lua surface: the modules cuda, kernels, pool
-// and (soon) batch. Each function checks all of its arguments, calls the runtime,
-// and converts the result; decisions (limits, retries, which kernel runs)
+// Package bindings is glua's Lua surface: the modules cuda, kernels and
+// pool. Each function checks all of its arguments, calls the runtime, and
+// converts the result; decisions (limits, retries, which kernel runs)
 // belong to the runtime.
 //
 // Importing the package registers the modules with the runtime, so every

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/gluaproject/glua/device"
 )
 
 // Config is the whole configuration. Field tags are the keys of config.toml.
@@ -98,9 +100,9 @@ func Default() Config {
 		Pool:    PoolConfig{Strategy: "caching", GCPercent: 100},
 		CPU:     CPUConfig{Memory: "50%"},
 		CUDA: CUDAConfig{
-			LibCUDA:   []string{"libcuda.so.1", "libcuda.so"},
-			LibNVRTC:  []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
-			LibCUBLAS: []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so"},
+			LibCUDA:   device.DefaultLibCUDA(),
+			LibNVRTC:  device.DefaultLibNVRTC(),
+			LibCUBLAS: device.DefaultLibCUBLAS(),
 		},
 		Lua: LuaConfig{CallDepth: 20000, StackSlots: 1 << 22},
 	}

@@ -20,19 +20,13 @@ type Config struct {
 	// Device is the CUDA device ordinal.
 	Device int
 	// LibCUDA, LibNVRTC and LibCUBLAS are the names (or paths) dlopen
-	// tries, in order. Empty means the defaults: libcuda.so.1, libcuda.so;
-	// libnvrtc.so.13, .so.12, .so; libcublas.so.13, .so.12, .so.
+	// tries, in order. Empty means the defaults (device.DefaultLibCUDA and
+	// its siblings).
 	LibCUDA, LibNVRTC, LibCUBLAS []string
 	// KernelCache is the directory compiled kernels are cached in. "" is
 	// os.UserCacheDir()/glua/kernels; "off" disables the cache.
 	KernelCache string
 }
-
-var (
-	defaultLibCUDA   = []string{"libcuda.so.1", "libcuda.so"}
-	defaultLibNVRTC  = []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}
-	defaultLibCUBLAS = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so"}
-)
 
 var errClosed = errors.New("cuda: the backend is closed")
 
@@ -102,13 +96,13 @@ func Load(cfg Config) (b *Backend, err error) {
 		}
 	}()
 	if len(cfg.LibCUDA) == 0 {
-		cfg.LibCUDA = defaultLibCUDA
+		cfg.LibCUDA = device.DefaultLibCUDA()
 	}
 	if len(cfg.LibNVRTC) == 0 {
-		cfg.LibNVRTC = defaultLibNVRTC
+		cfg.LibNVRTC = device.DefaultLibNVRTC()
 	}
 	if len(cfg.LibCUBLAS) == 0 {
-		cfg.LibCUBLAS = defaultLibCUBLAS
+		cfg.LibCUBLAS = device.DefaultLibCUBLAS()
 	}
 	if cfg.Device < 0 {
 		return nil, fmt.Errorf("cuda: device %d: the ordinal must not be negative", cfg.Device)
@@ -397,10 +391,10 @@ func (b *Backend) Close() error {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var first error
+	var errs []error
 	keep := func(err error) {
-		if err != nil && first == nil {
-			first = err
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	keep(b.check("cuCtxSetCurrent", "", cuResult(b.drv.cuCtxSetCurrent.call(b.ctx))))
@@ -437,5 +431,5 @@ func (b *Backend) Close() error {
 	if b.sticky.Load() != nil {
 		return nil
 	}
-	return first
+	return errors.Join(errs...)
 }

@@ -45,3 +45,12 @@ type Gemm struct {
 	TF32   bool
 	Stream Stream
 }
+
+// The shared libraries the NVIDIA backend loads, each list tried in order:
+// the defaults of config.toml's [cuda] lib* keys and of cuda.Config. Use
+// the functions, which return fresh slices a caller may change.
+func DefaultLibCUDA() []string  { return []string{"libcuda.so.1", "libcuda.so"} }
+func DefaultLibNVRTC() []string { return []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"} }
+func DefaultLibCUBLAS() []string {
+	return []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so"}
+}

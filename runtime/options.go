@@ -8,10 +8,10 @@ import (
 )
 
 // Options configures a Runtime. Every config key has a field here; a zero
-// field means "from the configuration", which is looked up as DESIGN.md
-// describes (--config file, $GLUA_CONFIG, ./config.toml,
-// ~/.config/glua/config.toml, built-in defaults) and then overridden by the
-// GLUA_* environment variables. Non-zero fields override both, as flags do.
+// field means "from the configuration", which is the first of ConfigFile,
+// $GLUA_CONFIG, ./config.toml and ~/.config/glua/config.toml that exists,
+// else the built-in defaults (config.Load), then overridden by the GLUA_*
+// environment variables. Non-zero fields override both, as flags do.
 type Options struct {
 	// ConfigFile names the configuration file, like --config.
 	ConfigFile string

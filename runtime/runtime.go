@@ -88,7 +88,7 @@ type Runtime struct {
 
 // A Module is a Lua module the runtime preloads into every Lua state, so
 // that `require(name)` finds it. The bindings package registers glua's
-// modules (cuda, kernels, pool, batch) from its init function, as
+// modules (cuda, kernels, pool) from its init function, as
 // database/sql drivers register themselves.
 type Module struct {
 	Name string

@@ -1,5 +1,5 @@
 // Command glua runs Lua scripts that drive the GPU through glua's modules
-// (cuda, kernels, pool, batch). It is used as the reference lua interpreter
+// (cuda, kernels, pool). It is used as the reference lua interpreter
 // is, glua [options] [script [args]], with options of its own for the
 // backend, the memory pool and the configuration (see usage in args.go).
 package main
