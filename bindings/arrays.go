@@ -81,7 +81,7 @@ func arrayField(L *lua.LState, a *runtime.Array, key string) (lua.LValue, bool) 
 func selfArray(L *lua.LState, method string) *runtime.Array {
 	a := toArray(L, 1)
 	if a == nil {
-		L.RaiseError("DeviceArray:%s: called on %s; call it as d:%s(...)", method, typeName(L.Get(1)), method)
+		badArgument(L, "DeviceArray:%s: called on %s; call it as d:%s(...)", method, typeName(L.Get(1)), method)
 	}
 	return a
 }

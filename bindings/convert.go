@@ -187,7 +187,7 @@ func optNumber(L *lua.LState, name string, t *lua.LTable, key string, def float6
 	case lua.LNumber:
 		return float64(v)
 	default:
-		L.RaiseError("%s: option %s must be a number, got %s", name, key, typeName(v))
+		badArgument(L, "%s: option %s must be a number, got %s", name, key, typeName(v))
 		return 0
 	}
 }
@@ -199,7 +199,7 @@ func optBool(L *lua.LState, name string, t *lua.LTable, key string, def bool) bo
 	case lua.LBool:
 		return bool(v)
 	default:
-		L.RaiseError("%s: option %s must be a boolean, got %s", name, key, typeName(v))
+		badArgument(L, "%s: option %s must be a boolean, got %s", name, key, typeName(v))
 		return false
 	}
 }
@@ -211,7 +211,7 @@ func optString(L *lua.LState, name string, t *lua.LTable, key string, def string
 	case lua.LString:
 		return string(v)
 	default:
-		L.RaiseError("%s: option %s must be a string, got %s", name, key, typeName(v))
+		badArgument(L, "%s: option %s must be a string, got %s", name, key, typeName(v))
 		return ""
 	}
 }

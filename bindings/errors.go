@@ -11,12 +11,18 @@ import (
 // raise turns a runtime error into a Lua error prefixed with the Lua-visible
 // name of the call (`kernels.matmul: ...`). Lua adds the script position.
 func raise(L *lua.LState, name string, err error) {
-	L.RaiseError("%s: %s", name, err.Error())
+	runtime.RaiseError(L, err, "%s: %s", name, err.Error())
+}
+
+// badArgument raises an error about the arguments or options a call was
+// given; a host sees it as runtime.ErrBadArgument.
+func badArgument(L *lua.LState, format string, args ...any) {
+	runtime.RaiseError(L, runtime.ErrBadArgument, format, args...)
 }
 
 // argError reports a bad argument by position, naming the call.
 func argError(L *lua.LState, name string, n int, format string, args ...any) {
-	L.RaiseError("%s: bad argument #%d (%s)", name, n, fmt.Sprintf(format, args...))
+	runtime.RaiseError(L, runtime.ErrBadArgument, "%s: bad argument #%d (%s)", name, n, fmt.Sprintf(format, args...))
 }
 
 // typeName is the Lua type of v as a user would name it, with glua's

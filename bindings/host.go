@@ -76,11 +76,11 @@ func registerHostType(rt *runtime.Runtime, L *lua.LState) {
 			h := L.CheckUserData(1).Value.(*runtime.HostArray)
 			key, ok := L.Get(2).(lua.LNumber)
 			if !ok {
-				L.RaiseError("HostArray: cannot set field %s; only elements h[i] can be set", lua.LVAsString(L.Get(2)))
+				badArgument(L, "HostArray: cannot set field %s; only elements h[i] can be set", lua.LVAsString(L.Get(2)))
 			}
 			v, ok := L.Get(3).(lua.LNumber)
 			if !ok {
-				L.RaiseError("HostArray: element must be a number, got %s", typeName(L.Get(3)))
+				badArgument(L, "HostArray: element must be a number, got %s", typeName(L.Get(3)))
 			}
 			if err := h.Set(hostIndex(L, h, key), float64(v)); err != nil {
 				raise(L, "HostArray", err)
@@ -102,7 +102,7 @@ func registerHostType(rt *runtime.Runtime, L *lua.LState) {
 func hostIndex(L *lua.LState, h *runtime.HostArray, key lua.LNumber) int {
 	i, ok := intOf(float64(key))
 	if !ok || i < 1 || i > h.Size() {
-		L.RaiseError("HostArray: index %v out of range 1..%d", key, h.Size())
+		badArgument(L, "HostArray: index %v out of range 1..%d", key, h.Size())
 	}
 	return i - 1
 }
@@ -110,7 +110,7 @@ func hostIndex(L *lua.LState, h *runtime.HostArray, key lua.LNumber) int {
 func selfHost(L *lua.LState, method string) *runtime.HostArray {
 	h := toHost(L, 1)
 	if h == nil {
-		L.RaiseError("HostArray:%s: called on %s; call it as h:%s(...)", method, typeName(L.Get(1)), method)
+		badArgument(L, "HostArray:%s: called on %s; call it as h:%s(...)", method, typeName(L.Get(1)), method)
 	}
 	return h
 }

@@ -131,22 +131,22 @@ func limitChange(L *lua.LState, name string, opts *lua.LTable, key string) runti
 		return runtime.LimitChange{}
 	case lua.LBool:
 		if v {
-			L.RaiseError("%s: %s must be a size, a percentage or false, got true", name, key)
+			badArgument(L, "%s: %s must be a size, a percentage or false, got true", name, key)
 		}
 		return runtime.LimitChange{Set: true}
 	case lua.LNumber:
 		b, ok := intOf(float64(v))
 		if !ok || b <= 0 {
-			L.RaiseError("%s: %s must be a positive whole number of bytes, got %v", name, key, v)
+			badArgument(L, "%s: %s must be a positive whole number of bytes, got %v", name, key, v)
 		}
 		return runtime.LimitChange{Set: true, Value: lua.LVAsString(v)}
 	case lua.LString:
 		if v == "" {
-			L.RaiseError("%s: %s is empty; use false to clear a limit", name, key)
+			badArgument(L, "%s: %s is empty; use false to clear a limit", name, key)
 		}
 		return runtime.LimitChange{Set: true, Value: string(v)}
 	default:
-		L.RaiseError("%s: %s must be a size, a percentage or false, got %s", name, key, typeName(v))
+		badArgument(L, "%s: %s must be a size, a percentage or false, got %s", name, key, typeName(v))
 		return runtime.LimitChange{}
 	}
 }

@@ -28,7 +28,7 @@ func compile(rt *runtime.Runtime, L *lua.LState) int {
 	case *lua.LTable:
 		flags = stringList(L, name, "options", v)
 	default:
-		L.RaiseError("%s: option options must be a table of strings, got %s", name, typeName(v))
+		badArgument(L, "%s: option options must be a table of strings, got %s", name, typeName(v))
 	}
 	switch v := opts.RawGetString("signature").(type) {
 	case *lua.LNilType:
@@ -40,7 +40,7 @@ func compile(rt *runtime.Runtime, L *lua.LState) int {
 			signature = []string{}
 		}
 	default:
-		L.RaiseError("%s: option signature must be a string or a table of strings, got %s", name, typeName(v))
+		badArgument(L, "%s: option signature must be a string or a table of strings, got %s", name, typeName(v))
 	}
 	k, err := rt.Compile(string(src), string(entry), flags, signature)
 	if err != nil {
@@ -63,7 +63,7 @@ func stringList(L *lua.LState, name, key string, t *lua.LTable) []string {
 	for i := 1; i <= t.Len(); i++ {
 		s, ok := t.RawGetInt(i).(lua.LString)
 		if !ok {
-			L.RaiseError("%s: %s[%d] must be a string, got %s", name, key, i, typeName(t.RawGetInt(i)))
+			badArgument(L, "%s: %s[%d] must be a string, got %s", name, key, i, typeName(t.RawGetInt(i)))
 		}
 		out = append(out, string(s))
 	}
@@ -75,7 +75,7 @@ func launch(L *lua.LState) int {
 	const name = "Kernel:launch"
 	k, ok := userValue[*runtime.Kernel](L.Get(1))
 	if !ok {
-		L.RaiseError("%s: called on %s; call it as k:launch(...)", name, typeName(L.Get(1)))
+		badArgument(L, "%s: called on %s; call it as k:launch(...)", name, typeName(L.Get(1)))
 	}
 	opts := options(L, name, 2, "grid", "block", "shared", "stream")
 	if L.Get(2) == lua.LNil {
@@ -89,14 +89,14 @@ func launch(L *lua.LState) int {
 		n, ok := v.(lua.LNumber)
 		b, isInt := intOf(float64(n))
 		if !ok || !isInt || b < 0 || b > 1<<32-1 {
-			L.RaiseError("%s: shared must be a number of bytes, got %s", name, lua.LVAsString(v))
+			badArgument(L, "%s: shared must be a number of bytes, got %s", name, lua.LVAsString(v))
 		}
 		cfg.Shared = uint32(b)
 	}
 	if v := opts.RawGetString("stream"); v != lua.LNil {
 		s, ok := userValue[*runtime.Stream](v)
 		if !ok {
-			L.RaiseError("%s: stream must be a Stream from cuda.stream(), got %s", name, typeName(v))
+			badArgument(L, "%s: stream must be a Stream from cuda.stream(), got %s", name, typeName(v))
 		}
 		cfg.Stream = s
 	}
@@ -123,7 +123,7 @@ func launch(L *lua.LState) int {
 func dims(L *lua.LState, name string, opts *lua.LTable, key string) [3]uint32 {
 	d := [3]uint32{1, 1, 1}
 	bad := func(v lua.LValue) {
-		L.RaiseError("%s: %s must be a positive integer or a table of up to 3 of them, got %s", name, key, lua.LVAsString(v))
+		badArgument(L, "%s: %s must be a positive integer or a table of up to 3 of them, got %s", name, key, lua.LVAsString(v))
 	}
 	one := func(v lua.LValue) uint32 {
 		n, ok := v.(lua.LNumber)
@@ -135,7 +135,7 @@ func dims(L *lua.LState, name string, opts *lua.LTable, key string) [3]uint32 {
 	}
 	switch v := opts.RawGetString(key).(type) {
 	case *lua.LNilType:
-		L.RaiseError("%s: the launch configuration needs %s", name, key)
+		badArgument(L, "%s: the launch configuration needs %s", name, key)
 	case lua.LNumber:
 		d[0] = one(v)
 	case *lua.LTable:

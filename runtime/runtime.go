@@ -342,8 +342,12 @@ func (rt *Runtime) DoFile(path string) error {
 }
 
 func (rt *Runtime) call(fn *lua.LFunction) error {
+	rt.L.G.Registry.RawSetString(raisedKey, lua.LNil)
 	rt.L.Push(fn)
-	return lua51.PCall(rt.L, 0, lua.MultRet, nil)
+	if err := lua51.PCall(rt.L, 0, lua.MultRet, nil); err != nil {
+		return rt.scriptError(err)
+	}
+	return nil
 }
 
 // Config is the configuration in effect.
