@@ -4,101 +4,162 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/pool"
 	"github.com/gluaproject/glua/runtime"
 )
 
-// openPool is the loader of the pool module: limits, statistics and ways to
-// give memory back.
+// poolRuntime is what the pool module needs from a runtime.
+type poolRuntime interface {
+	Status() string
+	Stats() pool.Stats
+	ResetPeak()
+	Reclaim(nbytes uint64) (uint64, error)
+	SetLimits(soft, hard runtime.LimitChange) error
+	Limits() (soft, hard uint64)
+	Snapshot() []runtime.LiveBlock
+	Report() string
+	Scope(fn func() ([]*runtime.Array, error)) error
+	Strategy() string
+}
+
+// poolModule is the pool module: limits, statistics and ways to give memory
+// back. One method per Lua function; funcs is its table.
+type poolModule struct{ rt poolRuntime }
+
+func (m poolModule) funcs() map[string]lua.LGFunction {
+	return map[string]lua.LGFunction{
+		"status":     m.status,
+		"stats":      m.stats,
+		"reset_peak": m.resetPeak,
+		"reclaim":    m.reclaim,
+		"set_limit":  m.setLimit,
+		"limits":     m.limits,
+		"free":       m.free,
+		"snapshot":   m.snapshot,
+		"report":     m.report,
+		"scope":      m.scope,
+		"strategy":   m.strategy,
+	}
+}
+
+// openPool is the loader of the pool module.
 func openPool(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L)
-	mod := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
-		"status": func(L *lua.LState) int {
-			L.Push(lua.LString(rt.Status()))
-			return 1
-		},
-		"stats": func(L *lua.LState) int {
-			s := rt.Stats()
-			t := L.NewTable()
-			for k, v := range map[string]uint64{
-				"used": s.Used, "reserved": s.Reserved, "peak_used": s.PeakUsed, "peak_reserved": s.PeakReserved,
-				"allocations": s.Allocations, "frees": s.Frees, "cache_hits": s.CacheHits, "cache_misses": s.CacheMisses,
-				"reclaims": s.Reclaims, "oom_retries": s.OOMRetries, "soft_limit": s.SoftLimit, "hard_limit": s.HardLimit,
-				"device_free": s.DeviceFree, "device_total": s.DeviceTotal, "live_arrays": uint64(s.LiveBlocks),
-				"requested": s.Requested,
-			} {
-				t.RawSetString(k, lua.LNumber(v))
-			}
-			L.Push(t)
-			return 1
-		},
-		"reset_peak": func(L *lua.LState) int {
-			rt.Pool().ResetPeak()
-			return 0
-		},
-		"reclaim": func(L *lua.LState) int {
-			const name = "pool.reclaim"
-			var want uint64
-			if L.Get(1) != lua.LNil {
-				want = checkSize(L, name, 1)
-			}
-			n, err := rt.Reclaim(want)
-			if err != nil {
-				raise(L, name, err)
-			}
-			L.Push(lua.LNumber(n))
-			return 1
-		},
-		"set_limit": func(L *lua.LState) int {
-			const name = "pool.set_limit"
-			opts := options(L, name, 1, "soft", "hard")
-			if L.Get(1) == lua.LNil {
-				argError(L, name, 1, "table expected, e.g. {soft = \"2GiB\", hard = \"90%%\"}")
-			}
-			soft := limitChange(L, name, opts, "soft")
-			hard := limitChange(L, name, opts, "hard")
-			if err := rt.SetLimits(soft, hard); err != nil {
-				raise(L, name, err)
-			}
-			return 0
-		},
-		"limits": func(L *lua.LState) int {
-			soft, hard := rt.Limits()
-			t := L.NewTable()
-			t.RawSetString("soft", limitValue(soft))
-			t.RawSetString("hard", limitValue(hard))
-			L.Push(t)
-			return 1
-		},
-		"free": func(L *lua.LState) int {
-			const name = "pool.free"
-			if err := checkArray(L, name, 1).Free(); err != nil {
-				raise(L, name, err)
-			}
-			return 0
-		},
-		"snapshot": func(L *lua.LState) int {
-			t := L.NewTable()
-			for _, b := range rt.Snapshot() {
-				e := L.NewTable()
-				e.RawSetString("id", lua.LNumber(b.ID))
-				e.RawSetString("nbytes", lua.LNumber(b.NBytes))
-				e.RawSetString("dtype", lua.LString(b.DType.String()))
-				e.RawSetString("shape", shapeTable(L, b.Shape))
-				e.RawSetString("stream", lua.LNumber(b.Stream))
-				e.RawSetString("site", lua.LString(b.Site))
-				t.Append(e)
-			}
-			L.Push(t)
-			return 1
-		},
-		"report": func(L *lua.LState) int {
-			L.Push(lua.LString(rt.Report()))
-			return 1
-		},
-		"scope":    func(L *lua.LState) int { return scope(rt, L) },
-		"strategy": func(L *lua.LState) int { L.Push(lua.LString(rt.Pool().Strategy())); return 1 },
-	})
-	L.Push(mod)
+	L.Push(L.SetFuncs(L.NewTable(), poolModule{rt}.funcs()))
+	return 1
+}
+
+func (m poolModule) status(L *lua.LState) int {
+	L.Push(lua.LString(m.rt.Status()))
+	return 1
+}
+
+// statsFields are pool.stats()'s keys, each with its figure.
+var statsFields = []struct {
+	key string
+	get func(pool.Stats) uint64
+}{
+	{"used", func(s pool.Stats) uint64 { return s.Used }},
+	{"requested", func(s pool.Stats) uint64 { return s.Requested }},
+	{"reserved", func(s pool.Stats) uint64 { return s.Reserved }},
+	{"peak_used", func(s pool.Stats) uint64 { return s.PeakUsed }},
+	{"peak_reserved", func(s pool.Stats) uint64 { return s.PeakReserved }},
+	{"live_arrays", func(s pool.Stats) uint64 { return uint64(s.LiveBlocks) }},
+	{"allocations", func(s pool.Stats) uint64 { return s.Allocations }},
+	{"frees", func(s pool.Stats) uint64 { return s.Frees }},
+	{"cache_hits", func(s pool.Stats) uint64 { return s.CacheHits }},
+	{"cache_misses", func(s pool.Stats) uint64 { return s.CacheMisses }},
+	{"reclaims", func(s pool.Stats) uint64 { return s.Reclaims }},
+	{"oom_retries", func(s pool.Stats) uint64 { return s.OOMRetries }},
+	{"soft_limit", func(s pool.Stats) uint64 { return s.SoftLimit }},
+	{"hard_limit", func(s pool.Stats) uint64 { return s.HardLimit }},
+	{"device_free", func(s pool.Stats) uint64 { return s.DeviceFree }},
+	{"device_total", func(s pool.Stats) uint64 { return s.DeviceTotal }},
+}
+
+func (m poolModule) stats(L *lua.LState) int {
+	s := m.rt.Stats()
+	t := L.CreateTable(0, len(statsFields))
+	for _, f := range statsFields {
+		t.RawSetString(f.key, lua.LNumber(f.get(s)))
+	}
+	L.Push(t)
+	return 1
+}
+
+func (m poolModule) resetPeak(L *lua.LState) int {
+	m.rt.ResetPeak()
+	return 0
+}
+
+func (m poolModule) reclaim(L *lua.LState) int {
+	const name = "pool.reclaim"
+	var want uint64
+	if L.Get(1) != lua.LNil {
+		want = checkSize(L, name, 1)
+	}
+	n, err := m.rt.Reclaim(want)
+	if err != nil {
+		raise(L, name, err)
+	}
+	L.Push(lua.LNumber(n))
+	return 1
+}
+
+func (m poolModule) setLimit(L *lua.LState) int {
+	const name = "pool.set_limit"
+	opts := options(L, name, 1, "soft", "hard")
+	if L.Get(1) == lua.LNil {
+		argError(L, name, 1, "table expected, e.g. {soft = \"2GiB\", hard = \"90%%\"}")
+	}
+	soft := limitChange(L, name, opts, "soft")
+	hard := limitChange(L, name, opts, "hard")
+	if err := m.rt.SetLimits(soft, hard); err != nil {
+		raise(L, name, err)
+	}
+	return 0
+}
+
+func (m poolModule) limits(L *lua.LState) int {
+	soft, hard := m.rt.Limits()
+	t := L.NewTable()
+	t.RawSetString("soft", limitValue(soft))
+	t.RawSetString("hard", limitValue(hard))
+	L.Push(t)
+	return 1
+}
+
+func (m poolModule) free(L *lua.LState) int {
+	const name = "pool.free"
+	if err := checkArray(L, name, 1).Free(); err != nil {
+		raise(L, name, err)
+	}
+	return 0
+}
+
+func (m poolModule) snapshot(L *lua.LState) int {
+	t := L.NewTable()
+	for _, b := range m.rt.Snapshot() {
+		e := L.NewTable()
+		e.RawSetString("id", lua.LNumber(b.ID))
+		e.RawSetString("nbytes", lua.LNumber(b.NBytes))
+		e.RawSetString("dtype", lua.LString(b.DType.String()))
+		e.RawSetString("shape", shapeTable(L, b.Shape))
+		e.RawSetString("stream", lua.LNumber(b.Stream))
+		e.RawSetString("site", lua.LString(b.Site))
+		t.Append(e)
+	}
+	L.Push(t)
+	return 1
+}
+
+func (m poolModule) report(L *lua.LState) int {
+	L.Push(lua.LString(m.rt.Report()))
+	return 1
+}
+
+func (m poolModule) strategy(L *lua.LState) int {
+	L.Push(lua.LString(m.rt.Strategy()))
 	return 1
 }
 
@@ -160,7 +221,7 @@ func limitValue(n uint64) lua.LValue {
 
 // scope is pool.scope(fn, ...): call fn and free every array it allocated
 // that it does not return, also when fn raises an error.
-func scope(rt *runtime.Runtime, L *lua.LState) int {
+func (m poolModule) scope(L *lua.LState) int {
 	const name = "pool.scope"
 	fn, ok := L.Get(1).(*lua.LFunction)
 	if !ok {
@@ -169,7 +230,7 @@ func scope(rt *runtime.Runtime, L *lua.LState) int {
 	nargs := L.GetTop() - 1
 	base := L.GetTop()
 	var nret int
-	err := rt.Scope(func() ([]*runtime.Array, error) {
+	err := m.rt.Scope(func() ([]*runtime.Array, error) {
 		L.Push(fn)
 		for i := 2; i <= base; i++ {
 			L.Push(L.Get(i))

@@ -113,3 +113,9 @@ func parseLimit(name, value string, total uint64) (uint64, error) {
 	}
 	return v, nil
 }
+
+// ResetPeak starts the pool's peak figures again from the current ones.
+func (rt *Runtime) ResetPeak() { rt.pool.ResetPeak() }
+
+// Strategy is the pool's allocation strategy: "caching", "cuda" or "none".
+func (rt *Runtime) Strategy() string { return rt.pool.Strategy() }
