@@ -11,7 +11,7 @@ import (
 const kernelType = "glua.Kernel"
 
 // compile is kernels.compile(source, entry [, {options = {...}, signature = ...}]).
-func compile(rt *runtime.Runtime, L *lua.LState) int {
+func (m kernelsModule) compile(L *lua.LState) int {
 	const name = "kernels.compile"
 	src, ok := L.Get(1).(lua.LString)
 	if !ok {
@@ -42,7 +42,7 @@ func compile(rt *runtime.Runtime, L *lua.LState) int {
 	default:
 		badArgument(L, "%s: option signature must be a string or a table of strings, got %s", name, typeName(v))
 	}
-	k, err := rt.Compile(string(src), string(entry), flags, signature)
+	k, err := m.rt.Compile(string(src), string(entry), flags, signature)
 	if err != nil {
 		raise(L, name, err)
 	}
