@@ -9,97 +9,139 @@ import (
 	"github.com/gluaproject/glua/runtime"
 )
 
-// openCuda is the loader of the cuda module: devices, arrays, transfers.
+// cudaRuntime is what the cuda module needs from a runtime.
+type cudaRuntime interface {
+	BackendName() string
+	Device() (device.Info, error)
+	Synchronize() error
+	ToDevice(h *runtime.HostArray) (*runtime.Array, error)
+	DeviceArray(shape []int, dt device.DType) (*runtime.Array, error)
+	Zeros(shape []int, dt device.DType) (*runtime.Array, error)
+	Full(shape []int, v float64, dt device.DType) (*runtime.Array, error)
+	Rand(shape []int, dt device.DType, seed *uint64) (*runtime.Array, error)
+	NewHostArray(shape []int, dt device.DType, pinned bool) (*runtime.HostArray, error)
+}
+
+// cudaModule is the cuda module: devices, arrays, transfers (and the
+// streams and events of streams.go). One method per Lua function; funcs
+// is its table.
+type cudaModule struct{ rt cudaRuntime }
+
+func (m cudaModule) funcs() map[string]lua.LGFunction {
+	return map[string]lua.LGFunction{
+		"backend":      m.backend,
+		"device":       m.device,
+		"devices":      m.devices,
+		"synchronize":  m.synchronize,
+		"to_device":    m.toDevice,
+		"device_array": m.deviceArray,
+		"zeros":        m.zeros,
+		"ones":         m.ones,
+		"full":         m.full,
+		"rand":         m.rand,
+		"host_array":   m.hostArray,
+	}
+}
+
+// openCuda is the loader of the cuda module.
 func openCuda(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L)
-	mod := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
-		"backend": func(L *lua.LState) int {
-			L.Push(lua.LString(rt.BackendName()))
-			return 1
-		},
-		"device": func(L *lua.LState) int {
-			info, err := rt.Device()
-			if err != nil {
-				raise(L, "cuda.device", err)
-			}
-			L.Push(deviceTable(L, info))
-			return 1
-		},
-		"devices": func(L *lua.LState) int {
-			info, err := rt.Device()
-			if err != nil {
-				raise(L, "cuda.devices", err)
-			}
-			t := L.NewTable()
-			t.Append(deviceTable(L, info))
-			L.Push(t)
-			return 1
-		},
-		"synchronize": func(L *lua.LState) int {
-			if err := rt.Synchronize(); err != nil {
-				raise(L, "cuda.synchronize", err)
-			}
-			return 0
-		},
-		"to_device":    func(L *lua.LState) int { return toDevice(rt, L) },
-		"device_array": func(L *lua.LState) int { return newArray(rt, L, "cuda.device_array", nil) },
-		"zeros": func(L *lua.LState) int {
-			return newArray(rt, L, "cuda.zeros", func(shape []int, dt device.DType) (*runtime.Array, error) { return rt.Zeros(shape, dt) })
-		},
-		"ones": func(L *lua.LState) int {
-			return newArray(rt, L, "cuda.ones", func(shape []int, dt device.DType) (*runtime.Array, error) { return rt.Full(shape, 1, dt) })
-		},
-		"full": func(L *lua.LState) int {
-			const name = "cuda.full"
-			shape := checkShape(L, name, 1)
-			v, ok := L.Get(2).(lua.LNumber)
-			if !ok {
-				argError(L, name, 2, "fill value must be a number, got %s", typeName(L.Get(2)))
-			}
-			dt := optDType(L, name, 3, device.Float32)
-			a, err := rt.Full(shape, float64(v), dt)
-			if err != nil {
-				raise(L, name, err)
-			}
-			pushArray(L, a)
-			return 1
-		},
-		"rand": func(L *lua.LState) int {
-			const name = "cuda.rand"
-			shape := checkShape(L, name, 1)
-			dt := optDType(L, name, 2, device.Float32)
-			var seed *uint64
-			if L.Get(3) != lua.LNil {
-				s := checkInt(L, name, 3, "seed")
-				if s < 0 {
-					argError(L, name, 3, "seed must be non-negative, got %d", s)
-				}
-				u := uint64(s)
-				seed = &u
-			}
-			a, err := rt.Rand(shape, dt, seed)
-			if err != nil {
-				raise(L, name, err)
-			}
-			pushArray(L, a)
-			return 1
-		},
-		"host_array": func(L *lua.LState) int {
-			const name = "cuda.host_array"
-			shape := checkShape(L, name, 1)
-			dt := optDType(L, name, 2, device.Float32)
-			opts := options(L, name, 3, "pinned")
-			pinned := optBool(L, name, opts, "pinned", false)
-			h, err := rt.NewHostArray(shape, dt, pinned)
-			if err != nil {
-				raise(L, name, err)
-			}
-			pushHost(L, h)
-			return 1
-		},
-	})
+	mod := L.SetFuncs(L.NewTable(), cudaModule{rt}.funcs())
 	L.SetFuncs(mod, streamFuncs(rt, L))
 	L.Push(mod)
+	return 1
+}
+
+func (m cudaModule) backend(L *lua.LState) int {
+	L.Push(lua.LString(m.rt.BackendName()))
+	return 1
+}
+
+func (m cudaModule) device(L *lua.LState) int {
+	info, err := m.rt.Device()
+	if err != nil {
+		raise(L, "cuda.device", err)
+	}
+	L.Push(deviceTable(L, info))
+	return 1
+}
+
+func (m cudaModule) devices(L *lua.LState) int {
+	info, err := m.rt.Device()
+	if err != nil {
+		raise(L, "cuda.devices", err)
+	}
+	t := L.NewTable()
+	t.Append(deviceTable(L, info))
+	L.Push(t)
+	return 1
+}
+
+func (m cudaModule) synchronize(L *lua.LState) int {
+	if err := m.rt.Synchronize(); err != nil {
+		raise(L, "cuda.synchronize", err)
+	}
+	return 0
+}
+
+func (m cudaModule) deviceArray(L *lua.LState) int {
+	return newArray(L, "cuda.device_array", m.rt.DeviceArray)
+}
+
+func (m cudaModule) zeros(L *lua.LState) int { return newArray(L, "cuda.zeros", m.rt.Zeros) }
+
+func (m cudaModule) ones(L *lua.LState) int {
+	return newArray(L, "cuda.ones", func(shape []int, dt device.DType) (*runtime.Array, error) { return m.rt.Full(shape, 1, dt) })
+}
+
+func (m cudaModule) full(L *lua.LState) int {
+	const name = "cuda.full"
+	shape := checkShape(L, name, 1)
+	v, ok := L.Get(2).(lua.LNumber)
+	if !ok {
+		argError(L, name, 2, "fill value must be a number, got %s", typeName(L.Get(2)))
+	}
+	dt := optDType(L, name, 3, device.Float32)
+	a, err := m.rt.Full(shape, float64(v), dt)
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushArray(L, a)
+	return 1
+}
+
+func (m cudaModule) rand(L *lua.LState) int {
+	const name = "cuda.rand"
+	shape := checkShape(L, name, 1)
+	dt := optDType(L, name, 2, device.Float32)
+	var seed *uint64
+	if L.Get(3) != lua.LNil {
+		s := checkInt(L, name, 3, "seed")
+		if s < 0 {
+			argError(L, name, 3, "seed must be non-negative, got %d", s)
+		}
+		u := uint64(s)
+		seed = &u
+	}
+	a, err := m.rt.Rand(shape, dt, seed)
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushArray(L, a)
+	return 1
+}
+
+func (m cudaModule) hostArray(L *lua.LState) int {
+	const name = "cuda.host_array"
+	shape := checkShape(L, name, 1)
+	dt := optDType(L, name, 2, device.Float32)
+	opts := options(L, name, 3, "pinned")
+	pinned := optBool(L, name, opts, "pinned", false)
+	h, err := m.rt.NewHostArray(shape, dt, pinned)
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushHost(L, h)
 	return 1
 }
 
@@ -119,14 +161,11 @@ func deviceTable(L *lua.LState, info device.Info) *lua.LTable {
 }
 
 // newArray is cuda.device_array, zeros and ones: (shape [, dtype]).
-func newArray(rt *runtime.Runtime, L *lua.LState, name string, make func([]int, device.DType) (*runtime.Array, error)) int {
+func newArray(L *lua.LState, name string, make func([]int, device.DType) (*runtime.Array, error)) int {
 	shape := checkShape(L, name, 1)
 	dt := optDType(L, name, 2, device.Float32)
 	if L.GetTop() > 2 {
 		argError(L, name, 3, "unexpected argument (%s takes shape and dtype)", name)
-	}
-	if make == nil {
-		make = rt.DeviceArray
 	}
 	a, err := make(shape, dt)
 	if err != nil {
@@ -138,7 +177,7 @@ func newArray(rt *runtime.Runtime, L *lua.LState, name string, make func([]int, 
 
 // toDevice is cuda.to_device(src [, dtype]): src is a (nested) table of
 // numbers or a HostArray.
-func toDevice(rt *runtime.Runtime, L *lua.LState) int {
+func (m cudaModule) toDevice(L *lua.LState) int {
 	const name = "cuda.to_device"
 	src := L.Get(1)
 	var h *runtime.HostArray
@@ -163,7 +202,7 @@ func toDevice(rt *runtime.Runtime, L *lua.LState) int {
 			}
 		}
 	}
-	a, err := rt.ToDevice(h)
+	a, err := m.rt.ToDevice(h)
 	if err != nil {
 		raise(L, name, err)
 	}

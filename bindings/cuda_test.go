@@ -1,0 +1,104 @@
+package bindings
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/runtime"
+)
+
+// fakeCuda is a cudaRuntime that records what it is asked to make.
+type fakeCuda struct{ calls []string }
+
+func (f *fakeCuda) made(what string, shape []int, dt device.DType) (*runtime.Array, error) {
+	f.calls = append(f.calls, fmt.Sprintf("%s %v %s", what, shape, dt))
+	return new(runtime.Array), nil
+}
+func (f *fakeCuda) BackendName() string { return "cpu" }
+func (f *fakeCuda) Device() (device.Info, error) {
+	return device.Info{Name: "fake", TotalMemory: 1 << 30, FreeMemory: 1 << 29}, nil
+}
+func (f *fakeCuda) Synchronize() error { f.calls = append(f.calls, "synchronize"); return nil }
+func (f *fakeCuda) ToDevice(h *runtime.HostArray) (*runtime.Array, error) {
+	return f.made(fmt.Sprintf("to_device %v", h.Floats()), h.Shape(), h.DType())
+}
+func (f *fakeCuda) DeviceArray(shape []int, dt device.DType) (*runtime.Array, error) {
+	return f.made("device_array", shape, dt)
+}
+func (f *fakeCuda) Zeros(shape []int, dt device.DType) (*runtime.Array, error) {
+	return f.made("zeros", shape, dt)
+}
+func (f *fakeCuda) Full(shape []int, v float64, dt device.DType) (*runtime.Array, error) {
+	return f.made(fmt.Sprintf("full %v", v), shape, dt)
+}
+func (f *fakeCuda) Rand(shape []int, dt device.DType, seed *uint64) (*runtime.Array, error) {
+	s := "none"
+	if seed != nil {
+		s = fmt.Sprint(*seed)
+	}
+	return f.made("rand seed "+s, shape, dt)
+}
+func (f *fakeCuda) NewHostArray(shape []int, dt device.DType, pinned bool) (*runtime.HostArray, error) {
+	f.calls = append(f.calls, fmt.Sprintf("host_array %v %s pinned=%v", shape, dt, pinned))
+	return runtime.NewHostArray(shape, dt)
+}
+
+func cudaState(t *testing.T, f *fakeCuda) *lua.LState {
+	t.Helper()
+	L := lua.NewState()
+	t.Cleanup(L.Close)
+	registerArrayTypes(nil, L) // arrays made by the fake are never used as arrays
+	L.SetGlobal("cuda", L.SetFuncs(L.NewTable(), cudaModule{f}.funcs()))
+	return L
+}
+
+func TestCudaModuleConvertsShapesDTypesAndTables(t *testing.T) {
+	f := &fakeCuda{}
+	L := cudaState(t, f)
+	err := L.DoString(`
+		cuda.to_device({{1, 2, 3}, {4, 5, 6}}, "float64")
+		cuda.zeros({2, 3}); cuda.ones(4, "int32"); cuda.full({2}, 7.5)
+		cuda.rand({3}, "float16", 9); cuda.rand(5)
+		cuda.device_array({1, 2}, "bfloat16")
+		cuda.host_array({2, 2}, "uint8", {pinned = true})
+		cuda.synchronize()
+		assert(cuda.backend() == "cpu" and cuda.device().name == "fake" and #cuda.devices() == 1)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"to_device [1 2 3 4 5 6] [2 3] float64",
+		"zeros [2 3] float32", "full 1 [4] int32", "full 7.5 [2] float32",
+		"rand seed 9 [3] float16", "rand seed none [5] float32",
+		"device_array [1 2] bfloat16",
+		"host_array [2 2] uint8 pinned=true",
+		"synchronize",
+	}
+	if got := strings.Join(f.calls, "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("calls\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+func TestCudaModuleRefusesBadArgumentsBeforeCallingTheRuntime(t *testing.T) {
+	f := &fakeCuda{}
+	L := cudaState(t, f)
+	for src, want := range map[string]string{
+		`cuda.zeros({2, -1})`:                           "cuda.zeros: bad argument #1",
+		`cuda.zeros({2}, "float8")`:                     "cuda.zeros: bad argument #2",
+		`cuda.to_device({{1, 2}, {3}})`:                 "cuda.to_device: bad argument #1",
+		`cuda.rand({2}, "float32", -1)`:                 "seed must be non-negative",
+		`cuda.full({2}, "x")`:                           "fill value must be a number",
+		`cuda.host_array({2}, "float32", {pinned = 1})`: "pinned",
+	} {
+		if err := L.DoString(src); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", src, err, want)
+		}
+	}
+	if len(f.calls) != 0 {
+		t.Errorf("the runtime was called: %v", f.calls)
+	}
+}
