@@ -46,8 +46,9 @@ func (m cudaModule) funcs() map[string]lua.LGFunction {
 // openCuda is the loader of the cuda module.
 func openCuda(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L)
+	registerStreamTypes(L)
 	mod := L.SetFuncs(L.NewTable(), cudaModule{rt}.funcs())
-	L.SetFuncs(mod, streamFuncs(rt, L))
+	L.SetFuncs(mod, streamsModule{rt}.funcs())
 	L.Push(mod)
 	return 1
 }
