@@ -52,7 +52,7 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 	ud := L.NewUserData()
 	ud.Value = types
 	L.G.Registry.RawSetString(arrayTypesKey, ud)
-	registerHostType(rt, L)
+	registerHostType(L)
 }
 
 // fixedFields are the DeviceArray properties that arrays of one shape and
