@@ -21,31 +21,13 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 		"rows":         arrayRows,
 		"clone":        arrayClone,
 		"free":         arrayFree,
-		"is_freed": func(L *lua.LState) int {
-			L.Push(lua.LBool(selfArray(L, "is_freed").IsFreed()))
-			return 1
-		},
+		"is_freed":     arrayIsFreed,
 	})
 	dmt := L.NewTypeMetatable(deviceArrayType)
 	L.SetFuncs(dmt, map[string]lua.LGFunction{
-		"__index": func(L *lua.LState) int {
-			a := L.CheckUserData(1).Value.(*runtime.Array)
-			key := L.Get(2)
-			if v, ok := arrayField(L, a, lua.LVAsString(key)); ok {
-				L.Push(v)
-			} else {
-				L.Push(dmethods.RawGet(key))
-			}
-			return 1
-		},
-		"__len": func(L *lua.LState) int {
-			L.Push(lua.LNumber(L.CheckUserData(1).Value.(*runtime.Array).Size()))
-			return 1
-		},
-		"__tostring": func(L *lua.LState) int {
-			L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.Array).String()))
-			return 1
-		},
+		"__index":    arrayIndexer(dmethods),
+		"__len":      arrayLen,
+		"__tostring": arrayString,
 	})
 	types := &arrayTypes{generic: dmt, methods: dmethods, len: dmt.RawGetString("__len"),
 		tostring: dmt.RawGetString("__tostring"), byShape: make(map[shapeKey]*lua.LTable)}
@@ -53,6 +35,35 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 	ud.Value = types
 	L.G.Registry.RawSetString(arrayTypesKey, ud)
 	registerHostType(L)
+}
+
+func arrayIsFreed(L *lua.LState) int {
+	L.Push(lua.LBool(selfArray(L, "is_freed").IsFreed()))
+	return 1
+}
+
+// arrayIndexer is the generic DeviceArray __index: a field, or a method.
+func arrayIndexer(methods *lua.LTable) lua.LGFunction {
+	return func(L *lua.LState) int {
+		a := L.CheckUserData(1).Value.(*runtime.Array)
+		key := L.Get(2)
+		if v, ok := arrayField(L, a, lua.LVAsString(key)); ok {
+			L.Push(v)
+		} else {
+			L.Push(methods.RawGet(key))
+		}
+		return 1
+	}
+}
+
+func arrayLen(L *lua.LState) int {
+	L.Push(lua.LNumber(L.CheckUserData(1).Value.(*runtime.Array).Size()))
+	return 1
+}
+
+func arrayString(L *lua.LState) int {
+	L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.Array).String()))
+	return 1
 }
 
 // fixedFields are the DeviceArray properties that arrays of one shape and
