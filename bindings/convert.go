@@ -220,59 +220,94 @@ func optString(L *lua.LState, name string, t *lua.LTable, key string, def string
 // The shape is read from the first element at each depth; every other row
 // must match it.
 func tableToHost(t *lua.LTable, dt device.DType) (*runtime.HostArray, error) {
+	shape, err := tableShape(t)
+	if err != nil {
+		return nil, err
+	}
+	size := 1
+	for _, d := range shape {
+		size *= d
+	}
+	values, err := flatten(t, shape, make([]float64, 0, size))
+	if err != nil {
+		return nil, err
+	}
+	return runtime.HostArrayFromFloats(values, shape, dt)
+}
+
+// tableShape is the shape a nested table claims by its first elements.
+func tableShape(t *lua.LTable) ([]int, error) {
 	var shape []int
+	size := 1
 	for v := lua.LValue(t); ; {
 		tt, ok := v.(*lua.LTable)
 		if !ok {
-			break
+			return shape, nil
 		}
 		shape = append(shape, tt.Len())
 		if len(shape) > 32 {
 			return nil, fmt.Errorf("table nests deeper than 32 levels")
 		}
+		if size *= tt.Len(); size > maxTableElements {
+			return nil, fmt.Errorf("table has more than %d elements; build a HostArray instead", maxTableElements)
+		}
 		if tt.Len() == 0 {
-			break
+			return shape, nil
 		}
 		v = tt.RawGetInt(1)
 	}
-	size := 1
-	for _, d := range shape {
-		size *= d
-		if size > maxTableElements {
-			return nil, fmt.Errorf("table has more than %d elements; build a HostArray instead", maxTableElements)
-		}
+}
+
+// flatten appends t's numbers to values in row-major order, checking that
+// every row has the shape's length. An error names the element by its
+// indices, which are put together only then, on the way out.
+func flatten(t *lua.LTable, shape []int, values []float64) ([]float64, error) {
+	if t.Len() != shape[0] {
+		return nil, &tableError{format: "ragged table: %s has %d elements but the first at that depth has %d", row: true, args: []any{t.Len(), shape[0]}}
 	}
-	values := make([]float64, 0, size)
-	var walk func(t *lua.LTable, depth int, path string) error
-	walk = func(t *lua.LTable, depth int, path string) error {
-		if t.Len() != shape[depth] {
-			return fmt.Errorf("ragged table: %s has %d elements but the first at that depth has %d", rowName(path), t.Len(), shape[depth])
-		}
-		for i := 1; i <= shape[depth]; i++ {
-			v := t.RawGetInt(i)
-			p := fmt.Sprintf("%s[%d]", path, i)
-			if depth+1 < len(shape) {
-				sub, ok := v.(*lua.LTable)
-				if !ok {
-					return fmt.Errorf("ragged table: element %s is a %s, expected a table", p, typeName(v))
-				}
-				if err := walk(sub, depth+1, p); err != nil {
-					return err
-				}
-				continue
-			}
-			num, ok := v.(lua.LNumber)
+	for i := 1; i <= shape[0]; i++ {
+		v := t.RawGetInt(i)
+		var err error
+		if len(shape) > 1 {
+			sub, ok := v.(*lua.LTable)
 			if !ok {
-				return fmt.Errorf("element %s is a %s, expected a number", p, typeName(v))
+				err = &tableError{format: "ragged table: element %s is a %s, expected a table", args: []any{typeName(v)}}
+			} else {
+				values, err = flatten(sub, shape[1:], values)
 			}
+		} else if num, ok := v.(lua.LNumber); ok {
 			values = append(values, float64(num))
+		} else {
+			err = &tableError{format: "element %s is a %s, expected a number", args: []any{typeName(v)}}
 		}
-		return nil
+		if err != nil {
+			err.(*tableError).path = append(err.(*tableError).path, i)
+			return nil, err
+		}
 	}
-	if err := walk(t, 0, ""); err != nil {
-		return nil, err
+	return values, nil
+}
+
+// tableError is a bad element or row of a table being converted; path
+// holds its indices innermost first. row says whether the message is about
+// the row that holds the element rather than the element itself.
+type tableError struct {
+	format string
+	args   []any
+	path   []int
+	row    bool
+}
+
+func (e *tableError) Error() string {
+	var b strings.Builder
+	for i := len(e.path) - 1; i >= 0; i-- {
+		fmt.Fprintf(&b, "[%d]", e.path[i])
 	}
-	return runtime.HostArrayFromFloats(values, shape, dt)
+	where := b.String()
+	if e.row {
+		where = rowName(where)
+	}
+	return fmt.Sprintf(e.format, append([]any{where}, e.args...)...)
 }
 
 func rowName(path string) string {
