@@ -10,19 +10,9 @@ import (
 
 const kernelType = "glua.Kernel"
 
-// compile is kernels.compile(source, entry [, {options = {...}, signature = ...}]).
-func (m kernelsModule) compile(L *lua.LState) int {
-	const name = "kernels.compile"
-	src, ok := L.Get(1).(lua.LString)
-	if !ok {
-		argError(L, name, 1, "CUDA C source string expected, got %s", typeName(L.Get(1)))
-	}
-	entry, ok := L.Get(2).(lua.LString)
-	if !ok {
-		argError(L, name, 2, "kernel entry name expected, got %s", typeName(L.Get(2)))
-	}
-	opts := options(L, name, 3, "options", "signature")
-	var flags, signature []string
+// compileOptions reads kernels.compile's options: NVRTC flags, and the
+// kernel's parameter types when its declaration should not be read.
+func compileOptions(L *lua.LState, name string, opts *lua.LTable) (flags, signature []string) {
 	switch v := opts.RawGetString("options").(type) {
 	case *lua.LNilType:
 	case *lua.LTable:
@@ -42,18 +32,39 @@ func (m kernelsModule) compile(L *lua.LState) int {
 	default:
 		badArgument(L, "%s: option signature must be a string or a table of strings, got %s", name, typeName(v))
 	}
+	return flags, signature
+}
+
+// registerKernelType makes the Kernel metatable, once per state.
+func registerKernelType(L *lua.LState) {
+	if _, ok := L.GetTypeMetatable(kernelType).(*lua.LTable); ok {
+		return
+	}
+	mt := L.NewTypeMetatable(kernelType)
+	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{"launch": launch}))
+	L.SetField(mt, "__tostring", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LString("Kernel"))
+		return 1
+	}))
+}
+
+// compile is kernels.compile(source, entry [, {options = {...}, signature = ...}]).
+func (m kernelsModule) compile(L *lua.LState) int {
+	const name = "kernels.compile"
+	src, ok := L.Get(1).(lua.LString)
+	if !ok {
+		argError(L, name, 1, "CUDA C source string expected, got %s", typeName(L.Get(1)))
+	}
+	entry, ok := L.Get(2).(lua.LString)
+	if !ok {
+		argError(L, name, 2, "kernel entry name expected, got %s", typeName(L.Get(2)))
+	}
+	flags, signature := compileOptions(L, name, options(L, name, 3, "options", "signature"))
 	k, err := m.rt.Compile(string(src), string(entry), flags, signature)
 	if err != nil {
 		raise(L, name, err)
 	}
-	if _, ok := L.GetTypeMetatable(kernelType).(*lua.LTable); !ok {
-		mt := L.NewTypeMetatable(kernelType)
-		L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{"launch": launch}))
-		L.SetField(mt, "__tostring", L.NewFunction(func(L *lua.LState) int {
-			L.Push(lua.LString("Kernel"))
-			return 1
-		}))
-	}
+	registerKernelType(L)
 	pushUserData(L, k, kernelType)
 	return 1
 }
@@ -81,6 +92,29 @@ func launch(L *lua.LState) int {
 	if L.Get(2) == lua.LNil {
 		argError(L, name, 1, "launch configuration expected, e.g. {grid = 128, block = 256}")
 	}
+	cfg := launchConfig(L, name, opts)
+	args := make([]any, 0, L.GetTop()-2)
+	for i := 3; i <= L.GetTop(); i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LNumber:
+			args = append(args, float64(v))
+		default:
+			if a := toArray(L, i); a != nil {
+				args = append(args, a)
+			} else {
+				argError(L, name, i-1, "DeviceArray or number expected, got %s", typeName(v))
+			}
+		}
+	}
+	if err := k.Launch(cfg, args...); err != nil {
+		raise(L, name, err)
+	}
+	return 0
+}
+
+// launchConfig reads k:launch's configuration: grid, block, shared
+// memory and stream.
+func launchConfig(L *lua.LState, name string, opts *lua.LTable) runtime.LaunchConfig {
 	cfg := runtime.LaunchConfig{
 		Grid:  dims(L, name, opts, "grid"),
 		Block: dims(L, name, opts, "block"),
@@ -100,23 +134,7 @@ func launch(L *lua.LState) int {
 		}
 		cfg.Stream = s
 	}
-	args := make([]any, 0, L.GetTop()-2)
-	for i := 3; i <= L.GetTop(); i++ {
-		switch v := L.Get(i).(type) {
-		case lua.LNumber:
-			args = append(args, float64(v))
-		default:
-			if a := toArray(L, i); a != nil {
-				args = append(args, a)
-			} else {
-				argError(L, name, i-1, "DeviceArray or number expected, got %s", typeName(v))
-			}
-		}
-	}
-	if err := k.Launch(cfg, args...); err != nil {
-		raise(L, name, err)
-	}
-	return 0
+	return cfg
 }
 
 // dims reads grid or block: a number or a table of up to three numbers.
