@@ -60,6 +60,16 @@ func (t *arrayTypes) metatable(L *lua.LState, a *runtime.Array) *lua.LTable {
 	if len(t.byShape) >= maxShapeTypes {
 		return t.generic
 	}
+	mt := t.newShapeMetatable(L, a)
+	t.byShape[k] = mt
+	return mt
+}
+
+// newShapeMetatable is the metatable of a's shape and dtype: its __index
+// is a table holding the methods and the fields every such array shares,
+// so that reading one calls no Go function; shape, a fresh table each
+// time, comes from that table's own __index.
+func (t *arrayTypes) newShapeMetatable(L *lua.LState, a *runtime.Array) *lua.LTable {
 	index := L.NewTable()
 	t.methods.ForEach(func(name, fn lua.LValue) { index.RawSet(name, fn) })
 	for _, name := range fixedFields {
@@ -81,7 +91,6 @@ func (t *arrayTypes) metatable(L *lua.LState, a *runtime.Array) *lua.LTable {
 	mt.RawSetString("__index", index)
 	mt.RawSetString("__len", t.len)
 	mt.RawSetString("__tostring", t.tostring)
-	t.byShape[k] = mt
 	return mt
 }
 
