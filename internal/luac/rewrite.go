@@ -43,9 +43,12 @@ type rewriter struct {
 	varargs bool
 	arg     bool
 	escapes bool
-	names   map[string]bool
-	depth   int // function literals entered
-	loops   int // loops entered
+	// stack records a use of a function that finds its target by stack
+	// level (setfenv, getfenv, module, the debug library).
+	stack bool
+	names map[string]bool
+	depth int // function literals entered
+	loops int // loops entered
 }
 
 // walkMode is what a walk does besides visiting.
@@ -178,6 +181,7 @@ func (r *rewriter) expr(e ast.Expr) ast.Expr {
 	case *ast.IdentExpr:
 		if r.mode == countOnly {
 			r.arg = r.arg || ex.Value == "arg"
+			r.stack = r.stack || stackLevelNames[ex.Value]
 			if r.names != nil {
 				r.names[ex.Value] = true
 			}

@@ -126,13 +126,19 @@ func measure(nodes ...ast.PositionHolder) *rewriter {
 }
 
 // movable reports whether measured code keeps its meaning inside a new
-// function. It must not return or jump out. And a function declaring `...`
-// gets a local named arg (Lua 5.0's table of the arguments, nil once `...`
-// is used), which would hide another arg, such as the script's arguments
-// in the main chunk, from code that uses both.
+// function. It must not return or jump out, nor name a function that
+// finds its target by stack level: setfenv(1, t) or module("m") would
+// reach the new function instead of the one written. And a function
+// declaring `...` gets a local named arg (Lua 5.0's table of the
+// arguments, nil once `...` is used), which would hide another arg, such
+// as the script's arguments in the main chunk, from code that uses both.
 func (m *rewriter) movable() bool {
-	return !m.escapes && !(m.varargs && m.arg)
+	return !m.escapes && !m.stack && !(m.varargs && m.arg)
 }
+
+// stackLevelNames are the globals whose functions act on a caller chosen by
+// stack level.
+var stackLevelNames = map[string]bool{"setfenv": true, "getfenv": true, "module": true, "debug": true}
 
 // split builds
 //

@@ -376,3 +376,19 @@ func TestGroupedStatementsRunAsLua51Runs(t *testing.T) {
 		t.Fatalf("printed %q, lua5.1 prints %q", got, want)
 	}
 }
+
+// setfenv(1, t) and module("m") act on the function that calls them, found
+// by stack level, so statements that use them stay where they were written
+// even in a function long enough for its statements to be moved.
+func TestStatementsThatSetTheEnvironmentAreNotMoved(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("local env = setmetatable({}, {__index = _G})\nsetfenv(1, env)\n")
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, "x%d = %d.5\n", i, i)
+	}
+	b.WriteString("print(rawget(env, 'x4999'), rawget(_G, 'x4999'))\n")
+	src := b.String()
+	if got, want := runLuac(t, src), "4999.5\tnil"; got != want {
+		t.Errorf("printed %q, want %q: the assignments must land in the new environment", got, want)
+	}
+}
