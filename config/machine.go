@@ -41,22 +41,22 @@ func meminfo(field string) uint64 {
 // so that a percentage of it still gives the CPU backend a capacity.
 const fallbackMachineMemory = 8 << 30
 
+// shareBase is what a percentage of the machine's memory is taken of.
+func shareBase() uint64 {
+	if total := MachineMemory(); total > 0 {
+		return total
+	}
+	return fallbackMachineMemory
+}
+
 // CPUCapacity is the CPU backend's capacity in bytes: [cpu] memory, a size
 // or a percentage of the machine's memory.
 func (c Config) CPUCapacity() (uint64, error) {
-	total := MachineMemory()
-	if total == 0 {
-		total = fallbackMachineMemory
-	}
-	return parseShare(strings.TrimSpace(c.CPU.Memory), total)
+	return parseShare(strings.TrimSpace(c.CPU.Memory), shareBase())
 }
 
 // HostMemoryLimit is [host] memory_limit in bytes, a size or a percentage
 // of the machine's memory; 0 means none.
 func (c Config) HostMemoryLimit() (uint64, error) {
-	total := MachineMemory()
-	if total == 0 {
-		total = fallbackMachineMemory
-	}
-	return ParseLimit(c.Host.MemoryLimit, total)
+	return ParseLimit(c.Host.MemoryLimit, shareBase())
 }

@@ -65,7 +65,7 @@ func (rt *Runtime) reserveHost(nbytes uint64) error {
 		return nil
 	}
 	if uint64(rt.hostHeld.Load())+nbytes > rt.hostLimit {
-		waitForCleanups()
+		collectAndWait(100 * time.Millisecond)
 	}
 	if held := uint64(rt.hostHeld.Load()); held+nbytes > rt.hostLimit {
 		return &HostOOMError{Requested: nbytes, Available: config.AvailableMemory(), Limit: rt.hostLimit, Held: held}
@@ -82,17 +82,4 @@ func (rt *Runtime) trackHost(h *HostArray) *HostArray {
 	rt.hostHeld.Add(n)
 	goruntime.AddCleanup(h, func(n int64) { rt.hostHeld.Add(-n) }, n)
 	return h
-}
-
-// waitForCleanups runs the collector and waits, briefly, for the cleanups
-// it queued: they run on a goroutine of their own afterwards, in order, so
-// a marker's cleanup queued last says the others have run.
-func waitForCleanups() {
-	done := make(chan struct{})
-	goruntime.AddCleanup(new(int64), func(ch chan struct{}) { close(ch) }, done)
-	goruntime.GC()
-	select {
-	case <-done:
-	case <-time.After(100 * time.Millisecond):
-	}
 }

@@ -63,8 +63,9 @@ type Runtime struct {
 	nextID uint64
 	scopes []*scope
 	// allocatedSinceGC counts the bytes allocated since the last
-	// collection this runtime started (see collectIfDue); only the
-	// runtime's goroutine touches it. collecting is set while one runs.
+	// collection this runtime started (see collectIfDue), gcTrigger is
+	// the count that starts the next; only the runtime's goroutine touches
+	// them.
 	allocatedSinceGC, gcTrigger uint64
 	collected                   chan struct{} // closed when it has; nil when none runs
 
@@ -555,20 +556,24 @@ func (rt *Runtime) drain() {
 // cleanups to queue them, and free them.
 func (rt *Runtime) collect() {
 	rt.graduate()
-	// Cleanups run on their own goroutine after a collection; a sentinel
-	// cleanup queued in the same cycle tells us when the queue got that far.
 	for round := 0; round < 2; round++ {
-		done := make(chan struct{})
-		sentinel := new([16]byte)
-		goruntime.AddCleanup(sentinel, func(c chan struct{}) { close(c) }, done)
-		sentinel = nil
-		goruntime.GC()
-		select {
-		case <-done:
-		case <-time.After(200 * time.Millisecond):
-		}
+		collectAndWait(200 * time.Millisecond)
 	}
 	rt.drain()
+}
+
+// collectAndWait runs Go's collector and waits, at most timeout, for the
+// cleanups it queued: they run on a goroutine of their own afterwards, and
+// a sentinel's cleanup, queued in the same cycle, says the queue got that
+// far (the timeout keeps a late one from holding the caller).
+func collectAndWait(timeout time.Duration) {
+	done := make(chan struct{})
+	goruntime.AddCleanup(new([16]byte), func(c chan struct{}) { close(c) }, done)
+	goruntime.GC()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+	}
 }
 
 // Stats is a snapshot of the pool's counters. On a Shared pool they are
@@ -645,16 +650,7 @@ func (rt *Runtime) collectIfDue(nbytes uint64) {
 	done := make(chan struct{})
 	rt.collected = done
 	go func() {
-		// Cleanups run after the collection, off this goroutine; the
-		// sentinel's, queued in the same cycle, says the queue got that
-		// far (the timeout keeps a late one from holding the script).
-		found := make(chan struct{})
-		goruntime.AddCleanup(new([16]byte), func(c chan struct{}) { close(c) }, found)
-		goruntime.GC()
-		select {
-		case <-found:
-		case <-time.After(200 * time.Millisecond):
-		}
+		collectAndWait(200 * time.Millisecond)
 		close(done)
 	}()
 }
