@@ -316,12 +316,21 @@ func checkNumber(L *lua.LState, n int) lua.LNumber {
 // checkString is luaL_checkstring: a string, or a number written as
 // "%.14g".
 func checkString(L *lua.LState, n int) string {
-	switch v := L.Get(n).(type) {
-	case lua.LString:
-		return string(v)
-	case lua.LNumber:
-		return numberString(v)
+	s, ok := asString(L.Get(n))
+	if !ok {
+		L.TypeError(n, lua.LTString)
 	}
-	L.TypeError(n, lua.LTString)
-	return ""
+	return s
+}
+
+// asString is v as Lua 5.1 converts it to a string: a string as it is, a
+// number as "%.14g"; ok is false for anything else.
+func asString(v lua.LValue) (s string, ok bool) {
+	switch v := v.(type) {
+	case lua.LString:
+		return string(v), true
+	case lua.LNumber:
+		return numberString(v), true
+	}
+	return "", false
 }

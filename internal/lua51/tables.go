@@ -21,28 +21,20 @@ import (
 // luaL_error positions it.
 func tableConcat(L *lua.LState) int {
 	sep := ""
-	switch v := L.Get(2).(type) {
-	case *lua.LNilType:
-	case lua.LString:
-		sep = string(v)
-	case lua.LNumber:
-		sep = numberString(v)
-	default:
-		L.TypeError(2, lua.LTString)
+	if L.Get(2) != lua.LNil {
+		sep = checkString(L, 2)
 	}
 	t := L.CheckTable(1)
 	i := optInt(L, 3, 1)
 	last := optInt(L, 4, t.Len())
 	var b strings.Builder
 	for ; i <= last; i++ {
-		switch v := t.RawGetInt(i).(type) {
-		case lua.LString:
-			b.WriteString(string(v))
-		case lua.LNumber:
-			b.WriteString(numberString(v))
-		default:
+		v := t.RawGetInt(i)
+		s, ok := asString(v)
+		if !ok {
 			raise(L, fmt.Sprintf("invalid value (%s) at index %d in table for 'concat'", v.Type(), i))
 		}
+		b.WriteString(s)
 		if i == last {
 			break // i+1 could overflow when last is the largest int
 		}

@@ -32,15 +32,7 @@ func baseTonumber(L *lua.LState) int {
 		}
 		return 1
 	}
-	var s string
-	switch v := L.Get(1).(type) {
-	case lua.LString:
-		s = string(v)
-	case lua.LNumber:
-		s = numberString(v)
-	default:
-		L.TypeError(1, lua.LTString)
-	}
+	s := checkString(L, 1)
 	if base < 2 || base > 36 {
 		L.ArgError(2, "base out of range")
 	}
