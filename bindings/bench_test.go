@@ -2,6 +2,7 @@ package bindings_test
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
@@ -10,9 +11,14 @@ import (
 )
 
 // benchLua times a Lua loop of b.N iterations whose body is body, with the
-// setup run first. The reported ns/op is the cost of one body.
+// setup run first. The reported ns/op is the cost of one body. The backend
+// is the CPU unless GLUA_BENCH_BACKEND names another (cuda, on a GPU).
 func benchLua(b *testing.B, setup, body string) {
-	rt, err := runtime.New(runtime.Options{Backend: "cpu", Config: defaultConfig(), CPUMemory: "1GiB"})
+	backend := os.Getenv("GLUA_BENCH_BACKEND")
+	if backend == "" {
+		backend = "cpu"
+	}
+	rt, err := runtime.New(runtime.Options{Backend: backend, Config: defaultConfig(), CPUMemory: "1GiB"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,6 +51,17 @@ func BenchmarkEmptyLuaLoop(b *testing.B) {
 // loop, served from the pool's cache.
 func BenchmarkAllocFreeFromLua(b *testing.B) {
 	benchLua(b, `cuda = require("cuda")`, `cuda.device_array(262144):free()`)
+}
+
+// BenchmarkRandFreedFromLua and BenchmarkRandDroppedFromLua are the loop
+// of scripts/bench/dropped.lua: a 1 MiB array made each iteration and
+// freed, or dropped for the collector to find.
+func BenchmarkRandFreedFromLua(b *testing.B) {
+	benchLua(b, `cuda = require("cuda")`, `local t = cuda.rand({512, 512}); t:free()`)
+}
+
+func BenchmarkRandDroppedFromLua(b *testing.B) {
+	benchLua(b, `cuda = require("cuda")`, `local t = cuda.rand({512, 512})`)
 }
 
 // BenchmarkAllocFreeFloor is the same Lua statement as
