@@ -215,7 +215,7 @@ func arrayClone(L *lua.LState) int {
 	if err != nil {
 		raise(L, "DeviceArray:clone", err)
 	}
-	pushArray(L, c)
+	pushNew(L, c.Runtime(), c)
 	return 1
 }
 

@@ -94,6 +94,17 @@ func (t *arrayTypes) newShapeMetatable(L *lua.LState, a *runtime.Array) *lua.LTa
 	return mt
 }
 
+// giver is what pushNew needs of the runtime.
+type giver interface{ GiveToScript(a *runtime.Array) }
+
+// pushNew pushes an array made for the script and gives it to the script:
+// once no Lua value refers to it, the runtime frees it without waiting for
+// Go's collector.
+func pushNew(L *lua.LState, rt giver, a *runtime.Array) {
+	pushArray(L, a)
+	rt.GiveToScript(a)
+}
+
 func pushArray(L *lua.LState, a *runtime.Array) {
 	ud := L.NewUserData()
 	ud.Value = a

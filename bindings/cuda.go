@@ -20,6 +20,7 @@ type cudaRuntime interface {
 	Full(shape []int, v float64, dt device.DType) (*runtime.Array, error)
 	Rand(shape []int, dt device.DType, seed *uint64) (*runtime.Array, error)
 	NewHostArray(shape []int, dt device.DType, pinned bool) (*runtime.HostArray, error)
+	giver
 }
 
 // cudaModule is the cuda module: devices, arrays, transfers (and the
@@ -86,13 +87,13 @@ func (m cudaModule) synchronize(L *lua.LState) int {
 }
 
 func (m cudaModule) deviceArray(L *lua.LState) int {
-	return newArray(L, "cuda.device_array", m.rt.DeviceArray)
+	return m.newArray(L, "cuda.device_array", m.rt.DeviceArray)
 }
 
-func (m cudaModule) zeros(L *lua.LState) int { return newArray(L, "cuda.zeros", m.rt.Zeros) }
+func (m cudaModule) zeros(L *lua.LState) int { return m.newArray(L, "cuda.zeros", m.rt.Zeros) }
 
 func (m cudaModule) ones(L *lua.LState) int {
-	return newArray(L, "cuda.ones", func(shape []int, dt device.DType) (*runtime.Array, error) { return m.rt.Full(shape, 1, dt) })
+	return m.newArray(L, "cuda.ones", func(shape []int, dt device.DType) (*runtime.Array, error) { return m.rt.Full(shape, 1, dt) })
 }
 
 func (m cudaModule) full(L *lua.LState) int {
@@ -107,7 +108,7 @@ func (m cudaModule) full(L *lua.LState) int {
 	if err != nil {
 		raise(L, name, err)
 	}
-	pushArray(L, a)
+	pushNew(L, m.rt, a)
 	return 1
 }
 
@@ -128,7 +129,7 @@ func (m cudaModule) rand(L *lua.LState) int {
 	if err != nil {
 		raise(L, name, err)
 	}
-	pushArray(L, a)
+	pushNew(L, m.rt, a)
 	return 1
 }
 
@@ -162,7 +163,7 @@ func deviceTable(L *lua.LState, info device.Info) *lua.LTable {
 }
 
 // newArray is cuda.device_array, zeros and ones: (shape [, dtype]).
-func newArray(L *lua.LState, name string, make func([]int, device.DType) (*runtime.Array, error)) int {
+func (m cudaModule) newArray(L *lua.LState, name string, make func([]int, device.DType) (*runtime.Array, error)) int {
 	shape := checkShape(L, name, 1)
 	dt := optDType(L, name, 2, device.Float32)
 	if L.GetTop() > 2 {
@@ -172,7 +173,7 @@ func newArray(L *lua.LState, name string, make func([]int, device.DType) (*runti
 	if err != nil {
 		raise(L, name, err)
 	}
-	pushArray(L, a)
+	pushNew(L, m.rt, a)
 	return 1
 }
 
@@ -207,6 +208,6 @@ func (m cudaModule) toDevice(L *lua.LState) int {
 	if err != nil {
 		raise(L, name, err)
 	}
-	pushArray(L, a)
+	pushNew(L, m.rt, a)
 	return 1
 }

@@ -12,13 +12,17 @@ import (
 )
 
 // fakeCuda is a cudaRuntime that records what it is asked to make.
-type fakeCuda struct{ calls []string }
+type fakeCuda struct {
+	calls []string
+	given int // arrays handed to the script
+}
 
 func (f *fakeCuda) made(what string, shape []int, dt device.DType) (*runtime.Array, error) {
 	f.calls = append(f.calls, fmt.Sprintf("%s %v %s", what, shape, dt))
 	return new(runtime.Array), nil
 }
-func (f *fakeCuda) BackendName() string { return "cpu" }
+func (f *fakeCuda) GiveToScript(a *runtime.Array) { f.given++ }
+func (f *fakeCuda) BackendName() string           { return "cpu" }
 func (f *fakeCuda) Device() (device.Info, error) {
 	return device.Info{Name: "fake", TotalMemory: 1 << 30, FreeMemory: 1 << 29}, nil
 }
@@ -80,6 +84,9 @@ func TestCudaModuleConvertsShapesDTypesAndTables(t *testing.T) {
 	}
 	if got := strings.Join(f.calls, "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("calls\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+	}
+	if f.given != 7 {
+		t.Errorf("%d arrays given to the script, want the 7 made", f.given)
 	}
 }
 

@@ -43,10 +43,11 @@ type PoolConfig struct {
 	HardLimit string `toml:"hard_limit"`
 	// Debug makes Runtime.Close report arrays still alive at the end.
 	Debug bool `toml:"debug"`
-	// GCPercent paces the collection of arrays a script dropped: Go's
-	// collector runs when the arrays allocated since the last collection
-	// pass this percentage of what live arrays hold (and 16 MiB); a
-	// negative value leaves collection to Go's own pacing.
+	// GCPercent paces the search for dropped arrays: when the arrays
+	// allocated since the last search pass this percentage of what live
+	// arrays hold (and 16 MiB), the runtime walks the Lua state and frees
+	// what the script cannot reach, and Go's collector looks for what Go
+	// code dropped; a negative value leaves it all to Go's own pacing.
 	GCPercent int `toml:"gc_percent"`
 }
 

@@ -43,6 +43,11 @@ type buffer struct {
 	dims  [4]int
 	id    uint64
 	freed bool
+	// script is set while the array that allocated it belongs to the
+	// script (Runtime.GiveToScript); mark is the last walk that reached one of its
+	// arrays, swept says a walk freed it (sweep.go).
+	script, swept bool
+	mark          uint32
 	// arrays counts the Array values over this buffer that the garbage
 	// collector has not yet found unreachable. Decremented by cleanups on the
 	// GC's goroutine, hence atomic.
@@ -183,13 +188,21 @@ func (a *Array) live(rt *Runtime, name string) error {
 		return err
 	}
 	if a.IsFreed() {
-		if name == "" {
-			return ErrFreed
+		err := ErrFreed
+		if a.buf.swept {
+			err = errSwept
 		}
-		return fmt.Errorf("%s: %w", name, ErrFreed)
+		if name == "" {
+			return err
+		}
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
+
+// errSwept is ErrFreed for an array glua freed because no Lua value
+// referred to it: Go code kept it without Keep.
+var errSwept = fmt.Errorf("%w (glua freed it when no Lua value referred to it any more; Go code that keeps an array a script made calls Runtime.Keep)", ErrFreed)
 
 // bufferList is a doubly linked list of buffers; its owner's lock guards it.
 type bufferList struct {

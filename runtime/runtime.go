@@ -19,6 +19,7 @@ import (
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/internal/luac"
+	"github.com/gluaproject/glua/internal/luaheap"
 	"github.com/gluaproject/glua/pool"
 )
 
@@ -68,6 +69,9 @@ type Runtime struct {
 	// them.
 	allocatedSinceGC, gcTrigger uint64
 	collected                   chan struct{} // closed when it has; nil when none runs
+	// givenSinceGC is what of allocatedSinceGC went to arrays given to
+	// the script, which a walk of the Lua state finds (sweep.go).
+	givenSinceGC uint64
 
 	// hostLimit is [host] memory_limit in bytes (0: none); hostHeld counts
 	// the bytes of this runtime's live host arrays against it.
@@ -85,6 +89,14 @@ type Runtime struct {
 	// GC cleanup (see newArray). Only the runtime's goroutine touches it.
 	young      []*Array
 	youngBytes uint64 // what the young arrays allocated
+
+	// walker, sweepMark, sweepDead, lastSweep and sweepCost serve
+	// sweepScript; only the runtime's goroutine touches them.
+	walker    *luaheap.Walker
+	sweepMark uint32
+	sweepDead []*buffer
+	lastSweep time.Time
+	sweepCost time.Duration
 }
 
 // A Module is a Lua module the runtime preloads into every Lua state, so
@@ -555,6 +567,7 @@ func (rt *Runtime) drain() {
 // collector so that arrays Lua no longer references are found, wait for their
 // cleanups to queue them, and free them.
 func (rt *Runtime) collect() {
+	rt.sweepScript()
 	rt.graduate()
 	for round := 0; round < 2; round++ {
 		collectAndWait(200 * time.Millisecond)
@@ -612,16 +625,15 @@ func (rt *Runtime) explainOOM(err error) {
 // starts itself, so that a small working set does not collect constantly.
 const gcMinBytes = 16 << 20
 
-// collectIfDue starts Go's collector when the arrays allocated since the
-// last collection pass [pool] gc_percent of the bytes live arrays held
-// then (and gcMinBytes): Go's own pacing sees only the few bytes of Go memory
-// an array takes, not its device memory, so without this a loop that drops
+// collectIfDue looks for dropped arrays when the arrays allocated since
+// the last look pass [pool] gc_percent of the bytes live arrays held then
+// (and gcMinBytes): Go's own pacing sees only the few bytes of Go memory an
+// array takes, not its device memory, so without this a loop that drops
 // arrays fills the device before anything is collected (CUDA.jl paces its
-// collector by device memory the same way). The collection runs on a
-// goroutine of its own, concurrently with the script; the cleanups it
-// triggers queue the dropped arrays, and the next allocation frees them.
-// A script that allocates another trigger's worth before the collection is
-// done waits for it, which bounds the memory dropped arrays can hold.
+// collector by device memory the same way). The arrays a script was given
+// are found by walking the Lua state, at once (sweepScript); those Go code
+// made, and a script's when the walk cannot see everything, by Go's
+// collector.
 func (rt *Runtime) collectIfDue(nbytes uint64) {
 	percent := rt.cfg.Pool.GCPercent
 	if percent < 0 {
@@ -629,9 +641,27 @@ func (rt *Runtime) collectIfDue(nbytes uint64) {
 	}
 	rt.allocatedSinceGC += nbytes
 	trigger := max(rt.gcTrigger, gcMinBytes)
-	if rt.allocatedSinceGC < trigger {
+	if rt.allocatedSinceGC < trigger || rt.sweepSoon(rt.allocatedSinceGC, trigger) {
 		return
 	}
+	if rt.sweepScript() {
+		rt.allocatedSinceGC -= min(rt.givenSinceGC, rt.allocatedSinceGC)
+		rt.givenSinceGC = 0
+		rt.gcTrigger = rt.pool.Stats().Used / 100 * uint64(percent)
+		if rt.allocatedSinceGC < trigger {
+			return
+		}
+	}
+	rt.startCollection(trigger)
+}
+
+// startCollection starts Go's collector on a goroutine of its own,
+// concurrently with the script; the cleanups it triggers queue the dropped
+// arrays, and the next allocation frees them. A script that allocates
+// another trigger's worth before the collection is done waits for it,
+// which bounds the memory dropped arrays can hold.
+func (rt *Runtime) startCollection(trigger uint64) {
+	percent := rt.cfg.Pool.GCPercent
 	if rt.collected != nil {
 		select {
 		case <-rt.collected:
@@ -644,7 +674,7 @@ func (rt *Runtime) collectIfDue(nbytes uint64) {
 		rt.collected = nil
 		rt.drain()
 	}
-	rt.allocatedSinceGC = 0
+	rt.allocatedSinceGC, rt.givenSinceGC = 0, 0
 	rt.gcTrigger = rt.pool.Stats().Used / 100 * uint64(percent)
 	rt.graduate() // the newest arrays too, so that this collection can find them
 	done := make(chan struct{})
