@@ -206,8 +206,9 @@ var errSwept = fmt.Errorf("%w (glua freed it when no Lua value referred to it an
 
 // bufferList is a doubly linked list of buffers; its owner's lock guards it.
 type bufferList struct {
-	head *buffer
-	n    int
+	head  *buffer
+	n     int
+	bytes uint64 // the blocks' sizes: what pacing needs without asking the pool
 }
 
 func (l *bufferList) push(b *buffer) {
@@ -217,6 +218,7 @@ func (l *bufferList) push(b *buffer) {
 	}
 	l.head = b
 	l.n++
+	l.bytes += b.blk.Size
 }
 
 func (l *bufferList) remove(b *buffer) {
@@ -230,6 +232,7 @@ func (l *bufferList) remove(b *buffer) {
 	}
 	b.prev, b.next = nil, nil
 	l.n--
+	l.bytes -= b.blk.Size
 }
 
 func (l *bufferList) all() []*buffer {

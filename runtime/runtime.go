@@ -647,12 +647,20 @@ func (rt *Runtime) collectIfDue(nbytes uint64) {
 	if rt.sweepScript() {
 		rt.allocatedSinceGC -= min(rt.givenSinceGC, rt.allocatedSinceGC)
 		rt.givenSinceGC = 0
-		rt.gcTrigger = rt.pool.Stats().Used / 100 * uint64(percent)
+		rt.gcTrigger = rt.liveBytes() / 100 * uint64(percent)
 		if rt.allocatedSinceGC < trigger {
 			return
 		}
 	}
 	rt.startCollection(trigger)
+}
+
+// liveBytes is what this runtime's live arrays hold; pool.Stats would ask
+// the device for its free memory too, as long as a walk on the GPU.
+func (rt *Runtime) liveBytes() uint64 {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.buffers.bytes
 }
 
 // startCollection starts Go's collector on a goroutine of its own,
@@ -675,7 +683,7 @@ func (rt *Runtime) startCollection(trigger uint64) {
 		rt.drain()
 	}
 	rt.allocatedSinceGC, rt.givenSinceGC = 0, 0
-	rt.gcTrigger = rt.pool.Stats().Used / 100 * uint64(percent)
+	rt.gcTrigger = rt.liveBytes() / 100 * uint64(percent)
 	rt.graduate() // the newest arrays too, so that this collection can find them
 	done := make(chan struct{})
 	rt.collected = done

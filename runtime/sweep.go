@@ -51,10 +51,20 @@ func (rt *Runtime) Keep(a *Array) {
 	}
 }
 
-// sweepMinInterval spaces walks by a multiple of what the last one took,
-// so that a script with a large Lua heap spends at most about a ninth of
-// its time walking it; past twice the trigger it walks anyway.
-const sweepMinInterval = 8
+// Walks that cost more than sweepCheap are spaced by sweepMinInterval
+// times what the last one took, so that a script with a large Lua heap
+// (hundreds of thousands of tables: milliseconds a walk) spends at most
+// about a ninth of its time walking; past sweepMaxTriggers triggers' worth
+// of allocations it walks anyway, which bounds what its dropped arrays
+// hold. A script's usual few hundred tables and functions take a few
+// microseconds to walk, and putting that off costs more than it saves:
+// the arrays that outlive the young list get cleanups (measured on the
+// H100 in BENCHMARKS.md).
+const (
+	sweepCheap       = 50 * time.Microsecond
+	sweepMinInterval = 8
+	sweepMaxTriggers = 8
+)
 
 // sweepScript frees the arrays given to the script that no Lua value
 // refers to. It reports false, freeing nothing, when the walk could not
@@ -96,7 +106,7 @@ func (rt *Runtime) sweepScript() bool {
 // one for the time walks take; allocated is how far past the trigger the
 // script is, in triggers.
 func (rt *Runtime) sweepSoon(allocated, trigger uint64) bool {
-	if rt.sweepCost == 0 || allocated >= 2*trigger {
+	if rt.sweepCost < sweepCheap || allocated >= sweepMaxTriggers*trigger {
 		return false
 	}
 	return time.Since(rt.lastSweep) < sweepMinInterval*rt.sweepCost

@@ -30,7 +30,6 @@ type Walker struct {
 	seen  map[lua.LValue]struct{}
 	work  []lua.LValue
 	env   *lua.LTable // the environment last added, which most functions share
-	pair  func(k, v lua.LValue)
 	whole bool
 }
 
@@ -83,7 +82,6 @@ func (w *Walker) Walk(L *lua.LState) bool {
 	}
 	if w.seen == nil {
 		w.seen = make(map[lua.LValue]struct{})
-		w.pair = func(k, v lua.LValue) { w.Add(k); w.Add(v) }
 	}
 	clear(w.seen)
 	w.work, w.env, w.whole = w.work[:0], nil, true
@@ -102,8 +100,7 @@ func (w *Walker) Walk(L *lua.LState) bool {
 		w.work = w.work[:len(w.work)-1]
 		switch x := v.(type) {
 		case *lua.LTable:
-			x.ForEach(w.pair)
-			w.Add(x.Metatable)
+			w.table(x)
 		case *lua.LFunction:
 			w.Add(x.Env)
 			for _, uv := range x.Upvalues {
@@ -120,6 +117,25 @@ func (w *Walker) Walk(L *lua.LState) bool {
 		}
 	}
 	return w.whole
+}
+
+// table adds a table's keys, values and metatable. It reads the table's
+// parts itself: ForEach makes an interface of every string key, which was
+// most of a walk's time, and a string key refers to nothing.
+func (w *Walker) table(t *lua.LTable) {
+	for _, v := range *tableArray(t) {
+		w.Add(v)
+	}
+	for _, v := range *tableStrdict(t) {
+		w.Add(v)
+	}
+	for k, v := range *tableDict(t) {
+		if v != lua.LNil {
+			w.Add(k)
+			w.Add(v)
+		}
+	}
+	w.Add(t.Metatable)
 }
 
 // thread adds what a thread holds: its environment, the thread that
@@ -151,8 +167,11 @@ var layout = func() (l struct {
 	ok bool
 	// In LState: reg *registry, currentFrame *callFrame. In registry:
 	// array []LValue, top int. In callFrame: Parent *callFrame, Fn
-	// *LFunction, LocalBase int. In Global: builtinMts map[int]LValue.
+	// *LFunction, LocalBase int. In Global: builtinMts map[int]LValue. In
+	// LTable: array []LValue, dict map[LValue]LValue, strdict
+	// map[string]LValue.
 	reg, array, top, currentFrame, parent, fn, localBase, builtinMts uintptr
+	tabArray, tabDict, tabStrdict                                    uintptr
 }) {
 	field := func(t reflect.Type, name string, want reflect.Type) (uintptr, bool) {
 		sf, ok := t.FieldByName(name)
@@ -166,14 +185,18 @@ var layout = func() (l struct {
 		return l
 	}
 	l.reg, l.currentFrame = reg.Offset, cur.Offset
-	var ok [6]bool
+	var ok [9]bool
 	l.array, ok[0] = field(reg.Type.Elem(), "array", reflect.TypeFor[[]lua.LValue]())
 	l.top, ok[1] = field(reg.Type.Elem(), "top", reflect.TypeFor[int]())
 	l.parent, ok[2] = field(cur.Type.Elem(), "Parent", cur.Type)
 	l.fn, ok[3] = field(cur.Type.Elem(), "Fn", reflect.TypeFor[*lua.LFunction]())
 	l.localBase, ok[4] = field(cur.Type.Elem(), "LocalBase", reflect.TypeFor[int]())
 	l.builtinMts, ok[5] = field(reflect.TypeFor[lua.Global](), "builtinMts", reflect.TypeFor[map[int]lua.LValue]())
-	l.ok = ok == [6]bool{true, true, true, true, true, true}
+	table := reflect.TypeFor[lua.LTable]()
+	l.tabArray, ok[6] = field(table, "array", reflect.TypeFor[[]lua.LValue]())
+	l.tabDict, ok[7] = field(table, "dict", reflect.TypeFor[map[lua.LValue]lua.LValue]())
+	l.tabStrdict, ok[8] = field(table, "strdict", reflect.TypeFor[map[string]lua.LValue]())
+	l.ok = ok == [9]bool{true, true, true, true, true, true, true, true, true}
 	return l
 }()
 
@@ -203,4 +226,16 @@ func frameLocalBase(f unsafe.Pointer) int {
 
 func builtinMetatables(g *lua.Global) *map[int]lua.LValue {
 	return (*map[int]lua.LValue)(unsafe.Add(unsafe.Pointer(g), layout.builtinMts))
+}
+
+func tableArray(t *lua.LTable) *[]lua.LValue {
+	return (*[]lua.LValue)(unsafe.Add(unsafe.Pointer(t), layout.tabArray))
+}
+
+func tableDict(t *lua.LTable) *map[lua.LValue]lua.LValue {
+	return (*map[lua.LValue]lua.LValue)(unsafe.Add(unsafe.Pointer(t), layout.tabDict))
+}
+
+func tableStrdict(t *lua.LTable) *map[string]lua.LValue {
+	return (*map[string]lua.LValue)(unsafe.Add(unsafe.Pointer(t), layout.tabStrdict))
 }
