@@ -1,0 +1,5 @@
+//go:build !race
+
+package bindings_test
+
+const raceEnabled = false
