@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
-
 	_ "github.com/gluaproject/glua/bindings"
 	"github.com/gluaproject/glua/runtime"
 )
@@ -87,7 +85,6 @@ func TestConformance(t *testing.T) {
 				if err := rt.DoString(prelude); err != nil {
 					t.Fatal(err)
 				}
-				rt.Lua().SetGlobal("race_detector", lua.LBool(raceEnabled))
 				if err := rt.DoFile(script); err != nil {
 					t.Fatal(err)
 				}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package bindings_test
-
-const raceEnabled = false
