@@ -108,8 +108,9 @@ type blasHandle struct {
 // handle that uses the workspace is destroyed (DestroyStream, Close), which
 // may be long after the call that created it and on another goroutine. It
 // must be safe for concurrent use, and must not call back into the
-// Backend's cuBLAS methods.
-type WorkspaceAllocator func(nbytes uint64, s device.Stream) (p device.Ptr, release func(), err error)
+// Backend's cuBLAS methods. It is an alias, so that a caller's interface can
+// name SetWorkspaceAllocator without importing this package.
+type WorkspaceAllocator = func(nbytes uint64, s device.Stream) (p device.Ptr, release func(), err error)
 
 // SetWorkspaceAllocator makes cuBLAS handles created from now on take their
 // workspace from alloc instead of from the driver directly. A handle, and

@@ -31,6 +31,13 @@ func (b *Backend) KernelStats() KernelStats {
 	return KernelStats{Compiles: b.compiles.Load(), CacheHits: b.cacheHits.Load()}
 }
 
+// KernelCacheStats is KernelStats as two numbers, for callers that ask
+// any backend through an interface.
+func (b *Backend) KernelCacheStats() (compiles, cacheHits int64) {
+	st := b.KernelStats()
+	return st.Compiles, st.CacheHits
+}
+
 // chooseTarget picks what NVRTC compiles for. A cubin for the device's own
 // sm_XY loads without a JIT step; when this NVRTC does not know the device
 // (an NVRTC older than the GPU) it emits PTX for the newest virtual

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"github.com/gluaproject/glua/cuda"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/kernels"
 )
@@ -79,9 +78,8 @@ func (e *deviceExec) reduce(n int, run func(scratch device.Ptr) (float64, error)
 // 0 on the CPU backend, which compiles nothing. On a Shared backend the
 // counts (and the loaded modules) are shared by every runtime on it.
 func (rt *Runtime) KernelCacheStats() (compiles, cacheHits int64) {
-	if c, ok := rt.backend.(*cuda.Backend); ok {
-		st := c.KernelStats()
-		return st.Compiles, st.CacheHits
+	if c, ok := rt.backend.(KernelCacher); ok {
+		return c.KernelCacheStats()
 	}
 	return 0, 0
 }

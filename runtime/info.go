@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gluaproject/glua/backend"
 	"github.com/gluaproject/glua/config"
 )
 
@@ -20,6 +21,7 @@ type describer interface {
 func (rt *Runtime) WriteInfo(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "backend: %s (%s)\n", rt.backend.Name(), rt.backendNote)
+	fmt.Fprintf(&b, "linked: backends %s; Lua modules %s\n", strings.Join(backend.Names(), ", "), strings.Join(Modules(), ", "))
 	info, err := rt.backend.Info()
 	if err != nil {
 		return err

@@ -15,7 +15,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/gluaproject/glua/config"
-	"github.com/gluaproject/glua/cuda"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/internal/luac"
@@ -114,20 +113,34 @@ var (
 )
 
 // RegisterModule adds a module preloaded by runtimes created afterwards.
+// Registering a second module under a name, or one without a name or Open,
+// panics, as sql.Register does: two packages claiming one name is a
+// programming error, found when the program starts.
 func RegisterModule(m Module) {
 	modulesMu.Lock()
 	defer modulesMu.Unlock()
-	for i, old := range modules {
+	if m.Name == "" || m.Open == nil {
+		panic("runtime: RegisterModule of a module without a name or an Open function")
+	}
+	for _, old := range modules {
 		if old.Name == m.Name {
-			modules[i] = m
-			return
+			panic(fmt.Sprintf("runtime: RegisterModule called twice for module %q", m.Name))
 		}
 	}
 	modules = append(modules, m)
 }
 
-// GluaModules are the module names the bindings package provides.
-var GluaModules = []string{"cuda", "kernels", "pool"}
+// Modules lists the registered modules' names, sorted.
+func Modules() []string {
+	modulesMu.Lock()
+	defer modulesMu.Unlock()
+	names := make([]string, len(modules))
+	for i, m := range modules {
+		names[i] = m.Name
+	}
+	sort.Strings(names)
+	return names
+}
 
 // New creates a runtime: it reads the configuration, chooses and starts the
 // backend, creates the pool and a Lua state with glua's modules preloaded.
@@ -165,10 +178,10 @@ func New(opts Options) (*Runtime, error) {
 		rt.backend.Close()
 		return nil, fmt.Errorf("host memory limit: %w", err)
 	}
-	if cb, ok := rt.backend.(*cuda.Backend); ok {
+	if w, ok := rt.backend.(WorkspaceUser); ok {
 		// cuBLAS's workspace is device memory like any other: the pool
 		// accounts for it and its limits apply.
-		cb.SetWorkspaceAllocator(workspaceFrom(rt.pool))
+		w.SetWorkspaceAllocator(workspaceFrom(rt.pool))
 	}
 	rt.L = rt.newLuaState(opts)
 	return rt, nil
@@ -227,22 +240,27 @@ func (rt *Runtime) newLuaState(opts Options) *lua.LState {
 	modulesMu.Lock()
 	registered := append([]Module(nil), modules...)
 	modulesMu.Unlock()
-	have := map[string]bool{}
 	for _, m := range registered {
-		m := m
-		have[m.Name] = true
 		L.PreloadModule(m.Name, func(L *lua.LState) int { return m.Open(rt, L) })
 	}
-	for _, name := range GluaModules {
-		if !have[name] {
-			name := name
-			L.PreloadModule(name, func(L *lua.LState) int {
-				L.RaiseError("module %s is not linked into this program: import _ \"github.com/gluaproject/glua/bindings\"", name)
-				return 0
-			})
-		}
+	if len(registered) == 0 {
+		addMissingModulesHint(L)
 	}
 	return L
+}
+
+// addMissingModulesHint makes require's "module not found" say what a
+// program with no glua module linked lacks: a searcher's message is
+// appended to the error, as in Lua 5.1.
+func addMissingModulesHint(L *lua.LState) {
+	loaders, ok := L.GetField(L.Get(lua.RegistryIndex), "_LOADERS").(*lua.LTable)
+	if !ok {
+		return
+	}
+	loaders.Append(L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LString("no glua module is linked into this program: import _ \"github.com/gluaproject/glua/bindings\""))
+		return 1
+	}))
 }
 
 // openSandboxLibs opens only libraries that cannot touch the host: no os, no

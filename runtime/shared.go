@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/gluaproject/glua/config"
-	"github.com/gluaproject/glua/cuda"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/pool"
 )
@@ -81,13 +80,13 @@ func NewShared(opts Options) (*Shared, error) {
 		s.backend.Close()
 		return nil, err
 	}
-	if cb, ok := s.backend.(*cuda.Backend); ok {
+	if w, ok := s.backend.(WorkspaceUser); ok {
 		// A cuBLAS handle and its workspace belong to a stream and live
 		// until the stream is destroyed, possibly by another runtime than
 		// the one whose matmul created them: they come from the shared
 		// pool itself, never from a runtime's quota view, which would free
 		// the workspace under the handle when that runtime closed.
-		cb.SetWorkspaceAllocator(workspaceFrom(s.pool))
+		w.SetWorkspaceAllocator(workspaceFrom(s.pool))
 	}
 	return s, nil
 }
@@ -101,7 +100,7 @@ func NewShared(opts Options) (*Shared, error) {
 // can be long after, from another runtime, on a stream that no longer
 // exists. Synchronized records it now, while the stream is alive, so that
 // no later call records on the destroyed stream.
-func workspaceFrom(p *pool.Pool) cuda.WorkspaceAllocator {
+func workspaceFrom(p *pool.Pool) func(nbytes uint64, s device.Stream) (device.Ptr, func(), error) {
 	return func(nbytes uint64, s device.Stream) (device.Ptr, func(), error) {
 		blk, err := p.Alloc(nbytes, s)
 		if err != nil {

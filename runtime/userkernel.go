@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/gluaproject/glua/cuda"
 	"github.com/gluaproject/glua/device"
 )
 
@@ -59,7 +58,7 @@ func (rt *Runtime) Compile(source, entry string, options, signature []string) (*
 	if err := rt.usable(); err != nil {
 		return nil, err
 	}
-	cb, ok := rt.backend.(*cuda.Backend)
+	cb, ok := rt.backend.(KernelCompiler)
 	if !ok {
 		return nil, fmt.Errorf("user CUDA kernels need the cuda backend; this runtime runs on %s", rt.backend.Name())
 	}

@@ -12,6 +12,8 @@ import (
 
 	_ "github.com/gluaproject/glua/bindings"
 	"github.com/gluaproject/glua/config"
+	_ "github.com/gluaproject/glua/cpu"
+	_ "github.com/gluaproject/glua/cuda"
 	"github.com/gluaproject/glua/runtime"
 )
 

@@ -7,8 +7,10 @@ package main
 import (
 	"os"
 
-	// Registers the Lua modules with the runtime.
+	// Register the Lua modules, and the backends the runtime chooses from.
 	_ "github.com/gluaproject/glua/bindings"
+	_ "github.com/gluaproject/glua/cpu"
+	_ "github.com/gluaproject/glua/cuda"
 )
 
 // version is glua's release, printed by -v.

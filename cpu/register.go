@@ -1,0 +1,27 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/gluaproject/glua/backend"
+	"github.com/gluaproject/glua/config"
+)
+
+var _ backend.Backend = (*Backend)(nil)
+
+// The CPU is the backend "auto" falls back to when no GPU backend opens.
+func init() {
+	backend.Register(backend.Driver{Name: "cpu", Device: "CPU", Open: open, Fallback: true})
+}
+
+func open(cfg config.Config) (backend.Backend, error) {
+	capacity, err := cfg.CPUCapacity()
+	if err != nil {
+		return nil, fmt.Errorf("cpu.memory: %w", err)
+	}
+	b, err := New(Config{Capacity: capacity, Threads: cfg.CPU.Threads})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
