@@ -418,6 +418,27 @@ func (rt *Runtime) Synchronize() error {
 // leaks in the returned error. A runtime on a Shared pool frees its arrays
 // into the shared pool and closes only its quota view and its streams; the
 // backend and the pool stay open for the others until Shared.Close.
+//
+// The shutdown sequence, each step needing what the later ones release
+// (internal/shutdowntest checks the orders against a recording backend):
+//
+//  1. Mark the runtime closed: every method returns ErrClosed from now
+//     on, and cleanups of arrays Go's collector finds queue nothing.
+//  2. Wait for the device: queued work may still read or write arrays.
+//  3. Free the live arrays into the pool, on the streams they used.
+//  4. On a Shared pool: close the quota view, then have the shared pool
+//     record the events of this runtime's frees (Pool.Synchronized) while
+//     its streams exist. It would otherwise record them lazily, when
+//     another runtime looks for memory, on a stream destroyed by then.
+//  5. Destroy the events and streams. A stream's cuBLAS handle goes with
+//     it and gives its workspace back to the pool it came from, which on a
+//     Shared pool is the shared pool itself (workspaceFrom).
+//  6. Free page-locked host memory, while the backend can still do it.
+//  7. A runtime of its own closes its pool, which returns every segment to
+//     the backend, and then the backend, whose default-stream handles go
+//     last. A runtime on a Shared pool detaches instead; Shared.Close does
+//     the same two steps once no runtime is left.
+//  8. Close the Lua state.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	if rt.closed.Load() {
@@ -447,21 +468,12 @@ func (rt *Runtime) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	if rt.shared != nil {
-		// The quota view first, so that any block it still holds is freed
-		// while the stream exists. The pool records a stream's event for
-		// its frees lazily, when another stream looks for memory, which
-		// on a shared pool may be another runtime's call after this one's
-		// streams are gone: Synchronized records them now, while they
-		// exist. Then the streams, whose cuBLAS workspaces go back to the
-		// shared pool (workspaceFrom does the same for their frees).
+	if rt.shared != nil { // step 4
 		if err := rt.pool.Close(); err != nil {
 			errs = append(errs, err)
 		}
 		rt.shared.pool.Synchronized()
 	}
-	// A runtime's own pool closes after its streams, whose cuBLAS
-	// workspaces it holds.
 	errs = append(errs, rt.destroyStreams()...)
 	errs = append(errs, rt.freePinned(true)...)
 	if rt.shared != nil {

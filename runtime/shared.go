@@ -131,7 +131,8 @@ func parseLimits(b Backend, cfg config.Config) (soft, hard uint64, err error) {
 
 // Close closes the shared pool and the backend. While runtimes created on
 // it are open it does nothing and returns an error wrapping ErrSharedInUse:
-// close them first. Closing twice is harmless.
+// close them first (step 7 of Runtime.Close's sequence). Closing twice is
+// harmless.
 func (s *Shared) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
