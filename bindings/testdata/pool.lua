@@ -135,3 +135,19 @@ check.eq(pool.limits().hard, 256 * MiB, "still the old limit")
 check.error("\"0\" is no memory at all", pool.set_limit, { hard = "0" })
 pool.set_limit({ hard = "none" })
 check.eq(pool.limits().hard, false, "\"none\" clears the limit")
+
+-- a coroutine that yields inside a function glua calls back (pool.scope,
+-- cuda.timer) gets Lua 5.1's error for a yield across a C call, and the
+-- scope still frees what it allocated
+local before = pool.stats().live_arrays
+for _, call in ipairs({
+  function() pool.scope(function() local a = cuda.zeros({ 256 }); coroutine.yield(a) end) end,
+  function() cuda.timer(function() coroutine.yield(1) end) end,
+}) do
+  local co = coroutine.create(call)
+  local ok, err = coroutine.resume(co)
+  check.eq(ok, false, "a yield inside a callback")
+  assert(tostring(err):find("attempt to yield across metamethod/C-call boundary", 1, true), tostring(err))
+  check.eq(coroutine.status(co), "dead", "the coroutine after the refused yield")
+end
+check.eq(pool.stats().live_arrays, before, "arrays live after the refused yields")
