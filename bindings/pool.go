@@ -238,12 +238,7 @@ func (m poolModule) scope(L *lua.LState) int {
 		// A Lua error here unwinds through Scope, which frees on the way.
 		L.Call(nargs, lua.MultRet)
 		nret = L.GetTop() - base
-		var keep []*runtime.Array
-		seen := map[*lua.LTable]bool{}
-		for i := base + 1; i <= L.GetTop(); i++ {
-			keep = collectArrays(L.Get(i), seen, keep)
-		}
-		return keep, nil
+		return returnedArrays(L, base), nil
 	})
 	if err != nil {
 		raise(L, name, err)

@@ -53,6 +53,12 @@ func (e *ScriptError) Unwrap() []error {
 	return []error{e.Lua, e.Cause}
 }
 
+// WrapLuaError turns the error of a protected call into what DoString
+// returns for it: a *ScriptError that carries the Go error behind the Lua
+// error, where a module raised it with RaiseError. A module that calls back
+// into Lua uses it to tell an out-of-memory error from any other.
+func (rt *Runtime) WrapLuaError(err error) error { return rt.scriptError(err) }
+
 // scriptError wraps the error of a protected call of a script: the Go
 // error behind it if a module raised it with RaiseError (its message is
 // the end of the error's), or the context's error if that stopped it.
