@@ -69,6 +69,10 @@ type Backend interface {
 	NewEvent() (device.Event, error)
 	DestroyEvent(e device.Event) error
 	Record(e device.Event, s device.Stream) error
+	// StreamWaitEvent makes the work queued on s from now on wait for
+	// the work before e, which another stream recorded, without blocking
+	// the host.
+	StreamWaitEvent(s device.Stream, e device.Event) error
 	EventSynchronize(e device.Event) error
 	// EventDone reports whether the work before e has finished, without
 	// waiting.

@@ -116,6 +116,18 @@ func (b *Backend) Record(e device.Event, s device.Stream) error {
 	return nil
 }
 
+// StreamWaitEvent has nothing to wait for: the CPU backend finishes each
+// piece of work before the call that queued it returns. The handles are
+// checked as the driver checks them.
+func (b *Backend) StreamWaitEvent(s device.Stream, e device.Event) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, err := b.lookupEvent("stream wait event", e); err != nil {
+		return err
+	}
+	return b.checkStream("stream wait event", s)
+}
+
 // EventSynchronize returns at once for any live event. An event never
 // recorded counts as complete, as cuEventSynchronize treats it.
 func (b *Backend) EventSynchronize(e device.Event) error {

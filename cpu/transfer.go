@@ -89,3 +89,14 @@ func (b *Backend) regions(op string, s device.Stream, rs ...region) (out [2][]by
 	}
 	return out, nil
 }
+
+// UploadAsync is Upload: the CPU backend finishes a copy before the call
+// returns, which satisfies every ordering an asynchronous copy promises.
+func (b *Backend) UploadAsync(dst device.Ptr, src []byte, s device.Stream) error {
+	return b.Upload(dst, src, s)
+}
+
+// DownloadAsync is Download, for the same reason.
+func (b *Backend) DownloadAsync(dst []byte, src device.Ptr, s device.Stream) error {
+	return b.Download(dst, src, s)
+}

@@ -34,6 +34,7 @@ type driverAPI struct {
 	cuEventCreate             fn
 	cuEventDestroy            fn
 	cuEventRecord             fn
+	cuStreamWaitEvent         fn
 	cuEventSynchronize        fn
 	cuEventQuery              fn
 	cuEventElapsedTime        fn
@@ -84,6 +85,7 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuEventCreate", &d.cuEventCreate, false},
 		{"cuEventDestroy_v2", &d.cuEventDestroy, false},
 		{"cuEventRecord", &d.cuEventRecord, false},
+		{"cuStreamWaitEvent", &d.cuStreamWaitEvent, false},
 		{"cuEventSynchronize", &d.cuEventSynchronize, false},
 		{"cuEventQuery", &d.cuEventQuery, false},
 		// CUDA 12.8 added a _v2 with the same signature and CUDA 13's

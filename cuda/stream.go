@@ -98,6 +98,16 @@ func (b *Backend) Record(e device.Event, s device.Stream) error {
 	return b.check("cuEventRecord", "", cuResult(b.drv.cuEventRecord.call(uintptr(e), uintptr(s))))
 }
 
+// StreamWaitEvent makes the work queued on s after this call wait for the
+// work before e (recorded on another stream) without blocking the host.
+func (b *Backend) StreamWaitEvent(s device.Stream, e device.Event) error {
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	return b.check("cuStreamWaitEvent", "", cuResult(b.drv.cuStreamWaitEvent.call(uintptr(s), uintptr(e), 0)))
+}
+
 // EventSynchronize waits until the work before e has finished.
 func (b *Backend) EventSynchronize(e device.Event) error {
 	if err := b.begin(); err != nil {

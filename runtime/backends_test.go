@@ -16,5 +16,7 @@ var (
 	_ runtime.KernelCompiler = (*cuda.Backend)(nil)
 	_ runtime.WorkspaceUser  = (*cuda.Backend)(nil)
 	_ runtime.KernelCacher   = (*cuda.Backend)(nil)
+	_ runtime.AsyncCopier    = (*cuda.Backend)(nil)
+	_ runtime.AsyncCopier    = (*cpu.Backend)(nil)
 	_ kernels.Device         = (*cuda.Backend)(nil)
 )

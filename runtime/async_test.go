@@ -1,0 +1,105 @@
+package runtime_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/cuda/cudatest"
+	"github.com/gluaproject/glua/runtime"
+)
+
+// eachBackend runs f on the CPU backend and, where one is present (it must
+// be with GLUA_REQUIRE_CUDA=1), on the GPU.
+func eachBackend(t *testing.T, f func(t *testing.T, rt *runtime.Runtime)) {
+	t.Run("cpu", func(t *testing.T) { f(t, newCPU(t, runtime.Options{})) })
+	t.Run("cuda", func(t *testing.T) {
+		c := config.Default()
+		c.CUDA.KernelCache = t.TempDir()
+		rt, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
+		if err != nil {
+			cudatest.Unavailable(t, err)
+		}
+		t.Cleanup(func() { rt.Close() })
+		f(t, rt)
+	})
+}
+
+// An upload on a copy stream, a product of it on the runtime's stream
+// made to wait for the copy, a download on the copy stream made to wait
+// for the product: what a prefetching loop does, with fresh random data.
+func TestAsyncCopiesOrderedByEvents(t *testing.T) {
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		const n = 1 << 16
+		src, err := rt.NewHostArray([]int{n}, runtime.Float32, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			src.Set(i, rand.Float64())
+		}
+		copyStream, err := rt.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		uploaded, _ := rt.NewEvent()
+		scaled, _ := rt.NewEvent()
+		a, err := rt.DeviceArray([]int{n}, runtime.Float32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(a.CopyFromAsync(src, copyStream))
+		must(uploaded.Record(copyStream))
+		must(rt.StreamWait(nil, uploaded))
+		must(rt.Scale(a, 2))
+		must(scaled.Record(nil))
+		must(rt.StreamWait(copyStream, scaled))
+		dst, err := rt.NewHostArray([]int{n}, runtime.Float32, true)
+		must(err)
+		must(a.CopyToHostAsync(dst, copyStream))
+		must(copyStream.Synchronize())
+		want, got := src.Floats(), dst.Floats()
+		for i := range want {
+			if got[i] != float64(float32(2*want[i])) {
+				t.Fatalf("element %d: %v, want %v", i, got[i], 2*want[i])
+			}
+		}
+	})
+}
+
+func TestAsyncCopiesRefuseWhatWouldBeWrong(t *testing.T) {
+	rt := newCPU(t, runtime.Options{})
+	other := newCPU(t, runtime.Options{})
+	a, _ := rt.DeviceArray([]int{8}, runtime.Float32)
+	pageable, _ := rt.NewHostArray([]int{8}, runtime.Float32, false)
+	pinned, _ := rt.NewHostArray([]int{8}, runtime.Float32, true)
+	wrongShape, _ := rt.NewHostArray([]int{4}, runtime.Float32, true)
+	foreign, _ := other.NewStream()
+	for what, err := range map[string]error{
+		"pageable source":      a.CopyFromAsync(pageable, nil),
+		"pageable destination": a.CopyToHostAsync(pageable, nil),
+		"another shape":        a.CopyFromAsync(wrongShape, nil),
+		"another runtime's":    a.CopyFromAsync(pinned, foreign),
+		"no event to wait for": rt.StreamWait(nil, nil),
+		"a nil source":         a.CopyFromAsync(nil, nil),
+	} {
+		if err == nil {
+			t.Errorf("%s: accepted", what)
+		}
+	}
+	if err := a.CopyFromAsync(pageable, nil); !strings.Contains(err.Error(), "pinned = true") {
+		t.Errorf("the pageable refusal says how to pin: %v", err)
+	}
+	a.Free()
+	if err := a.CopyFromAsync(pinned, nil); !errors.Is(err, runtime.ErrFreed) {
+		t.Errorf("a freed array: %v", err)
+	}
+}
