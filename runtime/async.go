@@ -99,3 +99,18 @@ func (rt *Runtime) streamHandle(s *Stream) (device.Stream, error) {
 	}
 	return s.handle, nil
 }
+
+// CopyStream is a stream for transfers that overlap the runtime's own
+// work, made on first use and kept until Close, so that every batch
+// iterator shares one instead of each making a stream that lives as long
+// as the runtime.
+func (rt *Runtime) CopyStream() (*Stream, error) {
+	if rt.copyStream == nil {
+		s, err := rt.NewStream()
+		if err != nil {
+			return nil, err
+		}
+		rt.copyStream = s
+	}
+	return rt.copyStream, nil
+}

@@ -44,6 +44,8 @@ type Runtime struct {
 	stdout  io.Writer
 	streams []device.Stream
 	events  []device.Event
+	// copyStream is CopyStream's, made on first use; it is also in streams.
+	copyStream *Stream
 	timer   [2]device.Event
 
 	mu sync.Mutex

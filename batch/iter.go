@@ -1,0 +1,257 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/runtime"
+)
+
+// Source gives the batches to upload, one call each, in order: a batch is
+// the host arrays the loop body gets on the device. It returns nil, nil
+// after the last.
+type Source func() ([]*runtime.HostArray, error)
+
+// List is a Source over batches known in advance.
+func List(batches [][]*runtime.HostArray) Source {
+	i := 0
+	return func() ([]*runtime.HostArray, error) {
+		if i == len(batches) {
+			return nil, nil
+		}
+		i++
+		return batches[i-1], nil
+	}
+}
+
+// Options tune an Iter.
+type Options struct {
+	// Prefetch is how many batches upload ahead of the one the body
+	// computes on (1: double buffering); 0 uploads each when it is needed.
+	Prefetch int
+}
+
+// Iter is CUDA.jl's CuIterator: it uploads each batch to the device, the
+// next Prefetch batches on a copy stream while the body computes on the
+// current one, and frees a batch's device arrays as soon as the next is
+// asked for. Host arrays that are not pinned go through pinned staging
+// buffers, which the iterator reuses; the runtime's stream waits, on the
+// device, for a batch's copies before the body's work on it runs.
+type Iter struct {
+	rt       *runtime.Runtime
+	source   Source
+	prefetch int
+	copy     *runtime.Stream
+	ahead    []*upload // uploading, oldest first
+	current  *upload
+	index    int // of the last batch read from the source
+	// spare holds the pinned staging buffers and events no copy is using:
+	// the runtime keeps events until it closes, so they are reused.
+	spare  map[stagingKey][]*runtime.HostArray
+	events []*runtime.Event
+	fence  *runtime.Event
+	ended  bool
+	closed bool
+}
+
+// upload is one batch on its way to the device.
+type upload struct {
+	index   int
+	arrays  []*runtime.Array
+	staging []*runtime.HostArray // borrowed from spare until the copy is done
+	ready   *runtime.Event       // recorded on the copy stream after the copies
+}
+
+type stagingKey struct {
+	dtype runtime.DType
+	size  int
+}
+
+// NewIter starts an iterator over source.
+func NewIter(rt *runtime.Runtime, source Source, opts Options) (*Iter, error) {
+	if opts.Prefetch < 0 {
+		return nil, fmt.Errorf("prefetch must be 0 or more, got %d", opts.Prefetch)
+	}
+	copyStream, err := rt.CopyStream()
+	if err != nil {
+		return nil, err
+	}
+	fence, err := rt.NewEvent()
+	if err != nil {
+		return nil, err
+	}
+	return &Iter{rt: rt, source: source, prefetch: opts.Prefetch, copy: copyStream, fence: fence,
+		spare: map[stagingKey][]*runtime.HostArray{}}, nil
+}
+
+// Next frees the previous batch's device arrays and returns the next
+// batch's, with its index from 1; ok is false after the last. The arrays
+// may be used at once: work queued on the runtime's stream runs after
+// their copies. After an error, or at the end, everything the iterator
+// holds has been freed.
+func (it *Iter) Next() (index int, arrays []*runtime.Array, ok bool, err error) {
+	if it.closed {
+		return 0, nil, false, errors.New("the batch iterator is closed")
+	}
+	if err := it.retire(it.current); err != nil {
+		return 0, nil, false, it.fail(err)
+	}
+	it.current = nil
+	for !it.ended && len(it.ahead) < it.prefetch+1 {
+		if err := it.fetch(); err != nil {
+			return 0, nil, false, it.fail(err)
+		}
+	}
+	if len(it.ahead) == 0 {
+		return 0, nil, false, it.Close()
+	}
+	u := it.ahead[0]
+	it.ahead = it.ahead[1:]
+	if err := it.rt.StreamWait(nil, u.ready); err != nil {
+		return 0, nil, false, it.fail(err)
+	}
+	it.current = u
+	return u.index, u.arrays, true, nil
+}
+
+// fetch reads the next batch from the source and queues its upload.
+func (it *Iter) fetch() error {
+	hosts, err := it.source()
+	if err != nil {
+		return fmt.Errorf("batch %d: %w", it.index+1, err)
+	}
+	if hosts == nil {
+		it.ended = true
+		return nil
+	}
+	it.index++
+	u := &upload{index: it.index}
+	it.ahead = append(it.ahead, u) // from here Close frees what it holds
+	if err := it.start(u, hosts); err != nil {
+		what := fmt.Sprintf("%d arrays", len(hosts))
+		if len(hosts) == 1 {
+			what = "1 array"
+		}
+		return fmt.Errorf("batch %d (%s in %s): %w", u.index, config.FormatSize(totalBytes(hosts)), what, err)
+	}
+	return nil
+}
+
+// start allocates u's device arrays and queues their copies. The copy
+// stream first waits for the work queued so far on the runtime's stream,
+// which may still be reading memory the pool has just handed to u.
+func (it *Iter) start(u *upload, hosts []*runtime.HostArray) error {
+	for i, h := range hosts {
+		if h == nil {
+			return fmt.Errorf("array %d is nil", i+1)
+		}
+		a, err := it.rt.DeviceArray(h.Shape(), h.DType())
+		if err != nil {
+			return err
+		}
+		u.arrays = append(u.arrays, a)
+	}
+	if err := it.fence.Record(nil); err != nil {
+		return err
+	}
+	if err := it.rt.StreamWait(it.copy, it.fence); err != nil {
+		return err
+	}
+	for i, h := range hosts {
+		src, err := h, error(nil)
+		if !h.Pinned() {
+			if src, err = it.stage(u, h); err != nil {
+				return err
+			}
+		}
+		if err := u.arrays[i].CopyFromAsync(src, it.copy); err != nil {
+			return err
+		}
+	}
+	if n := len(it.events); n > 0 {
+		u.ready, it.events = it.events[n-1], it.events[:n-1]
+	} else {
+		var err error
+		if u.ready, err = it.rt.NewEvent(); err != nil {
+			return err
+		}
+	}
+	return u.ready.Record(it.copy)
+}
+
+// stage copies h into a pinned staging buffer of its size that no copy is
+// reading, making one the first time.
+func (it *Iter) stage(u *upload, h *runtime.HostArray) (*runtime.HostArray, error) {
+	key := stagingKey{h.DType(), h.Size()}
+	var buf *runtime.HostArray
+	if free := it.spare[key]; len(free) > 0 {
+		buf, it.spare[key] = free[len(free)-1], free[:len(free)-1]
+	} else {
+		var err error
+		if buf, err = it.rt.NewHostArray([]int{h.Size()}, h.DType(), true); err != nil {
+			return nil, err
+		}
+	}
+	u.staging = append(u.staging, buf)
+	copy(buf.Bytes(), h.Bytes())
+	return buf.Reshape(h.Shape())
+}
+
+// retire frees a batch's device arrays and, once its copies are done,
+// gives its staging buffers back for reuse.
+func (it *Iter) retire(u *upload) error {
+	if u == nil {
+		return nil
+	}
+	var errs []error
+	for _, a := range u.arrays {
+		errs = append(errs, a.Free())
+	}
+	if u.ready != nil {
+		// Its copies must be done before the staging buffers are written
+		// again; the runtime's stream already waits on the device.
+		errs = append(errs, u.ready.Synchronize())
+		it.events = append(it.events, u.ready)
+	}
+	for _, buf := range u.staging {
+		key := stagingKey{buf.DType(), buf.Size()}
+		it.spare[key] = append(it.spare[key], buf)
+	}
+	u.arrays, u.staging, u.ready = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// fail closes the iterator after err and returns err.
+func (it *Iter) fail(err error) error {
+	if cerr := it.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	return err
+}
+
+// Close frees every device array the iterator uploaded and lets go of its
+// staging buffers; the loop that breaks early calls it. Closing twice is
+// harmless.
+func (it *Iter) Close() error {
+	if it.closed {
+		return nil
+	}
+	it.closed = true
+	errs := []error{it.copy.Synchronize(), it.retire(it.current)}
+	for _, u := range it.ahead {
+		errs = append(errs, it.retire(u))
+	}
+	it.current, it.ahead, it.spare = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+func totalBytes(hosts []*runtime.HostArray) uint64 {
+	var n uint64
+	for _, h := range hosts {
+		if h != nil {
+			n += h.NBytes()
+		}
+	}
+	return n
+}
