@@ -55,4 +55,11 @@
 // all come from it, so a new kernel is one entry there and a go generate.
 // Fill is not one of them: it stores bits it computes once on the host,
 // with a kernel of its own that reads nothing.
+//
+// The rules above decide the edge cases, the same on both backends:
+// Maximum and Minimum return a NaN when either element is one (as
+// PyTorch's and NumPy's do) and y when the elements are equal, -0 and +0
+// included (as NumPy's); Div divides integers in float64, so the quotient
+// truncates toward zero as C's does, and a division by zero saturates
+// (0/0 is 0) where C would trap.
 package kernels

@@ -3,10 +3,14 @@
 package kernels
 
 var generatedLoops = map[string]elementwiseLoops{
-	"scale": {elementwiseScaleLoop[float32], elementwiseScaleLoop[float64]},
-	"axpy":  {elementwiseAxpyLoop[float32], elementwiseAxpyLoop[float64]},
-	"add":   {elementwiseAddLoop[float32], elementwiseAddLoop[float64]},
-	"mul":   {elementwiseMulLoop[float32], elementwiseMulLoop[float64]},
+	"scale":   {elementwiseScaleLoop[float32], elementwiseScaleLoop[float64]},
+	"axpy":    {elementwiseAxpyLoop[float32], elementwiseAxpyLoop[float64]},
+	"add":     {elementwiseAddLoop[float32], elementwiseAddLoop[float64]},
+	"mul":     {elementwiseMulLoop[float32], elementwiseMulLoop[float64]},
+	"sub":     {elementwiseSubLoop[float32], elementwiseSubLoop[float64]},
+	"div":     {elementwiseDivLoop[float32], elementwiseDivLoop[float64]},
+	"maximum": {elementwiseMaximumLoop[float32], elementwiseMaximumLoop[float64]},
+	"minimum": {elementwiseMinimumLoop[float32], elementwiseMinimumLoop[float64]},
 }
 
 func elementwiseScale[C computeType](_, x, a C) C {
@@ -49,5 +53,55 @@ func elementwiseMulLoop[C computeType](ys, xs []C, a C) {
 	xs = xs[:len(ys)]
 	for i, y := range ys {
 		ys[i] = elementwiseMul(y, xs[i], a)
+	}
+}
+
+func elementwiseSub[C computeType](y, x, _ C) C {
+	return y - x
+}
+
+func elementwiseSubLoop[C computeType](ys, xs []C, a C) {
+	xs = xs[:len(ys)]
+	for i, y := range ys {
+		ys[i] = elementwiseSub(y, xs[i], a)
+	}
+}
+
+func elementwiseDiv[C computeType](y, x, _ C) C {
+	return y / x
+}
+
+func elementwiseDivLoop[C computeType](ys, xs []C, a C) {
+	xs = xs[:len(ys)]
+	for i, y := range ys {
+		ys[i] = elementwiseDiv(y, xs[i], a)
+	}
+}
+
+func elementwiseMaximum[C computeType](y, x, _ C) C {
+	if y >= x || y != y {
+		return y
+	}
+	return x
+}
+
+func elementwiseMaximumLoop[C computeType](ys, xs []C, a C) {
+	xs = xs[:len(ys)]
+	for i, y := range ys {
+		ys[i] = elementwiseMaximum(y, xs[i], a)
+	}
+}
+
+func elementwiseMinimum[C computeType](y, x, _ C) C {
+	if y <= x || y != y {
+		return y
+	}
+	return x
+}
+
+func elementwiseMinimumLoop[C computeType](ys, xs []C, a C) {
+	xs = xs[:len(ys)]
+	for i, y := range ys {
+		ys[i] = elementwiseMinimum(y, xs[i], a)
 	}
 }

@@ -60,6 +60,33 @@ var elementwiseOps = []*ElementwiseOp{
 	{Name: "mul", Arrays: 2,
 		CUDA: "mul_rn(y, x)",
 		Go:   func(y, x, _ float64) float64 { return y * x }},
+	{Name: "sub", Arrays: 2,
+		CUDA: "sub_rn(y, x)",
+		Go:   func(y, x, _ float64) float64 { return y - x }},
+	// Integers divide in float64 and store as ever: the quotient truncates
+	// toward zero, as C's does, and n/0 saturates (0/0 is 0) instead of
+	// trapping.
+	{Name: "div", Arrays: 2,
+		CUDA: "div_rn(y, x)",
+		Go:   func(y, x, _ float64) float64 { return y / x }},
+	// A NaN in either wins, as in PyTorch and NumPy; of equal values, -0
+	// and +0 included, the result is y, as NumPy's.
+	{Name: "maximum", Arrays: 2,
+		CUDA: "(y >= x || y != y) ? y : x",
+		Go: func(y, x, _ float64) float64 {
+			if y >= x || y != y {
+				return y
+			}
+			return x
+		}},
+	{Name: "minimum", Arrays: 2,
+		CUDA: "(y <= x || y != y) ? y : x",
+		Go: func(y, x, _ float64) float64 {
+			if y <= x || y != y {
+				return y
+			}
+			return x
+		}},
 }
 
 func init() {
