@@ -70,6 +70,15 @@ func checkHost(L *lua.LState, name string, n int) *runtime.HostArray {
 	return h
 }
 
+// checkNumber reads a number argument, which the message calls what.
+func checkNumber(L *lua.LState, name string, n int, what string) float64 {
+	v, ok := L.Get(n).(lua.LNumber)
+	if !ok {
+		argError(L, name, n, "%s must be a number, got %s", what, typeName(L.Get(n)))
+	}
+	return float64(v)
+}
+
 // checkInt reads an integer argument: a Lua number with no fraction.
 func checkInt(L *lua.LState, name string, n int, what string) int {
 	v := L.Get(n)

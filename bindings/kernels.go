@@ -3,17 +3,15 @@ package bindings
 import (
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/gluaproject/glua/kernels"
 	"github.com/gluaproject/glua/runtime"
 )
 
 // kernelsRuntime is what the kernels module needs from a runtime.
 type kernelsRuntime interface {
 	Fill(x *runtime.Array, v float64) error
-	Scale(x *runtime.Array, a float64) error
+	Elementwise(op *kernels.ElementwiseOp, y *runtime.Array, a float64, x *runtime.Array) error
 	Copy(dst, src *runtime.Array) error
-	Add(y, x *runtime.Array) error
-	Mul(y, x *runtime.Array) error
-	Axpy(y *runtime.Array, a float64, x *runtime.Array) error
 	Sum(x *runtime.Array) (float64, error)
 	Norm(x *runtime.Array) (float64, error)
 	MaxAbsDiff(x, y *runtime.Array) (float64, error)
@@ -24,24 +22,29 @@ type kernelsRuntime interface {
 
 // kernelsModule is the kernels module. Every kernel writes into its first
 // argument and returns it, so calls chain. One method per Lua function;
-// funcs is its table.
+// funcs is its table. The elementwise kernels (kernels.scale, kernels.axpy,
+// kernels.add, ...) are entries of package kernels' table instead
+// (elementwise_ops.go), each made a Lua function by m.elementwise.
 type kernelsModule struct{ rt kernelsRuntime }
 
 func (m kernelsModule) funcs() map[string]lua.LGFunction {
-	return map[string]lua.LGFunction{
+	funcs := map[string]lua.LGFunction{
 		"matmul":       m.matmul,
 		"compile":      m.compile,
 		"fill":         m.fill,
-		"scale":        m.scale,
 		"copy":         m.copy,
-		"add":          m.add,
-		"mul":          m.mul,
-		"axpy":         m.axpy,
 		"sum":          m.sum,
 		"norm":         m.norm,
 		"max_abs_diff": m.maxAbsDiff,
 		"cache_stats":  m.cacheStats,
 	}
+	for _, op := range kernels.ElementwiseOps() {
+		if funcs[op.Name] != nil {
+			panic("bindings: elementwise kernel " + op.Name + " would replace kernels." + op.Name)
+		}
+		funcs[op.Name] = m.elementwise(op)
+	}
+	return funcs
 }
 
 // openKernels is the loader of the kernels module.
@@ -55,27 +58,28 @@ func (m kernelsModule) fill(L *lua.LState) int {
 	return withNumber(L, "kernels.fill", "value", m.rt.Fill)
 }
 
-func (m kernelsModule) scale(L *lua.LState) int {
-	return withNumber(L, "kernels.scale", "factor", m.rt.Scale)
-}
-
 func (m kernelsModule) copy(L *lua.LState) int { return twoArrays(L, "kernels.copy", m.rt.Copy) }
-func (m kernelsModule) add(L *lua.LState) int  { return twoArrays(L, "kernels.add", m.rt.Add) }
-func (m kernelsModule) mul(L *lua.LState) int  { return twoArrays(L, "kernels.mul", m.rt.Mul) }
 
-func (m kernelsModule) axpy(L *lua.LState) int {
-	const name = "kernels.axpy"
-	y := checkArray(L, name, 1)
-	a, ok := L.Get(2).(lua.LNumber)
-	if !ok {
-		argError(L, name, 2, "a must be a number, got %s", typeName(L.Get(2)))
+// elementwise is the Lua function of op: kernels.<name>(y[, a][, x]),
+// with the number only if op takes one and x only if it takes two arrays.
+func (m kernelsModule) elementwise(op *kernels.ElementwiseOp) lua.LGFunction {
+	name := "kernels." + op.Name
+	return func(L *lua.LState) int {
+		y := checkArray(L, name, 1)
+		a, next := 0.0, 2
+		if op.Scalar != "" {
+			a, next = checkNumber(L, name, 2, op.Scalar), 3
+		}
+		var x *runtime.Array
+		if op.Arrays == 2 {
+			x = checkArray(L, name, next)
+		}
+		if err := m.rt.Elementwise(op, y, a, x); err != nil {
+			raise(L, name, err)
+		}
+		L.Push(L.Get(1))
+		return 1
 	}
-	x := checkArray(L, name, 3)
-	if err := m.rt.Axpy(y, float64(a), x); err != nil {
-		raise(L, name, err)
-	}
-	L.Push(L.Get(1))
-	return 1
 }
 
 func (m kernelsModule) sum(L *lua.LState) int  { return reduction(L, "kernels.sum", m.rt.Sum) }
@@ -125,11 +129,7 @@ func (m kernelsModule) matmul(L *lua.LState) int {
 // withNumber is a kernel f(x, v) on an array and a number named what.
 func withNumber(L *lua.LState, name, what string, f func(x *runtime.Array, v float64) error) int {
 	x := checkArray(L, name, 1)
-	v, ok := L.Get(2).(lua.LNumber)
-	if !ok {
-		argError(L, name, 2, "%s must be a number, got %s", what, typeName(L.Get(2)))
-	}
-	if err := f(x, float64(v)); err != nil {
+	if err := f(x, checkNumber(L, name, 2, what)); err != nil {
 		raise(L, name, err)
 	}
 	L.Push(L.Get(1))

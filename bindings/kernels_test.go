@@ -2,11 +2,13 @@ package bindings
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/gluaproject/glua/kernels"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -21,15 +23,13 @@ func (f *fakeKernels) note(call string) error { f.calls = append(f.calls, call);
 func (f *fakeKernels) Fill(x *runtime.Array, v float64) error {
 	return f.note("fill " + lua.LNumber(v).String())
 }
-func (f *fakeKernels) Scale(x *runtime.Array, a float64) error {
-	return f.note("scale " + lua.LNumber(a).String())
+func (f *fakeKernels) Elementwise(op *kernels.ElementwiseOp, y *runtime.Array, a float64, x *runtime.Array) error {
+	if op.Scalar == "" {
+		return f.note(op.Name)
+	}
+	return f.note(op.Name + " " + lua.LNumber(a).String())
 }
-func (f *fakeKernels) Copy(dst, src *runtime.Array) error { return f.note("copy") }
-func (f *fakeKernels) Add(y, x *runtime.Array) error      { return f.note("add") }
-func (f *fakeKernels) Mul(y, x *runtime.Array) error      { return f.note("mul") }
-func (f *fakeKernels) Axpy(y *runtime.Array, a float64, x *runtime.Array) error {
-	return f.note("axpy " + lua.LNumber(a).String())
-}
+func (f *fakeKernels) Copy(dst, src *runtime.Array) error     { return f.note("copy") }
 func (f *fakeKernels) Sum(x *runtime.Array) (float64, error)  { return 6, f.note("sum") }
 func (f *fakeKernels) Norm(x *runtime.Array) (float64, error) { return 2, f.note("norm") }
 func (f *fakeKernels) MaxAbsDiff(x, y *runtime.Array) (float64, error) {
@@ -92,5 +92,39 @@ func TestKernelsModuleNamesTheCallInErrors(t *testing.T) {
 	}
 	if err := L.DoString(`kernels.sum({})`); err == nil || !strings.Contains(err.Error(), "kernels.sum: bad argument #1 (DeviceArray expected, got table)") {
 		t.Errorf("not an array: %v", err)
+	}
+}
+
+func TestKernelsModuleHasAFunctionPerElementwiseKernel(t *testing.T) {
+	f := &fakeKernels{}
+	L := kernelsState(t, f)
+	var want []string
+	for _, op := range kernels.ElementwiseOps() {
+		name := "kernels." + op.Name
+		args, last, note := []string{"x"}, 1, op.Name
+		if op.Scalar != "" {
+			args, last, note = append(args, "2"), 2, note+" 2"
+			bad := fmt.Sprintf(`%s(x, "two", y)`, name)
+			wantErr := fmt.Sprintf("%s: bad argument #2 (%s must be a number, got string)", name, op.Scalar)
+			if err := L.DoString(bad); err == nil || !strings.Contains(err.Error(), wantErr) {
+				t.Errorf("%s: %v, want %q", bad, err, wantErr)
+			}
+		}
+		if op.Arrays == 2 {
+			args, last = append(args, "y"), last+1
+			bad := fmt.Sprintf("%s(%s, {})", name, strings.Join(args[:len(args)-1], ", "))
+			wantErr := fmt.Sprintf("%s: bad argument #%d (DeviceArray expected, got table)", name, last)
+			if err := L.DoString(bad); err == nil || !strings.Contains(err.Error(), wantErr) {
+				t.Errorf("%s: %v, want %q", bad, err, wantErr)
+			}
+		}
+		call := fmt.Sprintf("assert(%s(%s) == x)", name, strings.Join(args, ", "))
+		if err := L.DoString(call); err != nil {
+			t.Errorf("%s: %v", call, err)
+		}
+		want = append(want, note)
+	}
+	if got := strings.Join(f.calls, ","); got != strings.Join(want, ",") {
+		t.Errorf("calls %s, want %s", got, strings.Join(want, ","))
 	}
 }

@@ -17,8 +17,9 @@
 // results:
 //
 //   - float64 computes in float64.
-//   - float32 computes in float32. Scalar arguments (Fill's v, Scale's and
-//     Axpy's a) are rounded to float32 first: Axpy is y = float32(a)·x + y.
+//   - float32 computes in float32. Scalar arguments (Fill's v, the a of
+//     Scale, Axpy and every elementwise kernel) are rounded to float32
+//     first: Axpy is y = float32(a)·x + y.
 //   - float16 and bfloat16 load each element to float32 (exactly), compute in
 //     float32 as above, and round the result to nearest even on store.
 //   - int32, int64 and uint8 load to float64, compute in float64, and store
@@ -26,7 +27,8 @@
 //     NaN becomes 0 (what PTX's cvt.rzi.sat does).
 //   - A product and a sum are rounded separately, never fused: Axpy is
 //     round(round(a·x) + y). In Go an explicit conversion prevents fusion;
-//     in CUDA use __fmul_rn/__dmul_rn, which the compiler never contracts.
+//     in CUDA use mul_rn/add_rn (dtypes.cu's inline PTX), which the
+//     compiler never contracts.
 //   - Fill stores v converted as device.Set converts it: a float64 reaches a
 //     2-byte float through float32, as in __float2half_rn((float)v).
 //   - Copy between dtypes loads the source element exactly (as float64) and
@@ -41,4 +43,23 @@
 // differs from another empty array by 0.
 //
 // Rand is counter-based; rand.go gives its formula.
+//
+// # Elementwise kernels
+//
+// Scale, Axpy, Add, Mul and the rest of the in-place kernels that compute
+// an element from the elements in its place are entries of one table,
+// elementwiseOps in elementwise_ops.go: a name, how many arrays, the
+// number's name, the CUDA expression and the Go function. The CUDA entry
+// points, the CPU loops (written by go generate into
+// elementwise_loops.go), the runtime's Elementwise and the Lua functions
+// all come from it, so a new kernel is one entry there and a go generate.
+// Fill is not one of them: it stores bits it computes once on the host,
+// with a kernel of its own that reads nothing.
+//
+// The rules above decide the edge cases, the same on both backends:
+// Maximum and Minimum return a NaN when either element is one (as
+// PyTorch's and NumPy's do) and y when the elements are equal, -0 and +0
+// included (as NumPy's); Div divides integers in float64, so the quotient
+// truncates toward zero as C's does, and a division by zero saturates
+// (0/0 is 0) where C would trap.
 package kernels

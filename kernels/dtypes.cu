@@ -6,8 +6,10 @@
 // The rules are those of package kernels (doc.go): float32 computes in
 // float32, float64 in float64, float16/bfloat16 load to float32 exactly and
 // round to nearest even on store, integers compute in float64 and store by
-// truncating and saturating as device.Set does. Products and sums are
-// rounded separately: mul.rn/add.rn are never contracted into an fma.
+// truncating and saturating as device.Set does. Each product, sum,
+// difference and quotient is rounded on its own: mul.rn/add.rn are never
+// contracted into an fma, and div.rn is the correctly rounded division
+// whatever NVRTC's --prec-div says.
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -20,8 +22,12 @@ __device__ inline float bits_f32(u32 b) { float f; asm("mov.b32 %0, %1;" : "=f"(
 
 __device__ inline float mul_rn(float a, float b) { float r; asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
 __device__ inline float add_rn(float a, float b) { float r; asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ inline float sub_rn(float a, float b) { float r; asm("sub.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ inline float div_rn(float a, float b) { float r; asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
 __device__ inline double mul_rn(double a, double b) { double r; asm("mul.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
 __device__ inline double add_rn(double a, double b) { double r; asm("add.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
+__device__ inline double sub_rn(double a, double b) { double r; asm("sub.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
+__device__ inline double div_rn(double a, double b) { double r; asm("div.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
 
 // float32 -> binary16, round to nearest even; NaN stays NaN (sign|0x7e00),
 // as device.Float16Bits.
@@ -154,9 +160,13 @@ struct U8 {
 
 // GLUA_DTYPES(X) applies X(name, traits) to every dtype; entry points are
 // named glua_<op>_<name> after it, with the names device.DType prints.
-#define GLUA_DTYPES(X) \
-    X(float32, F32) X(float64, F64) X(float16, F16) X(bfloat16, BF16) \
-    X(int32, I32) X(int64, I64) X(uint8, U8)
+// GLUA_DTYPES_WITH(X, A) applies X(A, name, traits), for a macro that
+// needs one more argument than the dtype's.
+#define GLUA_DTYPES_WITH(X, A) \
+    X(A, float32, F32) X(A, float64, F64) X(A, float16, F16) X(A, bfloat16, BF16) \
+    X(A, int32, I32) X(A, int64, I64) X(A, uint8, U8)
+#define GLUA_APPLY(X, NAME, T) X(NAME, T)
+#define GLUA_DTYPES(X) GLUA_DTYPES_WITH(GLUA_APPLY, X)
 
 // v16 is 16 bytes moved by one vector load or store (ld.global.v4.u32);
 // declared here rather than taken from uint4 so that no header is needed.

@@ -1,8 +1,9 @@
-// elementwise.cu: fill, scale, axpy, add and mul, in place, for every
-// dtype. Each thread walks the array with a grid stride. When the host has
-// checked that every pointer is 16-byte aligned (vec != 0), the body moves
-// as 16-byte vectors, so one load instruction brings 4 float32s or 16
-// uint8s; the remaining tail goes element by element.
+// elementwise.cu: fill and the kernels of the elementwise table, in
+// place, for every dtype. Each thread walks the array with a grid stride.
+// When the host has checked that every pointer is 16-byte aligned
+// (vec != 0), the body moves as 16-byte vectors, so one load instruction
+// brings 4 float32s or 16 uint8s; the remaining tail goes element by
+// element.
 
 template <class T>
 union Pack {
@@ -50,40 +51,49 @@ __device__ inline void binary(typename T::S* y, const typename T::S* x, i64 n, i
     for (i64 i = done + tid; i < n; i += stride) y[i] = op(y[i], x[i]);
 }
 
-template <class T> struct ScaleOp {
-    typename T::C a;
-    __device__ typename T::S operator()(typename T::S x) const { return T::store(mul_rn(T::load(x), a)); }
-};
-template <class T> struct AxpyOp {
-    typename T::C a;
-    __device__ typename T::S operator()(typename T::S y, typename T::S x) const {
-        return T::store(add_rn(mul_rn(a, T::load(x)), T::load(y)));
-    }
-};
-template <class T> struct AddOp {
-    __device__ typename T::S operator()(typename T::S y, typename T::S x) const { return T::store(add_rn(T::load(y), T::load(x))); }
-};
-template <class T> struct MulOp {
-    __device__ typename T::S operator()(typename T::S y, typename T::S x) const { return T::store(mul_rn(T::load(y), T::load(x))); }
-};
+// The kernels of the table in elementwise_ops.go, which cudaSource writes
+// after this file, one line each:
+//
+//     GLUA_TWO_ARRAYS(add, add_rn(y, x))
+//
+// defines glua_add_<dtype>(y, x, n, a, vec) for every dtype, setting y =
+// add_rn(y, x) with y and x loaded to C, the dtype's compute type, and a
+// rounded to C; GLUA_ONE_ARRAY(scale, mul_rn(x, a)) defines
+// glua_scale_<dtype>(x, n, a, vec). The expression may use commas: it is
+// the macro's variadic tail.
+#define GLUA_TWO_ARRAYS(OP, ...)                                                                \
+    template <class T> struct glua_##OP##_fn {                                                  \
+        typename T::C a;                                                                        \
+        __device__ typename T::S operator()(typename T::S y_, typename T::S x_) const {         \
+            typedef typename T::C C;                                                            \
+            const C y = T::load(y_), x = T::load(x_);                                           \
+            return T::store(__VA_ARGS__);                                                       \
+        }                                                                                       \
+    };                                                                                          \
+    GLUA_DTYPES_WITH(GLUA_TWO_ARRAYS_ENTRY, OP)
 
-#define GLUA_ELEMENTWISE(NAME, T)                                                               \
-    extern "C" __global__ void glua_scale_##NAME(T::S* x, i64 n, double a, int vec) {           \
-        ScaleOp<T> op = {T::scalar(a)};                                                         \
-        unary<T>(x, n, vec, op);                                                                \
-    }                                                                                           \
-    extern "C" __global__ void glua_axpy_##NAME(T::S* y, const T::S* x, i64 n, double a, int vec) { \
-        AxpyOp<T> op = {T::scalar(a)};                                                          \
+#define GLUA_TWO_ARRAYS_ENTRY(OP, NAME, T)                                                      \
+    extern "C" __global__ void glua_##OP##_##NAME(T::S* y, const T::S* x, i64 n, double a, int vec) { \
+        glua_##OP##_fn<T> op = {T::scalar(a)};                                                  \
         binary<T>(y, x, n, vec, op);                                                            \
-    }                                                                                           \
-    extern "C" __global__ void glua_add_##NAME(T::S* y, const T::S* x, i64 n, int vec) {        \
-        binary<T>(y, x, n, vec, AddOp<T>());                                                    \
-    }                                                                                           \
-    extern "C" __global__ void glua_mul_##NAME(T::S* y, const T::S* x, i64 n, int vec) {        \
-        binary<T>(y, x, n, vec, MulOp<T>());                                                    \
     }
 
-GLUA_DTYPES(GLUA_ELEMENTWISE)
+#define GLUA_ONE_ARRAY(OP, ...)                                                                 \
+    template <class T> struct glua_##OP##_fn {                                                  \
+        typename T::C a;                                                                        \
+        __device__ typename T::S operator()(typename T::S x_) const {                           \
+            typedef typename T::C C;                                                            \
+            const C x = T::load(x_);                                                            \
+            return T::store(__VA_ARGS__);                                                       \
+        }                                                                                       \
+    };                                                                                          \
+    GLUA_DTYPES_WITH(GLUA_ONE_ARRAY_ENTRY, OP)
+
+#define GLUA_ONE_ARRAY_ENTRY(OP, NAME, T)                                                       \
+    extern "C" __global__ void glua_##OP##_##NAME(T::S* x, i64 n, double a, int vec) {         \
+        glua_##OP##_fn<T> op = {T::scalar(a)};                                                  \
+        unary<T>(x, n, vec, op);                                                                \
+    }
 
 // glua_fill writes a 16-byte pattern (lo, then hi, little-endian) over
 // nbytes at x: the element's bits, converted on the host as device.Set

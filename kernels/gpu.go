@@ -189,52 +189,44 @@ func (g *GPU) Fill(dt device.DType, x device.Ptr, v float64, n int, s device.Str
 	return wrap("Fill", f(gridFor(nbytes/16+16), block1D, 0, s, x, uint64(nbytes), lo, hi))
 }
 
-// Scale sets x = a·x on n elements.
-func (g *GPU) Scale(dt device.DType, x device.Ptr, a float64, n int, s device.Stream) error {
-	if err := check("Scale", dt, n, x); err != nil || n == 0 {
+// Elementwise runs op on n elements: y = f(y, x, a), or for a one-array
+// kernel y = f(y, a), when x is ignored.
+func (g *GPU) Elementwise(op *ElementwiseOp, dt device.DType, y device.Ptr, a float64, x device.Ptr, n int, s device.Stream) error {
+	name := op.goName
+	ptrs := []device.Ptr{y, x}[:op.Arrays]
+	if err := check(name, dt, n, ptrs...); err != nil || n == 0 {
 		return err
 	}
-	f, err := g.fn("elementwise", "glua_scale_"+dt.String())
+	f, err := g.fn("elementwise", "glua_"+op.Name+"_"+dt.String())
 	if err != nil {
-		return wrap("Scale", err)
+		return wrap(name, err)
 	}
-	vec := vectorizable(x)
-	return wrap("Scale", f(elementwiseGrid(dt, n, vec), block1D, 0, s, x, int64(n), a, vec))
+	vec := vectorizable(ptrs...)
+	grid := elementwiseGrid(dt, n, vec)
+	if op.Arrays == 1 {
+		return wrap(name, f(grid, block1D, 0, s, y, int64(n), a, vec))
+	}
+	return wrap(name, f(grid, block1D, 0, s, y, x, int64(n), a, vec))
+}
+
+// Scale sets x = a·x on n elements.
+func (g *GPU) Scale(dt device.DType, x device.Ptr, a float64, n int, s device.Stream) error {
+	return g.Elementwise(scaleOp, dt, x, a, 0, n, s)
 }
 
 // Axpy sets y = a·x + y on n elements, the product rounded before the sum.
 func (g *GPU) Axpy(dt device.DType, y device.Ptr, a float64, x device.Ptr, n int, s device.Stream) error {
-	if err := check("Axpy", dt, n, y, x); err != nil || n == 0 {
-		return err
-	}
-	f, err := g.fn("elementwise", "glua_axpy_"+dt.String())
-	if err != nil {
-		return wrap("Axpy", err)
-	}
-	vec := vectorizable(y, x)
-	return wrap("Axpy", f(elementwiseGrid(dt, n, vec), block1D, 0, s, y, x, int64(n), a, vec))
+	return g.Elementwise(axpyOp, dt, y, a, x, n, s)
 }
 
 // Add sets y = y + x on n elements.
 func (g *GPU) Add(dt device.DType, y, x device.Ptr, n int, s device.Stream) error {
-	return g.binary("Add", "glua_add_", dt, y, x, n, s)
+	return g.Elementwise(addOp, dt, y, 0, x, n, s)
 }
 
 // Mul sets y = y·x on n elements.
 func (g *GPU) Mul(dt device.DType, y, x device.Ptr, n int, s device.Stream) error {
-	return g.binary("Mul", "glua_mul_", dt, y, x, n, s)
-}
-
-func (g *GPU) binary(op, prefix string, dt device.DType, y, x device.Ptr, n int, s device.Stream) error {
-	if err := check(op, dt, n, y, x); err != nil || n == 0 {
-		return err
-	}
-	f, err := g.fn("elementwise", prefix+dt.String())
-	if err != nil {
-		return wrap(op, err)
-	}
-	vec := vectorizable(y, x)
-	return wrap(op, f(elementwiseGrid(dt, n, vec), block1D, 0, s, y, x, int64(n), vec))
+	return g.Elementwise(mulOp, dt, y, 0, x, n, s)
 }
 
 // Copy converts n elements of src, of dtype srcDT, into dst, of dtype

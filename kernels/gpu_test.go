@@ -94,39 +94,39 @@ func formatElem(dt device.DType, b []byte, i int) string {
 	return fmt.Sprintf("%v (bits %#x)", device.Get(dt, b, i), bits)
 }
 
+// TestGPUElementwiseKernelsMatchTheGoReferenceBitForBit runs Fill and
+// every kernel of the elementwise table.
 func TestGPUElementwiseKernelsMatchTheGoReferenceBitForBit(t *testing.T) {
 	b := gpu(t)
 	g := kernels.NewGPU(b)
 	rng := newRand(t)
+	ops := append([]*kernels.ElementwiseOp{nil}, kernels.ElementwiseOps()...) // nil: Fill
 	for _, dt := range device.DTypes {
 		for _, n := range []int{1, 7, 1000, 100003} {
 			// shift 0 takes the 16-byte path, one element the scalar path.
 			for _, shift := range []int{0, dt.Size()} {
-				for _, op := range []string{"Fill", "Scale", "Axpy", "Add", "Mul"} {
+				for _, op := range ops {
 					a := []float64{2.5, -1.75, 1e10, 0.1, -3, math.Inf(-1), 70000.5}[rng.IntN(7)]
 					y := hostileValues(rng, dt, n)
 					x := hostileValues(rng, dt, n)
 					yd, xd := place(t, b, y, shift), place(t, b, x, shift)
 					want := append([]byte(nil), y...)
 					var err error
-					switch op {
-					case "Fill":
+					name := "Fill"
+					switch {
+					case op == nil:
 						err = g.Fill(dt, yd.ptr(), a, n, 0)
 						kernels.Fill(dt, want, a)
-					case "Scale":
-						err = g.Scale(dt, yd.ptr(), a, n, 0)
-						kernels.Scale(dt, want, a)
-					case "Axpy":
-						err = g.Axpy(dt, yd.ptr(), a, xd.ptr(), n, 0)
-						kernels.Axpy(dt, want, a, x)
-					case "Add":
-						err = g.Add(dt, yd.ptr(), xd.ptr(), n, 0)
-						kernels.Add(dt, want, x)
-					case "Mul":
-						err = g.Mul(dt, yd.ptr(), xd.ptr(), n, 0)
-						kernels.Mul(dt, want, x)
+					case op.Arrays == 1:
+						name = op.Name
+						err = g.Elementwise(op, dt, yd.ptr(), a, 0, n, 0)
+						op.Apply(dt, want, a, nil)
+					default:
+						name = op.Name
+						err = g.Elementwise(op, dt, yd.ptr(), a, xd.ptr(), n, 0)
+						op.Apply(dt, want, a, x)
 					}
-					what := fmt.Sprintf("%s %s n=%d shift=%d a=%v", op, dt, n, shift, a)
+					what := fmt.Sprintf("%s %s n=%d shift=%d a=%v", name, dt, n, shift, a)
 					if err != nil {
 						t.Fatalf("%s: %v", what, err)
 					}

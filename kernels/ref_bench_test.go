@@ -18,3 +18,34 @@ func BenchmarkAxpyFloat32_1M(b *testing.B) {
 		Axpy(device.Float32, y, 1e-7, x)
 	}
 }
+
+// BenchmarkRefElementwise times the CPU backend's elementwise kernels on
+// 64Ki elements, small enough to stay in cache, so that the loops and
+// not memory are measured: one kernel of each shape on every dtype. y is
+// restored before each call, so that the values stay the same random ones
+// (repeated adds would reach infinities, which convert at another speed).
+func BenchmarkRefElementwise(b *testing.B) {
+	const n = 1 << 16
+	for _, k := range []struct {
+		name string
+		run  func(dt device.DType, y, x []byte)
+	}{
+		{"scale", func(dt device.DType, y, _ []byte) { Scale(dt, y, 1.5) }},
+		{"axpy", func(dt device.DType, y, x []byte) { Axpy(dt, y, 1.5, x) }},
+		{"add", Add},
+	} {
+		for _, dt := range device.DTypes {
+			b.Run(k.name+"/"+dt.String(), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 2))
+				x := randomArray(rng, dt, n, false)
+				y0 := randomArray(rng, dt, n, false)
+				y := make([]byte, len(y0))
+				b.SetBytes(int64(n * dt.Size()))
+				for b.Loop() {
+					copy(y, y0)
+					k.run(dt, y, x)
+				}
+			})
+		}
+	}
+}

@@ -42,141 +42,142 @@ func Fill(dt device.DType, x []byte, v float64) {
 	}
 }
 
-// Scale sets x = a·x.
-func Scale(dt device.DType, x []byte, a float64) {
-	n := count("Scale", dt, x)
+// Apply runs op on host memory: y = f(y, x, a) elementwise, or for a
+// one-array kernel y = f(y, a) with x nil.
+func (op *ElementwiseOp) Apply(dt device.DType, y []byte, a float64, x []byte) {
+	n := count(op.goName, dt, y)
+	if op.Arrays == 2 {
+		same(op.goName, dt, y, x)
+	} else {
+		x = nil
+	}
+	if op.loops.f32 == nil {
+		panic("kernels." + op.goName + ": no Go loops; run go generate ./kernels")
+	}
 	switch dt {
 	case device.Float64:
-		xs, flush := view[float64](x)
-		for i := range xs {
-			xs[i] *= a
-		}
+		ys, flush := view[float64](y)
+		xs, _ := view[float64](x)
+		op.loops.f64(ys, xs, a)
 		flush()
 	case device.Float32:
-		xs, flush := view[float32](x)
-		a32 := float32(a)
-		for i := range xs {
-			xs[i] *= a32
-		}
+		ys, flush := view[float32](y)
+		xs, _ := view[float32](x)
+		op.loops.f32(ys, xs, float32(a))
 		flush()
 	case device.Float16, device.BFloat16:
-		xs, flush := view[uint16](x)
-		load, store := halfCodec(dt)
-		a32 := float32(a)
-		for i, h := range xs {
-			xs[i] = store(a32 * load(h))
-		}
+		ys, flush := view[uint16](y)
+		xs, _ := view[uint16](x)
+		h := halfFloats(dt == device.BFloat16)
+		inBlocks(op.loops.f32, ys, xs, n, float32(a), h.get, h.put)
 		flush()
+	case device.Int32:
+		intBlocks[int32](op.loops.f64, dt, y, x, n, a)
+	case device.Int64:
+		intBlocks[int64](op.loops.f64, dt, y, x, n, a)
 	default:
-		for i := 0; i < n; i++ {
-			device.Set(dt, x, i, a*device.Get(dt, x, i))
-		}
+		intBlocks[uint8](op.loops.f64, dt, y, x, n, a)
 	}
 }
+
+// elementwiseBlock is how many elements inBlocks converts at a time: its
+// buffers stay in L1.
+const elementwiseBlock = 256
+
+// inBlocks runs loop on n elements stored as S, which compute as C: get
+// converts the elements of ys (or xs, nil for one array) from i on into
+// a block of C, put stores ys's back. The calls through get, put and loop
+// are one per block; the per-element work is in direct calls.
+func inBlocks[S any, C computeType](loop func(ys, xs []C, a C), ys, xs []S, n int, a C,
+	get func(dst []C, src []S, i int), put func(dst []S, i int, src []C)) {
+	// The buffers escape through loop, a func value, so they are allocated:
+	// no larger than the array, for the many calls on small ones.
+	yb := make([]C, min(n, elementwiseBlock))
+	var xb []C // stays nil for one array, whose loop ignores xs
+	if xs != nil {
+		xb = make([]C, len(yb))
+	}
+	for i := 0; i < n; i += elementwiseBlock {
+		m := min(elementwiseBlock, n-i)
+		get(yb[:m], ys, i)
+		xblock := xb
+		if xs != nil {
+			xblock = xb[:m]
+			get(xblock, xs, i)
+		}
+		loop(yb[:m], xblock, a)
+		put(ys, i, yb[:m])
+	}
+}
+
+// halfFloats converts float16 (false) or bfloat16 (true) elements.
+type halfFloats bool
+
+func (bf halfFloats) get(dst []float32, src []uint16, i int) {
+	if bf {
+		convertAll(dst, src[i:], device.BFloat16Value)
+	} else {
+		convertAll(dst, src[i:], device.Float16Value)
+	}
+}
+
+func (bf halfFloats) put(dst []uint16, i int, src []float32) {
+	if bf {
+		convertAll(dst[i:], src, device.BFloat16Bits)
+	} else {
+		convertAll(dst[i:], src, device.Float16Bits)
+	}
+}
+
+// convertAll sets dst[k] = f(src[k]) for every k of the shorter. It is
+// inlined where f is a named function, so that f is called directly.
+func convertAll[S, D any](dst []D, src []S, f func(S) D) {
+	src = src[:min(len(src), len(dst))]
+	for k, v := range src {
+		dst[k] = f(v)
+	}
+}
+
+// intBlocks runs loop on an integer dtype, reading elements through typed
+// views and storing them with device.Set, whose truncation and saturation
+// are the rule. y's view is only read: each block is read before put
+// writes it into y itself.
+func intBlocks[S int32 | int64 | uint8](loop func(ys, xs []float64, a float64), dt device.DType, y, x []byte, n int, a float64) {
+	ys, _ := view[S](y)
+	xs, _ := view[S](x)
+	put := func(_ []S, i int, src []float64) {
+		for k, v := range src {
+			device.Set(dt, y, i+k, v)
+		}
+	}
+	inBlocks(loop, ys, xs, n, a, widenInts[S], put)
+}
+
+func widenInts[S int32 | int64 | uint8](dst []float64, src []S, i int) {
+	convertAll(dst, src[i:], func(v S) float64 { return float64(v) })
+}
+
+// The Go functions of the first elementwise kernels, kept for their
+// callers; a kernel added to the table is reached through its
+// ElementwiseOp.
+var (
+	scaleOp = LookupElementwise("scale")
+	axpyOp  = LookupElementwise("axpy")
+	addOp   = LookupElementwise("add")
+	mulOp   = LookupElementwise("mul")
+)
+
+// Scale sets x = a·x.
+func Scale(dt device.DType, x []byte, a float64) { scaleOp.Apply(dt, x, a, nil) }
 
 // Axpy sets y = a·x + y, the product rounded before the sum (never fused).
-func Axpy(dt device.DType, y []byte, a float64, x []byte) {
-	n := same("Axpy", dt, y, x)
-	switch dt {
-	case device.Float64:
-		ys, flush := view[float64](y)
-		xs, _ := view[float64](x)
-		for i := range ys {
-			ys[i] = float64(a*xs[i]) + ys[i]
-		}
-		flush()
-	case device.Float32:
-		ys, flush := view[float32](y)
-		xs, _ := view[float32](x)
-		a32 := float32(a)
-		xs = xs[:len(ys)]
-		for i := range ys {
-			ys[i] = float32(a32*xs[i]) + ys[i]
-		}
-		flush()
-	case device.Float16, device.BFloat16:
-		ys, flush := view[uint16](y)
-		xs, _ := view[uint16](x)
-		load, store := halfCodec(dt)
-		a32 := float32(a)
-		for i, h := range ys {
-			ys[i] = store(float32(a32*load(xs[i])) + load(h))
-		}
-		flush()
-	default:
-		for i := 0; i < n; i++ {
-			device.Set(dt, y, i, float64(a*device.Get(dt, x, i))+device.Get(dt, y, i))
-		}
-	}
-}
+func Axpy(dt device.DType, y []byte, a float64, x []byte) { axpyOp.Apply(dt, y, a, x) }
 
 // Add sets y = y + x elementwise.
-func Add(dt device.DType, y, x []byte) {
-	n := same("Add", dt, y, x)
-	switch dt {
-	case device.Float64:
-		ys, flush := view[float64](y)
-		xs, _ := view[float64](x)
-		for i := range ys {
-			ys[i] += xs[i]
-		}
-		flush()
-	case device.Float32:
-		ys, flush := view[float32](y)
-		xs, _ := view[float32](x)
-		xs = xs[:len(ys)]
-		for i := range ys {
-			ys[i] += xs[i]
-		}
-		flush()
-	case device.Float16, device.BFloat16:
-		ys, flush := view[uint16](y)
-		xs, _ := view[uint16](x)
-		load, store := halfCodec(dt)
-		for i, h := range ys {
-			ys[i] = store(load(h) + load(xs[i]))
-		}
-		flush()
-	default:
-		for i := 0; i < n; i++ {
-			device.Set(dt, y, i, device.Get(dt, y, i)+device.Get(dt, x, i))
-		}
-	}
-}
+func Add(dt device.DType, y, x []byte) { addOp.Apply(dt, y, 0, x) }
 
 // Mul sets y = y·x elementwise.
-func Mul(dt device.DType, y, x []byte) {
-	n := same("Mul", dt, y, x)
-	switch dt {
-	case device.Float64:
-		ys, flush := view[float64](y)
-		xs, _ := view[float64](x)
-		for i := range ys {
-			ys[i] *= xs[i]
-		}
-		flush()
-	case device.Float32:
-		ys, flush := view[float32](y)
-		xs, _ := view[float32](x)
-		xs = xs[:len(ys)]
-		for i := range ys {
-			ys[i] *= xs[i]
-		}
-		flush()
-	case device.Float16, device.BFloat16:
-		ys, flush := view[uint16](y)
-		xs, _ := view[uint16](x)
-		load, store := halfCodec(dt)
-		for i, h := range ys {
-			ys[i] = store(load(h) * load(xs[i]))
-		}
-		flush()
-	default:
-		for i := 0; i < n; i++ {
-			device.Set(dt, y, i, device.Get(dt, y, i)*device.Get(dt, x, i))
-		}
-	}
-}
+func Mul(dt device.DType, y, x []byte) { mulOp.Apply(dt, y, 0, x) }
 
 // Copy converts src, of dtype srcDT, into dst, of dtype dstDT; both hold the
 // same number of elements. Equal dtypes copy bits.

@@ -14,7 +14,9 @@ var hostLittleEndian = func() bool {
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }()
 
-type word interface{ uint16 | float32 | float64 }
+type word interface {
+	uint8 | uint16 | int32 | int64 | float32 | float64
+}
 
 func noFlush() {}
 

@@ -3,6 +3,7 @@ package kernels
 import (
 	"embed"
 	"fmt"
+	"strings"
 )
 
 // The CUDA C of the built-in kernels. Each module is compiled by NVRTC on
@@ -42,5 +43,24 @@ func cudaSource(module string) (source, name string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	return string(prelude) + "\n#line 1 \"" + file + "\"\n" + string(body), "glua_" + file, nil
+	source = string(prelude) + "\n#line 1 \"" + file + "\"\n" + string(body)
+	if module == "elementwise" {
+		source += elementwiseCUDA()
+	}
+	return source, "glua_" + file, nil
+}
+
+// elementwiseCUDA is the table's kernels as elementwise.cu's macros. Each
+// gets a #line naming it, so that NVRTC's message about a mistake in an
+// entry's expression names the entry.
+func elementwiseCUDA() string {
+	var b strings.Builder
+	for _, op := range elementwiseOps {
+		macro := "GLUA_TWO_ARRAYS"
+		if op.Arrays == 1 {
+			macro = "GLUA_ONE_ARRAY"
+		}
+		fmt.Fprintf(&b, "\n#line 1 \"kernels.%s\"\n%s(%s, %s)\n", op.Name, macro, op.Name, op.CUDA)
+	}
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	_ "github.com/gluaproject/glua/bindings"
+	"github.com/gluaproject/glua/kernels"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -34,6 +35,30 @@ func Example() {
 	// Output:
 	// 22
 	// 63
+}
+
+// Every elementwise kernel of the table in package kernels runs through
+// one method; a is ignored by the kernels that take no number.
+func ExampleRuntime_Elementwise() {
+	rt, err := runtime.New(runtime.Options{Backend: "cpu", HardLimit: "1GiB"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rt.Close()
+	h, _ := runtime.HostArrayFromFloats([]float64{1, 2, 3}, []int{3}, runtime.Float32)
+	x, _ := rt.ToDevice(h)
+	y, _ := rt.Full([]int{3}, 2, runtime.Float32)
+	if err := rt.Elementwise(kernels.LookupElementwise("mul"), y, 0, x); err != nil { // y = y·x
+		fmt.Println(err)
+	}
+	if err := rt.Elementwise(kernels.LookupElementwise("scale"), y, 0.5, nil); err != nil { // y = 0.5·y
+		fmt.Println(err)
+	}
+	got, _ := y.Float64s()
+	fmt.Println(got)
+	// Output:
+	// [1 2 3]
 }
 
 // Several runtimes share one backend and memory pool, each on its own

@@ -23,10 +23,8 @@ func (a *Array) span() span { return span{ptr: a.ptr(), n: a.size, dtype: a.dtyp
 // already checked shapes, dtypes and liveness.
 type executor interface {
 	fill(x span, v float64) error
-	scale(x span, a float64) error
-	axpy(y span, a float64, x span) error
-	add(y, x span) error
-	mul(y, x span) error
+	// elementwise runs op; x is the zero span for a one-array kernel.
+	elementwise(op *kernels.ElementwiseOp, y span, a float64, x span) error
 	copy(dst, src span) error
 	sum(x span) (float64, error)
 	norm(x span) (float64, error)
@@ -55,23 +53,12 @@ func (h hostExec) fill(x span, v float64) error {
 	return nil
 }
 
-func (h hostExec) scale(x span, a float64) error {
-	kernels.Scale(x.dtype, h.bytes(x), a)
-	return nil
-}
-
-func (h hostExec) axpy(y span, a float64, x span) error {
-	kernels.Axpy(y.dtype, h.bytes(y), a, h.bytes(x))
-	return nil
-}
-
-func (h hostExec) add(y, x span) error {
-	kernels.Add(y.dtype, h.bytes(y), h.bytes(x))
-	return nil
-}
-
-func (h hostExec) mul(y, x span) error {
-	kernels.Mul(y.dtype, h.bytes(y), h.bytes(x))
+func (h hostExec) elementwise(op *kernels.ElementwiseOp, y span, a float64, x span) error {
+	var xb []byte
+	if op.Arrays == 2 {
+		xb = h.bytes(x)
+	}
+	op.Apply(y.dtype, h.bytes(y), a, xb)
 	return nil
 }
 

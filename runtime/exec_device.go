@@ -22,17 +22,9 @@ func (e *deviceExec) fill(x span, v float64) error {
 	return e.gpu.Fill(x.dtype, x.ptr, v, x.n, e.stream())
 }
 
-func (e *deviceExec) scale(x span, a float64) error {
-	return e.gpu.Scale(x.dtype, x.ptr, a, x.n, e.stream())
+func (e *deviceExec) elementwise(op *kernels.ElementwiseOp, y span, a float64, x span) error {
+	return e.gpu.Elementwise(op, y.dtype, y.ptr, a, x.ptr, y.n, e.stream())
 }
-
-func (e *deviceExec) axpy(y span, a float64, x span) error {
-	return e.gpu.Axpy(y.dtype, y.ptr, a, x.ptr, y.n, e.stream())
-}
-
-func (e *deviceExec) add(y, x span) error { return e.gpu.Add(y.dtype, y.ptr, x.ptr, y.n, e.stream()) }
-
-func (e *deviceExec) mul(y, x span) error { return e.gpu.Mul(y.dtype, y.ptr, x.ptr, y.n, e.stream()) }
 
 func (e *deviceExec) copy(dst, src span) error {
 	return e.gpu.Copy(dst.dtype, dst.ptr, src.dtype, src.ptr, dst.n, e.stream())

@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
 )
 
 // The in-place kernels. Each checks every argument before anything runs, so
@@ -23,15 +25,7 @@ func (rt *Runtime) Fill(x *Array, v float64) error {
 }
 
 // Scale multiplies x by a in place.
-func (rt *Runtime) Scale(x *Array, a float64) error {
-	if err := x.live(rt, "x"); err != nil {
-		return err
-	}
-	if x.size == 0 {
-		return nil
-	}
-	return rt.exec.scale(x.span(), a)
-}
+func (rt *Runtime) Scale(x *Array, a float64) error { return rt.Elementwise(scaleOp, x, a, nil) }
 
 // Copy copies src into dst, converting between dtypes. Shapes must match.
 func (rt *Runtime) Copy(dst, src *Array) error {
@@ -51,27 +45,45 @@ func (rt *Runtime) Copy(dst, src *Array) error {
 }
 
 // Axpy computes y = a·x + y.
-func (rt *Runtime) Axpy(y *Array, a float64, x *Array) error {
-	if err := rt.elementwise(y, "y", x, "x"); err != nil || y.size == 0 {
-		return err
-	}
-	return rt.exec.axpy(y.span(), a, x.span())
-}
+func (rt *Runtime) Axpy(y *Array, a float64, x *Array) error { return rt.Elementwise(axpyOp, y, a, x) }
 
 // Add computes y = y + x elementwise.
-func (rt *Runtime) Add(y, x *Array) error {
-	if err := rt.elementwise(y, "y", x, "x"); err != nil || y.size == 0 {
-		return err
-	}
-	return rt.exec.add(y.span(), x.span())
-}
+func (rt *Runtime) Add(y, x *Array) error { return rt.Elementwise(addOp, y, 0, x) }
 
 // Mul computes y = y · x elementwise.
-func (rt *Runtime) Mul(y, x *Array) error {
+func (rt *Runtime) Mul(y, x *Array) error { return rt.Elementwise(mulOp, y, 0, x) }
+
+// The kernels the methods above name; every kernel of the table is
+// reached through Elementwise.
+var (
+	scaleOp = kernels.LookupElementwise("scale")
+	axpyOp  = kernels.LookupElementwise("axpy")
+	addOp   = kernels.LookupElementwise("add")
+	mulOp   = kernels.LookupElementwise("mul")
+)
+
+// Elementwise runs one of the elementwise kernels of kernels.ElementwiseOps
+// in place: y = f(y, x, a) element by element, for a kernel that takes two
+// arrays of one shape and dtype; x = f(x, a), with x passed as y and nil
+// in x's place, for one that takes one. a is ignored by a kernel that
+// takes no number. Messages call the arrays y and x, or x alone.
+func (rt *Runtime) Elementwise(op *kernels.ElementwiseOp, y *Array, a float64, x *Array) error {
+	if op == nil {
+		return errors.New("no elementwise kernel given")
+	}
+	if op.Arrays == 1 {
+		if x != nil {
+			return fmt.Errorf("%s takes one array, not two", op.Name)
+		}
+		if err := y.live(rt, "x"); err != nil || y.size == 0 {
+			return err
+		}
+		return rt.exec.elementwise(op, y.span(), a, span{})
+	}
 	if err := rt.elementwise(y, "y", x, "x"); err != nil || y.size == 0 {
 		return err
 	}
-	return rt.exec.mul(y.span(), x.span())
+	return rt.exec.elementwise(op, y.span(), a, x.span())
 }
 
 // Sum is the sum of x's elements, accumulated in float64.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -346,5 +347,29 @@ func TestMultipleAssignmentFollowsLua51(t *testing.T) {
 		assert(x == 1 and y == 0, "loadstring gave " .. x .. " " .. y)`)
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestElementwiseChecksItsArraysBeforeRunning(t *testing.T) {
+	rt := newCPU(t, runtime.Options{})
+	y, _ := rt.Full([]int{2, 3}, 7, runtime.Float32)
+	x, _ := rt.Full([]int{3, 2}, 1, runtime.Float32)
+	for _, tc := range []struct {
+		op   string
+		x    *runtime.Array
+		want string
+	}{
+		{"add", x, "y is 2x3 but x is 3x2; shapes must match"},
+		{"add", nil, "x is nil"},
+		{"scale", x, "scale takes one array, not two"},
+		{"", x, "no elementwise kernel given"},
+	} {
+		err := rt.Elementwise(kernels.LookupElementwise(tc.op), y, 2, tc.x)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: error %v, want %q", tc.op, err, tc.want)
+		}
+	}
+	if s, _ := rt.Sum(y); s != 42 {
+		t.Fatalf("y was touched: sum %v", s)
 	}
 }

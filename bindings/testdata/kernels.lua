@@ -32,6 +32,30 @@ for seed, dt in ipairs(floats) do
     check.near(hc[i], -3 * hx[i], 2 * tol, dt .. " scale")
   end
 
+  -- sub, div (by x + 0.5, never 0), maximum, minimum
+  local d = kernels.sub(y:clone(), x)
+  local den = kernels.add(cuda.full({ 10, 100 }, 0.5, dt), x)
+  local q = kernels.div(y:clone(), den)
+  local hi, lo = kernels.maximum(y:clone(), x), kernels.minimum(y:clone(), x)
+  local hd, hden, hq = d:copy_to_host(), den:copy_to_host(), q:copy_to_host()
+  local hhi, hlo = hi:copy_to_host(), lo:copy_to_host()
+  for i = 1, n do
+    check.near(hd[i], hy[i] - hx[i], 2 * tol, dt .. " sub")
+    check.near(hq[i], hy[i] / hden[i], 2 * tol, dt .. " div")
+    check.eq(hhi[i], math.max(hy[i], hx[i]), dt .. " maximum")
+    check.eq(hlo[i], math.min(hy[i], hx[i]), dt .. " minimum")
+  end
+
+  -- maximum and minimum propagate NaN from either side
+  local withnan = cuda.to_device({ 0 / 0, 1, 2 }, dt)
+  local other = cuda.to_device({ 1, 0 / 0, 1 }, dt)
+  for name, want in pairs({ maximum = 2, minimum = 1 }) do
+    local r = kernels[name](withnan:clone(), other):to_table()
+    assert(r[1] ~= r[1] and r[2] ~= r[2], dt .. " " .. name .. " propagates NaN")
+    check.eq(r[3], want, dt .. " " .. name .. " without NaN")
+  end
+  for _, a in ipairs({ d, den, q, hi, lo, withnan, other }) do a:free() end
+
   -- reductions
   local sum, sq = 0, 0
   for i = 1, n do sum, sq = sum + hx[i], sq + hx[i] * hx[i] end
@@ -76,6 +100,25 @@ kernels.scale(i32, 0.5)
 check.eq(i32:to_table()[1], 3, "int32 scale truncates")
 check.eq(i32:to_table()[2], -3, "int32 scale truncates toward zero")
 check.eq(kernels.sum(cuda.to_device({ 1, 2, 3 }, "int64")), 6, "int64 sum")
+
+-- integer division truncates toward zero, as C's; dividing by zero
+-- saturates (0/0 is 0) and never stops the process
+local q = cuda.to_device({ 7, -7, 7, 0, 5, -5, -2147483648 }, "int32")
+kernels.div(q, cuda.to_device({ 2, 2, -2, 0, 0, 0, -1 }, "int32"))
+local tq = q:to_table()
+for i, want in ipairs({ 3, -3, -3, 0, 2147483647, -2147483648, 2147483647 }) do
+  check.eq(tq[i], want, "int32 div element " .. i)
+end
+local u = cuda.to_device({ 7, 200, 3 }, "uint8")
+kernels.div(u, cuda.to_device({ 2, 0, 1 }, "uint8"))
+kernels.sub(u, cuda.to_device({ 1, 100, 5 }, "uint8"))
+local tu = u:to_table()
+check.eq(tu[1], 2, "uint8 div then sub")
+check.eq(tu[2], 155, "uint8 division by zero saturates at 255")
+check.eq(tu[3], 0, "uint8 sub saturates at 0")
+local m64 = kernels.maximum(cuda.to_device({ -5, 9 }, "int64"), cuda.to_device({ 3, 4 }, "int64"))
+check.eq(m64:to_table()[1], 3, "int64 maximum")
+check.eq(kernels.minimum(m64, cuda.to_device({ 0, 0 }, "int64")):to_table()[2], 0, "int64 minimum")
 
 -- NaN is never hidden by a reduction
 local nan = cuda.to_device({ 1, 0 / 0, 3 })
