@@ -22,6 +22,7 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 		"clone":        arrayClone,
 		"free":         arrayFree,
 		"is_freed":     arrayIsFreed,
+		"save_npy":     func(L *lua.LState) int { return arraySaveNPY(rt, L) },
 	})
 	dmt := L.NewTypeMetatable(deviceArrayType)
 	L.SetFuncs(dmt, map[string]lua.LGFunction{
@@ -34,7 +35,7 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 	ud := L.NewUserData()
 	ud.Value = types
 	L.G.Registry.RawSetString(arrayTypesKey, ud)
-	registerHostType(L)
+	registerHostType(rt, L)
 }
 
 func arrayIsFreed(L *lua.LState) int {
@@ -208,6 +209,14 @@ func arrayRows(L *lua.LState) int {
 	}
 	pushArray(L, v)
 	return 1
+}
+
+// arraySaveNPY is d:save_npy(path): the array downloaded and written.
+func arraySaveNPY(rt *runtime.Runtime, L *lua.LState) int {
+	const name = "DeviceArray:save_npy"
+	a := selfArray(L, "save_npy")
+	saveNPY(L, rt, name, checkPath(L, name, 2), a)
+	return 0
 }
 
 func arrayClone(L *lua.LState) int {

@@ -6,12 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	lua "github.com/yuin/gopher-lua"
+
 	_ "github.com/gluaproject/glua/bindings"
 	"github.com/gluaproject/glua/runtime"
 )
 
 // prelude gives every conformance script a few assertions. They live in Lua
-// so that a failure reports the script's own line.
+// so that a failure reports the script's own line. The runner also sets
+// tmpdir, a directory of the script's own for files it writes, removed
+// when the script ends.
 const prelude = `
 check = {}
 function check.error(pattern, fn, ...)
@@ -85,6 +89,7 @@ func TestConformance(t *testing.T) {
 				if err := rt.DoString(prelude); err != nil {
 					t.Fatal(err)
 				}
+				rt.Lua().SetGlobal("tmpdir", lua.LString(t.TempDir()))
 				if err := rt.DoFile(script); err != nil {
 					t.Fatal(err)
 				}

@@ -79,6 +79,19 @@ func checkNumber(L *lua.LState, name string, n int, what string) float64 {
 	return float64(v)
 }
 
+// checkPath reads a file path at stack slot n: a non-empty string. It is
+// argument #1 both of the functions and of the methods that take one.
+func checkPath(L *lua.LState, name string, n int) string {
+	s, ok := L.Get(n).(lua.LString)
+	if !ok {
+		argError(L, name, 1, "path must be a string, got %s", typeName(L.Get(n)))
+	}
+	if s == "" {
+		argError(L, name, 1, "path is empty")
+	}
+	return string(s)
+}
+
 // checkInt reads an integer argument: a Lua number with no fraction.
 func checkInt(L *lua.LState, name string, n int, what string) int {
 	v := L.Get(n)

@@ -20,7 +20,15 @@ type cudaRuntime interface {
 	Full(shape []int, v float64, dt device.DType) (*runtime.Array, error)
 	Rand(shape []int, dt device.DType, seed *uint64) (*runtime.Array, error)
 	NewHostArray(shape []int, dt device.DType, pinned bool) (*runtime.HostArray, error)
+	npyFiles
 	giver
+}
+
+// npyFiles is what load_npy and the save_npy functions need of a runtime.
+type npyFiles interface {
+	FileAccess() error
+	LoadNPY(path string, opts runtime.NPYOptions) (*runtime.HostArray, error)
+	SaveNPY(path string, x runtime.AnyArray) error
 }
 
 // cudaModule is the cuda module: devices, arrays, transfers (and the
@@ -41,6 +49,8 @@ func (m cudaModule) funcs() map[string]lua.LGFunction {
 		"full":         m.full,
 		"rand":         m.rand,
 		"host_array":   m.hostArray,
+		"load_npy":     m.loadNPY,
+		"save_npy":     m.saveNPY,
 	}
 }
 
@@ -210,4 +220,47 @@ func (m cudaModule) toDevice(L *lua.LState) int {
 	}
 	pushNew(L, m.rt, a)
 	return 1
+}
+
+// loadNPY is cuda.load_npy(path [, {mmap=false, pinned=false}]).
+func (m cudaModule) loadNPY(L *lua.LState) int {
+	const name = "cuda.load_npy"
+	path := checkPath(L, name, 1)
+	opts := options(L, name, 2, "mmap", "pinned")
+	o := runtime.NPYOptions{MMap: optBool(L, name, opts, "mmap", false), Pinned: optBool(L, name, opts, "pinned", false)}
+	if err := m.rt.FileAccess(); err != nil {
+		raise(L, name, err)
+	}
+	h, err := m.rt.LoadNPY(path, o)
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushHost(L, h)
+	return 1
+}
+
+// saveNPY is cuda.save_npy(path, x): x a HostArray or a DeviceArray.
+func (m cudaModule) saveNPY(L *lua.LState) int {
+	const name = "cuda.save_npy"
+	path := checkPath(L, name, 1)
+	var x runtime.AnyArray
+	if h := toHost(L, 2); h != nil {
+		x = h
+	} else if a := toArray(L, 2); a != nil {
+		x = a
+	} else {
+		argError(L, name, 2, "HostArray or DeviceArray expected, got %s", typeName(L.Get(2)))
+	}
+	saveNPY(L, m.rt, name, path, x)
+	return 0
+}
+
+// saveNPY is what cuda.save_npy and the arrays' save_npy methods share.
+func saveNPY(L *lua.LState, rt npyFiles, name, path string, x runtime.AnyArray) {
+	if err := rt.FileAccess(); err != nil {
+		raise(L, name, err)
+	}
+	if err := rt.SaveNPY(path, x); err != nil {
+		raise(L, name, err)
+	}
 }

@@ -13,8 +13,9 @@ import (
 
 // fakeCuda is a cudaRuntime that records what it is asked to make.
 type fakeCuda struct {
-	calls []string
-	given int // arrays handed to the script
+	calls     []string
+	given     int // arrays handed to the script
+	sandboxed bool
 }
 
 func (f *fakeCuda) made(what string, shape []int, dt device.DType) (*runtime.Array, error) {
@@ -51,6 +52,21 @@ func (f *fakeCuda) NewHostArray(shape []int, dt device.DType, pinned bool) (*run
 	return runtime.NewHostArray(shape, dt)
 }
 
+func (f *fakeCuda) FileAccess() error {
+	if f.sandboxed {
+		return runtime.ErrSandboxed
+	}
+	return nil
+}
+func (f *fakeCuda) LoadNPY(path string, opts runtime.NPYOptions) (*runtime.HostArray, error) {
+	f.calls = append(f.calls, fmt.Sprintf("load_npy %s mmap=%v pinned=%v", path, opts.MMap, opts.Pinned))
+	return runtime.NewHostArray([]int{2}, device.Float32)
+}
+func (f *fakeCuda) SaveNPY(path string, x runtime.AnyArray) error {
+	f.calls = append(f.calls, fmt.Sprintf("save_npy %s %T %v %s", path, x, x.Shape(), x.DType()))
+	return nil
+}
+
 func cudaState(t *testing.T, f *fakeCuda) *lua.LState {
 	t.Helper()
 	L := lua.NewState()
@@ -69,6 +85,8 @@ func TestCudaModuleConvertsShapesDTypesAndTables(t *testing.T) {
 		cuda.rand({3}, "float16", 9); cuda.rand(5)
 		cuda.device_array({1, 2}, "bfloat16")
 		cuda.host_array({2, 2}, "uint8", {pinned = true})
+		local h = cuda.load_npy("a.npy", {mmap = true}); cuda.load_npy("b.npy")
+		cuda.save_npy("c.npy", h)
 		cuda.synchronize()
 		assert(cuda.backend() == "cpu" and cuda.device().name == "fake" and #cuda.devices() == 1)`)
 	if err != nil {
@@ -80,6 +98,8 @@ func TestCudaModuleConvertsShapesDTypesAndTables(t *testing.T) {
 		"rand seed 9 [3] float16", "rand seed none [5] float32",
 		"device_array [1 2] bfloat16",
 		"host_array [2 2] uint8 pinned=true",
+		"load_npy a.npy mmap=true pinned=false", "load_npy b.npy mmap=false pinned=false",
+		"save_npy c.npy *runtime.HostArray [2] float32",
 		"synchronize",
 	}
 	if got := strings.Join(f.calls, "\n"); got != strings.Join(want, "\n") {
@@ -93,6 +113,10 @@ func TestCudaModuleConvertsShapesDTypesAndTables(t *testing.T) {
 func TestCudaModuleRefusesBadArgumentsBeforeCallingTheRuntime(t *testing.T) {
 	f := &fakeCuda{}
 	L := cudaState(t, f)
+	if err := L.DoString(`h = cuda.host_array(2)`); err != nil {
+		t.Fatal(err)
+	}
+	f.calls = nil
 	for src, want := range map[string]string{
 		`cuda.zeros({2, -1})`:                           "cuda.zeros: bad argument #1",
 		`cuda.zeros({2}, "float8")`:                     "cuda.zeros: bad argument #2",
@@ -100,6 +124,13 @@ func TestCudaModuleRefusesBadArgumentsBeforeCallingTheRuntime(t *testing.T) {
 		`cuda.rand({2}, "float32", -1)`:                 "seed must be non-negative",
 		`cuda.full({2}, "x")`:                           "fill value must be a number",
 		`cuda.host_array({2}, "float32", {pinned = 1})`: "pinned",
+		`cuda.load_npy(1)`:                              "cuda.load_npy: bad argument #1 (path must be a string, got number)",
+		`cuda.load_npy("")`:                             "cuda.load_npy: bad argument #1 (path is empty)",
+		`cuda.load_npy("a.npy", {mmap = "yes"})`:        "cuda.load_npy: option mmap must be a boolean, got string",
+		`cuda.load_npy("a.npy", {mapped = true})`:       "cuda.load_npy: bad argument #2 (unknown option mapped (expected mmap, pinned))",
+		`cuda.load_npy("a.npy", true)`:                  "cuda.load_npy: bad argument #2 (options table expected, got boolean)",
+		`cuda.save_npy("a.npy", {1, 2})`:                "cuda.save_npy: bad argument #2 (HostArray or DeviceArray expected, got table)",
+		`cuda.save_npy(nil, h)`:                         "cuda.save_npy: bad argument #1 (path must be a string, got nil)",
 	} {
 		if err := L.DoString(src); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error containing %q", src, err, want)
@@ -107,5 +138,22 @@ func TestCudaModuleRefusesBadArgumentsBeforeCallingTheRuntime(t *testing.T) {
 	}
 	if len(f.calls) != 0 {
 		t.Errorf("the runtime was called: %v", f.calls)
+	}
+}
+
+func TestLoadAndSaveNPYAreRefusedInTheSandbox(t *testing.T) {
+	f := &fakeCuda{sandboxed: true}
+	L := cudaState(t, f)
+	if err := L.DoString(`h = cuda.host_array(2)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{`cuda.load_npy("a.npy")`, `cuda.save_npy("a.npy", h)`} {
+		err := L.DoString(src)
+		if err == nil || !strings.Contains(err.Error(), "file access is disabled in the sandbox") {
+			t.Errorf("%s in the sandbox: %v", src, err)
+		}
+	}
+	if len(f.calls) != 1 {
+		t.Errorf("calls %v, want only host_array's", f.calls)
 	}
 }

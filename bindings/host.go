@@ -10,11 +10,12 @@ import (
 
 // registerHostType makes the HostArray metatable: fields and methods
 // through __index, h[i] = v through __newindex, #h and tostring.
-func registerHostType(L *lua.LState) {
+func registerHostType(rt *runtime.Runtime, L *lua.LState) {
 	methods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
 		"to_table": hostToTableMethod,
 		"reshape":  hostReshape,
 		"rows":     hostRows,
+		"save_npy": func(L *lua.LState) int { return hostSaveNPY(rt, L) },
 	})
 	L.SetFuncs(L.NewTypeMetatable(hostArrayType), map[string]lua.LGFunction{
 		"__index":    hostIndexer(methods),
@@ -55,6 +56,14 @@ func hostRows(L *lua.LState) int {
 	return 1
 }
 
+// hostSaveNPY is h:save_npy(path).
+func hostSaveNPY(rt *runtime.Runtime, L *lua.LState) int {
+	const name = "HostArray:save_npy"
+	h := selfHost(L, "save_npy")
+	saveNPY(L, rt, name, checkPath(L, name, 2), h)
+	return 0
+}
+
 // hostIndexer is __index: h[i] is an element, h.shape and the other fields
 // are computed, anything else is looked up among the methods.
 func hostIndexer(methods *lua.LTable) lua.LGFunction {
@@ -90,6 +99,8 @@ func hostField(L *lua.LState, h *runtime.HostArray, key lua.LString, methods *lu
 		return lua.LNumber(h.NDim())
 	case "pinned":
 		return lua.LBool(h.Pinned())
+	case "mapped":
+		return lua.LBool(h.Mapped())
 	}
 	return methods.RawGet(key)
 }

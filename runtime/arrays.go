@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	goruntime "runtime"
 
 	"github.com/gluaproject/glua/device"
 )
@@ -82,7 +83,9 @@ func (rt *Runtime) ToDevice(h *HostArray) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := a.upload(h.data); err != nil {
+	err = a.upload(h.data)
+	goruntime.KeepAlive(h) // a mapped file must outlive the copy
+	if err != nil {
 		a.Free()
 		return nil, err
 	}
@@ -103,11 +106,15 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 		}
 	} else if err := sameLayout("destination", dst.shape, dst.dtype, "array", a.shape, a.dtype); err != nil {
 		return nil, err
+	} else if err := dst.readOnly(); err != nil {
+		return nil, fmt.Errorf("destination is %w", err)
 	}
 	if a.size == 0 {
 		return dst, nil
 	}
-	if err := rt.backend.Download(dst.data, a.ptr(), rt.stream); err != nil {
+	err := rt.backend.Download(dst.data, a.ptr(), rt.stream)
+	goruntime.KeepAlive(dst)
+	if err != nil {
 		return nil, err
 	}
 	return dst, nil
@@ -126,7 +133,9 @@ func (a *Array) CopyFrom(src *HostArray) error {
 	if err := sameLayout("source", src.shape, src.dtype, "array", a.shape, a.dtype); err != nil {
 		return err
 	}
-	return a.upload(src.data)
+	err := a.upload(src.data)
+	goruntime.KeepAlive(src)
+	return err
 }
 
 // upload copies host bytes into the array; an empty array has no memory to

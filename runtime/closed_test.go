@@ -58,6 +58,11 @@ func TestEveryMethodAfterCloseSaysTheRuntimeIsClosed(t *testing.T) {
 		"NewEvent":    func() error { _, err := rt.NewEvent(); return err },
 		"Timer":       func() error { _, err := rt.Timer(func() error { return nil }); return err },
 		"CopyToHost":  func() error { _, err := x.CopyToHost(nil); return err },
+		"LoadNPY": func() error {
+			_, err := rt.LoadNPY("testdata/none.npy", runtime.NPYOptions{})
+			return err
+		},
+		"SaveNPY": func() error { return rt.SaveNPY(t.TempDir()+"/x.npy", h) },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {

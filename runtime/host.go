@@ -3,9 +3,11 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	goruntime "runtime"
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/npy"
 )
 
 // HostArray is an n-dimensional row-major array in host memory: the source
@@ -16,9 +18,11 @@ type HostArray struct {
 	shape  []int
 	dtype  device.DType
 	pinned bool
-	// owner keeps page-locked memory alive while this array or a view of
-	// it is reachable; nil for ordinary Go memory.
-	owner *pinnedMem
+	// owner keeps the memory behind data alive while this array or a view
+	// of it is reachable: page-locked memory (*pinnedMem) or a mapped
+	// .npy file (*npy.Mapping, which makes the array read-only); nil for
+	// ordinary Go memory.
+	owner any
 }
 
 // NewHostArray returns a zeroed host array for transfers to and from this
@@ -61,8 +65,123 @@ func (rt *Runtime) NewHostArray(shape []int, dt device.DType, pinned bool) (*Hos
 	return rt.trackHost(&HostArray{data: buf, shape: append([]int(nil), shape...), dtype: dt, pinned: true, owner: owner}), nil
 }
 
+// NPYOptions says how LoadNPY loads a file.
+type NPYOptions struct {
+	// MMap maps the file read-only instead of reading it (NumPy's
+	// mmap_mode="r"): its pages are read as they are touched and belong to
+	// the page cache, so a data set larger than the machine's memory can
+	// be streamed through the device. The array is read-only and does not
+	// count against [host] memory_limit. Where the system cannot map files
+	// (npy.CanMap), the file is read into an ordinary array instead.
+	MMap bool
+	// Pinned reads the file into page-locked memory, as NewHostArray's
+	// pinned does. A mapped file is not page-locked memory, so MMap and
+	// Pinned together are an error.
+	Pinned bool
+}
+
+// LoadNPY loads a NumPy .npy file: C order, of any dtype glua has (see
+// package npy). A 0-d array (a NumPy scalar) loads as one element of
+// shape {1}, since glua's arrays have a dimension at least. A read array
+// counts against the host memory limit like any host array, so a file too
+// large for the machine is a *HostOOMError; every error names the file.
+func (rt *Runtime) LoadNPY(path string, opts NPYOptions) (*HostArray, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
+	if opts.MMap && opts.Pinned {
+		return nil, fmt.Errorf("%s: mmap and pinned cannot be combined: a mapped file is the page cache's memory, which cannot be page-locked; choose one", path)
+	}
+	f, err := npy.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	shape := f.Shape
+	if len(shape) == 0 {
+		shape = []int{1}
+	}
+	if opts.MMap && npy.CanMap {
+		m, err := f.Map()
+		if err != nil {
+			return nil, err
+		}
+		return &HostArray{data: m.Bytes(), shape: shape, dtype: f.DType, owner: m}, nil
+	}
+	h, err := rt.NewHostArray(shape, f.DType, opts.Pinned)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := f.ReadData(h.data); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// AnyArray is a *HostArray or an *Array: what SaveNPY writes.
+type AnyArray interface {
+	Shape() []int
+	DType() device.DType
+	// inHost is the array's elements in host memory.
+	inHost(rt *Runtime) (*HostArray, error)
+}
+
+// SaveNPY writes x to path as an .npy file that NumPy reads, in C order;
+// a device array is downloaded first, as CopyToHost does. bfloat16 has no
+// NumPy dtype and is an error. The file is written under a temporary name
+// and renamed into place, so a failure leaves path as it was.
+func (rt *Runtime) SaveNPY(path string, x AnyArray) error {
+	if err := rt.usable(); err != nil {
+		return err
+	}
+	if x == nil {
+		return fmt.Errorf("%s: array is nil", path)
+	}
+	h, err := x.inHost(rt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	err = npy.WriteFile(path, npy.Header{DType: h.dtype, Shape: h.shape}, h.data)
+	goruntime.KeepAlive(h)
+	return err
+}
+
+func (h *HostArray) inHost(*Runtime) (*HostArray, error) {
+	if h == nil {
+		return nil, errors.New("array is nil")
+	}
+	return h, nil
+}
+
+// inHost downloads the array, once its dtype is known to be one NumPy
+// has: a refusal should not cost a download.
+func (a *Array) inHost(rt *Runtime) (*HostArray, error) {
+	if err := a.live(rt, "array"); err != nil {
+		return nil, err
+	}
+	if _, err := npy.Descr(a.dtype); err != nil {
+		return nil, err
+	}
+	return a.CopyToHost(nil)
+}
+
 // Pinned reports whether the array was asked for as page-locked memory.
 func (h *HostArray) Pinned() bool { return h.pinned }
+
+// Mapped reports whether the array is a memory-mapped .npy file
+// (LoadNPY with MMap), and so read-only.
+func (h *HostArray) Mapped() bool {
+	_, ok := h.owner.(*npy.Mapping)
+	return ok
+}
+
+// readOnly says why the array cannot be written into, or nil when it can.
+func (h *HostArray) readOnly() error {
+	if m, ok := h.owner.(*npy.Mapping); ok {
+		return fmt.Errorf("read-only: memory-mapped from %s; load it without mmap to write into it", m.Path())
+	}
+	return nil
+}
 
 // NewHostArray returns a zeroed host array, or a *HostOOMError when the
 // machine cannot give that much.
@@ -117,8 +236,10 @@ func (h *HostArray) NBytes() uint64      { return uint64(len(h.data)) }
 func (h *HostArray) NDim() int           { return len(h.shape) }
 
 // Bytes is the array's storage, shared, not copied. Pinned storage belongs to
-// the driver and is returned to it once h is unreachable, so keep h alive
-// (runtime.KeepAlive) for as long as the bytes are used.
+// the driver and is returned to it once h is unreachable, and a mapped
+// file is unmapped then, so keep h alive (runtime.KeepAlive) for as long
+// as the bytes are used. A mapped array's bytes are read-only: writing
+// them faults.
 func (h *HostArray) Bytes() []byte { return h.data }
 
 // Get returns element i (0-based, flat) as a float64.
@@ -126,13 +247,18 @@ func (h *HostArray) Get(i int) (float64, error) {
 	if i < 0 || i >= h.Size() {
 		return 0, fmt.Errorf("index %d out of range [0, %d)", i, h.Size())
 	}
-	return device.Get(h.dtype, h.data, i), nil
+	v := device.Get(h.dtype, h.data, i)
+	goruntime.KeepAlive(h) // a mapping must outlive the read
+	return v, nil
 }
 
 // Set stores v, converted to the dtype, at flat index i (0-based).
 func (h *HostArray) Set(i int, v float64) error {
 	if i < 0 || i >= h.Size() {
 		return fmt.Errorf("index %d out of range [0, %d)", i, h.Size())
+	}
+	if err := h.readOnly(); err != nil {
+		return fmt.Errorf("the array is %w", err)
 	}
 	device.Set(h.dtype, h.data, i, v)
 	return nil
@@ -144,6 +270,7 @@ func (h *HostArray) Floats() []float64 {
 	for i := range out {
 		out[i] = device.Get(h.dtype, h.data, i)
 	}
+	goruntime.KeepAlive(h)
 	return out
 }
 
@@ -154,7 +281,7 @@ func (h *HostArray) Reshape(shape []int) (*HostArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &HostArray{data: h.data, shape: shape, dtype: h.dtype, pinned: h.pinned, owner: h.owner}, nil
+	return h.view(h.data, shape), nil
 }
 
 // Rows returns a view of rows i through j (1-based, inclusive) of the first
@@ -164,7 +291,12 @@ func (h *HostArray) Rows(i, j int) (*HostArray, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &HostArray{data: h.data[off : off+n], shape: shape, dtype: h.dtype, pinned: h.pinned, owner: h.owner}, nil
+	return h.view(h.data[off:off+n], shape), nil
+}
+
+// view is an array over part of h's memory, sharing its owner.
+func (h *HostArray) view(data []byte, shape []int) *HostArray {
+	return &HostArray{data: data, shape: shape, dtype: h.dtype, pinned: h.pinned, owner: h.owner}
 }
 
 // String reads like HostArray<float32>[2x3] 24 B.

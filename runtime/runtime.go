@@ -82,6 +82,8 @@ type Runtime struct {
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
 	closed atomic.Bool
+	// sandbox keeps scripts off the host's files (Options.Sandbox).
+	sandbox bool
 
 	// randCalls numbers unseeded cuda.rand calls, so that each draws new
 	// numbers yet a script's sequence is reproducible run to run.
@@ -154,7 +156,7 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, pinned: make(map[*byte][]byte), stdout: opts.Stdout}
+	rt := &Runtime{cfg: cfg, pinned: make(map[*byte][]byte), stdout: opts.Stdout, sandbox: opts.Sandbox}
 	if rt.stdout == nil {
 		rt.stdout = os.Stdout
 	}
@@ -346,6 +348,20 @@ var ErrClosed = errors.New("the runtime is closed")
 func (rt *Runtime) usable() error {
 	if rt.closed.Load() {
 		return ErrClosed
+	}
+	return nil
+}
+
+// ErrSandboxed refuses a script's file access in a sandboxed runtime.
+var ErrSandboxed = errors.New("file access is disabled in the sandbox (Options.Sandbox)")
+
+// FileAccess says whether scripts may read and write the host's files
+// (cuda.load_npy, save_npy): ErrSandboxed under Options.Sandbox, which
+// leaves out io and os for the same reason. Go code calling LoadNPY or
+// SaveNPY itself is not limited.
+func (rt *Runtime) FileAccess() error {
+	if rt.sandbox {
+		return ErrSandboxed
 	}
 	return nil
 }

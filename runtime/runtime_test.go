@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	lua "github.com/yuin/gopher-lua"
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
@@ -276,6 +280,26 @@ func TestSandboxHasNoHostAccess(t *testing.T) {
 	err := rt.DoString(`require("some_file_module")`)
 	if err == nil || !strings.Contains(err.Error(), "module some_file_module not found") {
 		t.Fatalf("file require in the sandbox: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "x.npy")
+	rt.Lua().SetGlobal("path", lua.LString(path))
+	err = rt.DoString(`
+		local cuda = require("cuda")
+		local h, d = cuda.host_array(2), cuda.zeros(2)
+		for _, call in ipairs({
+			function() return cuda.load_npy(path) end,
+			function() return cuda.save_npy(path, h) end,
+			function() return h:save_npy(path) end,
+			function() return d:save_npy(path) end,
+		}) do
+			local ok, err = pcall(call)
+			assert(not ok and err:find("file access is disabled in the sandbox", 1, true), tostring(err))
+		end`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a sandboxed script wrote %s", path)
 	}
 }
 

@@ -1,0 +1,66 @@
+package npy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+)
+
+// Mapping is an .npy file's data mapped read-only into memory (NumPy's
+// mmap_mode="r"): pages are read from the file as they are touched and
+// belong to the page cache, so an array larger than the machine's memory
+// can be streamed through. Writing to its bytes faults: they are
+// read-only. The mapping is released by Close, or once the Mapping is
+// unreachable; keep it reachable (runtime.KeepAlive) for as long as its
+// bytes are used. Truncating the file while it is mapped makes touching
+// the lost pages fault, as it does for any mapped file.
+type Mapping struct {
+	data    []byte // the array's bytes, within whole
+	whole   []byte // the mapped file; nil when nothing was mapped
+	path    string
+	cleanup runtime.Cleanup
+}
+
+// Map maps the file's data. Big-endian data cannot be used in place and is
+// refused; where the system cannot map files (CanMap is false), Map is an
+// error. An array of no elements maps nothing.
+func (f *File) Map() (*Mapping, error) {
+	if f.BigEndian {
+		return nil, &Error{Path: f.path, Err: errors.New("big-endian data cannot be memory-mapped: glua computes on little-endian data; load it without mmap, which swaps the bytes")}
+	}
+	m := &Mapping{path: f.path}
+	size := f.offset + f.NBytes()
+	if f.NBytes() == 0 {
+		return m, nil
+	}
+	if size > math.MaxInt {
+		return nil, &Error{Path: f.path, Err: fmt.Errorf("%d bytes are too many to map on this system", size)}
+	}
+	whole, err := mmapFile(f.f, int(size))
+	if err != nil {
+		return nil, &Error{Path: f.path, Err: fmt.Errorf("cannot map the file: %w", cause(err))}
+	}
+	m.whole, m.data = whole, whole[f.offset:size:size]
+	m.cleanup = runtime.AddCleanup(m, func(b []byte) { munmap(b) }, whole)
+	return m, nil
+}
+
+// Bytes is the array's data, read-only, in the mapping: valid while m is
+// reachable and not closed.
+func (m *Mapping) Bytes() []byte { return m.data }
+
+// Path is the mapped file's path.
+func (m *Mapping) Path() string { return m.path }
+
+// Close releases the mapping now; its bytes must not be used afterwards.
+// A second Close does nothing.
+func (m *Mapping) Close() error {
+	m.cleanup.Stop()
+	whole := m.whole
+	m.whole, m.data = nil, nil
+	if whole == nil {
+		return nil
+	}
+	return munmap(whole)
+}

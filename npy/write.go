@@ -1,0 +1,90 @@
+package npy
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// WriteFile writes an array to path as an .npy file. data is the array's
+// bytes in C (row-major) order and the header's byte order. The file is
+// written beside path under a temporary name, synced, and renamed into
+// place, so that path holds its old content or the whole new file, never
+// part of one, whatever fails (a full disk, a crash); on an error the
+// temporary file is removed. A path that is a symbolic link is written
+// through, as NumPy's np.save does; an existing file keeps its
+// permissions.
+func WriteFile(path string, h Header, data []byte) error {
+	if path == "" {
+		return errEmptyPath
+	}
+	head, err := h.Encode()
+	if err != nil {
+		return &Error{Path: path, Err: err}
+	}
+	if int64(len(data)) != h.NBytes() {
+		return &Error{Path: path, Err: fmt.Errorf("%d bytes of data given for a %s %s array, which has %d", len(data), shapeString(h.Shape), h.DType, h.NBytes())}
+	}
+	dest := path
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		dest = target
+	}
+	var keep os.FileMode // an existing file's permissions, which the new one keeps
+	if st, err := os.Stat(dest); err == nil {
+		if st.IsDir() {
+			return &Error{Path: path, Err: errors.New("is a directory")}
+		}
+		keep = st.Mode().Perm()
+	}
+	tmp, err := createTemp(dest)
+	if err != nil {
+		return &Error{Path: path, Err: fmt.Errorf("cannot create a file in its directory: %w", cause(err))}
+	}
+	if keep != 0 {
+		err = tmp.Chmod(keep)
+	}
+	if err == nil {
+		err = writeAll(tmp, head, data)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dest)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return &Error{Path: path, Err: fmt.Errorf("%w (the file is left as it was)", cause(err))}
+	}
+	return nil
+}
+
+// createTemp creates a new file beside dest, named after it so that one
+// left by a killed process says what it was. Its permissions are a new
+// file's: 0666 less the umask, as np.save's.
+func createTemp(dest string) (*os.File, error) {
+	dir, base := filepath.Split(dest)
+	for {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64()%1e12, 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, os.ErrExist) {
+			return f, err
+		}
+	}
+}
+
+// writeAll writes the header and data, syncs and closes the file: the
+// rename that follows must not publish data still only in the page cache.
+func writeAll(f *os.File, head, data []byte) error {
+	_, err := f.Write(head)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
