@@ -1,7 +1,9 @@
-// Package luac compiles Lua source for gopher-lua with two corrections:
-// multiple assignment (below) and table constructors (tables.go: items past
+// Package luac compiles Lua source for gopher-lua with three corrections:
+// multiple assignment (below), table constructors (tables.go: items past
 // the 25,550th lost, a keyed field after 50 items overwriting them, and
-// compile time quadratic in a function's constants).
+// compile time quadratic in a function's constants) and loops whose body
+// starts with a jump (jumps.go: `for k in pairs(t) do break end` after
+// another loop jumped back into that loop).
 //
 // gopher-lua (every release up to at least v1.1.2; upstream issues #158,
 // #315, #440) compiles `a, b = b, a` by storing into `a` before `b`'s

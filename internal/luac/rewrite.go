@@ -128,9 +128,11 @@ func (r *rewriter) stmt(s ast.Stmt) ast.Stmt {
 	case *ast.WhileStmt:
 		st.Condition = r.expr(st.Condition)
 		r.loop(st.Stmts)
+		st.Stmts = guardLoopBody(st.Stmts)
 	case *ast.RepeatStmt:
 		r.loop(st.Stmts)
 		st.Condition = r.expr(st.Condition)
+		st.Stmts = guardLoopBody(st.Stmts)
 	case *ast.IfStmt:
 		st.Condition = r.expr(st.Condition)
 		r.block(st.Then)
@@ -143,6 +145,7 @@ func (r *rewriter) stmt(s ast.Stmt) ast.Stmt {
 	case *ast.GenericForStmt:
 		r.exprs(st.Exprs)
 		r.loop(st.Stmts)
+		st.Stmts = guardLoopBody(st.Stmts)
 	case *ast.FuncDefStmt:
 		if st.Name != nil {
 			st.Name.Func = r.expr(st.Name.Func)
