@@ -20,10 +20,12 @@ func (m batchModule) funcs() map[string]lua.LGFunction {
 	return map[string]lua.LGFunction{
 		"find_size": m.findSize,
 		"chunks":    m.chunks,
+		"iter":      m.iter,
 	}
 }
 
 func openBatch(rt *runtime.Runtime, L *lua.LState) int {
+	registerBatchIterType(L)
 	L.Push(L.SetFuncs(L.NewTable(), batchModule{rt}.funcs()))
 	return 1
 }

@@ -46,7 +46,7 @@ type Runtime struct {
 	events  []device.Event
 	// copyStream is CopyStream's, made on first use; it is also in streams.
 	copyStream *Stream
-	timer   [2]device.Event
+	timer      [2]device.Event
 
 	mu sync.Mutex
 	// buffers lists the buffers allocated and not yet freed, newest first,
@@ -100,6 +100,7 @@ type Runtime struct {
 	sweepDead []*buffer
 	lastSweep time.Time
 	sweepCost time.Duration
+	resources map[*lua.LUserData]*scriptResource // ReleaseWhenUnreachable's
 }
 
 // A Module is a Lua module the runtime preloads into every Lua state, so

@@ -66,6 +66,35 @@ const (
 	sweepMaxTriggers = 4
 )
 
+// ReleaseWhenUnreachable ties a Go resource a module made for the script
+// to the userdata that carries it: once a walk of the Lua state finds no
+// Lua value referring to ud, the runtime calls release, on its own
+// goroutine, so release may free device memory. A loop that breaks out of
+// a batch iterator leaves it for the next walk.
+func (rt *Runtime) ReleaseWhenUnreachable(ud *lua.LUserData, release func() error) {
+	if rt.resources == nil {
+		rt.resources = map[*lua.LUserData]*scriptResource{}
+	}
+	rt.resources[ud] = &scriptResource{mark: rt.sweepMark, release: release}
+}
+
+type scriptResource struct {
+	mark    uint32
+	release func() error
+}
+
+// releaseUnreachable releases the resources the last complete walk did
+// not reach. A release's error has no caller to go to: the resource is
+// gone either way.
+func (rt *Runtime) releaseUnreachable() {
+	for ud, r := range rt.resources {
+		if r.mark != rt.sweepMark {
+			delete(rt.resources, ud)
+			_ = r.release()
+		}
+	}
+}
+
 // sweepScript frees the arrays given to the script that no Lua value
 // refers to. It reports false, freeing nothing, when the walk could not
 // see everything the state holds (a userdata of a type it does not know,
@@ -83,6 +112,7 @@ func (rt *Runtime) sweepScript() bool {
 	if !rt.walker.Walk(rt.L) {
 		return false
 	}
+	rt.releaseUnreachable()
 	rt.mu.Lock()
 	dead := rt.sweepDead[:0]
 	for b := rt.buffers.head; b != nil; b = b.next {
@@ -116,6 +146,9 @@ func (rt *Runtime) sweepSoon(allocated, trigger uint64) bool {
 // the walk whether a userdata's Go value can hold Lua values it would
 // miss.
 func (rt *Runtime) markUserdata(ud *lua.LUserData) bool {
+	if r, ok := rt.resources[ud]; ok {
+		r.mark = rt.sweepMark
+	}
 	switch v := ud.Value.(type) {
 	case *Array:
 		v.buf.mark = rt.sweepMark

@@ -1,0 +1,178 @@
+package bindings
+
+import (
+	"errors"
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/batch"
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/lua51"
+	"github.com/gluaproject/glua/runtime"
+)
+
+const batchIterType = "glua.BatchIterator"
+
+// luaIter is a batch iterator as a script holds it: a callable userdata,
+// so that `for i, a, b in batch.iter(batches) do` calls it each time.
+type luaIter struct {
+	it    *batch.Iter
+	index int // of the batch the body has now
+}
+
+// registerBatchIterType makes the BatchIterator metatable.
+func registerBatchIterType(L *lua.LState) {
+	methods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{"close": batchIterClose})
+	L.SetFuncs(L.NewTypeMetatable(batchIterType), map[string]lua.LGFunction{
+		"__call":     batchIterNext,
+		"__tostring": batchIterString,
+	})
+	L.GetTypeMetatable(batchIterType).(*lua.LTable).RawSetString("__index", methods)
+}
+
+// iter is batch.iter(batches [, {prefetch = 1}]): batches is a list of
+// batches or a function returning the next one (nil at the end); a batch
+// is a HostArray or a list of HostArrays and (nested) tables of numbers.
+func (m batchModule) iter(L *lua.LState) int {
+	const name = "batch.iter"
+	src := L.Get(1)
+	var next func() (lua.LValue, error)
+	switch v := src.(type) {
+	case *lua.LTable:
+		i := 0
+		next = func() (lua.LValue, error) { i++; return v.RawGetInt(i), nil }
+	case *lua.LFunction:
+		next = func() (lua.LValue, error) { return callSource(L, v, m.rt.WrapLuaError) }
+	default:
+		argError(L, name, 1, "a list of batches or a function returning them expected, got %s", typeName(src))
+	}
+	opts := options(L, name, 2, "prefetch")
+	prefetch, ok := intOf(optNumber(L, name, opts, "prefetch", 1))
+	if !ok || prefetch < 0 {
+		badArgument(L, "%s: option prefetch must be a non-negative integer, got %v", name, opts.RawGetString("prefetch"))
+	}
+	source := func() ([]*runtime.HostArray, error) {
+		v, err := next()
+		if err != nil {
+			return nil, err
+		}
+		return hostBatch(v)
+	}
+	it, err := batch.NewIter(m.rt, source, batch.Options{Prefetch: prefetch})
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushUserData(L, &luaIter{it: it}, batchIterType)
+	// A loop that breaks out, or whose body fails, leaves the iterator
+	// unreachable: the next walk of the Lua state frees its batches.
+	m.rt.ReleaseWhenUnreachable(L.Get(-1).(*lua.LUserData), it.Close)
+	return 1
+}
+
+// callSource calls a script's batch function, turning its error into a Go
+// one so that the iterator can free what it holds before it is raised.
+func callSource(L *lua.LState, fn *lua.LFunction, wrap func(error) error) (lua.LValue, error) {
+	top := L.GetTop()
+	defer L.SetTop(top)
+	L.Push(fn)
+	if err := lua51.PCall(L, 0, 1, nil); err != nil {
+		return nil, luaFailure{"the batch function failed", wrap(err)}
+	}
+	return L.Get(-1), nil
+}
+
+// luaFailure is a Lua function's error as a Go one: its message without
+// the traceback (the error raised again carries its own), and the Go error
+// behind it for errors.Is.
+type luaFailure struct {
+	what string
+	err  error
+}
+
+func (e luaFailure) Error() string {
+	var se *runtime.ScriptError
+	if errors.As(e.err, &se) {
+		return e.what + ": " + se.Lua.Object.String()
+	}
+	return e.what + ": " + e.err.Error()
+}
+
+func (e luaFailure) Unwrap() error { return e.err }
+
+// hostBatch converts one batch to host arrays; nil ends the iteration.
+func hostBatch(v lua.LValue) ([]*runtime.HostArray, error) {
+	switch b := v.(type) {
+	case *lua.LNilType:
+		return nil, nil
+	case *lua.LUserData:
+		if h, ok := b.Value.(*runtime.HostArray); ok {
+			return []*runtime.HostArray{h}, nil
+		}
+	case *lua.LTable:
+		n := b.Len()
+		if n == 0 {
+			return nil, fmt.Errorf("an empty batch")
+		}
+		hosts := make([]*runtime.HostArray, n)
+		for i := range n {
+			h, err := hostItem(b.RawGetInt(i + 1))
+			if err != nil {
+				return nil, fmt.Errorf("array %d: %w", i+1, err)
+			}
+			hosts[i] = h
+		}
+		return hosts, nil
+	}
+	return nil, fmt.Errorf("a batch is a HostArray or a list of arrays, got %s", typeName(v))
+}
+
+func hostItem(v lua.LValue) (*runtime.HostArray, error) {
+	switch x := v.(type) {
+	case *lua.LTable:
+		return tableToHost(x, device.Float32)
+	case *lua.LUserData:
+		if h, ok := x.Value.(*runtime.HostArray); ok {
+			return h, nil
+		}
+	}
+	return nil, fmt.Errorf("HostArray or table of numbers expected, got %s", typeName(v))
+}
+
+// batchIterNext is the iterator's __call: the next batch's index and
+// device arrays, or nil after the last.
+func batchIterNext(L *lua.LState) int {
+	li := L.CheckUserData(1).Value.(*luaIter)
+	i, arrays, ok, err := li.it.Next()
+	if err != nil {
+		raise(L, "batch.iter", err)
+	}
+	if !ok {
+		L.Push(lua.LNil)
+		return 1
+	}
+	li.index = i
+	L.Push(lua.LNumber(i))
+	for _, a := range arrays {
+		pushArray(L, a) // the iterator frees them: not the script's
+	}
+	return 1 + len(arrays)
+}
+
+func batchIterClose(L *lua.LState) int {
+	ud, ok := L.Get(1).(*lua.LUserData)
+	li, ok2 := userValue[*luaIter](ud)
+	if !ok || !ok2 {
+		badArgument(L, "BatchIterator:close: called on %s; call it as it:close()", typeName(L.Get(1)))
+	}
+	if err := li.it.Close(); err != nil {
+		raise(L, "BatchIterator:close", err)
+	}
+	return 0
+}
+
+func batchIterString(L *lua.LState) int {
+	li := L.CheckUserData(1).Value.(*luaIter)
+	L.Push(lua.LString(fmt.Sprintf("BatchIterator (at batch %d)", li.index)))
+	return 1
+}
