@@ -13,17 +13,15 @@ import (
 // strategy, that chunks tile their segments, that free chunks are in the
 // right tree and fully merged, and that the counts agree with the chunks.
 func checkInvariants(p *Pool) error {
-	c := p.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	root := c.root
-	if c.closed {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
 		return nil
 	}
 	var liveBytes, liveReq uint64
 	var liveN int
 	var reserved uint64
-	switch a := c.a.(type) {
+	switch a := p.a.(type) {
 	case *caching:
 		free := map[*chunk]bool{}
 		for _, t := range []*btree.BTreeG[*chunk]{a.small, a.large} {
@@ -109,13 +107,13 @@ func checkInvariants(p *Pool) error {
 	default:
 		return nil
 	}
-	if reserved != c.reserved {
-		return fmt.Errorf("segments hold %d bytes, reserved says %d", reserved, c.reserved)
+	if reserved != p.c.reserved {
+		return fmt.Errorf("segments hold %d bytes, reserved says %d", reserved, p.c.reserved)
 	}
-	zero := root.acct.live - liveN // blocks of size 0 hold no chunk
-	if liveBytes != root.acct.used || liveReq != root.acct.requested || zero < 0 {
+	zero := p.acct.live - liveN // blocks of size 0 hold no chunk
+	if liveBytes != p.acct.used || liveReq != p.acct.requested || zero < 0 {
 		return fmt.Errorf("live chunks: %d bytes (%d asked) in %d blocks; accounting: %d (%d) in %d",
-			liveBytes, liveReq, liveN, root.acct.used, root.acct.requested, root.acct.live)
+			liveBytes, liveReq, liveN, p.acct.used, p.acct.requested, p.acct.live)
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func TestQuotaViewsShareTheCache(t *testing.T) {
 
 func TestQuotaPressureIsTheViewsOwn(t *testing.T) {
 	p := newTestPool(t, newFakeSource(gib), Config{})
-	var v *Pool
+	var v *Quota
 	var queued []*Block
 	calls := 0
 	v, _ = p.Quota(Config{HardLimit: 32 * mib, Pressure: func() {
