@@ -11,7 +11,7 @@
 // that let several runtimes share one cache under limits of their own
 // (RMM's limiting(pool(source))); and the statistics behind pool.stats().
 //
-// It is built in layers: a Quota wraps a Pool; the Pool
+// It is built in layers, each tested alone: a Quota wraps a Pool; the Pool
 // keeps the limits, the ladder and the accounting over one strategy; the
 // caching strategy is a free list of segments (best fit, split, merge)
 // under a stream order that says which stream may reuse freed memory, and
