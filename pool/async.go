@@ -48,7 +48,7 @@ func (a *asyncAlloc) round(nbytes uint64) (uint64, bool) {
 func (a *asyncAlloc) alloc(b *Block) (bool, error) {
 	a.poll()
 	c := a.c
-	h := c.root.hard
+	h := c.hard
 	if h > 0 {
 		if b.rounded > h || a.liveBytes > h-b.rounded {
 			return false, errOverLimit

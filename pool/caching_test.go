@@ -7,7 +7,7 @@ import (
 	"github.com/gluaproject/glua/device"
 )
 
-func mustAlloc(t testing.TB, p *Pool, n uint64, s device.Stream) *Block {
+func mustAlloc(t testing.TB, p Allocator, n uint64, s device.Stream) *Block {
 	t.Helper()
 	b, err := p.Alloc(n, s)
 	if err != nil {
@@ -16,7 +16,7 @@ func mustAlloc(t testing.TB, p *Pool, n uint64, s device.Stream) *Block {
 	return b
 }
 
-func mustFree(t testing.TB, p *Pool, b *Block) {
+func mustFree(t testing.TB, p Allocator, b *Block) {
 	t.Helper()
 	if err := p.Free(b); err != nil {
 		t.Fatalf("Free: %v", err)
@@ -33,7 +33,7 @@ func mustCheck(t testing.TB, p *Pool) {
 // shareMidSegments makes p draw mid-size blocks from shared 20 MiB
 // segments, PyTorch's choice, for tests of splitting inside one segment.
 func shareMidSegments(p *Pool) *Pool {
-	p.c.a.(*caching).shareMid = true
+	p.a.(*caching).shareMid = true
 	return p
 }
 
@@ -75,7 +75,7 @@ func TestSegmentsAmortiseTheSource(t *testing.T) {
 	for _, c := range cases {
 		src := newFakeSource(gib)
 		p := newTestPool(t, src, Config{})
-		p.c.a.(*caching).shareMid = c.shareMid
+		p.a.(*caching).shareMid = c.shareMid
 		for i := 0; i < c.count; i++ {
 			mustAlloc(t, p, c.size, 0)
 		}

@@ -56,7 +56,7 @@ func TestManyGoroutinesShareOnePool(t *testing.T) {
 
 func runWorker(root *Pool, w int) error {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), uint64(w)))
-	p := root
+	var p Allocator = root
 	var mu sync.Mutex // guards queue: Pressure runs on this goroutine, but say so
 	var queue []*Block
 	pressure := func() {

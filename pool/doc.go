@@ -7,9 +7,15 @@
 // ("cuda"); the soft and hard limits; the ladder an allocation climbs
 // before it fails (cached block, release the cache and retry, let the
 // caller collect garbage and retry, then an *OOMError that says where the
-// memory is); stream safety when memory moves between streams; quota views
+// memory is); stream safety when memory moves between streams; quotas
 // that let several runtimes share one cache under limits of their own
 // (RMM's limiting(pool(source))); and the statistics behind pool.stats().
+//
+// It is built in layers, each tested alone: a Quota wraps a Pool; the Pool
+// keeps the limits, the ladder and the accounting over one strategy; the
+// caching strategy is a free list of segments (best fit, split, merge)
+// under a stream order that says which stream may reuse freed memory, and
+// when.
 //
 // It does not own the mechanism: raw memory, streams and events come from a
 // Source (a backend, found capable of more by type assertion: EventSource,

@@ -17,20 +17,21 @@ var (
 
 func isOOM(err error) bool { return errors.Is(err, device.ErrOutOfMemory) }
 
-// climb gives b memory, climbing the ladder: a cached block or a new one
-// from the source; then release every cached segment and retry; then let
-// the caller collect garbage (Pressure) and retry; then fail with an
-// *OOMError. A source error other than out-of-memory is returned at once.
-// Called with c.mu held; it is released while Pressure runs.
-func (p *Pool) climb(b *Block) error {
-	c := p.c
-	rounded, ok := c.a.round(b.Size)
+// climb gives b memory from layer l, climbing the ladder: a cached block
+// or a new one from the source; then release every cached segment and
+// retry; then let the caller collect garbage (l's Pressure) and retry;
+// then fail with an *OOMError. A source error other than out-of-memory is
+// returned at once. Called with the pool's lock held; it is released while
+// Pressure runs.
+func climb(l layer, b *Block) error {
+	p := l.base()
+	rounded, ok := p.a.round(b.Size)
 	if !ok {
-		return p.oomLocked(b.Size, false)
+		return l.oom(b.Size, nil)
 	}
 	b.rounded = rounded
 
-	err := p.try(b)
+	_, err := l.try(b)
 	if err == nil || !isOOM(err) {
 		return err
 	}
@@ -41,7 +42,7 @@ func (p *Pool) climb(b *Block) error {
 		if errors.Is(err, errOverQuota) {
 			return false
 		}
-		released, rerr := c.a.release(0, true)
+		released, rerr := p.a.release(0, true)
 		if rerr != nil {
 			err = fmt.Errorf("releasing cached memory: %w", rerr)
 			return true
@@ -50,23 +51,23 @@ func (p *Pool) climb(b *Block) error {
 			return false
 		}
 		if countRetry {
-			p.countRetry()
+			l.countRetry()
 		}
-		err = p.try(b)
+		_, err = l.try(b)
 		return err == nil || !isOOM(err)
 	}
 	if releaseAndTry(true) {
 		return err
 	}
-	if p.pressure != nil {
-		p.countRetry()
-		c.mu.Unlock()
-		p.pressure()
-		c.mu.Lock()
-		if c.closed || p.closed {
+	if pressure := l.pressureHook(); pressure != nil {
+		l.countRetry()
+		p.mu.Unlock()
+		pressure()
+		p.mu.Lock()
+		if l.isClosed() {
 			return errClosed
 		}
-		if err = p.try(b); err == nil || !isOOM(err) {
+		if _, err = l.try(b); err == nil || !isOOM(err) {
 			return err
 		}
 		// What Pressure freed went to the cache, possibly in pieces too
@@ -76,44 +77,23 @@ func (p *Pool) climb(b *Block) error {
 			return err
 		}
 	}
-	return p.oomLocked(b.Size, errors.Is(err, errOverQuota))
+	return l.oom(b.Size, err)
 }
 
-// try is one rung's attempt: the quota check, then the strategy.
-func (p *Pool) try(b *Block) error {
-	if p != p.c.root && p.hard > 0 && (b.rounded > p.hard || p.acct.used > p.hard-b.rounded) {
-		return errOverQuota
-	}
-	hit, err := p.c.a.alloc(b)
-	if err != nil {
-		if isOOM(err) {
-			return err
-		}
-		return fmt.Errorf("allocating %s: %w", formatBytes(b.Size), err)
-	}
-	p.countAlloc(b, hit)
-	return nil
-}
-
-// oomLocked builds the error for a request of nbytes that could not be met.
-// When a quota view's own limit refused, the figures are the view's;
-// otherwise the shared pool ran out, and they are the whole pool's.
-func (p *Pool) oomLocked(nbytes uint64, quota bool) error {
-	c := p.c
-	who := c.root
-	if quota {
-		who = p
-	}
+// oomError builds the error for a request of nbytes that could not be met,
+// with the figures of the layer that refused: hard is its limit and a its
+// accounting. Cached is always the whole pool's.
+func (p *Pool) oomError(nbytes, hard uint64, a *accounting) error {
 	e := &OOMError{
 		Requested:  nbytes,
-		HardLimit:  who.hard,
-		InUse:      who.acct.used,
-		LiveBlocks: who.acct.live,
+		HardLimit:  hard,
+		InUse:      a.used,
+		LiveBlocks: a.live,
 	}
-	if used := c.root.acct.used; c.reserved > used {
-		e.Cached = c.reserved - used
+	if used := p.acct.used; p.c.reserved > used {
+		e.Cached = p.c.reserved - used
 	}
-	if free, total, err := c.src.MemInfo(); err == nil {
+	if free, total, err := p.c.src.MemInfo(); err == nil {
 		e.DeviceFree, e.DeviceTotal = free, total
 	}
 	return e

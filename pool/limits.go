@@ -13,11 +13,19 @@ func checkLimits(soft, hard uint64) error {
 	return nil
 }
 
+// tightest is the lower of two limits, 0 (none) counting as no bound.
+func tightest(a, b uint64) uint64 {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}
+
 // Limits returns the soft and hard limits (0: none).
 func (p *Pool) Limits() (soft, hard uint64) {
-	p.c.mu.Lock()
-	defer p.c.mu.Unlock()
-	return p.soft, p.hard
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.soft, p.c.hard
 }
 
 // SetLimits sets the soft and hard limits (0: none). Limits below what the
@@ -27,66 +35,48 @@ func (p *Pool) Limits() (soft, hard uint64) {
 // error says by how much, and both limits stay as they were (the cache
 // released on the way stays released).
 func (p *Pool) SetLimits(soft, hard uint64) error {
-	c := p.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := checkLimits(soft, hard); err != nil {
 		return err
 	}
-	if c.closed || p.closed {
+	if p.closed {
 		return errClosed
 	}
-	oldSoft, oldHard := p.soft, p.hard
+	oldSoft, oldHard := p.soft, p.c.hard
 	if err := p.applyLimits(soft, hard); err != nil {
 		return err
 	}
-
-	// The tightest target among the limits that bind reserved memory.
-	var target uint64
-	for _, l := range []uint64{soft, p.rootHard()} {
-		if l > 0 && (target == 0 || l < target) {
-			target = l
-		}
+	released, err := p.releaseTo(tightest(soft, hard))
+	if err != nil {
+		return err
 	}
-	var released uint64
-	if target > 0 && c.reserved > target {
-		r, err := c.a.release(c.reserved-target, true)
-		released = r
-		if err != nil {
-			return fmt.Errorf("releasing cached memory: %w", err)
-		}
-	}
-
-	var short string
-	if p == c.root {
-		if hard > 0 && c.reserved > hard {
-			short = fmt.Sprintf("hard limit %s is below the %s still reserved", formatBytes(hard), formatBytes(c.reserved))
-		}
-	} else if hard > 0 && p.acct.used > hard {
-		short = fmt.Sprintf("hard limit %s is below the %s this quota's blocks hold", formatBytes(hard), formatBytes(p.acct.used))
-	}
-	if short == "" {
+	if hard == 0 || p.c.reserved <= hard {
 		return nil
 	}
 	if err := p.applyLimits(oldSoft, oldHard); err != nil {
 		return err
 	}
-	cached := uint64(0)
-	if c.reserved > c.root.acct.used {
-		cached = c.reserved - c.root.acct.used
-	}
-	return fmt.Errorf("%s (released %s; %s in use by %s, %s cached in segments that also hold live blocks); the limits stay soft %s, hard %s: free arrays first",
-		short, formatBytes(released), formatBytes(p.acct.used), plural(p.acct.live, "live block", "live blocks"), formatBytes(cached),
-		limitString(oldSoft), limitString(oldHard))
+	short := fmt.Sprintf("hard limit %s is below the %s still reserved", formatBytes(hard), formatBytes(p.c.reserved))
+	return p.limitRefused(short, released, &p.acct, oldSoft, oldHard)
 }
 
-// applyLimits sets p's limits and tells the strategy of the root's.
+// applyLimits sets p's limits and tells the strategy.
 func (p *Pool) applyLimits(soft, hard uint64) error {
-	p.soft, p.hard = soft, hard
-	if p == p.c.root {
-		return p.c.a.limitsChanged(soft, hard)
+	p.soft, p.c.hard = soft, hard
+	return p.a.limitsChanged(soft, hard)
+}
+
+// limitRefused is the error of a SetLimits refused because short, on the
+// layer whose figures are a; released is the cache let go on the way.
+func (p *Pool) limitRefused(short string, released uint64, a *accounting, oldSoft, oldHard uint64) error {
+	cached := uint64(0)
+	if p.c.reserved > p.acct.used {
+		cached = p.c.reserved - p.acct.used
 	}
-	return nil
+	return fmt.Errorf("%s (released %s; %s in use by %s, %s cached in segments that also hold live blocks); the limits stay soft %s, hard %s: free arrays first",
+		short, formatBytes(released), formatBytes(a.used), plural(a.live, "live block", "live blocks"), formatBytes(cached),
+		limitString(oldSoft), limitString(oldHard))
 }
 
 func limitString(n uint64) string {
@@ -96,26 +86,25 @@ func limitString(n uint64) string {
 	return formatBytes(n)
 }
 
-// rootHard is the hard limit that binds reserved memory: the root's own;
-// on a view it is the root's (the view's caps its blocks, not the cache).
-func (p *Pool) rootHard() uint64 {
-	if p == p.c.root {
-		return p.hard
+// releaseTo releases cached memory, waiting for the device if need be,
+// until no more than target bytes are reserved (0: no target).
+func (p *Pool) releaseTo(target uint64) (released uint64, err error) {
+	if target == 0 || p.c.reserved <= target {
+		return 0, nil
 	}
-	return 0
+	released, err = p.a.release(p.c.reserved-target, true)
+	if err != nil {
+		return released, fmt.Errorf("releasing cached memory: %w", err)
+	}
+	return released, nil
 }
 
-// trimToSoft releases cached memory above the soft limits that apply to p:
-// its own and, for a view, the root's.
-func (p *Pool) trimToSoft() error {
-	c := p.c
-	target := p.soft
-	if r := c.root; r != p && r.soft > 0 && (target == 0 || r.soft < target) {
-		target = r.soft
-	}
-	if target == 0 || c.reserved <= target {
+// trimTo releases cached memory above target bytes (0: no target) without
+// waiting for the device: it runs after every free.
+func (p *Pool) trimTo(target uint64) error {
+	if target == 0 || p.c.reserved <= target {
 		return nil
 	}
-	_, err := c.a.release(c.reserved-target, false)
+	_, err := p.a.release(p.c.reserved-target, false)
 	return err
 }

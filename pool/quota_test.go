@@ -2,8 +2,11 @@ package pool
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gluaproject/glua/device"
 )
 
 func TestQuotaCapsEachViewOnItsOwn(t *testing.T) {
@@ -59,7 +62,7 @@ func TestQuotaViewsShareTheCache(t *testing.T) {
 
 func TestQuotaPressureIsTheViewsOwn(t *testing.T) {
 	p := newTestPool(t, newFakeSource(gib), Config{})
-	var v *Pool
+	var v *Quota
 	var queued []*Block
 	calls := 0
 	v, _ = p.Quota(Config{HardLimit: 32 * mib, Pressure: func() {
@@ -149,4 +152,166 @@ func TestOOMInAViewBlamesTheSharedPoolWhenItsLimitRefused(t *testing.T) {
 	}
 	mustFree(t, p, a)
 	mustFree(t, v, b)
+}
+
+// FuzzQuota drives quotas over one pool through allocations from each and
+// from the pool itself, frees through any of them, Pressure, limit changes
+// and closing a quota. After every step each quota's figures must be those
+// of its own blocks and within its hard limit, the pool's those of every
+// block, and an *OOMError must give the figures of the quota or of the
+// pool.
+func FuzzQuota(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 3, 0, 1, 0, 3, 0, 9, 2, 2, 1, 4, 0, 3, 1, 1, 7, 1})
+	f.Add([]byte{1, 2, 0, 4, 20, 1, 0, 0, 4, 30, 0, 3, 1, 1, 5, 1, 3, 9, 7, 0, 5, 2, 1, 2, 6, 4, 6})
+	f.Add([]byte{0, 1, 1, 3, 200, 0, 0, 2, 1, 3, 100, 9, 0, 4, 2, 8, 1, 5, 0, 0, 7, 2, 0, 2, 3, 3, 0, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := &fuzzReader{data: data}
+		const quotas = 3 // allocator quotas is the pool itself
+		var p *Pool
+		var q [quotas]*Quota
+		var live, garbage [quotas + 1][]*Block
+		owner := map[*Block]int{}
+		drop := func(b *Block) {
+			i := owner[b]
+			live[i] = slices.DeleteFunc(live[i], func(x *Block) bool { return x == b })
+			garbage[i] = slices.DeleteFunc(garbage[i], func(x *Block) bool { return x == b })
+			delete(owner, b)
+		}
+		allocator := func(i int) Allocator {
+			if i == quotas {
+				return p
+			}
+			return q[i]
+		}
+		open := func(i int) {
+			var err error
+			q[i], err = p.Quota(Config{HardLimit: uint64(r.byte()%8) * 16 * mib, Pressure: func() {
+				// What the quota's runtime's cleanups queued, freed through
+				// the pool: the quota is credited all the same.
+				for _, b := range slices.Clone(garbage[i]) {
+					if err := p.Free(b); err != nil {
+						t.Errorf("Free from Pressure: %v", err)
+					}
+					drop(b)
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		p = newTestPool(t, newFakeSource(256*mib), Config{Strategy: strategiesOverFake[r.byte()%2]})
+		for i := range q {
+			open(i)
+		}
+		for step := 0; r.more() && step < 300; step++ {
+			i := int(r.byte()) % (quotas + 1)
+			switch op := r.byte() % 10; op {
+			case 0, 1, 2:
+				n := r.size()
+				b, err := allocator(i).Alloc(n, device.Stream(r.byte()%fuzzStreams))
+				if err != nil {
+					checkQuotaOOM(t, step, err, allocator(i), p)
+					break
+				}
+				if b.Size != n {
+					t.Fatalf("step %d: Alloc(%d) gave %d bytes", step, n, b.Size)
+				}
+				live[i] = append(live[i], b)
+				owner[b] = i
+				if i < quotas && r.byte()%3 == 0 {
+					garbage[i] = append(garbage[i], b)
+				}
+			case 3, 4:
+				if len(live[i]) == 0 {
+					break
+				}
+				b := live[i][int(r.byte())%len(live[i])]
+				if err := allocator(int(r.byte()) % (quotas + 1)).Free(b); err != nil {
+					t.Fatalf("step %d: Free: %v", step, err)
+				}
+				drop(b)
+			case 5:
+				soft, hard := uint64(r.byte()%8)*8*mib, uint64(r.byte()%8)*16*mib
+				before := allocator(i).Stats()
+				err := allocator(i).SetLimits(soft, hard)
+				refused := hard > 0 && soft > hard || hard > 0 && i < quotas && before.Used > hard
+				if i < quotas && (err != nil) != refused {
+					t.Fatalf("step %d: quota SetLimits(%d, %d) with %d in use = %v", step, soft, hard, before.Used, err)
+				}
+				if s, h := allocator(i).Limits(); err != nil && (s != before.SoftLimit || h != before.HardLimit) {
+					t.Fatalf("step %d: a refused SetLimits left limits %d, %d", step, s, h)
+				}
+			case 6:
+				if i == quotas {
+					break
+				}
+				if err := q[i].Close(); err != nil {
+					t.Fatalf("step %d: closing a quota: %v", step, err)
+				}
+				for _, b := range slices.Clone(live[i]) {
+					drop(b)
+					if err := allocator(int(r.byte()) % (quotas + 1)).Free(b); err != nil {
+						t.Fatalf("step %d: Free after its quota closed: %v", step, err)
+					}
+				}
+				open(i)
+			case 7:
+				allocator(i).Synchronized()
+			case 8:
+				if _, err := allocator(i).Reclaim(uint64(r.byte()%4) * 16 * mib); err != nil {
+					t.Fatalf("step %d: Reclaim: %v", step, err)
+				}
+			case 9:
+				allocator(i).ResetPeak()
+			}
+			checkQuotaStep(t, step, p, q[:], live[:])
+		}
+	})
+}
+
+// checkQuotaOOM checks that a failed allocation from a (a Quota or p) is an
+// *OOMError with the figures of a or of p.
+func checkQuotaOOM(t *testing.T, step int, err error, a Allocator, p *Pool) {
+	t.Helper()
+	var oom *OOMError
+	if !errors.As(err, &oom) {
+		t.Fatalf("step %d: Alloc: %v", step, err)
+	}
+	for _, who := range []Allocator{a, p} {
+		if st := who.Stats(); oom.HardLimit == st.HardLimit && oom.InUse == st.Used && oom.LiveBlocks == st.LiveBlocks {
+			return
+		}
+	}
+	t.Fatalf("step %d: %+v gives the figures of neither the quota nor the pool", step, *oom)
+}
+
+func checkQuotaStep(t *testing.T, step int, p *Pool, q []*Quota, live [][]*Block) {
+	t.Helper()
+	if err := checkInvariants(p); err != nil {
+		t.Fatalf("step %d: %v", step, err)
+	}
+	var all []*Block
+	var used, asked uint64
+	for i, blocks := range live {
+		all = append(all, blocks...)
+		var u, a uint64
+		for _, b := range blocks {
+			u += b.rounded
+			a += b.Size
+		}
+		used, asked = used+u, asked+a
+		if i == len(q) {
+			break
+		}
+		st := q[i].Stats()
+		if st.Used != u || st.Requested != a || st.LiveBlocks != len(blocks) || st.HardLimit > 0 && st.Used > st.HardLimit || st.PeakUsed < st.Used {
+			t.Fatalf("step %d: quota %d: %+v; its blocks hold %d (%d asked) in %d", step, i, st, u, a, len(blocks))
+		}
+	}
+	if st := p.Stats(); st.Used != used || st.Requested != asked || st.LiveBlocks != len(all) {
+		t.Fatalf("step %d: pool: %+v; all blocks hold %d (%d asked) in %d", step, st, used, asked, len(all))
+	}
+	if err := liveOverlap(all); err != nil {
+		t.Fatalf("step %d: %v", step, err)
+	}
 }

@@ -6,10 +6,10 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
-// Stats is a snapshot of a pool's accounting. On a quota view the block
-// counts and counters are the view's own, while Reserved, PeakReserved,
+// Stats is a snapshot of a pool's accounting. On a Quota the block
+// counts and counters are the quota's own, while Reserved, PeakReserved,
 // Reclaims, Segments and LargestFreeBlock describe the shared pool; the
-// root pool's figures include every view's blocks.
+// pool's own figures include every quota's blocks.
 type Stats struct {
 	// Used is the bytes held by live blocks (rounded sizes); Reserved the
 	// bytes obtained from the source and not yet returned.
@@ -34,7 +34,8 @@ type Stats struct {
 	LargestFreeBlock uint64
 }
 
-// accounting is one pool's (or view's) share of Stats.
+// accounting is one layer's share of Stats: the pool's own figures cover
+// every block, its quotas' included.
 type accounting struct {
 	used, requested, peakUsed, peakReserved uint64
 	live                                    int
@@ -42,90 +43,69 @@ type accounting struct {
 	oomRetries                              uint64
 }
 
-// each calls f for p and, when p is a quota view, for the root, whose
-// figures cover every view.
-func (p *Pool) each(f func(a *accounting)) {
-	f(&p.acct)
-	if r := p.c.root; r != p {
-		f(&r.acct)
+func (a *accounting) alloc(b *Block, hit bool) {
+	a.used += b.rounded
+	a.requested += b.Size
+	a.peakUsed = max(a.peakUsed, a.used)
+	a.live++
+	a.allocations++
+	if hit {
+		a.hits++
+	} else {
+		a.misses++
 	}
 }
 
-func (p *Pool) countAlloc(b *Block, hit bool) {
-	p.each(func(a *accounting) {
-		a.used += b.rounded
-		a.requested += b.Size
-		a.peakUsed = max(a.peakUsed, a.used)
-		a.live++
-		a.allocations++
-		if hit {
-			a.hits++
-		} else {
-			a.misses++
-		}
-	})
-	if p.live != nil {
-		p.live[b] = struct{}{}
-	}
+// zero records a block of size 0, which holds no memory but is live.
+func (a *accounting) zero() {
+	a.live++
+	a.allocations++
 }
 
-// countZero records a block of size 0, which holds no memory but is live.
-func (p *Pool) countZero(b *Block) {
-	p.each(func(a *accounting) {
-		a.live++
-		a.allocations++
-	})
-	if p.live != nil {
-		p.live[b] = struct{}{}
-	}
+func (a *accounting) free(b *Block) {
+	a.used -= b.rounded
+	a.requested -= b.Size
+	a.live--
+	a.frees++
 }
 
-func (p *Pool) countFree(b *Block) {
-	p.each(func(a *accounting) {
-		a.used -= b.rounded
-		a.requested -= b.Size
-		a.live--
-		a.frees++
-	})
-	if p.live != nil {
-		delete(p.live, b)
-	}
-}
-
-func (p *Pool) countRetry() {
-	p.each(func(a *accounting) { a.oomRetries++ })
+func (a *accounting) resetPeak(reserved uint64) {
+	a.peakUsed = a.used
+	a.peakReserved = reserved
 }
 
 // Stats returns a snapshot of the pool's accounting.
 func (p *Pool) Stats() Stats {
-	c := p.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.statsLocked(&p.acct, p.soft, p.c.hard)
+}
+
+// statsLocked is Stats for a layer whose figures are a and limits soft and
+// hard, over the pool's shared ones.
+func (p *Pool) statsLocked(a *accounting, soft, hard uint64) Stats {
 	// The strategy first: strategy "cuda" reads the driver's reserved bytes
 	// there, which the figures below include.
 	var st Stats
-	if !c.closed {
-		c.a.describe(&st)
-		if free, total, err := c.src.MemInfo(); err == nil {
+	if !p.closed {
+		p.a.describe(&st)
+		if free, total, err := p.c.src.MemInfo(); err == nil {
 			st.DeviceFree, st.DeviceTotal = free, total
 		}
 	}
-	a := p.acct
-	st.Used, st.Reserved, st.PeakUsed, st.PeakReserved = a.used, c.reserved, a.peakUsed, a.peakReserved
+	st.Used, st.Reserved, st.PeakUsed, st.PeakReserved = a.used, p.c.reserved, a.peakUsed, a.peakReserved
 	st.Requested, st.LiveBlocks = a.requested, a.live
 	st.Allocations, st.Frees, st.CacheHits, st.CacheMisses = a.allocations, a.frees, a.hits, a.misses
-	st.Reclaims, st.OOMRetries = c.reclaims, a.oomRetries
-	st.SoftLimit, st.HardLimit = p.soft, p.hard
+	st.Reclaims, st.OOMRetries = p.c.reclaims, a.oomRetries
+	st.SoftLimit, st.HardLimit = soft, hard
 	return st
 }
 
 // ResetPeak starts PeakUsed and PeakReserved again from the current figures.
 func (p *Pool) ResetPeak() {
-	c := p.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p.acct.peakUsed = p.acct.used
-	p.acct.peakReserved = c.reserved
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.acct.resetPeak(p.c.reserved)
 }
 
 // formatBytes writes a size the way every glua message does: IEC units

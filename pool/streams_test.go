@@ -189,7 +189,7 @@ func TestEventsAreReusedAcrossManyStreams(t *testing.T) {
 	if n := src.liveEvents(); n > 2 {
 		t.Fatalf("%d events alive after 200 streams came and went; want them reused", n)
 	}
-	if n := len(p.c.a.(*caching).fences); n > 2 {
+	if n := len(p.a.(*caching).order.fences); n > 2 {
 		t.Fatalf("%d stream fences kept after 200 streams came and went and were synchronised", n)
 	}
 	mustCheck(t, p)

@@ -33,8 +33,8 @@ type Runtime struct {
 	backend     Backend
 	backendNote string // why this backend was chosen, for --info
 	exec        executor
-	// pool is the runtime's own pool, or its quota view of shared.pool.
-	pool   *pool.Pool
+	// pool is the runtime's own pool, or its quota of shared.pool.
+	pool   pool.Allocator
 	shared *Shared // nil: the backend and the pool are this runtime's
 	// stream orders the runtime's work: the default stream when it has
 	// the backend to itself, a stream of its own (also in streams) when
@@ -197,13 +197,17 @@ func (rt *Runtime) newPool() error {
 	if err != nil {
 		return err
 	}
-	rt.pool, err = pool.New(rt.backend, pool.Config{
+	p, err := pool.New(rt.backend, pool.Config{
 		Strategy:  rt.cfg.Pool.Strategy,
 		SoftLimit: soft,
 		HardLimit: hard,
 		Pressure:  rt.collect,
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	rt.pool = p
+	return nil
 }
 
 // The Lua value stack starts at gopher-lua's default size. It grows by a
@@ -409,9 +413,9 @@ func (rt *Runtime) Backend() Backend { return rt.backend }
 // BackendName is "cuda" or "cpu".
 func (rt *Runtime) BackendName() string { return rt.backend.Name() }
 
-// Pool is the runtime's memory pool: with Options.Shared, its quota view
+// Pool is the runtime's memory pool: with Options.Shared, its *pool.Quota
 // of the shared pool (Shared.Pool is the pool itself).
-func (rt *Runtime) Pool() *pool.Pool { return rt.pool }
+func (rt *Runtime) Pool() pool.Allocator { return rt.pool }
 
 // Device describes the device arrays live on.
 func (rt *Runtime) Device() (device.Info, error) { return rt.backend.Info() }

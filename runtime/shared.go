@@ -22,7 +22,7 @@ import (
 //	defer rt.Close()
 //
 // A runtime created with Options.Shared uses the shared backend and a quota
-// view of the shared pool (pool.Pool.Quota): its HardLimit caps the bytes
+// of the shared pool (pool.Pool.Quota): its HardLimit caps the bytes
 // its own arrays hold, its SoftLimit trims the shared cache after its frees,
 // and when an allocation does not fit, it collects only its own garbage.
 // Its arrays stay its own: no other runtime can use or free them. Closing
@@ -100,7 +100,7 @@ func NewShared(opts Options) (*Shared, error) {
 // can be long after, from another runtime, on a stream that no longer
 // exists. Synchronized records it now, while the stream is alive, so that
 // no later call records on the destroyed stream.
-func workspaceFrom(p *pool.Pool) func(nbytes uint64, s device.Stream) (device.Ptr, func(), error) {
+func workspaceFrom(p pool.Allocator) func(nbytes uint64, s device.Stream) (device.Ptr, func(), error) {
 	return func(nbytes uint64, s device.Stream) (device.Ptr, func(), error) {
 		blk, err := p.Alloc(nbytes, s)
 		if err != nil {
@@ -265,10 +265,11 @@ func (rt *Runtime) openShared(s *Shared) error {
 	if err != nil {
 		return err
 	}
-	rt.pool, err = s.pool.Quota(pool.Config{SoftLimit: soft, HardLimit: hard, Pressure: rt.collect})
+	q, err := s.pool.Quota(pool.Config{SoftLimit: soft, HardLimit: hard, Pressure: rt.collect})
 	if err != nil {
 		return fmt.Errorf("runtime.New: %w", err)
 	}
+	rt.pool = q
 	return nil
 }
 
