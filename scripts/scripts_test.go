@@ -28,6 +28,7 @@ var smallArgs = map[string][]string{
 	"fragment.lua":   {"0.25", "8"}, // fill, search step in MiB
 	"plain.lua":      {"all", "20"}, // every kernel at size 20: fib(20) for calls
 	"find_batch.lua": {"64", "8MiB"},
+	"stream.lua":     {"1", "4"},
 }
 
 func run(t *testing.T, script string, args []string) string {
