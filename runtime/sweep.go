@@ -112,6 +112,10 @@ func (rt *Runtime) sweepScript() bool {
 	if !rt.walker.Walk(rt.L) {
 		return false
 	}
+	// The spacing of walks answers for the walk alone: freeing what it
+	// found costs what freeing each array explicitly would.
+	rt.lastSweep = time.Now()
+	rt.sweepCost = rt.lastSweep.Sub(start)
 	rt.releaseUnreachable()
 	rt.mu.Lock()
 	dead := rt.sweepDead[:0]
@@ -127,8 +131,6 @@ func (rt *Runtime) sweepScript() bool {
 		dead[i] = nil
 	}
 	rt.sweepDead = dead[:0]
-	rt.lastSweep = time.Now()
-	rt.sweepCost = rt.lastSweep.Sub(start)
 	return true
 }
 

@@ -66,6 +66,7 @@ check.error("batch 2: array 1:", drain, { { { 1 } }, { { { 1, 2 }, { 3 } } } })
 check.error("batch 1: a batch is a HostArray or a list of arrays, got number", drain, { 7 })
 local calls = 0
 check.error("batch 3: the batch function failed", drain, function() calls = calls + 1; if calls == 3 then error("no more") end; return { { calls } } end)
+pool.reclaim() -- the stream-ordered pool keeps freed memory reserved
 pool.set_limit({ hard = "16MiB" })
 check.error("batch 2 (32 MiB in 1 array)", drain, { { { 1 } }, { cuda.host_array({ 1024, 1024, 8 }) } })
 pool.set_limit({ hard = false })
