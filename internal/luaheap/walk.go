@@ -95,6 +95,13 @@ func (w *Walker) Walk(L *lua.LState) bool {
 	for _, mt := range *builtinMetatables(g) {
 		w.Add(mt)
 	}
+	// What the walk saw must not outlive it: the Go collector would
+	// count the dropped objects in the set and the list as reachable.
+	defer func() {
+		clear(w.seen)
+		clear(w.work[:cap(w.work)])
+		w.work = w.work[:0]
+	}()
 	for len(w.work) > 0 && w.whole {
 		v := w.work[len(w.work)-1]
 		w.work = w.work[:len(w.work)-1]
