@@ -64,7 +64,9 @@ func (rt *Runtime) reserveHost(nbytes uint64) error {
 	if rt.hostLimit == 0 {
 		return nil
 	}
-	if uint64(rt.hostHeld.Load())+nbytes > rt.hostLimit {
+	// Two rounds, as collect does: cleanups of one cycle may run after
+	// that cycle's sentinel, but before the next one's.
+	for round := 0; round < 2 && uint64(rt.hostHeld.Load())+nbytes > rt.hostLimit; round++ {
 		collectAndWait(100 * time.Millisecond)
 	}
 	if held := uint64(rt.hostHeld.Load()); held+nbytes > rt.hostLimit {
