@@ -67,8 +67,8 @@ check.error("batch 1: a batch is a HostArray or a list of arrays, got number", d
 local calls = 0
 check.error("batch 3: the batch function failed", drain, function() calls = calls + 1; if calls == 3 then error("no more") end; return { { calls } } end)
 pool.reclaim() -- the stream-ordered pool keeps freed memory reserved
-pool.set_limit({ hard = "16MiB" })
-check.error("batch 2 (32 MiB in 1 array)", drain, { { { 1 } }, { cuda.host_array({ 1024, 1024, 8 }) } })
+pool.set_limit({ hard = "64MiB" })
+check.error("batch 2 (128 MiB in 1 array)", drain, { { { 1 } }, { cuda.host_array({ 1024, 1024, 32 }) } })
 pool.set_limit({ hard = false })
 local co = coroutine.create(function() drain(function() coroutine.yield() end) end)
 local ok, err = coroutine.resume(co)
