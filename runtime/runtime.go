@@ -100,7 +100,10 @@ type Runtime struct {
 	sweepDead []*buffer
 	lastSweep time.Time
 	sweepCost time.Duration
-	resources map[*lua.LUserData]*scriptResource // ReleaseWhenUnreachable's
+	// prevSweepCost is the last walk's own cost; sweepCost is the lesser
+	// of it and the one before.
+	prevSweepCost time.Duration
+	resources     map[*lua.LUserData]*scriptResource // ReleaseWhenUnreachable's
 }
 
 // A Module is a Lua module the runtime preloads into every Lua state, so

@@ -115,7 +115,11 @@ func (rt *Runtime) sweepScript() bool {
 	// The spacing of walks answers for the walk alone: freeing what it
 	// found costs what freeing each array explicitly would.
 	rt.lastSweep = time.Now()
-	rt.sweepCost = rt.lastSweep.Sub(start)
+	// The cheaper of the last two walks: a walk's one-off costs (the
+	// first, which sizes the walker's set and learns the userdata types)
+	// do not space out the walks after it.
+	cost := rt.lastSweep.Sub(start)
+	rt.sweepCost, rt.prevSweepCost = min(cost, rt.prevSweepCost), cost
 	rt.releaseUnreachable()
 	rt.mu.Lock()
 	dead := rt.sweepDead[:0]
