@@ -29,6 +29,7 @@ var smallArgs = map[string][]string{
 	"plain.lua":      {"all", "20"}, // every kernel at size 20: fib(20) for calls
 	"find_batch.lua": {"64", "8MiB"},
 	"stream.lua":     {"1", "4"},
+	"batching.lua":   {"64", "8"},
 }
 
 func run(t *testing.T, script string, args []string) string {
