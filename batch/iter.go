@@ -194,7 +194,7 @@ func (it *Iter) stage(u *upload, h *runtime.HostArray) (*runtime.HostArray, erro
 		}
 	}
 	u.staging = append(u.staging, buf)
-	copy(buf.Bytes(), h.Bytes())
+	parallelCopy(buf.Bytes(), h.Bytes())
 	return buf.Reshape(h.Shape())
 }
 

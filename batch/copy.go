@@ -1,0 +1,35 @@
+package batch
+
+import (
+	goruntime "runtime"
+	"sync"
+)
+
+// parallelMin is the size from which staging copies are split across
+// threads: one thread copies pageable memory into pinned memory at about a
+// tenth of what the bus takes (5 GB/s against 53 on the H100's host), so
+// a stream of pageable batches would be bound by it.
+const parallelMin = 4 << 20
+
+// parallelCopy copies src into dst (of the same length) with up to one
+// goroutine per processor, each a contiguous piece of at least
+// parallelMin/2 bytes.
+func parallelCopy(dst, src []byte) {
+	n := len(src)
+	parts := min(goruntime.GOMAXPROCS(0), n/(parallelMin/2))
+	if n < parallelMin || parts < 2 {
+		copy(dst, src)
+		return
+	}
+	step := (n + parts - 1) / parts
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += step {
+		hi := min(lo+step, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
+}
