@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/runtime"
@@ -30,6 +31,14 @@ type Options struct {
 	// Prefetch is how many batches upload ahead of the one the body
 	// computes on (1: double buffering); 0 uploads each when it is needed.
 	Prefetch int
+	// Progress says when to draw a line of progress on ProgressOut
+	// (standard error when nil): ProgressOn, ProgressOff, or ProgressAuto,
+	// once the run passes two seconds and ProgressOut is a terminal. The
+	// line is cleared at the end, on Close and on an error.
+	Progress    string
+	ProgressOut io.Writer
+	// Total is the number of batches, when known, for the progress line.
+	Total int
 }
 
 // Iter is CUDA.jl's CuIterator: it uploads each batch to the device, the
@@ -48,11 +57,12 @@ type Iter struct {
 	index    int // of the last batch read from the source
 	// spare holds the pinned staging buffers and events no copy is using:
 	// the runtime keeps events until it closes, so they are reused.
-	spare  map[stagingKey][]*runtime.HostArray
-	events []*runtime.Event
-	fence  *runtime.Event
-	ended  bool
-	closed bool
+	spare    map[stagingKey][]*runtime.HostArray
+	events   []*runtime.Event
+	fence    *runtime.Event
+	progress *progress
+	ended    bool
+	closed   bool
 }
 
 // upload is one batch on its way to the device.
@@ -73,6 +83,11 @@ func NewIter(rt *runtime.Runtime, source Source, opts Options) (*Iter, error) {
 	if opts.Prefetch < 0 {
 		return nil, fmt.Errorf("prefetch must be 0 or more, got %d", opts.Prefetch)
 	}
+	switch opts.Progress {
+	case ProgressAuto, ProgressOn, ProgressOff:
+	default:
+		return nil, fmt.Errorf("progress must be %q, %q or automatic, got %q", ProgressOn, ProgressOff, opts.Progress)
+	}
 	copyStream, err := rt.CopyStream()
 	if err != nil {
 		return nil, err
@@ -82,7 +97,7 @@ func NewIter(rt *runtime.Runtime, source Source, opts Options) (*Iter, error) {
 		return nil, err
 	}
 	return &Iter{rt: rt, source: source, prefetch: opts.Prefetch, copy: copyStream, fence: fence,
-		spare: map[stagingKey][]*runtime.HostArray{}}, nil
+		spare: map[stagingKey][]*runtime.HostArray{}, progress: newProgress(opts.Progress, opts.ProgressOut, opts.Total)}, nil
 }
 
 // Next frees the previous batch's device arrays and returns the next
@@ -112,6 +127,11 @@ func (it *Iter) Next() (index int, arrays []*runtime.Array, ok bool, err error) 
 		return 0, nil, false, it.fail(err)
 	}
 	it.current = u
+	var n uint64
+	for _, a := range u.arrays {
+		n += a.NBytes()
+	}
+	it.progress.step(n)
 	return u.index, u.arrays, true, nil
 }
 
@@ -238,6 +258,7 @@ func (it *Iter) Close() error {
 		return nil
 	}
 	it.closed = true
+	it.progress.clear()
 	errs := []error{it.copy.Synchronize(), it.retire(it.current)}
 	for _, u := range it.ahead {
 		errs = append(errs, it.retire(u))

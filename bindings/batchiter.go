@@ -31,27 +31,26 @@ func registerBatchIterType(L *lua.LState) {
 	L.GetTypeMetatable(batchIterType).(*lua.LTable).RawSetString("__index", methods)
 }
 
-// iter is batch.iter(batches [, {prefetch = 1}]): batches is a list of
+// iter is batch.iter(batches [, {prefetch = 1, progress}]): batches is a list of
 // batches or a function returning the next one (nil at the end); a batch
 // is a HostArray or a list of HostArrays and (nested) tables of numbers.
 func (m batchModule) iter(L *lua.LState) int {
 	const name = "batch.iter"
 	src := L.Get(1)
 	var next func() (lua.LValue, error)
+	total := 0
 	switch v := src.(type) {
 	case *lua.LTable:
 		i := 0
 		next = func() (lua.LValue, error) { i++; return v.RawGetInt(i), nil }
+		total = v.Len()
 	case *lua.LFunction:
 		next = func() (lua.LValue, error) { return callSource(L, v, m.rt.WrapLuaError) }
 	default:
 		argError(L, name, 1, "a list of batches or a function returning them expected, got %s", typeName(src))
 	}
-	opts := options(L, name, 2, "prefetch")
-	prefetch, ok := intOf(optNumber(L, name, opts, "prefetch", 1))
-	if !ok || prefetch < 0 {
-		badArgument(L, "%s: option prefetch must be a non-negative integer, got %v", name, opts.RawGetString("prefetch"))
-	}
+	opts := iterOptions(L, name)
+	opts.Total = total
 	source := func() ([]*runtime.HostArray, error) {
 		v, err := next()
 		if err != nil {
@@ -59,7 +58,7 @@ func (m batchModule) iter(L *lua.LState) int {
 		}
 		return hostBatch(v)
 	}
-	it, err := batch.NewIter(m.rt, source, batch.Options{Prefetch: prefetch})
+	it, err := batch.NewIter(m.rt, source, opts)
 	if err != nil {
 		raise(L, name, err)
 	}
@@ -68,6 +67,25 @@ func (m batchModule) iter(L *lua.LState) int {
 	// unreachable: the next walk of the Lua state frees its batches.
 	m.rt.ReleaseWhenUnreachable(L.Get(-1).(*lua.LUserData), it.Close)
 	return 1
+}
+
+// iterOptions reads batch.iter's options: prefetch (1), and progress
+// (true, false, or left out: on a terminal once the loop passes two
+// seconds).
+func iterOptions(L *lua.LState, name string) batch.Options {
+	t := options(L, name, 2, "prefetch", "progress")
+	prefetch, ok := intOf(optNumber(L, name, t, "prefetch", 1))
+	if !ok || prefetch < 0 {
+		badArgument(L, "%s: option prefetch must be a non-negative integer, got %v", name, t.RawGetString("prefetch"))
+	}
+	progress := batch.ProgressAuto
+	if t.RawGetString("progress") != lua.LNil {
+		progress = batch.ProgressOff
+		if optBool(L, name, t, "progress", false) {
+			progress = batch.ProgressOn
+		}
+	}
+	return batch.Options{Prefetch: prefetch, Progress: progress}
 }
 
 // callSource calls a script's batch function, turning its error into a Go

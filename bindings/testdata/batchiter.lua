@@ -75,3 +75,5 @@ local ok, err = coroutine.resume(co)
 assert(not ok and tostring(err):find("attempt to yield across", 1, true), tostring(err))
 collectgarbage()
 check.eq(pool.stats().live_arrays, live, "nothing held after the bad input")
+check.error("option progress must be a boolean", batch.iter, {}, { progress = 1 })
+for i in batch.iter({ { { 1 } } }, { progress = false }) do end
