@@ -36,3 +36,23 @@ for _, kind in ipairs({ "pinned", "pageable" }) do
   list = nil
   collectgarbage()
 end
+
+-- A product per batch (tf32, as many as take about as long as the batch's
+-- copy): the total against the larger of copying alone and computing alone.
+local side = math.floor(math.sqrt(n))
+if side * side == n then
+  local kernels = require("kernels")
+  local W, C = cuda.rand({ side, side }), cuda.zeros({ side, side })
+  local x = cuda.rand({ side, side })
+  local function products(a, reps) for _ = 1, reps do kernels.matmul(C, a, W, { precision = "tf32" }) end end
+  local one = B.wall_time(function() products(x, 1) end, 4, 3, 1)
+  local copy = plain / count
+  local reps = math.max(1, math.floor(copy / one + 0.5))
+  local compute = B.wall_time(function() for i = 1, count do products(x, reps) end end, 1, 3, 1)
+  local both = B.wall_time(function()
+    for i, b in batch.iter(pinned, { prefetch = 2 }) do products(b:reshape({ side, side }), reps) end
+  end, 1, 3, 1)
+  B.emit({ bench = "stream", impl = "glua", device = B.device_name(), how = "batch.iter pinned + matmul",
+    gib = total / 2 ^ 30, products_per_batch = reps, copy_s = plain, compute_s = compute, total_s = both,
+    of_larger = both / math.max(plain, compute) })
+end

@@ -1,0 +1,80 @@
+package batch_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gluaproject/glua/batch"
+	"github.com/gluaproject/glua/config"
+	_ "github.com/gluaproject/glua/cuda"
+	"github.com/gluaproject/glua/cuda/cudatest"
+	"github.com/gluaproject/glua/runtime"
+)
+
+// On the GPU the copies of the next batches run while the body computes:
+// a loop whose copies and compute take about as long as each other takes
+// well under their sum (serialised, it would take the sum).
+func TestCopiesOverlapComputeOnTheGPU(t *testing.T) {
+	c := config.Default()
+	c.CUDA.KernelCache = t.TempDir()
+	rt, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
+	if err != nil {
+		cudatest.Unavailable(t, err)
+	}
+	defer rt.Close()
+	const n, count = 2048, 24 // 16 MiB batches of 2048x2048 float32
+	var batches [][]*runtime.HostArray
+	for range count {
+		batches = append(batches, []*runtime.HostArray{randomHost(t, rt, []int{n, n}, runtime.Float32, true)})
+	}
+	W, _ := rt.Rand([]int{n, n}, runtime.Float32, nil)
+	C, _ := rt.Zeros([]int{n, n}, runtime.Float32)
+	tf32 := runtime.MatmulOptions{Precision: "tf32"}
+	loop := func(reps int) time.Duration {
+		it, err := batch.NewIter(rt, batch.List(batches), batch.Options{Prefetch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for {
+			_, arrays, ok, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			for range reps {
+				if err := rt.Matmul(C, arrays[0], W, tf32); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := rt.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	compute := func(reps int) time.Duration {
+		x, _ := rt.Rand([]int{n, n}, runtime.Float32, nil)
+		defer x.Free()
+		rt.Synchronize()
+		start := time.Now()
+		for range count * reps {
+			rt.Matmul(C, x, W, tf32)
+		}
+		rt.Synchronize()
+		return time.Since(start)
+	}
+	loop(0) // warm: staging, kernels, cuBLAS
+	compute(1)
+	transfer := loop(0)
+	reps := max(1, int(transfer/compute(1)))
+	work := compute(reps)
+	both := loop(reps)
+	t.Logf("transfer alone %v, compute alone %v (%d products a batch), both %v: %.2f of the larger",
+		transfer, work, reps, both, float64(both)/float64(max(transfer, work)))
+	if both > (transfer+work)*85/100 {
+		t.Fatalf("copies and compute took %v together against %v and %v apart: they did not overlap", both, transfer, work)
+	}
+}
