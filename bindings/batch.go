@@ -21,6 +21,7 @@ func (m batchModule) funcs() map[string]lua.LGFunction {
 		"find_size": m.findSize,
 		"chunks":    m.chunks,
 		"iter":      m.iter,
+		"matmul":    m.matmul,
 	}
 }
 

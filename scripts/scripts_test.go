@@ -20,16 +20,17 @@ import (
 // smallArgs keeps each script quick on the CPU backend; scripts not listed
 // run with their defaults.
 var smallArgs = map[string][]string{
-	"matmul.lua":     {"96", "4"}, // also scripts/bench/matmul.lua: n_fp32, n_tf32_bf16
-	"axpy.lua":       {"16"},
-	"tiny.lua":       {"2000"},
-	"transfer.lua":   {"1"},
-	"alloc.lua":      {"5000"},
-	"fragment.lua":   {"0.25", "8"}, // fill, search step in MiB
-	"plain.lua":      {"all", "20"}, // every kernel at size 20: fib(20) for calls
-	"find_batch.lua": {"64", "8MiB"},
-	"stream.lua":     {"1", "4"},
-	"batching.lua":   {"64", "8"},
+	"matmul.lua":      {"96", "4"}, // also scripts/bench/matmul.lua: n_fp32, n_tf32_bf16
+	"axpy.lua":        {"16"},
+	"tiny.lua":        {"2000"},
+	"transfer.lua":    {"1"},
+	"alloc.lua":       {"5000"},
+	"fragment.lua":    {"0.25", "8"}, // fill, search step in MiB
+	"plain.lua":       {"all", "20"}, // every kernel at size 20: fib(20) for calls
+	"find_batch.lua":  {"64", "8MiB"},
+	"stream.lua":      {"1", "4"},
+	"batching.lua":    {"64", "8"},
+	"out_of_core.lua": {"200", "1MiB"},
 }
 
 func run(t *testing.T, script string, args []string) string {

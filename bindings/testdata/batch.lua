@@ -58,3 +58,29 @@ check.eq(chunks[3].shape[1], 2, "the last chunk is short")
 check.eq(#batch.chunks(h, 100), 1, "one chunk when rows exceed the array")
 check.error("rows must be at least 1", batch.chunks, h, 0)
 check.error("HostArray expected", batch.chunks, cuda.zeros({ 4 }), 2)
+
+-- matmul: host matrices by tiles under a budget equal the in-core product
+local kernels = require("kernels")
+local A = cuda.rand({ 37, 53 }, "float32", 11):copy_to_host()
+local B = cuda.rand({ 53, 29 }, "float32", 12):copy_to_host()
+local dA, dB, dC = cuda.to_device(A), cuda.to_device(B), cuda.zeros({ 37, 29 })
+kernels.matmul(dC, dA, dB)
+local want = dC:copy_to_host()
+collectgarbage() -- the random arrays above were dropped
+local live2 = pool.stats().live_arrays
+for _, budget in ipairs({ "1MiB", "12KiB", 800, 20 }) do
+  local C = batch.matmul(A, B, { budget = budget })
+  check.eq(C.shape[1] * 100 + C.shape[2], 37 * 100 + 29, "the product's shape")
+  for i = 1, C.size do check.near(C[i], want[i], 1e-5, "element " .. i .. " with budget " .. budget) end
+end
+local out = cuda.host_array({ 37, 29 })
+check.eq(batch.matmul(A, B, { budget = 4096, out = out }), out, "out is filled and returned")
+check.near(out[1], want[1], 1e-5, "out's first element")
+check.eq(pool.stats().live_arrays, live2, "nothing held after the products")
+check.error("A is 37x53 but B is 37x53; inner dimensions 53 and 37 differ", batch.matmul, A, A)
+check.error("must be matrices", batch.matmul, A, cuda.host_array({ 53 }))
+check.error("the smallest that works is 20 B", batch.matmul, A, B, { budget = 16 })
+check.error("option budget must be a size", batch.matmul, A, B, { budget = "lots" })
+check.error("option out must be a HostArray", batch.matmul, A, B, { out = dC })
+check.error("out must be 37x29", batch.matmul, A, B, { out = cuda.host_array({ 2, 2 }) })
+dA:free(); dB:free(); dC:free()

@@ -1,0 +1,129 @@
+package batch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/runtime"
+)
+
+// MatmulOptions tune Matmul.
+type MatmulOptions struct {
+	// Budget is the device memory the product may use; 0 is what the
+	// pool's limits leave free (nine tenths of it).
+	Budget uint64
+	// Precision is runtime.MatmulOptions' ("", "default" or "tf32").
+	Precision string
+	// Out receives the product when not nil (m×n, A's dtype); a
+	// memory-mapped array cannot, being read-only.
+	Out *runtime.HostArray
+	// Verbose, when not nil, is told the tile plan.
+	Verbose io.Writer
+}
+
+// plan is a tiling of C = A·B: C in tiles of tm×tn, each the sum over
+// panels of A (tm×tk) times panels of B (tk×tn).
+type plan struct {
+	m, n, k, tm, tn, tk, size int
+}
+
+// bytes is the device memory the plan holds: two buffers each of A's and
+// B's panels (one uploading while the other is in use) and C's tile.
+func (p plan) bytes() uint64 {
+	return uint64(p.size) * uint64(2*p.tm*p.tk+2*p.tk*p.tn+p.tm*p.tn)
+}
+
+// planTiles chooses the largest square tiles of C that fit the budget
+// with whole rows of A and columns of B (tk = k), and, where even a single
+// row does not fit, square panels of k as well.
+func planTiles(m, n, k, size int, budget uint64) (plan, error) {
+	whole := plan{m, n, k, m, n, k, size}
+	if whole.bytes() <= budget {
+		return whole, nil
+	}
+	words := float64(budget) / float64(size)
+	// t² + 4kt ≤ words, with tk = k
+	if t := int(math.Sqrt(4*float64(k)*float64(k)+words) - 2*float64(k)); t >= 1 {
+		return plan{m, n, k, min(t, m), min(t, n), k, size}, nil
+	}
+	// 5t² ≤ words, with tm = tn = tk = t
+	if t := int(math.Sqrt(words / 5)); t >= 1 {
+		return plan{m, n, k, min(t, m), min(t, n), min(t, k), size}, nil
+	}
+	smallest := plan{m, n, k, 1, 1, 1, size}
+	return plan{}, fmt.Errorf("a budget of %s leaves no room for any tiling; the smallest that works is %s (tiles of one element)",
+		config.FormatSize(budget), config.FormatSize(smallest.bytes()))
+}
+
+func (p plan) String() string {
+	tiles := ceilDiv(p.m, p.tm) * ceilDiv(p.n, p.tn)
+	return fmt.Sprintf("%dx%d · %dx%d in %d tiles of C of %dx%d, each over %d panels of A %dx%d and B %dx%d: %s on the device",
+		p.m, p.k, p.k, p.n, tiles, p.tm, p.tn, ceilDiv(p.k, p.tk), p.tm, p.tk, p.tk, p.tn, config.FormatSize(p.bytes()))
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// Matmul computes A·B for host matrices too large to hold on the device at
+// once, by tiles, with the next panels uploading on the copy stream while
+// the current ones multiply. It is also right, in one tile, when
+// everything fits.
+func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*runtime.HostArray, error) {
+	if A == nil || B == nil {
+		return nil, errors.New("A and B must be host arrays")
+	}
+	if A.NDim() != 2 || B.NDim() != 2 {
+		return nil, fmt.Errorf("A and B must be matrices, got %s and %s", A, B)
+	}
+	m, k, k2, n := A.Shape()[0], A.Shape()[1], B.Shape()[0], B.Shape()[1]
+	if k != k2 {
+		return nil, fmt.Errorf("A is %dx%d but B is %dx%d; inner dimensions %d and %d differ", m, k, k2, n, k, k2)
+	}
+	dt := A.DType()
+	if B.DType() != dt || !dt.IsFloat() {
+		return nil, fmt.Errorf("A and B must have one float dtype, got %s and %s", dt, B.DType())
+	}
+	budget := o.Budget
+	if budget == 0 {
+		budget = freeBudget(rt)
+	}
+	p, err := planTiles(m, n, k, dt.Size(), budget)
+	if err != nil {
+		return nil, err
+	}
+	if o.Verbose != nil {
+		fmt.Fprintf(o.Verbose, "batch.matmul: %s\n", p)
+	}
+	out := o.Out
+	if out == nil {
+		if out, err = rt.NewHostArray([]int{m, n}, dt, false); err != nil {
+			return nil, err
+		}
+	} else if s := out.Shape(); out.NDim() != 2 || s[0] != m || s[1] != n || out.DType() != dt {
+		return nil, fmt.Errorf("out must be %dx%d %s, got %s", m, n, dt, out)
+	} else if out.Mapped() {
+		return nil, errors.New("out is memory-mapped, which is read-only")
+	}
+	t, err := newTiler(rt, p, dt, o.Precision)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	if err := t.run(A, B, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// freeBudget is nine tenths of what the pool's hard limit leaves, or of
+// the device's free memory where there is no limit.
+func freeBudget(rt *runtime.Runtime) uint64 {
+	s := rt.Stats()
+	free := s.DeviceFree
+	if _, hard := rt.Limits(); hard > 0 {
+		free = min(free+s.Reserved-min(s.Used, s.Reserved), hard-min(s.Used, hard))
+	}
+	return free / 10 * 9
+}

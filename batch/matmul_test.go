@@ -1,0 +1,100 @@
+package batch_test
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gluaproject/glua/batch"
+	"github.com/gluaproject/glua/runtime"
+)
+
+// product is A·B in float64 on the host, the reference.
+func product(a, b []float64, m, k, n int) []float64 {
+	c := make([]float64, m*n)
+	for i := range m {
+		for p := range k {
+			for j := range n {
+				c[i*n+j] += a[i*k+p] * b[p*n+j]
+			}
+		}
+	}
+	return c
+}
+
+func randomMatrix(t *testing.T, rt *runtime.Runtime, r, c int, dt runtime.DType) *runtime.HostArray {
+	t.Helper()
+	h, err := rt.NewHostArray([]int{r, c}, dt, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range h.Size() {
+		h.Set(i, rand.Float64()*2-1)
+	}
+	return h
+}
+
+// Odd and non-square shapes, every float dtype, budgets from "everything
+// fits" down to smaller than one row of tiles: the product is the
+// in-core one within the dtype's tolerance.
+func TestMatmulByTilesEqualsTheProduct(t *testing.T) {
+	rt := newRuntime(t, "")
+	tolerance := map[runtime.DType]float64{runtime.Float64: 1e-12, runtime.Float32: 1e-5, runtime.Float16: 2e-2, runtime.BFloat16: 2e-2}
+	for _, dt := range []runtime.DType{runtime.Float64, runtime.Float32, runtime.Float16, runtime.BFloat16} {
+		for _, shape := range [][3]int{{37, 53, 29}, {64, 64, 64}, {1, 97, 5}, {45, 1, 33}} {
+			m, k, n := shape[0], shape[1], shape[2]
+			A, B := randomMatrix(t, rt, m, k, dt), randomMatrix(t, rt, k, n, dt)
+			want := product(A.Floats(), B.Floats(), m, k, n)
+			norm := 0.0
+			for _, v := range want {
+				norm = math.Max(norm, math.Abs(v))
+			}
+			size := uint64(dt.Size())
+			for _, budget := range []uint64{0, size * uint64(5*m*k+5*k*n), size * 3000, size * 200, size * 20, size * 5} {
+				var plan bytes.Buffer
+				C, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Budget: budget, Verbose: &plan})
+				if err != nil {
+					t.Fatalf("%s %v budget %d: %v", dt, shape, budget, err)
+				}
+				for i, v := range C.Floats() {
+					if math.Abs(v-want[i]) > tolerance[dt]*math.Max(1, norm)*float64(k) {
+						t.Fatalf("%s %v budget %d (%s): element %d is %v, want %v", dt, shape, budget, plan.String(), i, v, want[i])
+					}
+				}
+				if !strings.HasPrefix(plan.String(), "batch.matmul: ") {
+					t.Fatalf("plan %q", plan.String())
+				}
+			}
+			if live := rt.LiveArrays(); live != 0 {
+				t.Fatalf("%d arrays live after the products", live)
+			}
+		}
+	}
+}
+
+func TestMatmulRefusesWhatCannotWork(t *testing.T) {
+	rt := newRuntime(t, "")
+	A, B := randomMatrix(t, rt, 4, 3, runtime.Float32), randomMatrix(t, rt, 5, 2, runtime.Float32)
+	vector, _ := rt.NewHostArray([]int{4}, runtime.Float32, false)
+	ints, _ := rt.NewHostArray([]int{3, 2}, runtime.Int32, false)
+	for what, want := range map[string]struct {
+		a, b   *runtime.HostArray
+		budget uint64
+		err    string
+	}{
+		"inner dimensions": {A, B, 0, "inner dimensions 3 and 5 differ"},
+		"not a matrix":     {A, vector, 0, "must be matrices"},
+		"integers":         {A, ints, 0, "one float dtype"},
+		"tiny budget":      {A, randomMatrix(t, rt, 3, 2, runtime.Float32), 16, "the smallest that works is 20 B"},
+	} {
+		_, err := batch.Matmul(rt, want.a, want.b, batch.MatmulOptions{Budget: want.budget})
+		if err == nil || !strings.Contains(err.Error(), want.err) {
+			t.Errorf("%s: %v, want an error containing %q", what, err, want.err)
+		}
+	}
+	if live := rt.LiveArrays(); live != 0 {
+		t.Fatalf("%d arrays live after the refusals", live)
+	}
+}

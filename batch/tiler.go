@@ -1,0 +1,194 @@
+package batch
+
+import (
+	"errors"
+
+	"github.com/gluaproject/glua/runtime"
+)
+
+// tiler holds what Matmul's tiles need on the device and the host: two
+// slots of A and B panels (device buffers, pinned staging and events), so
+// that one slot uploads on the copy stream while the other multiplies, and
+// C's tile.
+type tiler struct {
+	rt     *runtime.Runtime
+	p      plan
+	opts   runtime.MatmulOptions
+	copy   *runtime.Stream
+	dA, dB [2]*runtime.Array     // device panels, flat
+	sA, sB [2]*runtime.HostArray // pinned staging, flat
+	dC     *runtime.Array
+	sC     *runtime.HostArray
+	// uploaded is recorded on the copy stream after a slot's copies,
+	// computed on the runtime's stream after the product that read them.
+	uploaded, computed [2]*runtime.Event
+	used               [2]bool
+}
+
+func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string) (*tiler, error) {
+	t := &tiler{rt: rt, p: p, opts: runtime.MatmulOptions{Precision: precision}}
+	var err error
+	if t.copy, err = rt.CopyStream(); err != nil {
+		return nil, err
+	}
+	device := func(n int) *runtime.Array {
+		var a *runtime.Array
+		if err == nil {
+			a, err = rt.DeviceArray([]int{n}, dt)
+		}
+		return a
+	}
+	host := func(n int) *runtime.HostArray {
+		var h *runtime.HostArray
+		if err == nil {
+			h, err = rt.NewHostArray([]int{n}, dt, true)
+		}
+		return h
+	}
+	event := func() *runtime.Event {
+		var e *runtime.Event
+		if err == nil {
+			e, err = rt.NewEvent()
+		}
+		return e
+	}
+	for s := range 2 {
+		t.dA[s], t.dB[s] = device(p.tm*p.tk), device(p.tk*p.tn)
+		t.sA[s], t.sB[s] = host(p.tm*p.tk), host(p.tk*p.tn)
+		t.uploaded[s], t.computed[s] = event(), event()
+	}
+	t.dC, t.sC = device(p.tm*p.tn), host(p.tm*p.tn)
+	if err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// close frees the device buffers once the work on them is done; the
+// pinned staging goes back with the collector.
+func (t *tiler) close() {
+	t.rt.Synchronize()
+	for _, a := range []*runtime.Array{t.dA[0], t.dA[1], t.dB[0], t.dB[1], t.dC} {
+		if a != nil {
+			a.Free()
+		}
+	}
+}
+
+// run computes out = A·B tile by tile.
+func (t *tiler) run(A, B, out *runtime.HostArray) error {
+	p, size := t.p, t.p.size
+	slot := 0
+	for i0 := 0; i0 < p.m; i0 += p.tm {
+		mi := min(p.tm, p.m-i0)
+		for j0 := 0; j0 < p.n; j0 += p.tn {
+			nj := min(p.tn, p.n-j0)
+			C, err := deviceView(t.dC, mi, nj)
+			if err != nil {
+				return err
+			}
+			for p0 := 0; p0 < p.k; p0 += p.tk {
+				kp := min(p.tk, p.k-p0)
+				gather(t.sA[slot].Bytes(), A.Bytes(), size, i0, mi, p0, kp, p.k)
+				gather(t.sB[slot].Bytes(), B.Bytes(), size, p0, kp, j0, nj, p.n)
+				if err := t.multiply(slot, C, mi, kp, nj, p0 > 0); err != nil {
+					return err
+				}
+				slot ^= 1
+				// The next panels are staged into the other slot while
+				// these multiply; that slot's last upload must be done.
+				if t.used[slot] {
+					if err := t.uploaded[slot].Synchronize(); err != nil {
+						return err
+					}
+				}
+			}
+			hostC, err := hostView(t.sC, mi, nj)
+			if err != nil {
+				return err
+			}
+			if _, err := C.CopyToHost(hostC); err != nil {
+				return err
+			}
+			scatter(out.Bytes(), hostC.Bytes(), size, i0, mi, j0, nj, p.n)
+		}
+	}
+	return nil
+}
+
+// multiply uploads a slot's staged panels on the copy stream, once the
+// product that last read that slot's device buffers is done, and queues
+// C (+)= A·B on the runtime's stream once the copies are.
+func (t *tiler) multiply(slot int, C *runtime.Array, mi, kp, nj int, accumulate bool) error {
+	rt := t.rt
+	if t.used[slot] {
+		if err := rt.StreamWait(t.copy, t.computed[slot]); err != nil {
+			return err
+		}
+	}
+	A, errA := deviceView(t.dA[slot], mi, kp)
+	B, errB := deviceView(t.dB[slot], kp, nj)
+	hA, errHA := hostView(t.sA[slot], mi, kp)
+	hB, errHB := hostView(t.sB[slot], kp, nj)
+	if err := errors.Join(errA, errB, errHA, errHB); err != nil {
+		return err
+	}
+	if err := errors.Join(A.CopyFromAsync(hA, t.copy), B.CopyFromAsync(hB, t.copy), t.uploaded[slot].Record(t.copy)); err != nil {
+		return err
+	}
+	t.used[slot] = true
+	if err := rt.StreamWait(nil, t.uploaded[slot]); err != nil {
+		return err
+	}
+	o := t.opts
+	if accumulate {
+		o.Beta = 1
+	}
+	if err := rt.Matmul(C, A, B, o); err != nil {
+		return err
+	}
+	return t.computed[slot].Record(nil)
+}
+
+// deviceView is the first r×c elements of a flat buffer as an r×c matrix.
+func deviceView(a *runtime.Array, r, c int) (*runtime.Array, error) {
+	v, err := a.Rows(1, r*c)
+	if err != nil {
+		return nil, err
+	}
+	return v.Reshape([]int{r, c})
+}
+
+func hostView(h *runtime.HostArray, r, c int) (*runtime.HostArray, error) {
+	v, err := h.Rows(1, r*c)
+	if err != nil {
+		return nil, err
+	}
+	return v.Reshape([]int{r, c})
+}
+
+// gather copies rows r0..r0+nr-1, columns c0..c0+nc-1 of a row-major
+// matrix of width columns (src) into dst, packed.
+func gather(dst, src []byte, size, r0, nr, c0, nc, width int) {
+	if nc == width {
+		parallelCopy(dst[:nr*nc*size], src[r0*width*size:(r0+nr)*width*size])
+		return
+	}
+	for r := range nr {
+		from := ((r0+r)*width + c0) * size
+		copy(dst[r*nc*size:(r+1)*nc*size], src[from:from+nc*size])
+	}
+}
+
+// scatter is gather's reverse: packed src into rows and columns of dst.
+func scatter(dst, src []byte, size, r0, nr, c0, nc, width int) {
+	if nc == width {
+		parallelCopy(dst[r0*width*size:(r0+nr)*width*size], src[:nr*nc*size])
+		return
+	}
+	for r := range nr {
+		to := ((r0+r)*width + c0) * size
+		copy(dst[to:to+nc*size], src[r*nc*size:(r+1)*nc*size])
+	}
+}
