@@ -33,3 +33,28 @@ func parallelCopy(dst, src []byte) {
 	}
 	wg.Wait()
 }
+
+// parallelRows calls copyRow for rows 0..n-1 of rowBytes each, sharing
+// them among threads when there is enough to copy.
+func parallelRows(n, rowBytes int, copyRow func(r int)) {
+	parts := min(goruntime.GOMAXPROCS(0), n*rowBytes/(parallelMin/2), n)
+	if n*rowBytes < parallelMin || parts < 2 {
+		for r := range n {
+			copyRow(r)
+		}
+		return
+	}
+	step := (n + parts - 1) / parts
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += step {
+		hi := min(lo+step, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := lo; r < hi; r++ {
+				copyRow(r)
+			}
+		}()
+	}
+	wg.Wait()
+}

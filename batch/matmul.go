@@ -36,15 +36,24 @@ func (p plan) bytes() uint64 {
 	return uint64(p.size) * uint64(2*p.tm*p.tk+2*p.tk*p.tn+p.tm*p.tn)
 }
 
-// planTiles chooses the largest square tiles of C that fit the budget
-// with whole rows of A and columns of B (tk = k), and, where even a single
-// row does not fit, square panels of k as well.
+// planTiles chooses how to tile C = A·B under the budget. Where one row of
+// tiles fits, C's tile spans whole rows of C and B's panels whole rows of
+// B, streamed along the inner dimension in panels of panelDepth: B then
+// moves in contiguous pieces, once for each row of tiles, and the tile is
+// made as tall as the budget allows, which sets how often B moves.
+// Otherwise the tiles are squares, first with whole rows of A and columns
+// of B, then with square panels too.
 func planTiles(m, n, k, size int, budget uint64) (plan, error) {
 	whole := plan{m, n, k, m, n, k, size}
 	if whole.bytes() <= budget {
 		return whole, nil
 	}
 	words := float64(budget) / float64(size)
+	// tm·n + 2·tk·n + 2·tm·tk ≤ words, with tn = n
+	tk := min(k, panelDepth)
+	if tm := int((words - 2*float64(tk)*float64(n)) / float64(n+2*tk)); tm >= min(m, minRows) {
+		return plan{m, n, k, min(tm, m), n, tk, size}, nil
+	}
 	// t² + 4kt ≤ words, with tk = k
 	if t := int(math.Sqrt(4*float64(k)*float64(k)+words) - 2*float64(k)); t >= 1 {
 		return plan{m, n, k, min(t, m), min(t, n), k, size}, nil
@@ -57,6 +66,15 @@ func planTiles(m, n, k, size int, budget uint64) (plan, error) {
 	return plan{}, fmt.Errorf("a budget of %s leaves no room for any tiling; the smallest that works is %s (tiles of one element)",
 		config.FormatSize(budget), config.FormatSize(smallest.bytes()))
 }
+
+// panelDepth is the inner dimension of a panel when C's tiles span whole
+// rows: deep enough that each product runs at cuBLAS's full rate, shallow
+// enough that the tile can be tall. minRows is the shortest such tile
+// worth having before squares are better.
+const (
+	panelDepth = 512
+	minRows    = 64
+)
 
 func (p plan) String() string {
 	tiles := ceilDiv(p.m, p.tm) * ceilDiv(p.n, p.tn)
