@@ -52,12 +52,15 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string) (
 		}
 		return e
 	}
+	// C's tile first: the largest buffer takes the pool's largest free
+	// block before the panels could split it (a cached segment that a
+	// small block splits can no longer be released for a large one).
+	t.dC, t.sC = device(p.tm*p.tn), host(p.tm*p.tn)
 	for s := range 2 {
 		t.dA[s], t.dB[s] = device(p.tm*p.tk), device(p.tk*p.tn)
 		t.sA[s], t.sB[s] = host(p.tm*p.tk), host(p.tk*p.tn)
 		t.uploaded[s], t.computed[s] = event(), event()
 	}
-	t.dC, t.sC = device(p.tm*p.tn), host(p.tm*p.tn)
 	if err != nil {
 		t.close()
 		return nil, err
