@@ -79,6 +79,12 @@ type HostConfig struct {
 	// size or a percentage of the machine's memory; "" means none (host
 	// allocations are still refused when the machine cannot give them).
 	MemoryLimit string `toml:"memory_limit"`
+	// PinnedLimit caps the page-locked host memory a runtime holds, in
+	// use and cached for reuse (staging buffers, pinned host arrays): a
+	// size or a percentage of the machine's memory; "" means none.
+	// Page-locked memory cannot be swapped out, so it has a cap of its
+	// own.
+	PinnedLimit string `toml:"pinned_limit"`
 }
 
 // LuaConfig is the [lua] table: how far a script's calls and values may
@@ -100,6 +106,7 @@ func Default() Config {
 		Backend: "auto",
 		Pool:    PoolConfig{Strategy: "caching", GCPercent: 100},
 		CPU:     CPUConfig{Memory: "50%"},
+		Host:    HostConfig{PinnedLimit: "25%"},
 		CUDA: CUDAConfig{
 			LibCUDA:   device.DefaultLibCUDA(),
 			LibNVRTC:  device.DefaultLibNVRTC(),
@@ -110,7 +117,7 @@ func Default() Config {
 }
 
 // Env names the environment variables that override the file.
-var Env = []string{"GLUA_CONFIG", "GLUA_BACKEND", "GLUA_MEMORY_POOL", "GLUA_SOFT_MEMORY_LIMIT", "GLUA_HARD_MEMORY_LIMIT", "GLUA_CPU_MEMORY", "GLUA_HOST_MEMORY_LIMIT"}
+var Env = []string{"GLUA_CONFIG", "GLUA_BACKEND", "GLUA_MEMORY_POOL", "GLUA_SOFT_MEMORY_LIMIT", "GLUA_HARD_MEMORY_LIMIT", "GLUA_CPU_MEMORY", "GLUA_HOST_MEMORY_LIMIT", "GLUA_PINNED_LIMIT"}
 
 // Lookup finds the configuration file: explicit (the --config flag) if
 // given, then $GLUA_CONFIG, ./config.toml, ~/.config/glua/config.toml. It
@@ -207,8 +214,8 @@ func Parse(text, name string) (Config, error) {
 }
 
 // ApplyEnv overrides settings from GLUA_BACKEND, GLUA_MEMORY_POOL,
-// GLUA_SOFT_MEMORY_LIMIT, GLUA_HARD_MEMORY_LIMIT, GLUA_CPU_MEMORY and
-// GLUA_HOST_MEMORY_LIMIT. A bad value is an error
+// GLUA_SOFT_MEMORY_LIMIT, GLUA_HARD_MEMORY_LIMIT, GLUA_CPU_MEMORY,
+// GLUA_HOST_MEMORY_LIMIT and GLUA_PINNED_LIMIT. A bad value is an error
 // naming the variable, not the file: the file is not where it is wrong.
 func (c *Config) ApplyEnv(getenv func(string) string) error {
 	vars := []struct {
@@ -221,6 +228,7 @@ func (c *Config) ApplyEnv(getenv func(string) string) error {
 		{"GLUA_HARD_MEMORY_LIMIT", "pool.hard_limit", &c.Pool.HardLimit},
 		{"GLUA_CPU_MEMORY", "cpu.memory", &c.CPU.Memory},
 		{"GLUA_HOST_MEMORY_LIMIT", "host.memory_limit", &c.Host.MemoryLimit},
+		{"GLUA_PINNED_LIMIT", "host.pinned_limit", &c.Host.PinnedLimit},
 	}
 	for _, v := range vars {
 		val, ok := lookupEnv(getenv, v.name)
@@ -254,6 +262,7 @@ func (c Config) Validate() error {
 		{"pool.soft_limit", c.Pool.SoftLimit},
 		{"pool.hard_limit", c.Pool.HardLimit},
 		{"host.memory_limit", c.Host.MemoryLimit},
+		{"host.pinned_limit", c.Host.PinnedLimit},
 	} {
 		if err := checkKey(kv[0], kv[1]); err != nil {
 			return bad(kv[0], err)
@@ -306,7 +315,7 @@ func checkKey(key, v string) error {
 		return oneOf("auto", "cuda", "cpu")
 	case "pool.strategy":
 		return oneOf("caching", "cuda", "none")
-	case "pool.soft_limit", "pool.hard_limit", "host.memory_limit":
+	case "pool.soft_limit", "pool.hard_limit", "host.memory_limit", "host.pinned_limit":
 		return CheckLimit(v)
 	case "cpu.memory":
 		if n, err := parseShare(strings.TrimSpace(v), 1<<40); err != nil {

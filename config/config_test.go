@@ -352,3 +352,22 @@ func TestGluaHostMemoryLimitIsReadAndChecked(t *testing.T) {
 		t.Errorf("a bad host limit: %v", err)
 	}
 }
+
+func TestPinnedLimitDefaultsToAQuarterAndIsReadAndChecked(t *testing.T) {
+	if got := Default().Host.PinnedLimit; got != "25%" {
+		t.Fatalf("default pinned limit %q, want 25%%", got)
+	}
+	c, err := Load("", env(map[string]string{"GLUA_PINNED_LIMIT": "2GiB"}))
+	if err != nil || c.Host.PinnedLimit != "2GiB" {
+		t.Fatalf("GLUA_PINNED_LIMIT=2GiB: %q (%v)", c.Host.PinnedLimit, err)
+	}
+	if n, err := c.PinnedLimit(); err != nil || n != 2<<30 {
+		t.Errorf("PinnedLimit() = %d (%v)", n, err)
+	}
+	if _, err := Load("", env(map[string]string{"GLUA_PINNED_LIMIT": "lots"})); err == nil || !strings.Contains(err.Error(), "GLUA_PINNED_LIMIT") {
+		t.Errorf("GLUA_PINNED_LIMIT=lots: %v", err)
+	}
+	if _, err := Parse("[host]\npinned_limit = \"lots\"", "bad.toml"); err == nil || !strings.Contains(err.Error(), "host.pinned_limit") {
+		t.Errorf("a bad pinned limit: %v", err)
+	}
+}

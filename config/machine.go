@@ -60,3 +60,9 @@ func (c Config) CPUCapacity() (uint64, error) {
 func (c Config) HostMemoryLimit() (uint64, error) {
 	return ParseLimit(c.Host.MemoryLimit, shareBase())
 }
+
+// PinnedLimit is [host] pinned_limit in bytes, a size or a percentage of
+// the machine's memory; 0 means none.
+func (c Config) PinnedLimit() (uint64, error) {
+	return ParseLimit(c.Host.PinnedLimit, shareBase())
+}

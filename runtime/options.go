@@ -27,9 +27,12 @@ type Options struct {
 	// HostMemoryLimit caps the host memory of this runtime's host arrays
 	// ([host] memory_limit): a size or a percentage of the machine's.
 	HostMemoryLimit string
-	CPUThreads      int
-	Device          int // CUDA device ordinal (as in config, 0 is the first)
-	Debug           bool
+	// PinnedLimit caps this runtime's page-locked host memory, in use and
+	// cached ([host] pinned_limit).
+	PinnedLimit string
+	CPUThreads  int
+	Device      int // CUDA device ordinal (as in config, 0 is the first)
+	Debug       bool
 	// LuaCallDepth and LuaStackSlots bound how far a script's calls and
 	// values may grow ([lua] call_depth and stack_slots).
 	LuaCallDepth  int
@@ -76,6 +79,7 @@ func (o Options) resolve(getenv func(string) string) (config.Config, error) {
 	override(&c.Pool.HardLimit, o.HardLimit)
 	override(&c.CPU.Memory, o.CPUMemory)
 	override(&c.Host.MemoryLimit, o.HostMemoryLimit)
+	override(&c.Host.PinnedLimit, o.PinnedLimit)
 	if o.CPUThreads != 0 {
 		c.CPU.Threads = o.CPUThreads
 	}

@@ -25,6 +25,8 @@ Available options are:
   --cpu-memory SIZE  the CPU backend's capacity (e.g. 8GiB, 50% of RAM)
   --host-memory-limit SIZE
                      cap the host memory that host arrays hold together
+  --pinned-limit SIZE
+                     cap the pinned host memory held, in use and cached
   --info             show devices, libraries and the configuration in effect
   --                 stop handling options
   -                  stop handling options and execute stdin
@@ -65,7 +67,7 @@ func unrecognized(option string) usageError {
 
 // valueOptions are glua's long options, each taking a value written
 // `--name value` or `--name=value`.
-var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit"}
+var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit", "pinned-limit"}
 
 // parseArgs reads options up to the script name, which ends them, as lua.c
 // does: `-` is the script "stdin", `--` makes the next argument the script
@@ -169,7 +171,7 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 		return c, err
 	}
 	// In a fixed order, so that of two bad values the same one is named.
-	for _, name := range []string{"backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit"} {
+	for _, name := range []string{"backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit", "pinned-limit"} {
 		v, ok := o.settings[name]
 		if !ok {
 			continue
@@ -187,6 +189,8 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 			c.CPU.Memory = v
 		case "host-memory-limit":
 			c.Host.MemoryLimit = v
+		case "pinned-limit":
+			c.Host.PinnedLimit = v
 		}
 		if err := c.Validate(); err != nil {
 			// Validate names the key and the file; the option is what the
