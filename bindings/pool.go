@@ -20,6 +20,7 @@ type poolRuntime interface {
 	Report() string
 	Scope(fn func() ([]*runtime.Array, error)) error
 	Strategy() string
+	PinnedStats() (live, cached, limit uint64)
 }
 
 // poolModule is the pool module: limits, statistics and ways to give memory
@@ -83,6 +84,11 @@ func (m poolModule) stats(L *lua.LState) int {
 	for _, f := range statsFields {
 		t.RawSetString(f.key, lua.LNumber(f.get(s)))
 	}
+	// Page-locked host memory is the runtime's, beside the pool's.
+	live, cached, limit := m.rt.PinnedStats()
+	t.RawSetString("pinned_used", lua.LNumber(live))
+	t.RawSetString("pinned_cached", lua.LNumber(cached))
+	t.RawSetString("pinned_limit", lua.LNumber(limit))
 	L.Push(t)
 	return 1
 }

@@ -35,6 +35,9 @@ func (f *fakePool) Limits() (uint64, uint64)      { return 0, 0 }
 func (f *fakePool) Snapshot() []runtime.LiveBlock { return nil }
 func (f *fakePool) Report() string                { return "report text" }
 func (f *fakePool) Strategy() string              { return "caching" }
+func (f *fakePool) PinnedStats() (uint64, uint64, uint64) {
+	return 17, 18, 19
+}
 func (f *fakePool) Scope(fn func() ([]*runtime.Array, error)) error {
 	_, err := fn()
 	return err
@@ -59,13 +62,14 @@ func TestPoolStatsHasEveryFieldFromItsOwnFigure(t *testing.T) {
 	err := L.DoString(`
 		local want = {used = 1, requested = 2, reserved = 3, peak_used = 4, peak_reserved = 5, live_arrays = 6,
 			allocations = 7, frees = 8, cache_hits = 9, cache_misses = 10, reclaims = 11, oom_retries = 12,
-			soft_limit = 13, hard_limit = 14, device_free = 15, device_total = 16}
+			soft_limit = 13, hard_limit = 14, device_free = 15, device_total = 16,
+			pinned_used = 17, pinned_cached = 18, pinned_limit = 19}
 		local s, n = pool.stats(), 0
 		for k, v in pairs(s) do
 			n = n + 1
 			assert(want[k] == v, k .. " = " .. tostring(v))
 		end
-		assert(n == 16, n .. " fields")`)
+		assert(n == 19, n .. " fields")`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,8 @@ type Backend struct {
 	nextStream device.Stream
 	events     map[device.Event]*event
 	nextEvent  device.Event
+	// host holds AllocHost's buffers until FreeHost (hostmem.go).
+	host map[*byte]int
 }
 
 // errClosed is returned by every call made after Close.

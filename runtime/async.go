@@ -69,6 +69,7 @@ func (a *Array) asyncCopy(what string, host *HostArray, s *Stream) (device.Strea
 		return 0, nil, err
 	}
 	rt.pool.RecordStream(&a.buf.blk, h)
+	rt.asyncCopies++
 	return h, ac, nil
 }
 

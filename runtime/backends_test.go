@@ -12,6 +12,7 @@ import (
 // packages registers both backends for the tests.
 var (
 	_ runtime.HostMemory     = (*cpu.Backend)(nil)
+	_ runtime.PinnedHost     = (*cpu.Backend)(nil)
 	_ runtime.PinnedHost     = (*cuda.Backend)(nil)
 	_ runtime.KernelCompiler = (*cuda.Backend)(nil)
 	_ runtime.WorkspaceUser  = (*cuda.Backend)(nil)

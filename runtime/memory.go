@@ -76,13 +76,15 @@ func (rt *Runtime) Status() string {
 			config.FormatSize(s.Used), plural(s.LiveBlocks, "array", "arrays"), plural(rt.shared.Runtimes(), "runtime", "runtimes"))
 		fmt.Fprintf(&b, "Shared pool: %s in use, %s reserved, %s cached\n",
 			config.FormatSize(root.Used), config.FormatSize(root.Reserved), config.FormatSize(root.Reserved-min(root.Used, root.Reserved)))
-		fmt.Fprintf(&b, "Limits: soft %s, hard %s (this runtime's quota); shared pool soft %s, hard %s; strategy %s",
+		fmt.Fprintf(&b, "Limits: soft %s, hard %s (this runtime's quota); shared pool soft %s, hard %s; strategy %s\n",
 			limitString(s.SoftLimit), limitString(s.HardLimit), limitString(root.SoftLimit), limitString(root.HardLimit), rt.pool.Strategy())
+		rt.writePinnedStatus(&b)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "Memory pool usage: %s in %s (%s reserved, %s cached)\n",
 		config.FormatSize(s.Used), plural(s.LiveBlocks, "array", "arrays"), config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
-	fmt.Fprintf(&b, "Limits: soft %s, hard %s; strategy %s", limitString(s.SoftLimit), limitString(s.HardLimit), rt.pool.Strategy())
+	fmt.Fprintf(&b, "Limits: soft %s, hard %s; strategy %s\n", limitString(s.SoftLimit), limitString(s.HardLimit), rt.pool.Strategy())
+	rt.writePinnedStatus(&b)
 	return b.String()
 }
 
@@ -112,6 +114,12 @@ func parseLimit(name, value string, total uint64) (uint64, error) {
 		return 0, fmt.Errorf("%s limit %s is more than the device's %s", name, config.FormatSize(v), config.FormatSize(total))
 	}
 	return v, nil
+}
+
+// writePinnedStatus is Status's line on page-locked host memory.
+func (rt *Runtime) writePinnedStatus(b *strings.Builder) {
+	live, cached, limit := rt.PinnedStats()
+	fmt.Fprintf(b, "Pinned host memory: %s in use, %s cached; limit %s", config.FormatSize(live), config.FormatSize(cached), limitString(limit))
 }
 
 // ResetPeak starts the pool's peak figures again from the current ones.

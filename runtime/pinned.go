@@ -1,8 +1,13 @@
 package runtime
 
 import (
+	"fmt"
 	goruntime "runtime"
+	"slices"
 	"unsafe"
+
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/device"
 )
 
 // PinnedHost is implemented by backends that can page-lock host memory, so
@@ -15,29 +20,122 @@ type PinnedHost interface {
 
 // pinnedMem is one page-locked allocation, shared by a host array and its
 // views. When none of them can be reached any more, a cleanup queues the
-// memory, and the runtime's goroutine returns it to the driver.
+// memory, and the runtime's goroutine keeps it for reuse.
 type pinnedMem struct{ _ byte }
 
-// newPinned page-locks nbytes for a host array, or returns nil, false when
-// the backend has no pinned memory (the CPU backend).
+// Page-locking costs milliseconds (cuMemHostAlloc pins every page), so
+// freed pinned memory is cached for the next request of its size class,
+// as PyTorch's pinned-memory allocator does, under [host] pinned_limit:
+// live and cached together never pass it, and the cache gives way first.
+// Sizes round up to a power of two below pinnedLarge and to multiples of
+// it above, so that a loop's repeated requests find what it freed.
+const (
+	pinnedSmallest = 4 << 10
+	pinnedLarge    = 2 << 20
+)
+
+func pinnedClass(n uint64) uint64 {
+	if n >= pinnedLarge {
+		return (n + pinnedLarge - 1) / pinnedLarge * pinnedLarge
+	}
+	c := uint64(pinnedSmallest)
+	for c < n {
+		c *= 2
+	}
+	return c
+}
+
+// newPinned page-locks nbytes for a host array, reusing a cached buffer of
+// its class when there is one, or returns nil, false when the backend has
+// no pinned memory (the CPU backend).
 func (rt *Runtime) newPinned(nbytes uint64) ([]byte, *pinnedMem, bool, error) {
 	ph, ok := rt.backend.(PinnedHost)
 	if !ok || nbytes == 0 {
 		return nil, nil, false, nil
 	}
 	rt.drain()
-	buf, err := ph.AllocHost(nbytes)
+	class := pinnedClass(nbytes)
+	buf, err := rt.takePinned(ph, class)
 	if err != nil {
 		return nil, nil, false, err
 	}
+	buf = buf[:nbytes]
 	clear(buf) // host arrays start zeroed, pinned or not
 	owner := &pinnedMem{}
 	base := unsafe.SliceData(buf)
 	rt.mu.Lock()
-	rt.pinned[base] = buf
+	rt.pinned[base] = buf[:class]
+	rt.pinnedLive += class
 	rt.mu.Unlock()
 	goruntime.AddCleanup(owner, func(base *byte) { rt.unreachablePinned(base) }, base)
 	return buf, owner, true, nil
+}
+
+// takePinned is a buffer of class bytes: a cached one, or a new one once
+// the limit allows it (releasing cached ones first).
+func (rt *Runtime) takePinned(ph PinnedHost, class uint64) ([]byte, error) {
+	if free := rt.pinnedCache[class]; len(free) > 0 {
+		buf := free[len(free)-1]
+		rt.pinnedCache[class] = free[:len(free)-1]
+		rt.pinnedCached -= class
+		// An asynchronous copy may still read or write a freed buffer:
+		// none can once the device has caught up.
+		if rt.asyncCopies != rt.asyncSynced {
+			if err := rt.synchronize(); err != nil {
+				return nil, err
+			}
+			rt.asyncSynced = rt.asyncCopies
+		}
+		return buf, nil
+	}
+	limit, err := rt.pinnedLimit()
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && rt.pinnedLive+rt.pinnedCached+class > limit {
+		rt.releasePinned(ph, limit-min(limit, class))
+		if rt.pinnedLive+class > limit {
+			return nil, fmt.Errorf("%w: out of pinned host memory: tried to page-lock %s; %s held by pinned host arrays and staging, limit %s ([host] pinned_limit, GLUA_PINNED_LIMIT or --pinned-limit)",
+				device.ErrOutOfMemory, config.FormatSize(class), config.FormatSize(rt.pinnedLive), config.FormatSize(limit))
+		}
+	}
+	return ph.AllocHost(class)
+}
+
+// pinnedLimit is [host] pinned_limit in bytes, read once.
+func (rt *Runtime) pinnedLimit() (uint64, error) {
+	if !rt.pinnedLimitRead {
+		n, err := rt.cfg.PinnedLimit()
+		if err != nil {
+			return 0, fmt.Errorf("pinned limit: %w", err)
+		}
+		rt.pinnedLimitBytes, rt.pinnedLimitRead = n, true
+	}
+	return rt.pinnedLimitBytes, nil
+}
+
+// releasePinned returns cached buffers to the driver, largest first, until
+// live and cached memory fit in keep bytes or the cache is empty.
+func (rt *Runtime) releasePinned(ph PinnedHost, keep uint64) []error {
+	classes := make([]uint64, 0, len(rt.pinnedCache))
+	for c := range rt.pinnedCache {
+		classes = append(classes, c)
+	}
+	slices.Sort(classes)
+	var errs []error
+	for i := len(classes) - 1; i >= 0 && rt.pinnedLive+rt.pinnedCached > keep; i-- {
+		for _, buf := range rt.pinnedCache[classes[i]] {
+			if rt.pinnedLive+rt.pinnedCached <= keep {
+				break
+			}
+			rt.pinnedCache[classes[i]] = rt.pinnedCache[classes[i]][1:]
+			rt.pinnedCached -= classes[i]
+			if err := ph.FreeHost(buf); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs
 }
 
 func (rt *Runtime) unreachablePinned(base *byte) {
@@ -50,7 +148,8 @@ func (rt *Runtime) unreachablePinned(base *byte) {
 	}
 }
 
-// freePinned returns queued and (at Close) remaining pinned memory.
+// freePinned caches the pinned buffers found unreachable; at Close (all)
+// it returns every buffer, live, queued or cached, to the driver.
 func (rt *Runtime) freePinned(all bool) []error {
 	ph, ok := rt.backend.(PinnedHost)
 	if !ok {
@@ -66,11 +165,30 @@ func (rt *Runtime) freePinned(all bool) []error {
 		}
 	}
 	rt.mu.Unlock()
-	var errs []error
-	for _, b := range bufs {
-		if err := ph.FreeHost(b); err != nil {
-			errs = append(errs, err)
-		}
+	if rt.pinnedCache == nil {
+		rt.pinnedCache = map[uint64][][]byte{}
 	}
-	return errs
+	for _, b := range bufs {
+		class := uint64(cap(b))
+		rt.pinnedLive -= min(rt.pinnedLive, class)
+		rt.pinnedCache[class] = append(rt.pinnedCache[class], b[:class])
+		rt.pinnedCached += class
+	}
+	if all {
+		return rt.releasePinned(ph, 0)
+	}
+	if limit, err := rt.pinnedLimit(); err == nil && limit > 0 {
+		return rt.releasePinned(ph, limit)
+	}
+	return nil
+}
+
+// PinnedStats are the page-locked host memory this runtime holds in live
+// host arrays and staging, what it keeps cached for reuse, and [host]
+// pinned_limit (0: none).
+func (rt *Runtime) PinnedStats() (live, cached, limit uint64) {
+	limit, _ = rt.pinnedLimit()
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.pinnedLive, rt.pinnedCached, limit
 }

@@ -58,6 +58,16 @@ type Runtime struct {
 	// pendingHost holds those found unreachable, for drain to free.
 	pinned      map[*byte][]byte
 	pendingHost [][]byte
+	// pinnedCache keeps freed pinned buffers by size class for reuse;
+	// pinnedLive and pinnedCached count the bytes of each kind against
+	// [host] pinned_limit (pinned.go). asyncCopies counts asynchronous
+	// copies queued, asyncSynced how many the device had finished at the
+	// last synchronisation for reuse.
+	pinnedCache              map[uint64][][]byte
+	pinnedLive, pinnedCached uint64
+	pinnedLimitBytes         uint64
+	pinnedLimitRead          bool
+	asyncCopies, asyncSynced uint64
 	// queued is set when pending or pendingHost gains an entry, so that
 	// drain, called on every allocation, takes no lock when there is
 	// nothing to free.
