@@ -263,6 +263,11 @@ func (it *Iter) Close() error {
 	for _, u := range it.ahead {
 		errs = append(errs, it.retire(u))
 	}
+	for _, bufs := range it.spare {
+		for _, buf := range bufs {
+			it.rt.ReleasePinned(buf) // for the next iterator's staging
+		}
+	}
 	it.current, it.ahead, it.spare = nil, nil, nil
 	return errors.Join(errs...)
 }

@@ -68,13 +68,18 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string) (
 	return t, nil
 }
 
-// close frees the device buffers once the work on them is done; the
-// pinned staging goes back with the collector.
+// close frees the device buffers once the work on them is done, and gives
+// the pinned staging back to the runtime's cache for the next product.
 func (t *tiler) close() {
 	t.rt.Synchronize()
 	for _, a := range []*runtime.Array{t.dA[0], t.dA[1], t.dB[0], t.dB[1], t.dC} {
 		if a != nil {
 			a.Free()
+		}
+	}
+	for _, h := range []*runtime.HostArray{t.sA[0], t.sA[1], t.sB[0], t.sB[1], t.sC} {
+		if h != nil {
+			t.rt.ReleasePinned(h)
 		}
 	}
 }

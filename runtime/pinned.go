@@ -192,3 +192,30 @@ func (rt *Runtime) PinnedStats() (live, cached, limit uint64) {
 	defer rt.mu.Unlock()
 	return rt.pinnedLive, rt.pinnedCached, limit
 }
+
+// ReleasePinned gives h's page-locked memory back to the cache now rather
+// than when Go's collector finds h unreachable: a loop that gets staging
+// buffers on every call (batch.Matmul) then reuses them instead of
+// page-locking anew. h, and every view of it, must not be used afterwards;
+// work queued on the runtime's streams may still read it, which the cache
+// waits for before handing it out again. An array that is not page-locked
+// memory of this runtime is left alone.
+func (rt *Runtime) ReleasePinned(h *HostArray) {
+	if _, ok := h.owner.(*pinnedMem); !ok || len(h.data) == 0 {
+		return
+	}
+	base := unsafe.SliceData(h.data)
+	rt.mu.Lock()
+	buf, ok := rt.pinned[base]
+	if ok {
+		delete(rt.pinned, base)
+		rt.pendingHost = append(rt.pendingHost, buf)
+		rt.queued.Store(true)
+	}
+	rt.mu.Unlock()
+	h.data = nil
+	if ok {
+		rt.asyncCopies++ // the buffer may be in a copy still: sync before reuse
+		rt.drain()
+	}
+}

@@ -75,3 +75,21 @@ func TestPinnedHostMemoryIsCachedUnderItsLimit(t *testing.T) {
 		t.Fatalf("status:\n%s", s)
 	}
 }
+
+// ReleasePinned gives the memory back at once, without the collector.
+func TestReleasePinnedCachesAtOnce(t *testing.T) {
+	rt := newCPU(t, runtime.Options{})
+	h, err := rt.NewHostArray([]int{1 << 18}, runtime.Float32, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.ReleasePinned(h)
+	if live, cached, _ := rt.PinnedStats(); live != 0 || cached != 1<<20 {
+		t.Fatalf("after ReleasePinned: live %d, cached %d", live, cached)
+	}
+	plain, _ := rt.NewHostArray([]int{4}, runtime.Float32, false)
+	rt.ReleasePinned(plain) // not page-locked: left alone
+	if plain.Size() != 4 {
+		t.Fatal("ReleasePinned touched a pageable array")
+	}
+}
