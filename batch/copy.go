@@ -15,33 +15,25 @@ const parallelMin = 4 << 20
 // goroutine per processor, each a contiguous piece of at least
 // parallelMin/2 bytes.
 func parallelCopy(dst, src []byte) {
-	n := len(src)
-	parts := min(goruntime.GOMAXPROCS(0), n/(parallelMin/2))
-	if n < parallelMin || parts < 2 {
-		copy(dst, src)
-		return
-	}
-	step := (n + parts - 1) / parts
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += step {
-		hi := min(lo+step, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copy(dst[lo:hi], src[lo:hi])
-		}()
-	}
-	wg.Wait()
+	inParts(len(src), len(src), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 }
 
 // parallelRows calls copyRow for rows 0..n-1 of rowBytes each, sharing
 // them among threads when there is enough to copy.
 func parallelRows(n, rowBytes int, copyRow func(r int)) {
-	parts := min(goruntime.GOMAXPROCS(0), n*rowBytes/(parallelMin/2), n)
-	if n*rowBytes < parallelMin || parts < 2 {
-		for r := range n {
+	inParts(n, n*rowBytes, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
 			copyRow(r)
 		}
+	})
+}
+
+// inParts calls work over 0..n split into contiguous ranges, one goroutine
+// each, when the bytes those ranges move are enough to be worth threads.
+func inParts(n, bytes int, work func(lo, hi int)) {
+	parts := min(goruntime.GOMAXPROCS(0), bytes/(parallelMin/2), n)
+	if bytes < parallelMin || parts < 2 {
+		work(0, n)
 		return
 	}
 	step := (n + parts - 1) / parts
@@ -51,9 +43,7 @@ func parallelRows(n, rowBytes int, copyRow func(r int)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := lo; r < hi; r++ {
-				copyRow(r)
-			}
+			work(lo, hi)
 		}()
 	}
 	wg.Wait()
