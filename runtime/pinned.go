@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"maps"
 	goruntime "runtime"
 	"slices"
 	"unsafe"
@@ -65,8 +66,8 @@ func (rt *Runtime) newPinned(nbytes uint64) ([]byte, *pinnedMem, bool, error) {
 	base := unsafe.SliceData(buf)
 	rt.mu.Lock()
 	rt.pinned[base] = buf[:class]
-	rt.pinnedLive += class
 	rt.mu.Unlock()
+	rt.pinnedLive += class
 	goruntime.AddCleanup(owner, func(base *byte) { rt.unreachablePinned(base) }, base)
 	return buf, owner, true, nil
 }
@@ -117,19 +118,15 @@ func (rt *Runtime) pinnedLimit() (uint64, error) {
 // releasePinned returns cached buffers to the driver, largest first, until
 // live and cached memory fit in keep bytes or the cache is empty.
 func (rt *Runtime) releasePinned(ph PinnedHost, keep uint64) []error {
-	classes := make([]uint64, 0, len(rt.pinnedCache))
-	for c := range rt.pinnedCache {
-		classes = append(classes, c)
-	}
-	slices.Sort(classes)
+	classes := slices.Sorted(maps.Keys(rt.pinnedCache))
 	var errs []error
-	for i := len(classes) - 1; i >= 0 && rt.pinnedLive+rt.pinnedCached > keep; i-- {
-		for _, buf := range rt.pinnedCache[classes[i]] {
-			if rt.pinnedLive+rt.pinnedCached <= keep {
-				break
-			}
-			rt.pinnedCache[classes[i]] = rt.pinnedCache[classes[i]][1:]
-			rt.pinnedCached -= classes[i]
+	for i := len(classes) - 1; i >= 0; i-- {
+		c := classes[i]
+		for len(rt.pinnedCache[c]) > 0 && rt.pinnedLive+rt.pinnedCached > keep {
+			free := rt.pinnedCache[c]
+			buf := free[len(free)-1]
+			rt.pinnedCache[c] = free[:len(free)-1]
+			rt.pinnedCached -= c
 			if err := ph.FreeHost(buf); err != nil {
 				errs = append(errs, err)
 			}
@@ -139,13 +136,23 @@ func (rt *Runtime) releasePinned(ph PinnedHost, keep uint64) []error {
 }
 
 func (rt *Runtime) unreachablePinned(base *byte) {
+	if !rt.closed.Load() {
+		rt.queuePinned(base)
+	}
+}
+
+// queuePinned moves the live buffer starting at base, if there is one, to
+// the queue drain caches from.
+func (rt *Runtime) queuePinned(base *byte) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if buf, ok := rt.pinned[base]; ok && !rt.closed.Load() {
+	buf, ok := rt.pinned[base]
+	if ok {
 		delete(rt.pinned, base)
 		rt.pendingHost = append(rt.pendingHost, buf)
 		rt.queued.Store(true)
 	}
+	return ok
 }
 
 // freePinned caches the pinned buffers found unreachable; at Close (all)
@@ -188,8 +195,6 @@ func (rt *Runtime) freePinned(all bool) []error {
 // pinned_limit (0: none).
 func (rt *Runtime) PinnedStats() (live, cached, limit uint64) {
 	limit, _ = rt.pinnedLimit()
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	return rt.pinnedLive, rt.pinnedCached, limit
 }
 
@@ -197,25 +202,16 @@ func (rt *Runtime) PinnedStats() (live, cached, limit uint64) {
 // than when Go's collector finds h unreachable: a loop that gets staging
 // buffers on every call (batch.Matmul) then reuses them instead of
 // page-locking anew. h, and every view of it, must not be used afterwards;
-// work queued on the runtime's streams may still read it, which the cache
-// waits for before handing it out again. An array that is not page-locked
-// memory of this runtime is left alone.
+// an asynchronous copy still reading or writing it is waited for before
+// the cache hands it out again (takePinned). An array that is not
+// page-locked memory of this runtime is left alone.
 func (rt *Runtime) ReleasePinned(h *HostArray) {
 	if _, ok := h.owner.(*pinnedMem); !ok || len(h.data) == 0 {
 		return
 	}
-	base := unsafe.SliceData(h.data)
-	rt.mu.Lock()
-	buf, ok := rt.pinned[base]
-	if ok {
-		delete(rt.pinned, base)
-		rt.pendingHost = append(rt.pendingHost, buf)
-		rt.queued.Store(true)
-	}
-	rt.mu.Unlock()
+	queued := rt.queuePinned(unsafe.SliceData(h.data))
 	h.data = nil
-	if ok {
-		rt.asyncCopies++ // the buffer may be in a copy still: sync before reuse
+	if queued {
 		rt.drain()
 	}
 }
