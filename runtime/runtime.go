@@ -62,7 +62,8 @@ type Runtime struct {
 	// pinnedLive and pinnedCached count the bytes of each kind against
 	// [host] pinned_limit (pinned.go). asyncCopies counts asynchronous
 	// copies queued, asyncSynced how many the device had finished at the
-	// last synchronisation for reuse.
+	// last synchronisation for reuse. Only the runtime's goroutine touches
+	// them; the cleanup goroutine only queues buffers in pendingHost.
 	pinnedCache              map[uint64][][]byte
 	pinnedLive, pinnedCached uint64
 	pinnedLimitBytes         uint64
@@ -701,8 +702,7 @@ const gcMinBytes = 16 << 20
 // made, and a script's when the walk cannot see everything, by Go's
 // collector.
 func (rt *Runtime) collectIfDue(nbytes uint64) {
-	percent := rt.cfg.Pool.GCPercent
-	if percent < 0 {
+	if rt.cfg.Pool.GCPercent < 0 {
 		return
 	}
 	rt.allocatedSinceGC += nbytes
@@ -713,7 +713,7 @@ func (rt *Runtime) collectIfDue(nbytes uint64) {
 	if rt.sweepScript() {
 		rt.allocatedSinceGC -= min(rt.givenSinceGC, rt.allocatedSinceGC)
 		rt.givenSinceGC = 0
-		rt.gcTrigger = rt.liveBytes() / 100 * uint64(percent)
+		rt.gcTrigger = rt.nextTrigger()
 		if rt.allocatedSinceGC < trigger {
 			return
 		}
@@ -721,12 +721,13 @@ func (rt *Runtime) collectIfDue(nbytes uint64) {
 	rt.startCollection(trigger)
 }
 
-// liveBytes is what this runtime's live arrays hold; pool.Stats would ask
-// the device for its free memory too, as long as a walk on the GPU.
-func (rt *Runtime) liveBytes() uint64 {
+// nextTrigger is [pool] gc_percent of what live arrays hold now. It reads
+// the runtime's own list: pool.Stats would ask the device for its free
+// memory too, which takes as long as a walk on the GPU.
+func (rt *Runtime) nextTrigger() uint64 {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	return rt.buffers.bytes
+	return rt.buffers.bytes / 100 * uint64(rt.cfg.Pool.GCPercent)
 }
 
 // startCollection starts Go's collector on a goroutine of its own,
@@ -735,7 +736,6 @@ func (rt *Runtime) liveBytes() uint64 {
 // another trigger's worth before the collection is done waits for it,
 // which bounds the memory dropped arrays can hold.
 func (rt *Runtime) startCollection(trigger uint64) {
-	percent := rt.cfg.Pool.GCPercent
 	if rt.collected != nil {
 		select {
 		case <-rt.collected:
@@ -749,7 +749,7 @@ func (rt *Runtime) startCollection(trigger uint64) {
 		rt.drain()
 	}
 	rt.allocatedSinceGC, rt.givenSinceGC = 0, 0
-	rt.gcTrigger = rt.liveBytes() / 100 * uint64(percent)
+	rt.gcTrigger = rt.nextTrigger()
 	rt.graduate() // the newest arrays too, so that this collection can find them
 	done := make(chan struct{})
 	rt.collected = done

@@ -56,10 +56,10 @@ func (rt *Runtime) Keep(a *Array) {
 // (hundreds of thousands of tables: milliseconds a walk) spends at most
 // about a ninth of its time walking; past sweepMaxTriggers triggers' worth
 // of allocations it walks anyway, which bounds what its dropped arrays
-// hold: 64 MiB at the least trigger, however slow the machine. A script's usual few hundred tables and functions take a few
-// microseconds to walk, and putting that off costs more than it saves:
-// the arrays that outlive the young list get cleanups (measured on the
-// H100 in BENCHMARKS.md).
+// hold: 64 MiB at the least trigger, however slow the machine. A script's
+// usual few hundred tables and functions take a few microseconds to walk,
+// and putting that off costs more than it saves: the arrays that outlive
+// the young list get cleanups (measured on the H100 in BENCHMARKS.md).
 const (
 	sweepCheap       = 50 * time.Microsecond
 	sweepMinInterval = 8
