@@ -143,6 +143,7 @@ func TestBadFlagValueNamesTheFlag(t *testing.T) {
 		{[]string{"glua", "--backend", "gpu"}, `--backend: "gpu" is not one of auto, cuda, cpu`},
 		{[]string{"glua", "--backend="}, `--backend: "" is not one of auto, cuda, cpu`},
 		{[]string{"glua", "--pool", "arena"}, `--pool: "arena" is not one of caching, cuda, none`},
+		{[]string{"glua", "--pinned-limit", "lots"}, `--pinned-limit: "lots" is not a size`},
 	}
 	for _, tc := range cases {
 		o, err := parseArgs(tc.argv)
