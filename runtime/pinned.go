@@ -21,8 +21,17 @@ type PinnedHost interface {
 
 // pinnedMem is one page-locked allocation, shared by a host array and its
 // views. When none of them can be reached any more, a cleanup queues the
-// memory, and the runtime's goroutine keeps it for reuse.
-type pinnedMem struct{ _ byte }
+// memory, and the runtime's goroutine keeps it for reuse. id tells this
+// allocation from a later one that reuses the same buffer: the cleanup of
+// an owner released early (ReleasePinned) may run after the buffer has
+// been handed out again, and must then leave it alone.
+type pinnedMem struct{ id uint64 }
+
+// livePinned is a buffer held by a pinnedMem.
+type livePinned struct {
+	buf []byte
+	id  uint64
+}
 
 // Page-locking costs milliseconds (cuMemHostAlloc pins every page), so
 // freed pinned memory is cached for the next request of its size class,
@@ -62,13 +71,15 @@ func (rt *Runtime) newPinned(nbytes uint64) ([]byte, *pinnedMem, bool, error) {
 	}
 	buf = buf[:nbytes]
 	clear(buf) // host arrays start zeroed, pinned or not
-	owner := &pinnedMem{}
+	rt.pinnedIDs++
+	owner := &pinnedMem{id: rt.pinnedIDs}
 	base := unsafe.SliceData(buf)
 	rt.mu.Lock()
-	rt.pinned[base] = buf[:class]
+	rt.pinned[base] = livePinned{buf[:class], owner.id}
 	rt.mu.Unlock()
 	rt.pinnedLive += class
-	goruntime.AddCleanup(owner, func(base *byte) { rt.unreachablePinned(base) }, base)
+	id := owner.id
+	goruntime.AddCleanup(owner, func(base *byte) { rt.unreachablePinned(base, id) }, base)
 	return buf, owner, true, nil
 }
 
@@ -135,21 +146,22 @@ func (rt *Runtime) releasePinned(ph PinnedHost, keep uint64) []error {
 	return errs
 }
 
-func (rt *Runtime) unreachablePinned(base *byte) {
+func (rt *Runtime) unreachablePinned(base *byte, id uint64) {
 	if !rt.closed.Load() {
-		rt.queuePinned(base)
+		rt.queuePinned(base, id)
 	}
 }
 
-// queuePinned moves the live buffer starting at base, if there is one, to
-// the queue drain caches from.
-func (rt *Runtime) queuePinned(base *byte) bool {
+// queuePinned moves the live buffer starting at base, if allocation id
+// still holds it, to the queue drain caches from.
+func (rt *Runtime) queuePinned(base *byte, id uint64) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	buf, ok := rt.pinned[base]
+	live, ok := rt.pinned[base]
+	ok = ok && live.id == id
 	if ok {
 		delete(rt.pinned, base)
-		rt.pendingHost = append(rt.pendingHost, buf)
+		rt.pendingHost = append(rt.pendingHost, live.buf)
 		rt.queued.Store(true)
 	}
 	return ok
@@ -166,8 +178,8 @@ func (rt *Runtime) freePinned(all bool) []error {
 	bufs := rt.pendingHost
 	rt.pendingHost = nil
 	if all {
-		for base, buf := range rt.pinned {
-			bufs = append(bufs, buf)
+		for base, live := range rt.pinned {
+			bufs = append(bufs, live.buf)
 			delete(rt.pinned, base)
 		}
 	}
@@ -206,10 +218,11 @@ func (rt *Runtime) PinnedStats() (live, cached, limit uint64) {
 // the cache hands it out again (takePinned). An array that is not
 // page-locked memory of this runtime is left alone.
 func (rt *Runtime) ReleasePinned(h *HostArray) {
-	if _, ok := h.owner.(*pinnedMem); !ok || len(h.data) == 0 {
+	owner, ok := h.owner.(*pinnedMem)
+	if !ok || len(h.data) == 0 {
 		return
 	}
-	queued := rt.queuePinned(unsafe.SliceData(h.data))
+	queued := rt.queuePinned(unsafe.SliceData(h.data), owner.id)
 	h.data = nil
 	if queued {
 		rt.drain()

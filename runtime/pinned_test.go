@@ -93,3 +93,45 @@ func TestReleasePinnedCachesAtOnce(t *testing.T) {
 		t.Fatal("ReleasePinned touched a pageable array")
 	}
 }
+
+// A buffer released early and handed out again belongs to its new array
+// only: when the first array's views become unreachable later, their
+// cleanup must not put the buffer back in the cache while the new array
+// still uses it (two staging buffers would share memory).
+func TestReleasedPinnedBufferIsNotCachedAgainByOldViews(t *testing.T) {
+	rt := newCPU(t, runtime.Options{})
+	first, err := rt.NewHostArray([]int{1024}, runtime.Float32, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, err := first.Rows(1, 512) // keeps the first owner reachable
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.ReleasePinned(first)
+	second, err := rt.NewHostArray([]int{1024}, runtime.Float32, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &second.Bytes()[0] != &view.Bytes()[0] {
+		t.Skip("the cache did not hand the released buffer out again")
+	}
+	view = nil
+	for range 3 { // the old owner's cleanup runs, and the runtime drains it
+		goruntime.GC()
+		if err := rt.DoString(`collectgarbage()`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	third, err := rt.NewHostArray([]int{1024}, runtime.Float32, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &third.Bytes()[0] == &second.Bytes()[0] {
+		t.Fatal("a live pinned buffer was handed out a second time")
+	}
+	if live, _, _ := rt.PinnedStats(); live != 2*4096 {
+		t.Fatalf("live pinned bytes %d, want two 4 KiB buffers", live)
+	}
+	goruntime.KeepAlive(second)
+}

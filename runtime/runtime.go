@@ -56,8 +56,9 @@ type Runtime struct {
 	pending []*buffer // found unreachable by GC cleanups; freed by drain
 	// pinned maps each live page-locked host allocation by its first byte;
 	// pendingHost holds those found unreachable, for drain to free.
-	pinned      map[*byte][]byte
+	pinned      map[*byte]livePinned
 	pendingHost [][]byte
+	pinnedIDs   uint64 // the last pinnedMem.id given
 	// pinnedCache keeps freed pinned buffers by size class for reuse;
 	// pinnedLive and pinnedCached count the bytes of each kind against
 	// [host] pinned_limit (pinned.go). asyncCopies counts asynchronous
@@ -171,7 +172,7 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, pinned: make(map[*byte][]byte), stdout: opts.Stdout, sandbox: opts.Sandbox}
+	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox}
 	if rt.stdout == nil {
 		rt.stdout = os.Stdout
 	}
