@@ -23,6 +23,10 @@ type tiler struct {
 	// computed on the runtime's stream after the product that read them.
 	uploaded, computed [2]*runtime.Event
 	used               [2]bool
+	// downloaded is recorded after C's tile is queued down; scatter
+	// reports when that tile is in out (nil when none is on its way).
+	downloaded *runtime.Event
+	scatter    chan error
 }
 
 func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string) (*tiler, error) {
@@ -61,6 +65,7 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string) (
 		t.sA[s], t.sB[s] = host(p.tm*p.tk), host(p.tk*p.tn)
 		t.uploaded[s], t.computed[s] = event(), event()
 	}
+	t.downloaded = event()
 	if err != nil {
 		t.close()
 		return nil, err
@@ -71,6 +76,7 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string) (
 // close frees the device buffers once the work on them is done, and gives
 // the pinned staging back to the runtime's cache for the next product.
 func (t *tiler) close() {
+	t.scattered()
 	t.rt.Synchronize()
 	for _, a := range []*runtime.Array{t.dA[0], t.dA[1], t.dB[0], t.dB[1], t.dC} {
 		if a != nil {
@@ -112,17 +118,51 @@ func (t *tiler) run(A, B, out *runtime.HostArray) error {
 					}
 				}
 			}
-			hostC, err := hostView(t.sC, mi, nj)
-			if err != nil {
+			if err := t.download(C, out, i0, mi, j0, nj); err != nil {
 				return err
 			}
-			if _, err := C.CopyToHost(hostC); err != nil {
-				return err
-			}
-			scatter(out.Bytes(), hostC.Bytes(), size, i0, mi, j0, nj, p.n)
 		}
 	}
+	return t.scattered()
+}
+
+// download queues C's tile down into its staging on the runtime's stream,
+// after the products that write it and before the next tile's, and
+// scatters it into out on another goroutine once it has arrived, so that
+// the next tile's panels are gathered and multiplied meanwhile. The
+// staging is written again only after that scatter is done.
+func (t *tiler) download(C *runtime.Array, out *runtime.HostArray, i0, mi, j0, nj int) error {
+	if err := t.scattered(); err != nil {
+		return err
+	}
+	hostC, err := hostView(t.sC, mi, nj)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(C.CopyToHostAsync(hostC, nil), t.downloaded.Record(nil)); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	t.scatter = done
+	go func() {
+		if err := t.downloaded.Synchronize(); err != nil {
+			done <- err
+			return
+		}
+		scatter(out.Bytes(), hostC.Bytes(), t.p.size, i0, mi, j0, nj, t.p.n)
+		done <- nil
+	}()
 	return nil
+}
+
+// scattered waits for the last tile's scatter, if one is under way.
+func (t *tiler) scattered() error {
+	if t.scatter == nil {
+		return nil
+	}
+	err := <-t.scatter
+	t.scatter = nil
+	return err
 }
 
 // multiply uploads a slot's staged panels on the copy stream, once the
