@@ -3,6 +3,7 @@ package batch
 import (
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // parallelMin is the size from which staging copies are split across
@@ -28,23 +29,38 @@ func parallelRows(n, rowBytes int, copyRow func(r int)) {
 	})
 }
 
-// inParts calls work over 0..n split into contiguous ranges, one goroutine
-// each, when the bytes those ranges move are enough to be worth threads.
+// inParts calls work over 0..n in pieces of about copyPiece bytes, which
+// GOMAXPROCS goroutines claim in turn, when the bytes are enough to be
+// worth threads. Claiming small pieces keeps every thread busy to the end
+// when some are held back (by the copy stream's waits, the collector), and
+// pieces under memmove's non-temporal threshold (1 MiB) copy with ordinary
+// stores: on the H100's host, staging 64 MiB batches while the bus read
+// the previous ones ran at 40 GB/s so, against 32-36 in 16 or 32 fixed
+// ranges.
 func inParts(n, bytes int, work func(lo, hi int)) {
-	parts := min(goruntime.GOMAXPROCS(0), bytes/(parallelMin/2), n)
-	if bytes < parallelMin || parts < 2 {
+	threads := min(goruntime.GOMAXPROCS(0), bytes/(parallelMin/2), n)
+	if bytes < parallelMin || threads < 2 {
 		work(0, n)
 		return
 	}
-	step := (n + parts - 1) / parts
+	step := max(1, int(int64(n)*copyPiece/int64(bytes)))
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += step {
-		hi := min(lo+step, n)
+	for range threads {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			work(lo, hi)
+			for {
+				lo := int(next.Add(int64(step))) - step
+				if lo >= n {
+					return
+				}
+				work(lo, min(lo+step, n))
+			}
 		}()
 	}
 	wg.Wait()
 }
+
+// copyPiece is the size of the pieces inParts hands out.
+const copyPiece = 256 << 10
