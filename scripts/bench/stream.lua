@@ -37,6 +37,27 @@ for _, kind in ipairs({ "pinned", "pageable" }) do
   collectgarbage()
 end
 
+-- The same bytes from a memory-mapped .npy already in the page cache: the
+-- data set larger than host memory that batch.chunks streams.
+do
+  local path = os.tmpname() .. ".npy"
+  local h = cuda.host_array({ count, n }, "float32")
+  local row = d:reshape({ 1, n })
+  for i = 1, count do row:copy_to_host(h:rows(i, i)) end
+  h:save_npy(path)
+  h = nil
+  collectgarbage()
+  local m = cuda.load_npy(path, { mmap = true })
+  local t = B.wall_time(function()
+    for i, x in batch.iter(batch.chunks(m, 1), { prefetch = 2 }) do end
+  end, 1, 3, 1)
+  B.emit({ bench = "stream", impl = "glua", device = B.device_name(), how = "batch.iter mmap npy",
+    gib = total / 2 ^ 30, gbs = total / t / 1e9, fraction_of_copy_from = plain / t })
+  m = nil
+  collectgarbage()
+  os.remove(path)
+end
+
 -- A product per batch (tf32, as many as take about as long as the batch's
 -- copy): the total against the larger of copying alone and computing alone.
 local side = math.floor(math.sqrt(n))
