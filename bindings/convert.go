@@ -26,11 +26,14 @@ func pushHost(L *lua.LState, h *runtime.HostArray) { pushUserData(L, h, hostArra
 // pushUserData pushes v with the named metatable. The metatable is read
 // from the registry directly: GetTypeMetatable goes through GetField's
 // metamethod machinery, a tenth of an alloc+free from a Lua loop.
-func pushUserData(L *lua.LState, v any, typ string) {
+func pushUserData(L *lua.LState, v any, typ string) { L.Push(userData(L, v, typ)) }
+
+// userData is v as a userdata of the named type.
+func userData(L *lua.LState, v any, typ string) *lua.LUserData {
 	ud := L.NewUserData()
 	ud.Value = v
 	ud.Metatable = L.G.Registry.RawGetString(typ)
-	L.Push(ud)
+	return ud
 }
 
 // userValue is the Go value of type T behind a userdata, if v is one.
