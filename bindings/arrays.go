@@ -24,6 +24,7 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 		"is_freed":     arrayIsFreed,
 		"save_npy":     func(L *lua.LState) int { return arraySaveNPY(rt, L) },
 	})
+	L.G.Registry.RawSetString(deviceArrayType+methodsSuffix, dmethods)
 	dmt := L.NewTypeMetatable(deviceArrayType)
 	L.SetFuncs(dmt, map[string]lua.LGFunction{
 		"__index":    arrayIndexer(dmethods),

@@ -105,9 +105,12 @@ func pushNew(L *lua.LState, rt giver, a *runtime.Array) {
 	rt.GiveToScript(a)
 }
 
-func pushArray(L *lua.LState, a *runtime.Array) {
+func pushArray(L *lua.LState, a *runtime.Array) { L.Push(arrayValue(L, a)) }
+
+// arrayValue is a as a DeviceArray; the array types must be registered.
+func arrayValue(L *lua.LState, a *runtime.Array) *lua.LUserData {
 	ud := L.NewUserData()
 	ud.Value = a
 	ud.Metatable = L.G.Registry.RawGetString(arrayTypesKey).(*lua.LUserData).Value.(*arrayTypes).metatable(L, a)
-	L.Push(ud)
+	return ud
 }

@@ -15,6 +15,12 @@ import (
 const (
 	deviceArrayType = "glua.DeviceArray"
 	hostArrayType   = "glua.HostArray"
+	// methodsSuffix names, after a type's name, the registry entry that
+	// holds its methods when its __index is a function (the arrays compute
+	// fields and elements), so that what lists a type's methods (the Lua
+	// API reference's test) finds them as it finds another type's in its
+	// __index table.
+	methodsSuffix = ".methods"
 	// maxTableElements bounds to_table and table uploads: beyond it a Lua
 	// table costs far more memory than the array and the user wants
 	// copy_to_host or a HostArray instead.
@@ -26,11 +32,14 @@ func pushHost(L *lua.LState, h *runtime.HostArray) { pushUserData(L, h, hostArra
 // pushUserData pushes v with the named metatable. The metatable is read
 // from the registry directly: GetTypeMetatable goes through GetField's
 // metamethod machinery, a tenth of an alloc+free from a Lua loop.
-func pushUserData(L *lua.LState, v any, typ string) {
+func pushUserData(L *lua.LState, v any, typ string) { L.Push(userData(L, v, typ)) }
+
+// userData is v as a userdata of the named type.
+func userData(L *lua.LState, v any, typ string) *lua.LUserData {
 	ud := L.NewUserData()
 	ud.Value = v
 	ud.Metatable = L.G.Registry.RawGetString(typ)
-	L.Push(ud)
+	return ud
 }
 
 // userValue is the Go value of type T behind a userdata, if v is one.

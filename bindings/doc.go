@@ -4,9 +4,12 @@
 // belong to the runtime.
 //
 // Importing the package registers the modules with the runtime, so every
-// Runtime created afterwards preloads them:
+// Runtime created afterwards preloads them, and the converter between Go
+// and Lua values that Runtime.SetGlobal, Global and Call use (values.go):
 //
 //	import _ "github.com/gluaproject/glua/bindings"
+//
+// The root package github.com/gluaproject/glua imports it for embedders.
 package bindings
 
 import "github.com/gluaproject/glua/runtime"
@@ -16,4 +19,5 @@ func init() {
 	runtime.RegisterModule(runtime.Module{Name: "kernels", Open: openKernels})
 	runtime.RegisterModule(runtime.Module{Name: "pool", Open: openPool})
 	runtime.RegisterModule(runtime.Module{Name: "batch", Open: openBatch})
+	runtime.RegisterConverter(converter{})
 }

@@ -17,6 +17,7 @@ func registerHostType(rt *runtime.Runtime, L *lua.LState) {
 		"rows":     hostRows,
 		"save_npy": func(L *lua.LState) int { return hostSaveNPY(rt, L) },
 	})
+	L.G.Registry.RawSetString(hostArrayType+methodsSuffix, methods)
 	L.SetFuncs(L.NewTypeMetatable(hostArrayType), map[string]lua.LGFunction{
 		"__index":    hostIndexer(methods),
 		"__newindex": hostSetElement,

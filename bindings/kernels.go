@@ -50,6 +50,7 @@ func (m kernelsModule) funcs() map[string]lua.LGFunction {
 // openKernels is the loader of the kernels module.
 func openKernels(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L)
+	registerKernelType(L)
 	L.Push(L.SetFuncs(L.NewTable(), kernelsModule{rt}.funcs()))
 	return 1
 }

@@ -35,11 +35,11 @@ func compileOptions(L *lua.LState, name string, opts *lua.LTable) (flags, signat
 	return flags, signature
 }
 
-// registerKernelType makes the Kernel metatable, once per state.
+// registerKernelType makes the Kernel metatable when the kernels module
+// opens, as the other modules make their types, though only the cuda
+// backend compiles kernels: the type and its methods then exist, for
+// what lists them, wherever the module does.
 func registerKernelType(L *lua.LState) {
-	if _, ok := L.GetTypeMetatable(kernelType).(*lua.LTable); ok {
-		return
-	}
 	mt := L.NewTypeMetatable(kernelType)
 	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{"launch": launch}))
 	L.SetField(mt, "__tostring", L.NewFunction(func(L *lua.LState) int {
@@ -64,7 +64,6 @@ func (m kernelsModule) compile(L *lua.LState) int {
 	if err != nil {
 		raise(L, name, err)
 	}
-	registerKernelType(L)
 	pushUserData(L, k, kernelType)
 	return 1
 }

@@ -46,7 +46,8 @@ type ElementwiseOp struct {
 }
 
 // elementwiseOps is the table of elementwise kernels; a kernel added here
-// is a Lua function, on both backends, after go generate.
+// is a Lua function, on both backends, after go generate, and wants its
+// entry in docs/lua-api.md (the bindings tests say which is missing).
 var elementwiseOps = []*ElementwiseOp{
 	{Name: "scale", Arrays: 1, Scalar: "factor",
 		CUDA: "mul_rn(x, a)",

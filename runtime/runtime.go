@@ -358,7 +358,8 @@ func (rt *Runtime) wrapCollectGarbage(L *lua.LState) {
 	}))
 }
 
-// Lua is the runtime's Lua state, for registering the host's own functions.
+// Lua is the runtime's Lua state, for what SetGlobal, Global and Call do
+// not cover: building tables, gopher-lua's own API.
 func (rt *Runtime) Lua() *lua.LState { return rt.L }
 
 // ErrClosed is returned by every method of a runtime after its Close.

@@ -18,6 +18,9 @@ func TestWhatIsNotLinkedIsNamed(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `import _ "github.com/gluaproject/glua/bindings"`) {
 		t.Fatalf("require without bindings linked: %v", err)
 	}
+	if err := rt.SetGlobal("x", 1); err == nil || !strings.Contains(err.Error(), `import "github.com/gluaproject/glua"`) {
+		t.Fatalf("SetGlobal without bindings linked: %v", err)
+	}
 	if mods := runtime.Modules(); len(mods) != 0 {
 		t.Fatalf("Modules() = %v with no module linked", mods)
 	}
