@@ -373,7 +373,11 @@ func (p *Pool) try(b *Block) (bool, error) {
 	return hit, nil
 }
 
-func (p *Pool) oom(nbytes uint64, _ error) error { return p.oomError(nbytes, p.c.hard, &p.acct) }
+func (p *Pool) oom(nbytes uint64, _ error) error {
+	e := p.oomError(nbytes, p.c.hard, &p.acct)
+	p.noteFragmentation(e)
+	return e
+}
 
 func (p *Pool) free(b *Block) error {
 	err := p.freeBlock(b)
