@@ -673,12 +673,19 @@ func (rt *Runtime) LiveArrays() int {
 	return rt.buffers.n
 }
 
-// explainOOM says, in an out-of-memory error on the CPU backend, that the
-// memory is the backend's and, when its capacity was what ran out, the
-// setting that sets it.
+// explainOOM adds to an out-of-memory error what only the runtime knows:
+// the allocation sites holding this runtime's memory, and on the CPU
+// backend that the memory is the backend's and, when its capacity was what
+// ran out, the setting that sets it.
 func (rt *Runtime) explainOOM(err error) {
 	var oom *pool.OOMError
-	if rt.backend.Name() != "cpu" || !errors.As(err, &oom) {
+	if !errors.As(err, &oom) {
+		return
+	}
+	for _, u := range rt.Usage() {
+		oom.Holders = append(oom.Holders, pool.Holder{Site: u.Site, NBytes: u.NBytes, Arrays: u.Arrays})
+	}
+	if rt.backend.Name() != "cpu" {
 		return
 	}
 	oom.Memory = "CPU backend memory"
