@@ -85,6 +85,11 @@ type Runtime struct {
 	// the script, which a walk of the Lua state finds (sweep.go).
 	givenSinceGC uint64
 
+	// record is the memory recording under way (RecordMemory), nil when
+	// none is; lastRecord the latest, under way or stopped, for
+	// WriteProfile. Only the runtime's goroutine touches them.
+	record, lastRecord *memoryRecord
+
 	// hostLimit is [host] memory_limit in bytes (0: none); hostHeld counts
 	// the bytes of this runtime's live host arrays against it.
 	hostLimit uint64
@@ -446,6 +451,9 @@ func (rt *Runtime) Synchronize() error {
 	}
 	rt.drain()
 	rt.pool.Synchronized()
+	if rec := rt.record; rec != nil {
+		rt.recordReserved(rec)
+	}
 	return nil
 }
 
@@ -556,10 +564,16 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	b := &buffer{rt: rt, dtype: dt}
 	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.stream); err != nil {
 		rt.explainOOM(err)
+		if rec := rt.record; rec != nil {
+			rt.recordOOM(rec, nbytes, err)
+		}
 		return nil, err
 	}
 	b.shape = append(b.dims[:0:len(b.dims)], shape...)
 	b.site = rt.callerSite()
+	if rec := rt.record; rec != nil {
+		rt.recordAlloc(rec, b)
+	}
 	rt.mu.Lock()
 	rt.nextID++
 	b.id = rt.nextID
@@ -593,6 +607,9 @@ func (rt *Runtime) release(b *buffer, explicit bool) error {
 	b.freed = true
 	rt.buffers.remove(b)
 	rt.mu.Unlock()
+	if rec := rt.record; rec != nil {
+		return rt.recordedFree(rec, b)
+	}
 	return rt.pool.Free(&b.blk)
 }
 
