@@ -13,14 +13,29 @@ import (
 // size is a byte count as people read it, in IEC units ("1.5 GiB").
 func size(n uint64) string { return humanize.IBytes(n) }
 
-// seconds is a time on the page's clock, to the precision step calls for
-// (step 0 gives three significant digits).
+// seconds is a tick of the time axis, to the precision its step calls for.
 func seconds(d time.Duration, step float64) string {
-	s := d.Seconds()
-	if step <= 0 {
-		return strconv.FormatFloat(s, 'g', 3, 64) + " s"
+	return strconv.FormatFloat(d.Seconds(), 'f', decimals(step), 64) + " s"
+}
+
+// duration is a length of time in the unit that suits it: "6.31 ms",
+// "2.5 s", "125 s".
+func duration(d time.Duration) string {
+	v, unit := d.Seconds(), "s"
+	switch {
+	case d < time.Millisecond:
+		v, unit = float64(d)/float64(time.Microsecond), "µs"
+	case d < time.Second:
+		v, unit = float64(d)/float64(time.Millisecond), "ms"
 	}
-	return strconv.FormatFloat(s, 'f', decimals(step), 64) + " s"
+	digits := 2
+	switch {
+	case v >= 100:
+		digits = 0
+	case v >= 10:
+		digits = 1
+	}
+	return strconv.FormatFloat(v, 'f', digits, 64) + " " + unit
 }
 
 // decimals is how many a tick step of 1, 2 or 5 times a power of ten needs.

@@ -80,7 +80,7 @@ func writeHeader(b *strings.Builder, p *Profile, a *analysis, title string) {
 	if p.Strategy != "" {
 		meta = append(meta, "pool strategy "+p.Strategy)
 	}
-	meta = append(meta, seconds(a.end, 0)+" recorded", count(len(p.Events))+" events")
+	meta = append(meta, duration(a.end)+" recorded", count(len(p.Events))+" events")
 	fmt.Fprintf(b, `<p class="meta">%s</p></header>`+"\n", esc(strings.Join(meta, " · ")))
 }
 
@@ -90,7 +90,7 @@ func writeCards(b *strings.Builder, p *Profile, a *analysis) {
 			class, id, label, esc(value), esc(sub))
 	}
 	b.WriteString(`<section class="cards">`)
-	card("peak-live", "", "Peak live", size(a.peakLive), "at "+seconds(a.peakLiveAt, 0))
+	card("peak-live", "", "Peak live", size(a.peakLive), "at "+duration(a.peakLiveAt))
 	card("peak-reserved", "", "Peak reserved", size(a.peakReserved), "held by the pool")
 	card("allocations", "", "Allocations", count(a.allocs), count(a.frees)+" frees")
 	var soft, hard uint64
@@ -101,10 +101,16 @@ func writeCards(b *strings.Builder, p *Profile, a *analysis) {
 	oomSub := "none"
 	class := ""
 	if n := len(a.ooms); n > 0 {
-		oomSub, class = "the last at "+seconds(a.ooms[n-1].Time, 0), " alert"
+		oomSub, class = "the last at "+duration(a.ooms[n-1].Time), " alert"
 	}
 	card("oom", class, "Out of memory", count(len(a.ooms)), oomSub)
-	card("sites", "", "Allocation sites", count(len(a.sites)), seconds(a.end, 0)+" recorded")
+	holding := 0
+	for _, s := range a.sites {
+		if s.live > 0 {
+			holding++
+		}
+	}
+	card("sites", "", "Allocation sites", count(len(a.sites)), count(holding)+" holding memory at the end")
 	b.WriteString("</section>\n")
 }
 
@@ -153,20 +159,30 @@ func writeSnapshots(b *strings.Builder, p *Profile, a *analysis) {
 	for _, s := range a.sites {
 		band[s.name] = s.band
 	}
+	var oom *Snapshot
+	for i := range p.Snapshots {
+		if p.Snapshots[i].Name == SnapshotOOM {
+			oom = &p.Snapshots[i]
+		}
+	}
 	for i := range p.Snapshots {
 		snap := &p.Snapshots[i]
 		switch snap.Name {
 		case SnapshotPeak:
-			note := seconds(snap.Time, 0) + ", " + size(snap.Live) + " live"
+			note := duration(snap.Time) + ", " + size(snap.Live) + " live"
 			if snap.Live < a.peakLive {
-				note += "; the peak itself was " + size(a.peakLive) + " at " + seconds(a.peakLiveAt, 0)
+				note += "; the peak itself was " + size(a.peakLive) + " at " + duration(a.peakLiveAt)
 			}
 			fmt.Fprintf(b, "<h3>At the peak <small>%s</small></h3>\n", esc(note))
+			if oom != nil && sameSegments(snap, oom) {
+				fmt.Fprintf(b, `<p class="empty" id="segments-%s">The pool was as at the out-of-memory error, below.</p>`+"\n", slug(snap.Name))
+				continue
+			}
 		case SnapshotOOM:
 			fmt.Fprintf(b, "<h3>At the out-of-memory error <small>%s: %s asked for at %s</small></h3>\n",
-				esc(seconds(snap.Time, 0)), esc(size(snap.Requested)), esc(siteName(snap.Site)))
+				esc(duration(snap.Time)), esc(size(snap.Requested)), esc(siteName(snap.Site)))
 		default:
-			fmt.Fprintf(b, "<h3>%s <small>%s</small></h3>\n", esc(snap.Name), esc(seconds(snap.Time, 0)))
+			fmt.Fprintf(b, "<h3>%s <small>%s</small></h3>\n", esc(snap.Name), esc(duration(snap.Time)))
 		}
 		writeSegments(b, snap, band)
 	}

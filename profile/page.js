@@ -19,7 +19,12 @@
     if (i === 0) return n + " B";
     return (n < 10 ? n.toFixed(1) : n.toFixed(0)) + " " + units[i];
   }
-  function fmtTime(s) { return (s < 10 ? s.toFixed(3) : s.toFixed(2)) + " s"; }
+  // As the page's own figures: "6.31 ms", "2.50 s".
+  function fmtTime(s) {
+    var v = s, unit = "s";
+    if (s < 1e-3) { v = s * 1e6; unit = "µs"; } else if (s < 1) { v = s * 1e3; unit = "ms"; }
+    return v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2) + " " + unit;
+  }
   function row(parent, cls, left, right, colour) {
     var r = document.createElement("div");
     r.className = "row";

@@ -50,7 +50,8 @@ func leakingRun() *Profile {
 	seg.Pieces = append(seg.Pieces, Piece{Offset: off, Size: 3 * mib}, Piece{Offset: off + 3*mib, Size: mib, Live: true, Site: "leak.lua:5"})
 	p.Snapshots = []Snapshot{
 		{Name: SnapshotPeak, Time: t - 3*time.Millisecond, Live: 57 * mib, Hard: 64 * mib, Segments: []Segment{seg}},
-		{Name: SnapshotOOM, Time: t - 3*time.Millisecond, Live: 57 * mib, Requested: 4 * mib, Site: "leak.lua:8", Hard: 64 * mib, Segments: []Segment{seg}},
+		{Name: SnapshotOOM, Time: t - 3*time.Millisecond, Live: 57 * mib, Requested: 4 * mib, Site: "leak.lua:8", Hard: 64 * mib,
+			Segments: []Segment{{Address: seg.Address, Size: seg.Size, Pieces: append([]Piece(nil), seg.Pieces...)}}},
 	}
 	return p
 }
@@ -182,9 +183,17 @@ func TestPageDrawsTimelineLimitsMarksSegmentsAndSites(t *testing.T) {
 			t.Errorf("%s has no path: %q", id, e.attrs["d"])
 		}
 	}
-	pieces := countWhere(els, func(e element) bool { return e.name == "rect" && hasClass(e, "piece") })
-	if pieces != 2*17 {
-		t.Errorf("%d pieces drawn; want the 17 of the one segment, at the peak and at the OOM", pieces)
+	pieces := func(els []element) int {
+		return countWhere(els, func(e element) bool { return e.name == "rect" && hasClass(e, "piece") })
+	}
+	if n := pieces(els); n != 17 || !strings.Contains(string(page), "The pool was as at the out-of-memory error, below.") {
+		t.Errorf("%d pieces drawn; want the 17 of the one segment once, the peak being the OOM's moment", n)
+	}
+	p := leakingRun()
+	p.Snapshots[0].Segments[0].Pieces[15].Live = true
+	p.Snapshots[0].Segments[0].Pieces[15].Site = "leak.lua:9"
+	if n := pieces(parsePage(t, writePage(t, p))); n != 2*17 {
+		t.Errorf("%d pieces drawn; want the 17 of the one segment at the peak, and again at the OOM", n)
 	}
 	if n := countWhere(els, func(e element) bool { return hasClass(e, "asked") }); n != 1 {
 		t.Errorf("%d bars of the failed request; want 1, at the OOM", n)

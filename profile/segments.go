@@ -13,7 +13,7 @@ const (
 	sgLabel          = 96                         // the size column
 	sgNote           = 300                        // the column of what a segment holds
 	sgBar            = sgWidth - sgLabel - sgNote // the widest segment's bar
-	sgRow, sgRowGap  = 18, 6
+	sgRow, sgRowGap  = 15, 5
 	sgOverview       = 34 // the height of the bar of totals
 	maxSegmentRows   = 40
 	freeOverviewPart = 3 // free memory past this many times the reserved is drawn cut
@@ -89,8 +89,12 @@ func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) 
 	}
 	b.WriteString("</g>\n")
 	y += sgOverview + 22
-	fmt.Fprintf(b, `<text class="caption" x="0" y="%d">%s reserved in %s: %s used, %s cached (the largest free block %s); %s more free to draw%s</text>`+"\n",
-		y-6, size(reserved), plural(len(snap.Segments), "segment", "segments"), size(used), size(cached), size(largestFree), size(unreserved), limitNote(snap))
+	largest := ""
+	if cached > 0 {
+		largest = " (the largest free block " + size(largestFree) + ")"
+	}
+	fmt.Fprintf(b, `<text class="caption" x="0" y="%d">%s reserved in %s: %s used, %s cached%s; %s more free to draw%s</text>`+"\n",
+		y-6, size(reserved), plural(len(snap.Segments), "segment", "segments"), size(used), size(cached), largest, size(unreserved), limitNote(snap))
 	y += 12
 
 	widest := uint64(1)
@@ -102,10 +106,10 @@ func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) 
 	}
 	w := func(n uint64) float64 { return float64(n) / float64(widest) * sgBar }
 	if asked {
-		fmt.Fprintf(b, `<g class="asked"><text class="row-label" x="%d" y="%d" text-anchor="end">asked for</text>`, sgLabel-10, y+sgRow-5)
+		fmt.Fprintf(b, `<g class="asked"><text class="row-label" x="%d" y="%d" text-anchor="end">asked for</text>`, sgLabel-10, y+sgRow-4)
 		fmt.Fprintf(b, `<rect x="%d" y="%d" width="%s" height="%d"><title>the allocation that failed: %s at %s</title></rect>`,
 			sgLabel, y, num(w(snap.Requested)), sgRow, size(snap.Requested), esc(siteName(snap.Site)))
-		fmt.Fprintf(b, `<text class="note" x="%d" y="%d">%s at %s</text></g>`+"\n", sgLabel+sgBar+12, y+sgRow-5, size(snap.Requested), esc(siteName(snap.Site)))
+		fmt.Fprintf(b, `<text class="note" x="%d" y="%d">%s, the request that failed</text></g>`+"\n", sgLabel+sgBar+12, y+sgRow-4, size(snap.Requested))
 		y += sgRow + sgRowGap
 	}
 	if len(snap.Segments) == 0 {
@@ -113,7 +117,7 @@ func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) 
 	}
 	for i, seg := range rows {
 		fmt.Fprintf(b, `<g class="segment" id="%s-%d">`, id, i+1)
-		fmt.Fprintf(b, `<text class="row-label" x="%d" y="%d" text-anchor="end">%s</text>`, sgLabel-10, y+sgRow-5, size(seg.Size))
+		fmt.Fprintf(b, `<text class="row-label" x="%d" y="%d" text-anchor="end">%s</text>`, sgLabel-10, y+sgRow-4, size(seg.Size))
 		var live int
 		var free, hole uint64
 		for _, pc := range seg.Pieces {
@@ -134,7 +138,7 @@ func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) 
 		if free > 0 {
 			note += fmt.Sprintf(", %s cached (largest %s)", size(free), size(hole))
 		}
-		fmt.Fprintf(b, `<text class="note" x="%d" y="%d">%s</text></g>`+"\n", sgLabel+sgBar+12, y+sgRow-5, note)
+		fmt.Fprintf(b, `<text class="note" x="%d" y="%d">%s</text></g>`+"\n", sgLabel+sgBar+12, y+sgRow-4, note)
 		y += sgRow + sgRowGap
 	}
 	if n := len(snap.Segments) - len(rows); n > 0 {
@@ -177,7 +181,7 @@ func limitNote(s *Snapshot) string {
 	case s.Hard > 0:
 		return " under the hard limit of " + size(s.Hard)
 	case s.DeviceTotal > 0:
-		return " on the device (" + size(s.DeviceTotal) + ")"
+		return " on a device of " + size(s.DeviceTotal)
 	}
 	return ""
 }
@@ -187,4 +191,24 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// sameSegments says two snapshots show the same pool: the peak's and an
+// out-of-memory error's are often one moment, drawn once.
+func sameSegments(a, b *Snapshot) bool {
+	if a.Live != b.Live || len(a.Segments) != len(b.Segments) {
+		return false
+	}
+	for i, s := range a.Segments {
+		t := b.Segments[i]
+		if s.Address != t.Address || s.Size != t.Size || len(s.Pieces) != len(t.Pieces) {
+			return false
+		}
+		for j, p := range s.Pieces {
+			if p != t.Pieces[j] {
+				return false
+			}
+		}
+	}
+	return true
 }

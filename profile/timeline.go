@@ -201,7 +201,7 @@ func writeMarks(b *strings.Builder, a *analysis, s scale) {
 	lastLabel := -1e9
 	for i, e := range a.ooms {
 		x := s.x(e.Time)
-		fmt.Fprintf(b, `<g class="oom" id="oom-%d"><title>out of memory at %s: %s asked for at %s</title>`, i+1, seconds(e.Time, 0), size(e.NBytes), esc(siteName(e.Site)))
+		fmt.Fprintf(b, `<g class="oom" id="oom-%d"><title>out of memory at %s: %s asked for at %s</title>`, i+1, duration(e.Time), size(e.NBytes), esc(siteName(e.Site)))
 		fmt.Fprintf(b, `<line x1="%s" y1="%d" x2="%s" y2="%d"/>`, num(x), tlTop, num(x), tlBottom)
 		if x-lastLabel > 44 {
 			fmt.Fprintf(b, `<text x="%s" y="%d" text-anchor="middle">OOM</text>`, num(x), tlTop-6)
@@ -217,7 +217,7 @@ func writeMarks(b *strings.Builder, a *analysis, s scale) {
 	if x > (tlLeft+tlRight)*0.7 {
 		anchor, dx = "end", -8
 	}
-	fmt.Fprintf(b, `<g id="peak" class="peak"><title>peak of live memory: %s at %s</title>`, size(a.peakLive), seconds(a.peakLiveAt, 0))
+	fmt.Fprintf(b, `<g id="peak" class="peak"><title>peak of live memory: %s at %s</title>`, size(a.peakLive), duration(a.peakLiveAt))
 	fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%d"/><circle cx="%s" cy="%s" r="4.5"/>`, num(x), num(y), num(x), tlBottom, num(x), num(y))
-	fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="%s">peak %s at %s</text></g>`+"\n", num(x+dx), num(max(y-8, tlTop+12)), anchor, size(a.peakLive), seconds(a.peakLiveAt, 0))
+	fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="%s">peak %s at %s</text></g>`+"\n", num(x+dx), num(max(y-8, tlTop+12)), anchor, size(a.peakLive), duration(a.peakLiveAt))
 }
