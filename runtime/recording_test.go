@@ -170,3 +170,25 @@ func TestDumpProfileNeedsARecordingAndAWritablePath(t *testing.T) {
 		t.Fatalf("the profile written (%v) lacks its title or timeline", err)
 	}
 }
+
+// A long loop's events are all kept, in order.
+func TestRecordingKeepsEveryEventOfALongLoop(t *testing.T) {
+	rt := newCPU(t, runtime.Options{})
+	rt.RecordMemory(true)
+	if err := rt.DoString(`local cuda = require("cuda"); for i = 1, 10000 do cuda.zeros(16):free() end`); err != nil {
+		t.Fatal(err)
+	}
+	p, err := rt.MemoryProfile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := countKinds(p)
+	if len(p.Events) != 20001 || got["alloc <string>:1"] != 10000 || got["free <string>:1"] != 10000 {
+		t.Fatalf("%d events %v; want the first and 10,000 allocations and frees", len(p.Events), got)
+	}
+	for i := 1; i < len(p.Events); i++ {
+		if p.Events[i].Time < p.Events[i-1].Time || (i%2 == 1) != (p.Events[i].Kind == profile.Alloc) {
+			t.Fatalf("event %d %+v out of order", i, p.Events[i])
+		}
+	}
+}
