@@ -49,30 +49,8 @@ func TestOOMMessageNamesLimitAndCache(t *testing.T) {
 func TestOOMErrorShowsTheLargestFreeBlockWhenFragmented(t *testing.T) {
 	src := newFakeSource(gib)
 	p := newTestPool(t, src, Config{HardLimit: 64 * mib})
-	// One 64 MiB segment, then cut into eight 8 MiB blocks of which every
-	// other one is freed: 32 MiB cached, no piece over 8 MiB, and nothing
-	// the ladder can release (each piece shares the segment with live ones).
-	whole, err := p.Alloc(64*mib, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Free(whole); err != nil {
-		t.Fatal(err)
-	}
-	var blocks []*Block
-	for i := 0; i < 8; i++ {
-		b, err := p.Alloc(8*mib, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		blocks = append(blocks, b)
-	}
-	for i := 1; i < len(blocks); i += 2 {
-		if err := p.Free(blocks[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err = p.Alloc(16*mib, 0)
+	holesInOneSegment(t, p)
+	_, err := p.Alloc(16*mib, 0)
 	var oom *OOMError
 	if !errors.As(err, &oom) {
 		t.Fatalf("Alloc of 16 MiB in 8 MiB holes = %v; want *OOMError", err)

@@ -2,10 +2,12 @@ package pool
 
 import "testing"
 
-// Segments shows the pieces a segment is cut into, live and cached, tiling
-// it in address order: what a picture of fragmentation needs.
-func TestSegmentsShowLiveAndCachedPieces(t *testing.T) {
-	p := newTestPool(t, newFakeSource(gib), Config{})
+// holesInOneSegment makes p hold one 64 MiB segment cut into eight 8 MiB
+// blocks, and frees every other one: 32 MiB cached in 8 MiB holes, none
+// of which the pool can release (each shares the segment with live
+// blocks). It returns the eight blocks, the freed ones included.
+func holesInOneSegment(t *testing.T, p *Pool) []*Block {
+	t.Helper()
 	whole, err := p.Alloc(64*mib, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +28,14 @@ func TestSegmentsShowLiveAndCachedPieces(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return blocks
+}
+
+// Segments shows the pieces a segment is cut into, live and cached, tiling
+// it in address order: what a picture of fragmentation needs.
+func TestSegmentsShowLiveAndCachedPieces(t *testing.T) {
+	p := newTestPool(t, newFakeSource(gib), Config{})
+	blocks := holesInOneSegment(t, p)
 	segs := p.Segments()
 	if len(segs) != 1 || segs[0].Size != 64*mib || len(segs[0].Pieces) != 8 {
 		t.Fatalf("segments %+v; want one of 64 MiB in 8 pieces", segs)
