@@ -329,3 +329,32 @@ func TestSizeStepsAreRound(t *testing.T) {
 		}
 	}
 }
+
+// Live memory that no recorded allocation made (a workspace, say) is drawn
+// in the colour of the other sites, not in a top site's.
+func TestPieceOfAnUnrecordedSiteIsDrawnAsOther(t *testing.T) {
+	p := leakingRun()
+	pc := &p.Snapshots[1].Segments[0].Pieces[15]
+	pc.Live, pc.Site = true, "(workspace)"
+	var fill string
+	els := parsePage(t, writePage(t, p))
+	for i, e := range els[:len(els)-1] {
+		if e.name == "rect" && hasClass(e, "used") && strings.HasPrefix(els[i+1].text, "(workspace)") {
+			fill = e.attrs["fill"]
+		}
+	}
+	if fill != otherColour {
+		t.Fatalf("the unrecorded piece is filled %q; want %q", fill, otherColour)
+	}
+}
+
+// A limit set during the run starts where it was set.
+func TestLimitSetLaterStartsWhereItWasSet(t *testing.T) {
+	p := leakingRun()
+	p.Limits = []Limits{{}, {Time: p.Duration / 2, Hard: 64 * mib}}
+	els := parsePage(t, writePage(t, p))
+	e := byID(els, "hard-limit")
+	if e == nil || !strings.HasPrefix(e.attrs["d"], "M"+num(float64(tlLeft+tlRight)/2)+" ") {
+		t.Fatalf("hard limit path %v; want it to start half way", e)
+	}
+}

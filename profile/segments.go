@@ -124,8 +124,12 @@ func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) 
 			px := sgLabel + w(pc.Offset)
 			if pc.Live {
 				live++
+				band, ok := siteBand[siteName(pc.Site)]
+				if !ok { // memory no recorded allocation made: drawn as the other sites
+					band = topSites
+				}
 				fmt.Fprintf(b, `<rect class="piece used" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s: %s</title></rect>`,
-					num(px), y, num(w(pc.Size)), sgRow, bandColour(siteBand[siteName(pc.Site)]), esc(siteName(pc.Site)), size(pc.Size))
+					num(px), y, num(w(pc.Size)), sgRow, bandColour(band), esc(siteName(pc.Site)), size(pc.Size))
 				continue
 			}
 			free += pc.Size

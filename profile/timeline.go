@@ -166,8 +166,8 @@ func stepLine(pts []point, values []uint64, s scale) string {
 // limits apart.
 func writeLimit(b *strings.Builder, id, name string, limits []Limits, get func(Limits) uint64, s scale, row int) {
 	var d strings.Builder
-	var above, last uint64
-	var lastY float64
+	var above, first uint64
+	var firstX, firstY float64
 	for i, l := range limits {
 		v := get(l)
 		if v == 0 {
@@ -183,12 +183,14 @@ func writeLimit(b *strings.Builder, id, name string, limits []Limits, get func(L
 		}
 		y := s.y(v)
 		fmt.Fprintf(&d, "M%s %s L%s %s ", num(s.x(l.Time)), num(y), num(s.x(end)), num(y))
-		last, lastY = v, y
+		if first == 0 {
+			first, firstX, firstY = v, s.x(l.Time), y
+		}
 	}
 	if d.Len() > 0 {
 		fmt.Fprintf(b, `<path id="%s" class="limit %s" d="%s"/>`, id, id, strings.TrimSpace(d.String()))
-		// At the left, where a run's memory is usually lowest.
-		fmt.Fprintf(b, `<text class="limit-label %s" x="%d" y="%s">%s %s</text>`+"\n", id, tlLeft+6, num(lastY-5), name, size(last))
+		// At the limit's start, where a run's memory is usually lowest.
+		fmt.Fprintf(b, `<text class="limit-label %s" x="%s" y="%s">%s %s</text>`+"\n", id, num(firstX+6), num(firstY-5), name, size(first))
 	}
 	if above > 0 {
 		fmt.Fprintf(b, `<text id="%s-above" class="limit-label %s" x="%d" y="%d" text-anchor="end">%s %s, above the scale ↑</text>`+"\n",
