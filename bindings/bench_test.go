@@ -53,6 +53,13 @@ func BenchmarkAllocFreeFromLua(b *testing.B) {
 	benchLua(b, `cuda = require("cuda")`, `cuda.device_array(262144):free()`)
 }
 
+// BenchmarkAllocFreeFromLuaRecorded is BenchmarkAllocFreeFromLua while
+// pool.record is on: the difference is what recording an allocation and
+// a free costs.
+func BenchmarkAllocFreeFromLuaRecorded(b *testing.B) {
+	benchLua(b, `cuda = require("cuda"); require("pool").record(true)`, `cuda.device_array(262144):free()`)
+}
+
 // BenchmarkRandFreedFromLua and BenchmarkRandDroppedFromLua are the loop
 // of scripts/bench/dropped.lua: a 1 MiB array made each iteration and
 // freed, or dropped for the collector to find.

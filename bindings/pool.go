@@ -21,6 +21,9 @@ type poolRuntime interface {
 	Scope(fn func() ([]*runtime.Array, error)) error
 	Strategy() string
 	PinnedStats() (live, cached, limit uint64)
+	RecordMemory(on bool) error
+	DumpProfile(path, title string) error
+	FileAccess() error
 }
 
 // poolModule is the pool module: limits, statistics and ways to give memory
@@ -29,17 +32,19 @@ type poolModule struct{ rt poolRuntime }
 
 func (m poolModule) funcs() map[string]lua.LGFunction {
 	return map[string]lua.LGFunction{
-		"status":     m.status,
-		"stats":      m.stats,
-		"reset_peak": m.resetPeak,
-		"reclaim":    m.reclaim,
-		"set_limit":  m.setLimit,
-		"limits":     m.limits,
-		"free":       m.free,
-		"snapshot":   m.snapshot,
-		"report":     m.report,
-		"scope":      m.scope,
-		"strategy":   m.strategy,
+		"status":       m.status,
+		"stats":        m.stats,
+		"reset_peak":   m.resetPeak,
+		"reclaim":      m.reclaim,
+		"set_limit":    m.setLimit,
+		"limits":       m.limits,
+		"free":         m.free,
+		"snapshot":     m.snapshot,
+		"report":       m.report,
+		"scope":        m.scope,
+		"strategy":     m.strategy,
+		"record":       m.record,
+		"dump_profile": m.dumpProfile,
 	}
 }
 
@@ -167,6 +172,41 @@ func (m poolModule) report(L *lua.LState) int {
 func (m poolModule) strategy(L *lua.LState) int {
 	L.Push(lua.LString(m.rt.Strategy()))
 	return 1
+}
+
+// record is pool.record(on): start or stop recording memory events.
+func (m poolModule) record(L *lua.LState) int {
+	const name = "pool.record"
+	on, ok := L.Get(1).(lua.LBool)
+	if !ok {
+		argError(L, name, 1, "true or false expected, got %s", typeName(L.Get(1)))
+	}
+	if err := m.rt.RecordMemory(bool(on)); err != nil {
+		raise(L, name, err)
+	}
+	return 0
+}
+
+// dumpProfile is pool.dump_profile(path [, title]): the recording as an
+// HTML page; the title defaults to the calling script's name.
+func (m poolModule) dumpProfile(L *lua.LState) int {
+	const name = "pool.dump_profile"
+	path := checkPath(L, name, 1)
+	var title string
+	switch v := L.Get(2).(type) {
+	case *lua.LNilType:
+	case lua.LString:
+		title = string(v)
+	default:
+		argError(L, name, 2, "title must be a string, got %s", typeName(v))
+	}
+	if err := m.rt.FileAccess(); err != nil {
+		raise(L, name, err)
+	}
+	if err := m.rt.DumpProfile(path, title); err != nil {
+		raise(L, name, err)
+	}
+	return 0
 }
 
 // checkSize reads a size argument: bytes or a string with units.

@@ -18,6 +18,8 @@ type fakePool struct {
 	limitErr   error
 	reclaimed  uint64
 	peakResets int
+	recording  []bool
+	dumps      []string // path and title of each DumpProfile
 }
 
 func (f *fakePool) Status() string    { return "status line" }
@@ -38,6 +40,15 @@ func (f *fakePool) Strategy() string              { return "caching" }
 func (f *fakePool) PinnedStats() (uint64, uint64, uint64) {
 	return 17, 18, 19
 }
+func (f *fakePool) RecordMemory(on bool) error {
+	f.recording = append(f.recording, on)
+	return nil
+}
+func (f *fakePool) DumpProfile(path, title string) error {
+	f.dumps = append(f.dumps, path, title)
+	return nil
+}
+func (f *fakePool) FileAccess() error { return nil }
 func (f *fakePool) Scope(fn func() ([]*runtime.Array, error)) error {
 	_, err := fn()
 	return err
@@ -104,5 +115,33 @@ func TestPoolModuleNamesTheCallInErrors(t *testing.T) {
 	err = L.DoString(`pool.set_limit({hard = true})`)
 	if err == nil || !strings.Contains(err.Error(), "pool.set_limit: hard must be a size, a percentage or false, got true") {
 		t.Errorf("bad option: %v", err)
+	}
+}
+
+// pool.record takes true or false and nothing else; pool.dump_profile a
+// path and an optional title, passed on as given.
+func TestRecordAndDumpProfileCheckTheirArguments(t *testing.T) {
+	f := &fakePool{}
+	L := poolState(t, f)
+	if err := L.DoString(`pool.record(true) pool.record(false) pool.dump_profile("m.html") pool.dump_profile("n.html", "job")`); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.recording) != 2 || !f.recording[0] || f.recording[1] {
+		t.Errorf("RecordMemory got %v; want [true false]", f.recording)
+	}
+	if want := []string{"m.html", "", "n.html", "job"}; strings.Join(f.dumps, "|") != strings.Join(want, "|") {
+		t.Errorf("DumpProfile got %q; want %q", f.dumps, want)
+	}
+	for _, c := range []struct{ code, want string }{
+		{`pool.record()`, "pool.record: bad argument #1 (true or false expected, got nil)"},
+		{`pool.record(1)`, "pool.record: bad argument #1 (true or false expected, got number)"},
+		{`pool.dump_profile()`, "pool.dump_profile: bad argument #1 (path must be a string, got nil)"},
+		{`pool.dump_profile("")`, "pool.dump_profile: bad argument #1 (path is empty)"},
+		{`pool.dump_profile("m.html", 3)`, "pool.dump_profile: bad argument #2 (title must be a string, got number)"},
+	} {
+		err := L.DoString(c.code)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an error containing %q", c.code, err, c.want)
+		}
 	}
 }

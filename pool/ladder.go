@@ -83,7 +83,7 @@ func climb(l layer, b *Block) error {
 // oomError builds the error for a request of nbytes that could not be met,
 // with the figures of the layer that refused: hard is its limit and a its
 // accounting. Cached is always the whole pool's.
-func (p *Pool) oomError(nbytes, hard uint64, a *accounting) error {
+func (p *Pool) oomError(nbytes, hard uint64, a *accounting) *OOMError {
 	e := &OOMError{
 		Requested:  nbytes,
 		HardLimit:  hard,
@@ -97,6 +97,29 @@ func (p *Pool) oomError(nbytes, hard uint64, a *accounting) error {
 		e.DeviceFree, e.DeviceTotal = free, total
 	}
 	return e
+}
+
+// noteFragmentation sets e's LargestFree and Unreserved when the pool had
+// memory enough for the request, cached and unreserved together, in
+// pieces too small for it. Only the caching strategy's pieces are known:
+// strategy "cuda"'s cache is the driver's.
+func (p *Pool) noteFragmentation(e *OOMError) {
+	if p.name != StrategyCaching {
+		return
+	}
+	unreserved := e.DeviceFree
+	if h := p.c.hard; h > 0 {
+		room := h - min(h, p.c.reserved)
+		if e.DeviceTotal == 0 || room < unreserved {
+			unreserved = room
+		}
+	}
+	var st Stats
+	p.a.describe(&st)
+	if e.Cached+unreserved < e.Requested || st.LargestFreeBlock >= e.Requested || unreserved >= e.Requested {
+		return
+	}
+	e.LargestFree, e.Unreserved = st.LargestFreeBlock, unreserved
 }
 
 // OOMError is returned when an allocation fails after the whole ladder. It
@@ -114,9 +137,32 @@ type OOMError struct {
 	// source could not tell).
 	DeviceFree, DeviceTotal uint64
 	// Memory names what ran out, "GPU memory" when empty; Hint, when set,
-	// ends the message with the setting that would give more.
+	// ends the message's first line with the setting that would give more.
 	Memory, Hint string
+	// LargestFree and Unreserved are set when fragmentation is why the
+	// request failed: Cached and Unreserved (what the hard limit and the
+	// device would still let the pool draw) together would have held it,
+	// but the largest free block in the cache, LargestFree, is too small
+	// and so is Unreserved. Memory that is free but unusable is then
+	// visible in the message. Both 0 otherwise.
+	LargestFree, Unreserved uint64
+	// Holders are where the memory in use was allocated, largest first;
+	// the message names the first three. The pool does not know, so its
+	// caller fills them in (the runtime: Lua source lines).
+	Holders []Holder
 }
+
+// Holder is the memory in use by the blocks one place in a program
+// allocated, as the pool's caller names that place.
+type Holder struct {
+	Site   string
+	NBytes uint64
+	Arrays int
+}
+
+// shownHolders is how many Holders the message names: enough to find a
+// leak, few enough for one line.
+const shownHolders = 3
 
 func (e *OOMError) Error() string {
 	memory := e.Memory
@@ -133,6 +179,22 @@ func (e *OOMError) Error() string {
 	}
 	if e.Hint != "" {
 		msg += " (" + e.Hint + ")"
+	}
+	if len(e.Holders) > 0 {
+		msg += "\n  held by "
+		for i, h := range e.Holders[:min(len(e.Holders), shownHolders)] {
+			if i > 0 {
+				msg += "; "
+			}
+			msg += fmt.Sprintf("%s: %s in %s", h.Site, formatBytes(h.NBytes), plural(h.Arrays, "array", "arrays"))
+		}
+		if more := len(e.Holders) - shownHolders; more > 0 {
+			msg += "; " + plural(more, "other place", "other places")
+		}
+	}
+	if e.LargestFree > 0 || e.Unreserved > 0 {
+		msg += fmt.Sprintf("\n  fragmented: %s is free (%s cached, %s unreserved) but the largest free block is %s",
+			formatBytes(e.Cached+e.Unreserved), formatBytes(e.Cached), formatBytes(e.Unreserved), formatBytes(e.LargestFree))
 	}
 	return msg
 }

@@ -22,6 +22,15 @@ func TestOOMMessageNamesLimitAndCache(t *testing.T) {
 			"out of GPU memory: tried to allocate 1.50 KiB; hard limit 2.00 KiB, 0 B in use by 0 arrays, 0 B cached"},
 		{"named memory and a hint", OOMError{Requested: 2 * gib, DeviceFree: gib, DeviceTotal: gib, Memory: "CPU backend memory", Hint: "set [cpu] memory"},
 			"out of CPU backend memory: tried to allocate 2.00 GiB; 0 B in use by 0 arrays, 0 B cached; device 1.00 GiB free of 1.00 GiB (set [cpu] memory)"},
+		{"holders, three of five named", OOMError{Requested: 4 * mib, HardLimit: 64 * mib, InUse: 63 * mib, LiveBlocks: 19, Holders: []Holder{
+			{"leak.lua:6", 60 * mib, 15}, {"leak.lua:2", 2 * mib, 2}, {"(allocated from Go)", 512 * kib, 1}, {"a.lua:1", 256 * kib, 1}, {"b.lua:1", 256 * kib, 1}}},
+			"out of GPU memory: tried to allocate 4.00 MiB; hard limit 64.00 MiB, 63.00 MiB in use by 19 arrays, 0 B cached\n" +
+				"  held by leak.lua:6: 60.00 MiB in 15 arrays; leak.lua:2: 2.00 MiB in 2 arrays; (allocated from Go): 512.00 KiB in 1 array; 2 other places"},
+		{"fragmented", OOMError{Requested: 16 * mib, HardLimit: 64 * mib, InUse: 32 * mib, LiveBlocks: 4, Cached: 32 * mib, LargestFree: 8 * mib,
+			Holders: []Holder{{"frag.lua:3", 32 * mib, 4}}},
+			"out of GPU memory: tried to allocate 16.00 MiB; hard limit 64.00 MiB, 32.00 MiB in use by 4 arrays, 32.00 MiB cached\n" +
+				"  held by frag.lua:3: 32.00 MiB in 4 arrays\n" +
+				"  fragmented: 32.00 MiB is free (32.00 MiB cached, 0 B unreserved) but the largest free block is 8.00 MiB"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -32,6 +41,30 @@ func TestOOMMessageNamesLimitAndCache(t *testing.T) {
 				t.Fatal("errors.Is(OOMError, device.ErrOutOfMemory) is false")
 			}
 		})
+	}
+}
+
+// Memory free in total but in pieces too small is named as such: the
+// cache's largest block and what the hard limit leaves.
+func TestOOMErrorShowsTheLargestFreeBlockWhenFragmented(t *testing.T) {
+	src := newFakeSource(gib)
+	p := newTestPool(t, src, Config{HardLimit: 64 * mib})
+	holesInOneSegment(t, p)
+	_, err := p.Alloc(16*mib, 0)
+	var oom *OOMError
+	if !errors.As(err, &oom) {
+		t.Fatalf("Alloc of 16 MiB in 8 MiB holes = %v; want *OOMError", err)
+	}
+	if oom.Cached != 32*mib || oom.LargestFree != 8*mib || oom.Unreserved != 0 {
+		t.Fatalf("OOMError = %+v; want 32 MiB cached, largest free block 8 MiB, 0 unreserved", *oom)
+	}
+	if want := "fragmented: 32.00 MiB is free (32.00 MiB cached, 0 B unreserved) but the largest free block is 8.00 MiB"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("message %q lacks %q", err, want)
+	}
+	// A request larger than all the free memory is not fragmentation.
+	_, err = p.Alloc(48*mib, 0)
+	if !errors.As(err, &oom) || oom.LargestFree != 0 || strings.Contains(err.Error(), "fragmented") {
+		t.Fatalf("Alloc of 48 MiB with 32 MiB free = %v; want an OOMError without fragmentation", err)
 	}
 }
 

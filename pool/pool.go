@@ -55,6 +55,8 @@ type Allocator interface {
 	Limits() (soft, hard uint64)
 	SetLimits(soft, hard uint64) error
 	Strategy() string
+	Segments() []Segment
+	Reserved() uint64
 }
 
 var (
@@ -116,6 +118,8 @@ type strategy interface {
 	synchronized()
 	// limitsChanged is told the pool's new limits.
 	limitsChanged(soft, hard uint64) error
+	// segments lists the memory drawn from the source (see Pool.Segments).
+	segments() []Segment
 	// describe fills the strategy's part of Stats (Segments,
 	// LargestFreeBlock), after bringing reserved up to date if the
 	// strategy cannot know it otherwise.
@@ -373,7 +377,11 @@ func (p *Pool) try(b *Block) (bool, error) {
 	return hit, nil
 }
 
-func (p *Pool) oom(nbytes uint64, _ error) error { return p.oomError(nbytes, p.c.hard, &p.acct) }
+func (p *Pool) oom(nbytes uint64, _ error) error {
+	e := p.oomError(nbytes, p.c.hard, &p.acct)
+	p.noteFragmentation(e)
+	return e
+}
 
 func (p *Pool) free(b *Block) error {
 	err := p.freeBlock(b)

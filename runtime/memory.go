@@ -41,7 +41,16 @@ func (rt *Runtime) SetLimits(soft, hard LimitChange) error {
 	if curHard, err = parse(hard, curHard, "hard"); err != nil {
 		return err
 	}
-	return rt.pool.SetLimits(curSoft, curHard)
+	err = rt.pool.SetLimits(curSoft, curHard)
+	if rec := rt.record; rec != nil {
+		// A refused hard limit may still have released the cache.
+		if err == nil {
+			rt.recordLimits(rec)
+		} else {
+			rt.recordReserved(rec)
+		}
+	}
+	return err
 }
 
 // Reclaim releases cached memory to the device: at least nbytes if that
@@ -53,7 +62,11 @@ func (rt *Runtime) Reclaim(nbytes uint64) (uint64, error) {
 		return 0, err
 	}
 	rt.drain()
-	return rt.pool.Reclaim(nbytes)
+	n, err := rt.pool.Reclaim(nbytes)
+	if rec := rt.record; rec != nil {
+		rt.recordReserved(rec)
+	}
+	return n, err
 }
 
 // Status is the human summary of memory use that pool.status() prints. On

@@ -86,6 +86,11 @@ type Runtime struct {
 	// the script, which a walk of the Lua state finds (sweep.go).
 	givenSinceGC uint64
 
+	// record is the memory recording under way (RecordMemory), nil when
+	// none is; lastRecord the latest, under way or stopped, for
+	// WriteProfile. Only the runtime's goroutine touches them.
+	record, lastRecord *memoryRecord
+
 	// hostLimit is [host] memory_limit in bytes (0: none); hostHeld counts
 	// the bytes of this runtime's live host arrays against it.
 	hostLimit uint64
@@ -448,6 +453,9 @@ func (rt *Runtime) Synchronize() error {
 	}
 	rt.drain()
 	rt.pool.Synchronized()
+	if rec := rt.record; rec != nil {
+		rt.recordReserved(rec)
+	}
 	return nil
 }
 
@@ -558,10 +566,16 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	b := &buffer{rt: rt, dtype: dt}
 	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.stream); err != nil {
 		rt.explainOOM(err)
+		if rec := rt.record; rec != nil {
+			rt.recordOOM(rec, nbytes, err)
+		}
 		return nil, err
 	}
 	b.shape = append(b.dims[:0:len(b.dims)], shape...)
 	b.site = rt.callerSite()
+	if rec := rt.record; rec != nil {
+		rt.recordAlloc(rec, b)
+	}
 	rt.mu.Lock()
 	rt.nextID++
 	b.id = rt.nextID
@@ -595,6 +609,9 @@ func (rt *Runtime) release(b *buffer, explicit bool) error {
 	b.freed = true
 	rt.buffers.remove(b)
 	rt.mu.Unlock()
+	if rec := rt.record; rec != nil {
+		return rt.recordedFree(rec, b)
+	}
 	return rt.pool.Free(&b.blk)
 }
 
@@ -675,12 +692,19 @@ func (rt *Runtime) LiveArrays() int {
 	return rt.buffers.n
 }
 
-// explainOOM says, in an out-of-memory error on the CPU backend, that the
-// memory is the backend's and, when its capacity was what ran out, the
-// setting that sets it.
+// explainOOM adds to an out-of-memory error what only the runtime knows:
+// the allocation sites holding this runtime's memory, and on the CPU
+// backend that the memory is the backend's and, when its capacity was what
+// ran out, the setting that sets it.
 func (rt *Runtime) explainOOM(err error) {
 	var oom *pool.OOMError
-	if rt.backend.Name() != "cpu" || !errors.As(err, &oom) {
+	if !errors.As(err, &oom) {
+		return
+	}
+	for _, u := range rt.Usage() {
+		oom.Holders = append(oom.Holders, pool.Holder{Site: u.Site, NBytes: u.NBytes, Arrays: u.Arrays})
+	}
+	if rt.backend.Name() != "cpu" {
 		return
 	}
 	oom.Memory = "CPU backend memory"

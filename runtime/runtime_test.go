@@ -284,13 +284,14 @@ func TestSandboxHasNoHostAccess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.npy")
 	rt.Lua().SetGlobal("path", lua.LString(path))
 	err = rt.DoString(`
-		local cuda = require("cuda")
+		local cuda, pool = require("cuda"), require("pool")
 		local h, d = cuda.host_array(2), cuda.zeros(2)
 		for _, call in ipairs({
 			function() return cuda.load_npy(path) end,
 			function() return cuda.save_npy(path, h) end,
 			function() return h:save_npy(path) end,
 			function() return d:save_npy(path) end,
+			function() pool.record(true); return pool.dump_profile(path) end,
 		}) do
 			local ok, err = pcall(call)
 			assert(not ok and err:find("file access is disabled in the sandbox", 1, true), tostring(err))

@@ -15,6 +15,18 @@ type site struct {
 	line   int
 }
 
+// goSite names, in reports, the arrays Go code allocated: they have no
+// Lua line.
+const goSite = "(allocated from Go)"
+
+// label is the site as reports name it.
+func (s site) label() string {
+	if s.source == "" {
+		return goSite
+	}
+	return s.String()
+}
+
 func (s site) String() string {
 	if s.source == "" {
 		return ""

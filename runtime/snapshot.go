@@ -50,7 +50,7 @@ func (rt *Runtime) Usage() []SiteUsage {
 	for _, b := range rt.Snapshot() {
 		site := b.Site
 		if site == "" {
-			site = "(allocated from Go)"
+			site = goSite
 		}
 		u := bySite[site]
 		if u == nil {

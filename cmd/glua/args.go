@@ -28,6 +28,8 @@ Available options are:
   --pinned-limit SIZE
                      cap the pinned host memory held, in use and cached
   --info             show devices, libraries and the configuration in effect
+  --memory-profile FILE
+                     record memory events; write them to FILE (HTML) at exit
   --                 stop handling options
   -                  stop handling options and execute stdin
 `
@@ -67,7 +69,7 @@ func unrecognized(option string) usageError {
 
 // valueOptions are glua's long options, each taking a value written
 // `--name value` or `--name=value`.
-var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit", "pinned-limit"}
+var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit", "pinned-limit", "memory-profile"}
 
 // parseArgs reads options up to the script name, which ends them, as lua.c
 // does: `-` is the script "stdin", `--` makes the next argument the script

@@ -55,7 +55,17 @@ func run(argv []string) int {
 		message(err.Error())
 		return 1
 	}
+	writeProfile, err := startProfile(rt, o, argv)
+	if err != nil {
+		message(err.Error())
+		rt.Close()
+		return 1
+	}
 	status := session(rt, o, argv)
+	if err := writeProfile(); err != nil {
+		message(err.Error())
+		status = 1
+	}
 	if err := rt.Close(); err != nil {
 		message(err.Error())
 		status = 1

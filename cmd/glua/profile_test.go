@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// artifacts is where a test keeps what a person may want to look at: the
+// directory GLUA_ARTIFACTS names, else the test's own temporary one.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	if dir := os.Getenv("GLUA_ARTIFACTS"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	return t.TempDir()
+}
+
+// chromium finds a headless-capable Chromium, skipping the test without
+// one unless GLUA_REQUIRE_CHROMIUM=1 (as in CI) makes that a failure.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("GLUA_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("GLUA_REQUIRE_CHROMIUM=1 but no chromium is installed (apt-get install chromium)")
+	}
+	t.Skip("no chromium: the memory profile is not checked in a browser")
+	return ""
+}
+
+// headless runs the browser on page with args, and returns its stdout.
+func headless(t *testing.T, browser, page string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	args = append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=5000"}, args...)
+	cmd := exec.CommandContext(ctx, browser, append(args, "file://"+page)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", browser, strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
+}
+
+// The memory profile of the main job opens in a real browser: its script
+// runs without error and the timeline and the segments are laid out. The
+// screenshot is kept for a person to look at.
+func TestMemoryProfileOfMatmulDrawsInABrowser(t *testing.T) {
+	browser := chromium(t)
+	dir := artifacts(t)
+	page := filepath.Join(dir, "matmul-memory-profile.html")
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := invocation{dir: root, args: []string{"--memory-profile", page, "scripts/matmul.lua", "96", "4"}}.glua(t)
+	if r.code != 0 || !strings.Contains(r.stdout, "naive") {
+		t.Fatalf("glua --memory-profile scripts/matmul.lua:\n%s", r)
+	}
+	dom := headless(t, browser, page, "--dump-dom")
+	body := regexp.MustCompile(`<body[^>]*>`).FindString(dom)
+	if !strings.Contains(body, `data-rendered="ok"`) {
+		msg := regexp.MustCompile(`(?s)<p id="script-error"[^>]*>(.*?)</p>`).FindStringSubmatch(dom)
+		t.Fatalf("the page's script did not finish: %s %q", body, msg)
+	}
+	attr := func(name string) int {
+		m := regexp.MustCompile(name + `="(\d+)"`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("the page's body lacks %s: %s", name, body)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	// matmul.lua allocates at six lines: the inputs, each pattern's arrays.
+	if n := attr("data-bands"); n < 3 {
+		t.Errorf("%d bands in the timeline; want one per allocating line, at least 3", n)
+	}
+	if n := attr("data-pieces"); n < 3 {
+		t.Errorf("%d pieces in the segments; want the arrays live at the peak", n)
+	}
+	if w := attr("data-timeline-width"); w < 500 {
+		t.Errorf("the bands were laid out %d wide; want most of the timeline's 1168", w)
+	}
+	for _, want := range []string{`id="segments-peak"`, `id="reserved"`, "Memory profile: scripts/matmul.lua", "scripts/matmul.lua:"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	shot := filepath.Join(dir, "matmul-memory-profile.png")
+	headless(t, browser, page, "--screenshot="+shot, "--window-size=1400,1800")
+	if fi, err := os.Stat(shot); err != nil || fi.Size() < 20<<10 {
+		t.Fatalf("no screenshot of the profile (%v)", err)
+	}
+	t.Logf("profile %s, screenshot %s", page, shot)
+}
+
+// A script that runs out of memory still leaves its profile, with the
+// error marked; the error itself names the line that leaks.
+func TestMemoryProfileIsWrittenWhenTheScriptRunsOutOfMemory(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "mem.html")
+	script, err := filepath.Abs(filepath.Join("..", "..", "runtime", "testdata", "leak.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := invocation{dir: dir, args: []string{"--hard-limit", "64MiB", "--memory-profile", page, script}}.glua(t)
+	if r.code != 1 || !strings.Contains(r.stderr, "out of CPU backend memory") || !strings.Contains(r.stderr, "leak.lua:8: 60.00 MiB in 15 arrays") {
+		t.Fatalf("a leaking script under a 64 MiB limit:\n%s", r)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="oom-1"`, `id="segments-oom"`, `id="segments-peak"`, "leak.lua:8", "hard limit 64 MiB"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the profile of the failed run lacks %q", want)
+		}
+	}
+}
+
+// A profile that cannot be written is an error before the script runs.
+func TestMemoryProfileToAnUnwritablePathFailsBeforeTheScript(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "no", "such", "dir", "mem.html")
+	r := invocation{dir: dir, args: []string{"--memory-profile", bad, "-e", `print("ran")`}}.glua(t)
+	if r.code != 1 || strings.Contains(r.stdout, "ran") || r.stderr != "glua: --memory-profile: cannot open "+bad+": No such file or directory\n" {
+		t.Fatalf("--memory-profile to %s:\n%s", bad, r)
+	}
+}
