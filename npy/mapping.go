@@ -7,19 +7,22 @@ import (
 	"runtime"
 )
 
-// Mapping is an .npy file's data mapped read-only into memory (NumPy's
-// mmap_mode="r"): pages are read from the file as they are touched and
-// belong to the page cache, so an array larger than the machine's memory
-// can be streamed through. Writing to its bytes faults: they are
-// read-only. The mapping is released by Close, or once the Mapping is
+// Mapping is an .npy file's data mapped into memory (NumPy's
+// mmap_mode="r", or "r+" for a file opened by OpenWritable or Create):
+// pages are read from the file as they are touched and belong to the page
+// cache, so an array larger than the machine's memory can be streamed
+// through. Writing to the bytes of a read-only mapping faults; those of a
+// writable one reach the file as the system writes the page cache back,
+// or at once with Flush. The mapping is released by Close, or once the Mapping is
 // unreachable; keep it reachable (runtime.KeepAlive) for as long as its
 // bytes are used. Truncating the file while it is mapped makes touching
 // the lost pages fault, as it does for any mapped file.
 type Mapping struct {
-	data    []byte // the array's bytes, within whole
-	whole   []byte // the mapped file; nil when nothing was mapped
-	path    string
-	cleanup runtime.Cleanup
+	data     []byte // the array's bytes, within whole
+	whole    []byte // the mapped file; nil when nothing was mapped
+	path     string
+	writable bool
+	cleanup  runtime.Cleanup
 }
 
 // Map maps the file's data. Big-endian data cannot be used in place and is
@@ -29,7 +32,7 @@ func (f *File) Map() (*Mapping, error) {
 	if f.BigEndian {
 		return nil, &Error{Path: f.path, Err: errors.New("big-endian data cannot be memory-mapped: glua computes on little-endian data; load it without mmap, which swaps the bytes")}
 	}
-	m := &Mapping{path: f.path}
+	m := &Mapping{path: f.path, writable: f.writable}
 	size := f.offset + f.NBytes()
 	if f.NBytes() == 0 {
 		return m, nil
@@ -37,7 +40,7 @@ func (f *File) Map() (*Mapping, error) {
 	if size > math.MaxInt {
 		return nil, &Error{Path: f.path, Err: fmt.Errorf("%d bytes are too many to map on this system", size)}
 	}
-	whole, err := mmapFile(f.f, int(size))
+	whole, err := mmapFile(f.f, int(size), f.writable)
 	if err != nil {
 		return nil, &Error{Path: f.path, Err: fmt.Errorf("cannot map the file: %w", cause(err))}
 	}
@@ -46,9 +49,25 @@ func (f *File) Map() (*Mapping, error) {
 	return m, nil
 }
 
-// Bytes is the array's data, read-only, in the mapping: valid while m is
-// reachable and not closed.
+// Bytes is the array's data in the mapping, read-only unless Writable:
+// valid while m is reachable and not closed.
 func (m *Mapping) Bytes() []byte { return m.data }
+
+// Writable says whether the mapping's bytes may be written.
+func (m *Mapping) Writable() bool { return m.writable }
+
+// Flush writes what was written into a writable mapping to the file now
+// and waits for it, as NumPy's memmap.flush does; a read-only mapping has
+// nothing to write.
+func (m *Mapping) Flush() error {
+	if !m.writable || m.whole == nil {
+		return nil
+	}
+	if err := msync(m.whole); err != nil {
+		return &Error{Path: m.path, Err: fmt.Errorf("cannot write the mapped data back: %w", err)}
+	}
+	return nil
+}
 
 // Path is the mapped file's path.
 func (m *Mapping) Path() string { return m.path }

@@ -12,8 +12,10 @@ import (
 // not, a caller reads the file instead.
 const CanMap = false
 
-func mmapFile(f *os.File, size int) ([]byte, error) {
+func mmapFile(f *os.File, size int, writable bool) ([]byte, error) {
 	return nil, fmt.Errorf("memory-mapping files is not supported on %s", runtime.GOOS)
 }
 
 func munmap(b []byte) error { return nil }
+
+func msync(b []byte) error { return nil }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -206,4 +207,70 @@ func sign(rng *rand.Rand) float64 {
 		return -1
 	}
 	return 1
+}
+
+// A file made by Create and filled through a writable mapping is one NumPy
+// reads, with every value written; OpenWritable on it maps the same data
+// again, and what is written then reaches the file too.
+func TestCreatedFileFilledThroughItsMappingIsReadByNumPy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "made.npy")
+	h := npy.Header{DType: device.Float64, Shape: []int{300, 7}}
+	if err := npy.Create(path, h); err != nil {
+		t.Fatal(err)
+	}
+	values := make([]float64, 300*7)
+	for i := range values {
+		values[i] = rand.Float64() + 1
+	}
+	for pass := range 2 { // Create's file, then OpenWritable's second mapping
+		f, err := npy.OpenWritable(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := f.Map()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.Writable() {
+			t.Fatal("the mapping is read-only")
+		}
+		data := m.Bytes()
+		for i, v := range values {
+			if pass == 1 {
+				v = -v
+			}
+			bits := math.Float64bits(v)
+			for b := range 8 {
+				data[8*i+b] = byte(bits >> (8 * b))
+			}
+		}
+		if err := m.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got := numpytest.Run(t, `
+import sys
+import numpy as np
+a = np.load(sys.argv[1])
+print(a.dtype.str, "x".join(map(str, a.shape)), repr(float(a.sum())))
+`, path)
+		sum := 0.0
+		for _, v := range values {
+			sum += v
+		}
+		if pass == 1 {
+			sum = -sum
+		}
+		var dtype, shape string
+		var numpySum float64
+		if _, err := fmt.Sscanf(got, "%s %s %g", &dtype, &shape, &numpySum); err != nil {
+			t.Fatalf("NumPy printed %q: %v", got, err)
+		}
+		if dtype != "<f8" || shape != "300x7" || math.Abs(numpySum-sum) > 1e-9*math.Abs(sum) {
+			t.Fatalf("pass %d: NumPy read %q, want <f8 300x7 with sum %v", pass, got, sum)
+		}
+	}
 }

@@ -45,16 +45,24 @@ func cause(err error) error {
 // against the file's size.
 type File struct {
 	Header
-	path   string
-	f      *os.File
-	offset int64 // where the data begins
+	path     string
+	f        *os.File
+	offset   int64 // where the data begins
+	writable bool  // opened by OpenWritable: Map maps it read-write
 }
 
 // Open opens an .npy file and reads its header. The data must be exactly
 // what the header's shape and dtype need: a shorter file is truncated, a
 // longer one does not match its header. Close the File when done; on an
 // error nothing is left open.
-func Open(path string) (*File, error) {
+func Open(path string) (*File, error) { return open(path, os.O_RDONLY) }
+
+// OpenWritable is Open for a file whose data Map then maps read-write
+// (NumPy's mmap_mode="r+"): what is written into the mapping is written
+// into the file.
+func OpenWritable(path string) (*File, error) { return open(path, os.O_RDWR) }
+
+func open(path string, flag int) (*File, error) {
 	if path == "" {
 		return nil, errEmptyPath
 	}
@@ -69,7 +77,7 @@ func Open(path string) (*File, error) {
 	if !st.Mode().IsRegular() {
 		return nil, &Error{Path: path, Err: fmt.Errorf("is not a regular file (%s)", st.Mode().Type())}
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, fileError(path, err)
 	}
@@ -81,7 +89,7 @@ func Open(path string) (*File, error) {
 		f.Close()
 		return nil, fileError(path, err)
 	}
-	return &File{Header: h, path: path, f: f, offset: offset}, nil
+	return &File{Header: h, path: path, f: f, offset: offset, writable: flag == os.O_RDWR}, nil
 }
 
 // checkSize compares the file's size with what the header says follows it.

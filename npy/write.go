@@ -88,3 +88,42 @@ func writeAll(f *os.File, head, data []byte) error {
 	}
 	return err
 }
+
+// Create makes an .npy file for h's array with its data all zero, to be
+// opened with OpenWritable and filled through a mapping (NumPy's
+// open_memmap with mode="w+"). The data is a hole the file system fills
+// with zeros as it is written, so creating a file larger than the disk's
+// free space succeeds and writing into it later may not. As WriteFile
+// does, it writes under a temporary name and renames, so path is never a
+// file with a header and no data.
+func Create(path string, h Header) error {
+	if path == "" {
+		return errEmptyPath
+	}
+	head, err := h.Encode()
+	if err != nil {
+		return &Error{Path: path, Err: err}
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return &Error{Path: path, Err: errors.New("is a directory")}
+	}
+	tmp, err := createTemp(path)
+	if err != nil {
+		return &Error{Path: path, Err: fmt.Errorf("cannot create a file in its directory: %w", cause(err))}
+	}
+	_, err = tmp.Write(head)
+	if err == nil {
+		err = tmp.Truncate(int64(len(head)) + h.NBytes())
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return &Error{Path: path, Err: cause(err)}
+	}
+	return nil
+}
