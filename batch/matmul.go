@@ -121,8 +121,8 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 		}
 	} else if s := out.Shape(); out.NDim() != 2 || s[0] != m || s[1] != n || out.DType() != dt {
 		return nil, fmt.Errorf("out must be %dx%d %s, got %s", m, n, dt, out)
-	} else if out.Mapped() {
-		return nil, errors.New("out is memory-mapped, which is read-only")
+	} else if !out.Writable() {
+		return nil, errors.New("out is memory-mapped read-only; map it writable (cuda.create_npy, or cuda.load_npy with writable = true)")
 	}
 	t, err := newTiler(rt, p, dt, o.Precision)
 	if err != nil {

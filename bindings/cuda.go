@@ -29,6 +29,7 @@ type npyFiles interface {
 	FileAccess() error
 	LoadNPY(path string, opts runtime.NPYOptions) (*runtime.HostArray, error)
 	SaveNPY(path string, x runtime.AnyArray) error
+	CreateNPY(path string, shape []int, dt device.DType) (*runtime.HostArray, error)
 }
 
 // cudaModule is the cuda module: devices, arrays, transfers (and the
@@ -51,6 +52,7 @@ func (m cudaModule) funcs() map[string]lua.LGFunction {
 		"host_array":   m.hostArray,
 		"load_npy":     m.loadNPY,
 		"save_npy":     m.saveNPY,
+		"create_npy":   m.createNPY,
 	}
 }
 
@@ -222,16 +224,35 @@ func (m cudaModule) toDevice(L *lua.LState) int {
 	return 1
 }
 
-// loadNPY is cuda.load_npy(path [, {mmap=false, pinned=false}]).
+// loadNPY is cuda.load_npy(path [, {mmap=false, pinned=false, writable=false}]).
 func (m cudaModule) loadNPY(L *lua.LState) int {
 	const name = "cuda.load_npy"
 	path := checkPath(L, name, 1)
-	opts := options(L, name, 2, "mmap", "pinned")
-	o := runtime.NPYOptions{MMap: optBool(L, name, opts, "mmap", false), Pinned: optBool(L, name, opts, "pinned", false)}
+	opts := options(L, name, 2, "mmap", "pinned", "writable")
+	o := runtime.NPYOptions{MMap: optBool(L, name, opts, "mmap", false), Pinned: optBool(L, name, opts, "pinned", false),
+		Writable: optBool(L, name, opts, "writable", false)}
 	if err := m.rt.FileAccess(); err != nil {
 		raise(L, name, err)
 	}
 	h, err := m.rt.LoadNPY(path, o)
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushHost(L, h)
+	return 1
+}
+
+// createNPY is cuda.create_npy(path, shape [, dtype]): a zeroed .npy file
+// mapped read-write.
+func (m cudaModule) createNPY(L *lua.LState) int {
+	const name = "cuda.create_npy"
+	path := checkPath(L, name, 1)
+	shape := checkShape(L, name, 2)
+	dt := optDType(L, name, 3, device.Float32)
+	if err := m.rt.FileAccess(); err != nil {
+		raise(L, name, err)
+	}
+	h, err := m.rt.CreateNPY(path, shape, dt)
 	if err != nil {
 		raise(L, name, err)
 	}

@@ -59,8 +59,12 @@ func (f *fakeCuda) FileAccess() error {
 	return nil
 }
 func (f *fakeCuda) LoadNPY(path string, opts runtime.NPYOptions) (*runtime.HostArray, error) {
-	f.calls = append(f.calls, fmt.Sprintf("load_npy %s mmap=%v pinned=%v", path, opts.MMap, opts.Pinned))
+	f.calls = append(f.calls, fmt.Sprintf("load_npy %s mmap=%v pinned=%v writable=%v", path, opts.MMap, opts.Pinned, opts.Writable))
 	return runtime.NewHostArray([]int{2}, device.Float32)
+}
+func (f *fakeCuda) CreateNPY(path string, shape []int, dt device.DType) (*runtime.HostArray, error) {
+	f.calls = append(f.calls, fmt.Sprintf("create_npy %s %v %s", path, shape, dt))
+	return runtime.NewHostArray(shape, dt)
 }
 func (f *fakeCuda) SaveNPY(path string, x runtime.AnyArray) error {
 	f.calls = append(f.calls, fmt.Sprintf("save_npy %s %T %v %s", path, x, x.Shape(), x.DType()))
@@ -86,7 +90,9 @@ func TestCudaModuleConvertsShapesDTypesAndTables(t *testing.T) {
 		cuda.device_array({1, 2}, "bfloat16")
 		cuda.host_array({2, 2}, "uint8", {pinned = true})
 		local h = cuda.load_npy("a.npy", {mmap = true}); cuda.load_npy("b.npy")
+		cuda.load_npy("d.npy", {mmap = true, writable = true})
 		cuda.save_npy("c.npy", h)
+		cuda.create_npy("e.npy", {3, 2}, "float64")
 		cuda.synchronize()
 		assert(cuda.backend() == "cpu" and cuda.device().name == "fake" and #cuda.devices() == 1)`)
 	if err != nil {
@@ -98,15 +104,17 @@ func TestCudaModuleConvertsShapesDTypesAndTables(t *testing.T) {
 		"rand seed 9 [3] float16", "rand seed none [5] float32",
 		"device_array [1 2] bfloat16",
 		"host_array [2 2] uint8 pinned=true",
-		"load_npy a.npy mmap=true pinned=false", "load_npy b.npy mmap=false pinned=false",
+		"load_npy a.npy mmap=true pinned=false writable=false", "load_npy b.npy mmap=false pinned=false writable=false",
+		"load_npy d.npy mmap=true pinned=false writable=true",
 		"save_npy c.npy *runtime.HostArray [2] float32",
+		"create_npy e.npy [3 2] float64",
 		"synchronize",
 	}
 	if got := strings.Join(f.calls, "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("calls\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
 	if f.given != 7 {
-		t.Errorf("%d arrays given to the script, want the 7 made", f.given)
+		t.Errorf("%d arrays given to the script, want the 7 device arrays made", f.given)
 	}
 }
 
@@ -127,7 +135,9 @@ func TestCudaModuleRefusesBadArgumentsBeforeCallingTheRuntime(t *testing.T) {
 		`cuda.load_npy(1)`:                              "cuda.load_npy: bad argument #1 (path must be a string, got number)",
 		`cuda.load_npy("")`:                             "cuda.load_npy: bad argument #1 (path is empty)",
 		`cuda.load_npy("a.npy", {mmap = "yes"})`:        "cuda.load_npy: option mmap must be a boolean, got string",
-		`cuda.load_npy("a.npy", {mapped = true})`:       "cuda.load_npy: bad argument #2 (unknown option mapped (expected mmap, pinned))",
+		`cuda.load_npy("a.npy", {mapped = true})`:       "cuda.load_npy: bad argument #2 (unknown option mapped (expected mmap, pinned, writable))",
+		`cuda.create_npy("e.npy")`:                      "cuda.create_npy: bad argument #2",
+		`cuda.create_npy("e.npy", {2}, "float8")`:       "cuda.create_npy: bad argument #3",
 		`cuda.load_npy("a.npy", true)`:                  "cuda.load_npy: bad argument #2 (options table expected, got boolean)",
 		`cuda.save_npy("a.npy", {1, 2})`:                "cuda.save_npy: bad argument #2 (HostArray or DeviceArray expected, got table)",
 		`cuda.save_npy(nil, h)`:                         "cuda.save_npy: bad argument #1 (path must be a string, got nil)",

@@ -16,6 +16,7 @@ func registerHostType(rt *runtime.Runtime, L *lua.LState) {
 		"reshape":  hostReshape,
 		"rows":     hostRows,
 		"save_npy": func(L *lua.LState) int { return hostSaveNPY(rt, L) },
+		"flush":    hostFlush,
 	})
 	L.G.Registry.RawSetString(hostArrayType+methodsSuffix, methods)
 	L.SetFuncs(L.NewTypeMetatable(hostArrayType), map[string]lua.LGFunction{
@@ -24,6 +25,14 @@ func registerHostType(rt *runtime.Runtime, L *lua.LState) {
 		"__len":      hostLen,
 		"__tostring": hostString,
 	})
+}
+
+// hostFlush is h:flush(): a writable mapped file's changes written now.
+func hostFlush(L *lua.LState) int {
+	if err := selfHost(L, "flush").Flush(); err != nil {
+		raise(L, "HostArray:flush", err)
+	}
+	return 0
 }
 
 func hostToTableMethod(L *lua.LState) int {

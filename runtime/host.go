@@ -78,6 +78,9 @@ type NPYOptions struct {
 	// pinned does. A mapped file is not page-locked memory, so MMap and
 	// Pinned together are an error.
 	Pinned bool
+	// Writable maps the file read-write (NumPy's mmap_mode="r+"): what is
+	// written into the array is written into the file. It needs MMap.
+	Writable bool
 }
 
 // LoadNPY loads a NumPy .npy file: C order, of any dtype glua has (see
@@ -92,22 +95,21 @@ func (rt *Runtime) LoadNPY(path string, opts NPYOptions) (*HostArray, error) {
 	if opts.MMap && opts.Pinned {
 		return nil, fmt.Errorf("%s: mmap and pinned cannot be combined: a mapped file is the page cache's memory, which cannot be page-locked; choose one", path)
 	}
+	if opts.Writable {
+		if !opts.MMap {
+			return nil, fmt.Errorf("%s: writable needs mmap: only a mapped file is written as the array changes", path)
+		}
+		return rt.mapNPY(path, npy.OpenWritable)
+	}
+	if opts.MMap && npy.CanMap {
+		return rt.mapNPY(path, npy.Open)
+	}
 	f, err := npy.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	shape := f.Shape
-	if len(shape) == 0 {
-		shape = []int{1}
-	}
-	if opts.MMap && npy.CanMap {
-		m, err := f.Map()
-		if err != nil {
-			return nil, err
-		}
-		return &HostArray{data: m.Bytes(), shape: shape, dtype: f.DType, owner: m}, nil
-	}
+	shape := npyShape(f.Shape)
 	h, err := rt.NewHostArray(shape, f.DType, opts.Pinned)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -116,6 +118,62 @@ func (rt *Runtime) LoadNPY(path string, opts NPYOptions) (*HostArray, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// npyShape is a file's shape as an array's: a 0-d array (a NumPy scalar)
+// is one element of shape {1}, since glua's arrays have a dimension at
+// least.
+func npyShape(shape []int) []int {
+	if len(shape) == 0 {
+		return []int{1}
+	}
+	return shape
+}
+
+// mapNPY opens path with open and maps its data as a host array.
+func (rt *Runtime) mapNPY(path string, open func(string) (*npy.File, error)) (*HostArray, error) {
+	if !npy.CanMap {
+		return nil, fmt.Errorf("%s: memory-mapping files is not supported on this system", path)
+	}
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := f.Map()
+	if err != nil {
+		return nil, err
+	}
+	return &HostArray{data: m.Bytes(), shape: npyShape(f.Shape), dtype: f.DType, owner: m}, nil
+}
+
+// CreateNPY creates an .npy file of the given shape and dtype, its data
+// zero, and maps it read-write (NumPy's open_memmap with mode="w+"): a
+// result larger than the machine's memory, batch.Matmul's out among them,
+// is written straight into the file. An existing file is replaced; the
+// new one appears under path whole, header and zeroed data, or not at
+// all.
+func (rt *Runtime) CreateNPY(path string, shape []int, dt device.DType) (*HostArray, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
+	if err := checkShape(shape); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := npy.Create(path, npy.Header{DType: dt, Shape: shape}); err != nil {
+		return nil, err
+	}
+	return rt.mapNPY(path, npy.OpenWritable)
+}
+
+// Flush writes what was written into an array mapped read-write from an
+// .npy file (LoadNPY with Writable, CreateNPY) to the file now; for any
+// other array it does nothing.
+func (h *HostArray) Flush() error {
+	if m, ok := h.owner.(*npy.Mapping); ok {
+		return m.Flush()
+	}
+	return nil
 }
 
 // AnyArray is a *HostArray or an *Array: what SaveNPY writes.
@@ -169,16 +227,20 @@ func (a *Array) inHost(rt *Runtime) (*HostArray, error) {
 func (h *HostArray) Pinned() bool { return h.pinned }
 
 // Mapped reports whether the array is a memory-mapped .npy file
-// (LoadNPY with MMap), and so read-only.
+// (LoadNPY with MMap, CreateNPY): read-only unless mapped writable.
 func (h *HostArray) Mapped() bool {
 	_, ok := h.owner.(*npy.Mapping)
 	return ok
 }
 
+// Writable reports whether the array may be written into: every array but
+// one mapped read-only from an .npy file.
+func (h *HostArray) Writable() bool { return h.readOnly() == nil }
+
 // readOnly says why the array cannot be written into, or nil when it can.
 func (h *HostArray) readOnly() error {
-	if m, ok := h.owner.(*npy.Mapping); ok {
-		return fmt.Errorf("read-only: memory-mapped from %s; load it without mmap to write into it", m.Path())
+	if m, ok := h.owner.(*npy.Mapping); ok && !m.Writable() {
+		return fmt.Errorf("read-only: memory-mapped from %s; map it writable (or load it without mmap) to write into it", m.Path())
 	}
 	return nil
 }

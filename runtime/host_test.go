@@ -69,7 +69,7 @@ func TestMappedNPYIsReadOnlyAndUploads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "the array is read-only: memory-mapped from " + path + "; load it without mmap to write into it"
+	want := "the array is read-only: memory-mapped from " + path + "; map it writable (or load it without mmap) to write into it"
 	if err := m.Set(0, 5); err == nil || err.Error() != want {
 		t.Errorf("Set on a mapped array: %v\nwant %s", err, want)
 	}

@@ -5,6 +5,7 @@
 local cuda = require("cuda")
 local kernels = require("kernels")
 local pool = require("pool")
+local batch = require("batch")
 
 local baseline = pool.stats().live_arrays
 
@@ -57,10 +58,39 @@ check.eq(kernels.max_abs_diff(up, big), 0, "mapped upload")
 local part = cuda.device_array({ 64, 64 })
 part:copy_from(m:rows(65, 128))
 check.eq(kernels.max_abs_diff(part, big:rows(65, 128)), 0, "mapped rows uploaded")
-check.error("HostArray: the array is read-only: memory-mapped from " .. bigpath .. "; load it without mmap to write into it",
+check.error("HostArray: the array is read-only: memory-mapped from " .. bigpath .. "; map it writable (or load it without mmap) to write into it",
   function() m[1] = 0 end)
 check.error("DeviceArray:copy_to_host: destination is read-only: memory-mapped from " .. bigpath, big.copy_to_host, big, m)
 check.eq(m[1], big:copy_to_host()[1], "the mapped file unchanged")
+
+-- a file mapped read-write: what is written into the array is in the file
+local w = cuda.load_npy(bigpath, { mmap = true, writable = true })
+check.eq(w.mapped, true, "writable mapping is mapped")
+w[2] = 42
+local sevens = cuda.full({ 1, 64 }, 7)
+sevens:copy_to_host(w:rows(2, 2))
+w:flush()
+local again = cuda.load_npy(bigpath)
+check.eq(again[2], 42, "an element written into the file")
+check.eq(again[65] == 7 and again[128] == 7, true, "row 2 of the file written from the device")
+check.eq(again[1], big:copy_to_host()[1], "the rest of the file unchanged")
+sevens:free()
+check.error("cuda.load_npy: " .. bigpath .. ": writable needs mmap", cuda.load_npy, bigpath, { writable = true })
+
+-- a new file mapped read-write, filled by batch.matmul and read back
+local A, B = cuda.rand({ 37, 19 }, "float32", 3), cuda.rand({ 19, 23 }, "float32", 4)
+local outpath = tmpdir .. "/product.npy"
+local out = cuda.create_npy(outpath, { 37, 23 })
+check.eq(out[1] == 0 and out[37 * 23] == 0 and out.mapped, true, "a created file is zero and mapped")
+batch.matmul(A:copy_to_host(), B:copy_to_host(), { out = out, budget = 4 * 300 })
+out:flush()
+local want = kernels.matmul(cuda.zeros({ 37, 23 }), A, B)
+check.eq(kernels.max_abs_diff(cuda.to_device(cuda.load_npy(outpath)), want) < 1e-4, true, "product written into the file")
+check.error("batch.matmul: out is memory-mapped read-only", batch.matmul, A:copy_to_host(), B:copy_to_host(),
+  { out = cuda.load_npy(outpath, { mmap = true }) })
+check.error("cuda.create_npy: " .. tmpdir .. ": is a directory", cuda.create_npy, tmpdir, { 2 })
+check.error("cuda.create_npy: bad argument #3", cuda.create_npy, outpath, { 2 }, "float8")
+A:free(); B:free(); want:free()
 
 -- what NumPy writes and glua has no own form for: a 0-d scalar loads as
 -- one element, big-endian data is swapped
