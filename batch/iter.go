@@ -209,7 +209,7 @@ func (it *Iter) stage(u *upload, h *runtime.HostArray) (*runtime.HostArray, erro
 		buf, it.spare[key] = free[len(free)-1], free[:len(free)-1]
 	} else {
 		var err error
-		if buf, err = it.rt.NewHostArray([]int{h.Size()}, h.DType(), true); err != nil {
+		if buf, err = it.rt.NewStaging(h.Size(), h.DType()); err != nil {
 			return nil, err
 		}
 	}

@@ -45,7 +45,7 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string) (
 	host := func(n int) *runtime.HostArray {
 		var h *runtime.HostArray
 		if err == nil {
-			h, err = rt.NewHostArray([]int{n}, dt, true)
+			h, err = rt.NewStaging(n, dt)
 		}
 		return h
 	}

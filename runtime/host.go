@@ -30,6 +30,18 @@ type HostArray struct {
 // lets them overlap computation; on the CPU backend every host array is
 // already as fast as it gets, so pinned is recorded and otherwise ignored.
 func (rt *Runtime) NewHostArray(shape []int, dt device.DType, pinned bool) (*HostArray, error) {
+	return rt.newHostArray(shape, dt, pinned, true)
+}
+
+// NewStaging returns a pinned host array of n elements whose contents are
+// whatever its memory last held, for a staging buffer that is written
+// before it is read: zeroing the hundreds of megabytes batch.Matmul stages
+// through would cost a pass over them on every call.
+func (rt *Runtime) NewStaging(n int, dt device.DType) (*HostArray, error) {
+	return rt.newHostArray([]int{n}, dt, true, false)
+}
+
+func (rt *Runtime) newHostArray(shape []int, dt device.DType, pinned, zero bool) (*HostArray, error) {
 	if err := rt.usable(); err != nil {
 		return nil, err
 	}
@@ -50,7 +62,7 @@ func (rt *Runtime) NewHostArray(shape []int, dt device.DType, pinned bool) (*Hos
 		}
 		return rt.trackHost(h), nil
 	}
-	buf, owner, ok, err := rt.newPinned(nbytes)
+	buf, owner, ok, err := rt.newPinned(nbytes, zero)
 	if err != nil {
 		return nil, err
 	}

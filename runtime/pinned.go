@@ -58,7 +58,7 @@ func pinnedClass(n uint64) uint64 {
 // newPinned page-locks nbytes for a host array, reusing a cached buffer of
 // its class when there is one, or returns nil, false when the backend has
 // no pinned memory (the CPU backend).
-func (rt *Runtime) newPinned(nbytes uint64) ([]byte, *pinnedMem, bool, error) {
+func (rt *Runtime) newPinned(nbytes uint64, zero bool) ([]byte, *pinnedMem, bool, error) {
 	ph, ok := rt.backend.(PinnedHost)
 	if !ok || nbytes == 0 {
 		return nil, nil, false, nil
@@ -70,7 +70,9 @@ func (rt *Runtime) newPinned(nbytes uint64) ([]byte, *pinnedMem, bool, error) {
 		return nil, nil, false, err
 	}
 	buf = buf[:nbytes]
-	clear(buf) // host arrays start zeroed, pinned or not
+	if zero {
+		clear(buf) // host arrays start zeroed, pinned or not
+	}
 	rt.pinnedIDs++
 	owner := &pinnedMem{id: rt.pinnedIDs}
 	base := unsafe.SliceData(buf)
