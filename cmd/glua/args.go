@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -158,6 +157,17 @@ func hasStep(steps []step, option byte) bool {
 	return false
 }
 
+// configKeys are the config keys that long options set.
+var configKeys = map[string]string{
+	"backend":           "backend",
+	"pool":              "pool.strategy",
+	"soft-limit":        "pool.soft_limit",
+	"hard-limit":        "pool.hard_limit",
+	"cpu-memory":        "cpu.memory",
+	"host-memory-limit": "host.memory_limit",
+	"pinned-limit":      "host.pinned_limit",
+}
+
 // configure loads the configuration as the command line asks: the file
 // from --config or the usual lookup, the GLUA_* environment unless -E, and
 // the long options over both. A bad option value is reported under the
@@ -176,28 +186,7 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 		if !ok {
 			continue
 		}
-		switch name {
-		case "backend":
-			c.Backend = v
-		case "pool":
-			c.Pool.Strategy = v
-		case "soft-limit":
-			c.Pool.SoftLimit = v
-		case "hard-limit":
-			c.Pool.HardLimit = v
-		case "cpu-memory":
-			c.CPU.Memory = v
-		case "host-memory-limit":
-			c.Host.MemoryLimit = v
-		case "pinned-limit":
-			c.Host.PinnedLimit = v
-		}
-		if err := c.Validate(); err != nil {
-			// Validate names the key and the file; the option is what the
-			// user typed.
-			if inner := errors.Unwrap(err); inner != nil {
-				err = inner
-			}
+		if err := c.Set(configKeys[name], v, "--"+name); err != nil {
 			return c, fmt.Errorf("--%s: %w", name, err)
 		}
 	}
