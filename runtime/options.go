@@ -49,7 +49,9 @@ type Options struct {
 	Shared *Shared
 
 	// Context cancels running Lua code: a cancelled or expired context stops
-	// the script with an error at its next instruction.
+	// the script with an error at its next instruction, whose message is
+	// the context's cause where it has one (context.WithTimeoutCause).
+	// SetContext replaces it.
 	Context context.Context
 	// Sandbox leaves out os, io, dofile, loadfile and loading modules from
 	// files: only safe libraries and the glua modules.

@@ -249,13 +249,15 @@ func (rt *Runtime) newLuaState(opts Options) *lua.LState {
 		openSandboxLibs(L)
 	}
 	if opts.Context != nil {
-		L.SetContext(opts.Context)
+		L.SetContext(causeContext{opts.Context})
 	}
 	L.SetGlobal("print", L.NewFunction(rt.luaPrint))
 	// Where gopher-lua's library and protected calls differ from Lua 5.1,
-	// lua51's replacements stand in; collectgarbage is then wrapped.
+	// lua51's replacements stand in; collectgarbage and the coroutine
+	// functions are then wrapped.
 	lua51.Open(L)
 	rt.wrapCollectGarbage(L)
+	followContexts(L)
 	// gopher-lua miscompiles multiple assignment (a, b = b, a) and big table
 	// constructors; every chunk glua loads goes through luac, which
 	// rewrites them before compiling.
