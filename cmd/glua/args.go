@@ -2,34 +2,61 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/gluaproject/glua/config"
 )
 
-// usage is printed after a bad option, as lua.c prints it.
-const usage = `usage: glua [options] [script [args]]
-Available options are:
-  -e stat            execute string 'stat'
-  -i                 enter interactive mode after executing 'script'
-  -l mod             require library 'mod' into global 'mod'
-  -v                 show version information
-  -E                 ignore environment variables (GLUA_*, LUA_PATH)
-  --config FILE      read the configuration from FILE
-  --backend NAME     auto, cuda or cpu
-  --pool NAME        memory pool: caching, cuda or none
-  --soft-limit SIZE  release cached memory above SIZE (e.g. 2GiB, 80%)
-  --hard-limit SIZE  never reserve more device memory than SIZE
-  --cpu-memory SIZE  the CPU backend's capacity (e.g. 8GiB, 50% of RAM)
-  --host-memory-limit SIZE
-                     cap the host memory that host arrays hold together
-  --pinned-limit SIZE
-                     cap the pinned host memory held, in use and cached
-  --info             show devices, libraries and the configuration in effect
-  --                 stop handling options
-  -                  stop handling options and execute stdin
-`
+// usageLine begins the usage, as lua.c's does.
+const usageLine = "usage: glua [options] [script [args]]"
+
+// luaOptions are lua5.1's options, as --help lists them.
+var luaOptions = [][2]string{
+	{"-e stat", "execute string 'stat'"},
+	{"-i", "enter interactive mode after executing 'script'"},
+	{"-l mod", "require library 'mod' into global 'mod'"},
+	{"-v", "show version information"},
+	{"-E", "ignore environment variables (GLUA_*, LUA_PATH)"},
+	{"--", "stop handling options"},
+	{"-", "stop handling options and execute stdin"},
+}
+
+// A longOption is one of glua's own options: --name, or --name VALUE
+// (also --name=VALUE) when it has an arg.
+type longOption struct {
+	name string // without the dashes
+	arg  string // what the value is, for --help; "" for a switch
+	help string
+	key  string // the config key the value sets; "" for none
+}
+
+// longOptions are glua's options, in the order --help lists them. A value
+// that sets a config key is checked as the file's would be (configure);
+// any other is read from options.settings by name. One more option with
+// a value is one more line here.
+var longOptions = []longOption{
+	{"help", "", "show this help and exit (also -h)", ""},
+	{"info", "", "show devices, libraries and the configuration in effect", ""},
+	{"config", "FILE", "read the configuration from FILE", ""},
+	{"backend", "NAME", "auto, cuda or cpu", "backend"},
+	{"device", "N", "use device N, 0 the first (the CPU backend has only 0)", "cuda.device"},
+	{"pool", "NAME", "memory pool: caching, cuda or none", "pool.strategy"},
+	{"soft-limit", "SIZE", "release cached memory above SIZE (e.g. 2GiB, 80%)", "pool.soft_limit"},
+	{"hard-limit", "SIZE", "never reserve more device memory than SIZE", "pool.hard_limit"},
+	{"cpu-memory", "SIZE", "the CPU backend's capacity (e.g. 8GiB, 50% of RAM)", "cpu.memory"},
+	{"host-memory-limit", "SIZE", "cap the host memory that host arrays hold together", "host.memory_limit"},
+	{"pinned-limit", "SIZE", "cap the pinned host memory held, in use and cached", "host.pinned_limit"},
+	{"sandbox", "", "leave out os, io, debug, dofile, loadfile and file modules", ""},
+}
+
+func findOption(name string) (longOption, bool) {
+	for _, opt := range longOptions {
+		if opt.name == name {
+			return opt, true
+		}
+	}
+	return longOption{}, false
+}
 
 // step is one -e or -l, run in command-line order before the script.
 type step struct {
@@ -46,8 +73,10 @@ type options struct {
 	script      int
 	interactive bool // -i
 	version     bool // -v, and -i, which prints the banner too
-	info        bool // --info
 	ignoreEnv   bool // -E
+	help        bool // -h, --help
+	info        bool // --info
+	sandbox     bool // --sandbox
 
 	// settings are the long options given, by name without the dashes.
 	// Present with "" means given empty: `--hard-limit ""` clears a limit
@@ -63,10 +92,6 @@ func (e usageError) Error() string { return string(e) }
 func unrecognized(option string) usageError {
 	return usageError(fmt.Sprintf("unrecognized option '%s'", option))
 }
-
-// valueOptions are glua's long options, each taking a value written
-// `--name value` or `--name=value`.
-var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit", "pinned-limit"}
 
 // parseArgs reads options up to the script name, which ends them, as lua.c
 // does: `-` is the script "stdin", `--` makes the next argument the script
@@ -88,12 +113,13 @@ func parseArgs(argv []string) (options, error) {
 		}
 		if strings.HasPrefix(a, "--") {
 			name, value, hasValue := strings.Cut(a[2:], "=")
-			if name == "info" && !hasValue {
-				o.info = true
-				continue
-			}
-			if !slices.Contains(valueOptions, name) {
+			opt, ok := findOption(name)
+			if !ok || (opt.arg == "" && hasValue) {
 				return o, unrecognized(a)
+			}
+			if opt.arg == "" {
+				o.setSwitch(name)
+				continue
 			}
 			if !hasValue {
 				if i+1 == len(argv) {
@@ -119,6 +145,8 @@ func parseArgs(argv []string) (options, error) {
 			o.version = true
 		case 'E':
 			o.ignoreEnv = true
+		case 'h':
+			o.help = true
 		case 'e', 'l':
 			value := a[2:]
 			if value == "" {
@@ -134,6 +162,18 @@ func parseArgs(argv []string) (options, error) {
 		}
 	}
 	return o, nil
+}
+
+// setSwitch records a long option without a value.
+func (o *options) setSwitch(name string) {
+	switch name {
+	case "help":
+		o.help = true
+	case "info":
+		o.info = true
+	case "sandbox":
+		o.sandbox = true
+	}
 }
 
 // runsNothing says the command line asks only for the version, so that
@@ -157,17 +197,6 @@ func hasStep(steps []step, option byte) bool {
 	return false
 }
 
-// configKeys are the config keys that long options set.
-var configKeys = map[string]string{
-	"backend":           "backend",
-	"pool":              "pool.strategy",
-	"soft-limit":        "pool.soft_limit",
-	"hard-limit":        "pool.hard_limit",
-	"cpu-memory":        "cpu.memory",
-	"host-memory-limit": "host.memory_limit",
-	"pinned-limit":      "host.pinned_limit",
-}
-
 // configure loads the configuration as the command line asks: the file
 // from --config or the usual lookup, the GLUA_* environment unless -E, and
 // the long options over both. A bad option value is reported under the
@@ -180,14 +209,15 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	// In a fixed order, so that of two bad values the same one is named.
-	for _, name := range []string{"backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit", "pinned-limit"} {
-		v, ok := o.settings[name]
-		if !ok {
+	// In the table's order, so that of two bad values the same one is
+	// named.
+	for _, opt := range longOptions {
+		v, ok := o.settings[opt.name]
+		if !ok || opt.key == "" {
 			continue
 		}
-		if err := c.Set(configKeys[name], v, "--"+name); err != nil {
-			return c, fmt.Errorf("--%s: %w", name, err)
+		if err := c.Set(opt.key, v, "--"+opt.name); err != nil {
+			return c, fmt.Errorf("--%s: %w", opt.name, err)
 		}
 	}
 	return c, nil

@@ -28,6 +28,9 @@ func TestOptionsAreReadInLuaOrder(t *testing.T) {
 		{"long options with a space or =", []string{"glua", "--backend", "cpu", "--pool=none", "--soft-limit", "1GiB", "--hard-limit=", "--config", "c.toml", "s.lua"},
 			options{script: 9, settings: map[string]string{"backend": "cpu", "pool": "none", "soft-limit": "1GiB", "hard-limit": "", "config": "c.toml"}}},
 		{"--info", []string{"glua", "--info"}, options{info: true}},
+		{"-h and --help", []string{"glua", "-h", "--help"}, options{help: true}},
+		{"--sandbox and --device", []string{"glua", "--sandbox", "--device=1", "s.lua"},
+			options{sandbox: true, script: 3, settings: map[string]string{"device": "1"}}},
 		{"long options after the script belong to it", []string{"glua", "s.lua", "--backend", "cuda"}, options{script: 1}},
 	}
 	for _, tc := range cases {
@@ -57,6 +60,9 @@ func TestBadOptionsAreUsageErrors(t *testing.T) {
 		{[]string{"glua", "-e"}, "'-e' needs argument"},
 		{[]string{"glua", "-v", "-l"}, "'-l' needs argument"},
 		{[]string{"glua", "--backend"}, "'--backend' needs argument"},
+		{[]string{"glua", "--sandbox=yes"}, "unrecognized option '--sandbox=yes'"},
+		{[]string{"glua", "-hv"}, "unrecognized option '-hv'"},
+		{[]string{"glua", "--memory"}, "unrecognized option '--memory'"},
 	}
 	for _, tc := range cases {
 		_, err := parseArgs(tc.argv)
@@ -144,6 +150,8 @@ func TestBadFlagValueNamesTheFlag(t *testing.T) {
 		{[]string{"glua", "--backend="}, `--backend: "" is not one of auto, cuda, cpu`},
 		{[]string{"glua", "--pool", "arena"}, `--pool: "arena" is not one of caching, cuda, none`},
 		{[]string{"glua", "--pinned-limit", "lots"}, `--pinned-limit: "lots" is not a size`},
+		{[]string{"glua", "--device", "first"}, `--device: "first" is not a whole number`},
+		{[]string{"glua", "--device=-1"}, `--device: -1 is negative`},
 	}
 	for _, tc := range cases {
 		o, err := parseArgs(tc.argv)

@@ -36,8 +36,14 @@ func run(argv []string) int {
 	o, err := parseArgs(argv)
 	if err != nil {
 		message(err.Error())
-		fmt.Fprint(os.Stderr, usage)
+		writeUsage(os.Stderr)
 		return 1
+	}
+	if o.help {
+		if err := writeHelp(os.Stdout); err != nil {
+			return 1
+		}
+		return 0
 	}
 	if o.version {
 		printVersion()
@@ -50,10 +56,13 @@ func run(argv []string) int {
 		message(err.Error())
 		return 1
 	}
-	rt, err := runtime.New(runtime.Options{Config: &cfg})
+	rt, err := runtime.New(runtime.Options{Config: &cfg, Sandbox: o.sandbox})
 	if err != nil {
 		message(err.Error())
 		return 1
+	}
+	if o.sandbox {
+		keepTraceback(rt.Lua())
 	}
 	status := session(rt, o, argv)
 	if err := rt.Close(); err != nil {
@@ -79,6 +88,23 @@ func session(rt *runtime.Runtime, o options, argv []string) int {
 			return 1
 		}
 	}
+	if err := runBatch(rt, o, argv); err != nil {
+		return report(err)
+	}
+	if o.interactive {
+		return repl(rt)
+	}
+	if o.runsStdin() && readline.IsTerminal(int(os.Stdin.Fd())) {
+		printVersion()
+		return repl(rt)
+	}
+	return 0
+}
+
+// runBatch runs what is not interactive: each -e and -l in order, then
+// the script, or stdin when it is not a terminal.
+func runBatch(rt *runtime.Runtime, o options, argv []string) error {
+	L := rt.Lua()
 	for _, s := range o.steps {
 		var err error
 		if s.option == 'e' {
@@ -87,27 +113,16 @@ func session(rt *runtime.Runtime, o options, argv []string) int {
 			err = doLibrary(L, s.value)
 		}
 		if err != nil {
-			return report(err)
+			return err
 		}
 	}
 	if o.script > 0 {
-		if err := doScript(L, argv, o.script); err != nil {
-			return report(err)
-		}
+		return doScript(L, argv, o.script)
 	}
-	if o.interactive {
-		return repl(rt)
+	if o.runsStdin() && !readline.IsTerminal(int(os.Stdin.Fd())) {
+		return doFile(L, "")
 	}
-	if o.runsStdin() {
-		if readline.IsTerminal(int(os.Stdin.Fd())) {
-			printVersion()
-			return repl(rt)
-		}
-		if err := doFile(L, ""); err != nil {
-			return report(err)
-		}
-	}
-	return 0
+	return nil
 }
 
 // repl stands in for the interactive mode until it exists.
@@ -233,7 +248,7 @@ func call(L *lua.LState, nargs, nret int) error {
 // traceback is lua.c's message handler: it appends debug.traceback to a
 // string message and leaves any other error value alone. It calls the
 // script's debug.traceback, so a script that removes it gets bare messages,
-// as with lua.
+// as with lua; a sandbox, which has no debug library, gets keepTraceback's.
 func traceback(L *lua.LState) int {
 	msg := L.Get(1)
 	switch v := msg.(type) {
@@ -248,12 +263,10 @@ func traceback(L *lua.LState) int {
 		}
 		msg = L.ToStringMeta(msg)
 	}
-	dbg, ok := L.GetGlobal("debug").(*lua.LTable)
-	if !ok {
-		L.Push(msg)
-		return 1
+	tb, ok := L.G.Registry.RawGetString(tracebackKey).(*lua.LFunction)
+	if dbg, isTable := L.GetGlobal("debug").(*lua.LTable); isTable {
+		tb, ok = dbg.RawGetString("traceback").(*lua.LFunction)
 	}
-	tb, ok := dbg.RawGetString("traceback").(*lua.LFunction)
 	if !ok {
 		L.Push(msg)
 		return 1
@@ -263,6 +276,21 @@ func traceback(L *lua.LState) int {
 	L.Push(lua.LNumber(2)) // skip this handler and traceback itself
 	L.Call(2, 1)
 	return 1
+}
+
+// tracebackKey holds, in the registry of a state without a debug library
+// (--sandbox), the traceback the message handler uses instead.
+const tracebackKey = "glua.traceback"
+
+// keepTraceback gives errors in a sandboxed state the traceback that its
+// missing debug library would have given: gopher-lua's debug.traceback,
+// taken from a scratch state, out of the script's reach.
+func keepTraceback(L *lua.LState) {
+	scratch := lua.NewState()
+	defer scratch.Close()
+	if tb, ok := scratch.GetField(scratch.GetGlobal("debug"), "traceback").(*lua.LFunction); ok {
+		L.G.Registry.RawSetString(tracebackKey, L.NewFunction(tb.GFunction))
+	}
 }
 
 // loadFile compiles a file, or stdin when name is "", as luaL_loadfile
