@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gluaproject/glua/config"
 )
@@ -47,6 +48,7 @@ var longOptions = []longOption{
 	{"host-memory-limit", "SIZE", "cap the host memory that host arrays hold together", "host.memory_limit"},
 	{"pinned-limit", "SIZE", "cap the pinned host memory held, in use and cached", "host.pinned_limit"},
 	{"sandbox", "", "leave out os, io, debug, dofile, loadfile and file modules", ""},
+	{"timeout", "DURATION", "stop the script after DURATION (e.g. 30s, 1m30s; 0: never)", ""},
 }
 
 func findOption(name string) (longOption, bool) {
@@ -221,4 +223,20 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// timeout is --timeout's duration; 0 when there is none.
+func (o options) timeout() (time.Duration, error) {
+	v, ok := o.settings["timeout"]
+	if !ok {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("--timeout: %q is not a duration (try 30s, 1m30s or 2h)", v)
+	case d < 0:
+		return 0, fmt.Errorf("--timeout: %q is negative", v)
+	}
+	return d, nil
 }

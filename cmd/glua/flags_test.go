@@ -5,14 +5,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/gluaproject/glua/config"
 )
 
-// These are the options added to lua's: --help, --sandbox and --device, and the promise that every setting has a flag or a variable
+// These are the options added to lua's: --help, --timeout, --sandbox and
+// --device, and the promise that every setting has a flag or a variable
 // that --help and --info both show.
 
 func TestHelpListsEveryOptionAndVariableOnALineEach(t *testing.T) {
@@ -98,6 +101,35 @@ func TestEveryConfigKeyHasAFlagOrVariableShownByHelpAndInfo(t *testing.T) {
 func TestUnknownOptionIsNamedWithAHintToHelp(t *testing.T) {
 	r := runGlua(t, "--frobnicate", "-e", "print('not reached')")
 	expect(t, r, 1, "", "^"+regexp.QuoteMeta("glua: unrecognized option '--frobnicate'\n"+usageLine+"\nTry 'glua --help' for the options and environment variables.\n")+"$")
+}
+
+func TestTimeoutStopsARunawayScriptNamingTheTimeout(t *testing.T) {
+	start := time.Now()
+	r := invocation{dir: "testdata", args: []string{"--timeout", "300ms", "runaway.lua"}}.glua(t)
+	expect(t, r, 1, "", `^glua: runaway\.lua:\d: stopped after the 300ms --timeout\nstack traceback:\n\trunaway\.lua:\d: in main chunk\n`)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the script ran %v", d)
+	}
+	expect(t, runGlua(t, "--timeout", "1m", "-e", "print('in time')"), 0, "^in time\n$", "")
+}
+
+func TestTimeoutEndsAScriptStuckInAGoCall(t *testing.T) {
+	// Opening a FIFO that no one writes blocks in the open call itself.
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	start := time.Now()
+	r := invocation{dir: dir, args: []string{"--timeout", "200ms", "-e", `io.open("fifo")`}}.glua(t)
+	expect(t, r, 1, "", `^glua: stopped after the 200ms --timeout \(it was inside a call that did not return\)\n$`)
+	if d := time.Since(start); d > timeoutGrace+5*time.Second {
+		t.Errorf("glua ended only after %v", d)
+	}
+}
+
+func TestBadTimeoutIsNamedBeforeAnythingRuns(t *testing.T) {
+	r := runGlua(t, "--timeout", "soon", "-e", "print('ran')")
+	expect(t, r, 1, "", `^glua: --timeout: "soon" is not a duration \(try 30s, 1m30s or 2h\)\n$`)
 }
 
 func TestSandboxLeavesOutTheHostsFilesAndKeepsTracebacks(t *testing.T) {

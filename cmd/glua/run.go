@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/chzyer/readline"
 	lua "github.com/yuin/gopher-lua"
@@ -51,6 +53,11 @@ func run(argv []string) int {
 	if o.runsNothing() {
 		return 0
 	}
+	timeout, err := o.timeout()
+	if err != nil {
+		message(err.Error())
+		return 1
+	}
 	cfg, err := o.configure(os.Getenv)
 	if err != nil {
 		message(err.Error())
@@ -64,7 +71,7 @@ func run(argv []string) int {
 	if o.sandbox {
 		keepTraceback(rt.Lua())
 	}
-	status := session(rt, o, argv)
+	status := session(rt, o, argv, timeout)
 	if err := rt.Close(); err != nil {
 		message(err.Error())
 		status = 1
@@ -73,7 +80,7 @@ func run(argv []string) int {
 }
 
 // session does what the command line asks of a started runtime.
-func session(rt *runtime.Runtime, o options, argv []string) int {
+func session(rt *runtime.Runtime, o options, argv []string, timeout time.Duration) int {
 	L := rt.Lua()
 	if o.ignoreEnv {
 		// gopher-lua took package.path from $LUA_PATH when the state was
@@ -88,7 +95,7 @@ func session(rt *runtime.Runtime, o options, argv []string) int {
 			return 1
 		}
 	}
-	if err := runBatch(rt, o, argv); err != nil {
+	if err := runBatch(rt, o, argv, timeout); err != nil {
 		return report(err)
 	}
 	if o.interactive {
@@ -101,9 +108,17 @@ func session(rt *runtime.Runtime, o options, argv []string) int {
 	return 0
 }
 
-// runBatch runs what is not interactive: each -e and -l in order, then
-// the script, or stdin when it is not a terminal.
-func runBatch(rt *runtime.Runtime, o options, argv []string) error {
+// runBatch runs what is not interactive, under the --timeout: each -e and
+// -l in order, then the script, or stdin when it is not a terminal.
+func runBatch(rt *runtime.Runtime, o options, argv []string, timeout time.Duration) error {
+	if timeout > 0 {
+		ctx, cancel := context.WithTimeoutCause(context.Background(), timeout,
+			fmt.Errorf("stopped after the %s --timeout", timeout))
+		defer cancel()
+		rt.SetContext(ctx)
+		defer rt.SetContext(nil)
+		defer endLate(ctx, timeoutGrace)()
+	}
 	L := rt.Lua()
 	for _, s := range o.steps {
 		var err error
@@ -123,6 +138,32 @@ func runBatch(rt *runtime.Runtime, o options, argv []string) error {
 		return doFile(L, "")
 	}
 	return nil
+}
+
+// timeoutGrace is how long past its --timeout a script may stay inside
+// one Go call before the process ends anyway.
+const timeoutGrace = 3 * time.Second
+
+// endLate ends the process when ctx has been done for grace and the
+// returned stop has not been called: a script inside one long Go call (a
+// large product on the CPU, a read from a terminal) runs no Lua
+// instruction at which the deadline could stop it.
+func endLate(ctx context.Context, grace time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		select {
+		case <-done:
+		case <-time.After(grace):
+			message(fmt.Sprintf("%v (it was inside a call that did not return)", context.Cause(ctx)))
+			os.Exit(1)
+		}
+	}()
+	return func() { close(done) }
 }
 
 // repl stands in for the interactive mode until it exists.
