@@ -207,11 +207,6 @@ func TestVersionNeedsNoConfiguration(t *testing.T) {
 	expect(t, r, 0, "", `^glua \d+\.\d+\.\d+ \(Lua 5\.1 via gopher-lua v\d+\.\d+\.\d+\)\n$`)
 }
 
-func TestInteractiveModeIsNotAvailableYet(t *testing.T) {
-	r := runGlua(t, "-i", "-e", "print('ran first')")
-	expect(t, r, 1, "^ran first\n$", `(?m)^glua: interactive mode \(REPL\) is not available yet`)
-}
-
 func TestErrorFromAGluaModuleHasATraceback(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "bad_shape.lua")

@@ -166,12 +166,6 @@ func endLate(ctx context.Context, grace time.Duration) (stop func()) {
 	return func() { close(done) }
 }
 
-// repl stands in for the interactive mode until it exists.
-func repl(*runtime.Runtime) int {
-	message("interactive mode (REPL) is not available yet; run a script with: glua script.lua")
-	return 1
-}
-
 func message(msg string) {
 	fmt.Fprintf(os.Stderr, "%s: %s\n", progname, msg)
 }
@@ -195,16 +189,25 @@ func gopherLuaVersion() string {
 }
 
 // report prints an error as lua.c's report does and returns the exit
-// status. An error value of nil (`error()`) prints nothing, and one that is
-// not a string prints a placeholder, not a Go representation.
+// status.
 func report(err error) int {
+	if msg, ok := errorMessage(err); ok {
+		message(msg)
+	}
+	return 1
+}
+
+// errorMessage is what lua.c prints for an error: nothing for an error
+// value of nil (`error()`), a placeholder for one that is not a string,
+// not a Go representation.
+func errorMessage(err error) (string, bool) {
 	var apiErr *lua.ApiError
 	if !errors.As(err, &apiErr) {
-		message(err.Error())
-		return 1
+		return err.Error(), true
 	}
 	switch v := apiErr.Object.(type) {
 	case *lua.LNilType:
+		return "", false
 	case lua.LString, lua.LNumber:
 		msg := v.String()
 		// gopher-lua attaches its own traceback only when the message
@@ -212,11 +215,9 @@ func report(err error) int {
 		if apiErr.StackTrace != "" {
 			msg += "\n" + apiErr.StackTrace
 		}
-		message(msg)
-	default:
-		message("(error object is not a string)")
+		return msg, true
 	}
-	return 1
+	return "(error object is not a string)", true
 }
 
 // doScript runs the script at argv[n] with the rest of argv as its
