@@ -156,3 +156,26 @@ func TestDeviceFlagChoosesTheDeviceAndTheCPUHasOnlyZero(t *testing.T) {
 	expect(t, runGlua(t, "--device", "one", "-e", "print('not reached')"), 1, "", `^glua: --device: "one" is not a whole number\n$`)
 	expect(t, runGlua(t, "--device", "0", "--info"), 0, `(?m)^  cuda\.device +0 +--device +GLUA_DEVICE$`, "")
 }
+
+func TestReadmeDocumentsEveryOptionAndVariable(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	for _, opt := range longOptions {
+		if !strings.Contains(readme, "| `"+optionSyntax(opt)) && !strings.Contains(readme, ", `"+optionSyntax(opt)) {
+			t.Errorf("README.md's table of options lacks %s", optionSyntax(opt))
+		}
+	}
+	for _, opt := range luaOptions {
+		if !strings.Contains(readme, "| `"+opt[0]+"` |") {
+			t.Errorf("README.md's table of options lacks %s", opt[0])
+		}
+	}
+	for _, v := range config.Env {
+		if !strings.Contains(readme, "| `"+v+"` |") {
+			t.Errorf("README.md's table of variables lacks %s", v)
+		}
+	}
+}
