@@ -44,18 +44,20 @@ func (in *interrupter) loop() {
 }
 
 // start makes a fresh context for a statement about to run; done marks
-// its end. The context is not cancelled when the statement ends: a
-// coroutine it made may still hold it, and would stop at its next resume.
+// its end, and takes SIGINT back from its default action if a first
+// Ctrl-C had given it away. The context is not cancelled when the
+// statement ends: a coroutine it made may still hold it, and would stop
+// at its next resume.
 func (in *interrupter) start() (ctx context.Context, done func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	in.mu.Lock()
 	in.cancel = cancel
 	in.mu.Unlock()
-	signal.Notify(in.signals, os.Interrupt)
 	return ctx, func() {
 		in.mu.Lock()
 		in.cancel = nil
 		in.mu.Unlock()
+		signal.Notify(in.signals, os.Interrupt)
 	}
 }
 
