@@ -25,10 +25,15 @@ type Config struct {
 	CUDA    CUDAConfig `toml:"cuda"`
 	Lua     LuaConfig  `toml:"lua"`
 	Host    HostConfig `toml:"host"`
+	REPL    REPLConfig `toml:"repl"`
 
 	// Source is the file the configuration was read from; "" means the
 	// built-in defaults. Not a key.
 	Source string `toml:"-"`
+	// origins maps the keys not at their default to where their value
+	// came from (Origin); nil when none is. Set copies it before writing,
+	// since copies of a Config share it.
+	origins map[string]string
 }
 
 // PoolConfig is the [pool] table.
@@ -87,6 +92,14 @@ type HostConfig struct {
 	PinnedLimit string `toml:"pinned_limit"`
 }
 
+// REPLConfig is the [repl] table: glua's interactive mode.
+type REPLConfig struct {
+	// History is the file that keeps the lines typed at the prompt from
+	// one session to the next; a leading "~/" is the home directory, and
+	// "" or "off" keeps no history (HistoryFile).
+	History string `toml:"history"`
+}
+
 // LuaConfig is the [lua] table: how far a script's calls and values may
 // grow before it stops with "stack overflow" (a catchable error, as in
 // lua5.1), not a crash.
@@ -112,12 +125,10 @@ func Default() Config {
 			LibNVRTC:  device.DefaultLibNVRTC(),
 			LibCUBLAS: device.DefaultLibCUBLAS(),
 		},
-		Lua: LuaConfig{CallDepth: 20000, StackSlots: 1 << 22},
+		Lua:  LuaConfig{CallDepth: 20000, StackSlots: 1 << 22},
+		REPL: REPLConfig{History: "~/.glua_history"},
 	}
 }
-
-// Env names the environment variables that override the file.
-var Env = []string{"GLUA_CONFIG", "GLUA_BACKEND", "GLUA_MEMORY_POOL", "GLUA_SOFT_MEMORY_LIMIT", "GLUA_HARD_MEMORY_LIMIT", "GLUA_CPU_MEMORY", "GLUA_HOST_MEMORY_LIMIT", "GLUA_PINNED_LIMIT"}
 
 // Lookup finds the configuration file: explicit (the --config flag) if
 // given, then $GLUA_CONFIG, ./config.toml, ~/.config/glua/config.toml. It
@@ -207,45 +218,31 @@ func Parse(text, name string) (Config, error) {
 		return Config{}, fmt.Errorf("config %s: unknown key %s", name, strings.Join(keys, ", "))
 	}
 	c.Source = name
+	for _, k := range Keys {
+		if md.IsDefined(strings.Split(k.Name, ".")...) {
+			c.origins = withOrigin(c.origins, k.Name, "file")
+		}
+	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
 	return c, nil
 }
 
-// ApplyEnv overrides settings from GLUA_BACKEND, GLUA_MEMORY_POOL,
-// GLUA_SOFT_MEMORY_LIMIT, GLUA_HARD_MEMORY_LIMIT, GLUA_CPU_MEMORY,
-// GLUA_HOST_MEMORY_LIMIT and GLUA_PINNED_LIMIT. A bad value is an error
-// naming the variable, not the file: the file is not where it is wrong.
+// ApplyEnv overrides the file with the environment: each key's variable
+// (Keys), where it is set and not blank. A bad value is an error naming
+// the variable, not the file: the file is not where it is wrong.
 func (c *Config) ApplyEnv(getenv func(string) string) error {
-	vars := []struct {
-		name, key string
-		dst       *string
-	}{
-		{"GLUA_BACKEND", "backend", &c.Backend},
-		{"GLUA_MEMORY_POOL", "pool.strategy", &c.Pool.Strategy},
-		{"GLUA_SOFT_MEMORY_LIMIT", "pool.soft_limit", &c.Pool.SoftLimit},
-		{"GLUA_HARD_MEMORY_LIMIT", "pool.hard_limit", &c.Pool.HardLimit},
-		{"GLUA_CPU_MEMORY", "cpu.memory", &c.CPU.Memory},
-		{"GLUA_HOST_MEMORY_LIMIT", "host.memory_limit", &c.Host.MemoryLimit},
-		{"GLUA_PINNED_LIMIT", "host.pinned_limit", &c.Host.PinnedLimit},
-	}
-	for _, v := range vars {
-		val, ok := lookupEnv(getenv, v.name)
-		if !ok {
+	for _, k := range Keys {
+		val := strings.TrimSpace(getenv(k.Env))
+		if val == "" {
 			continue
 		}
-		if err := checkKey(v.key, val); err != nil {
-			return fmt.Errorf("config: $%s: %w", v.name, err)
+		if err := c.Set(k.Name, val, "$"+k.Env); err != nil {
+			return fmt.Errorf("config: $%s: %w", k.Env, err)
 		}
-		*v.dst = val
 	}
 	return c.Validate()
-}
-
-func lookupEnv(getenv func(string) string, name string) (string, bool) {
-	v := strings.TrimSpace(getenv(name))
-	return v, v != ""
 }
 
 // Validate checks every value's form. It names the key and, when the
@@ -255,38 +252,9 @@ func (c Config) Validate() error {
 	if c.Source != "" {
 		where = "config " + c.Source
 	}
-	bad := func(key string, err error) error { return fmt.Errorf("%s: %s: %w", where, key, err) }
-	for _, kv := range [][2]string{
-		{"backend", c.Backend},
-		{"pool.strategy", c.Pool.Strategy},
-		{"pool.soft_limit", c.Pool.SoftLimit},
-		{"pool.hard_limit", c.Pool.HardLimit},
-		{"host.memory_limit", c.Host.MemoryLimit},
-		{"host.pinned_limit", c.Host.PinnedLimit},
-	} {
-		if err := checkKey(kv[0], kv[1]); err != nil {
-			return bad(kv[0], err)
-		}
-	}
-	if err := checkKey("cpu.memory", c.CPU.Memory); err != nil {
-		return bad("cpu.memory", err)
-	}
-	if c.CPU.Threads < 0 {
-		return bad("cpu.threads", fmt.Errorf("%d is negative", c.CPU.Threads))
-	}
-	if c.CUDA.Device < 0 {
-		return bad("cuda.device", fmt.Errorf("%d is negative", c.CUDA.Device))
-	}
-	// Below these gopher-lua cannot start a script at all.
-	if c.Lua.CallDepth < MinCallDepth {
-		return bad("lua.call_depth", fmt.Errorf("%d is less than %d", c.Lua.CallDepth, MinCallDepth))
-	}
-	if c.Lua.StackSlots < MinStackSlots {
-		return bad("lua.stack_slots", fmt.Errorf("%d is less than %d", c.Lua.StackSlots, MinStackSlots))
-	}
-	for key, names := range map[string][]string{"cuda.libcuda": c.CUDA.LibCUDA, "cuda.libnvrtc": c.CUDA.LibNVRTC, "cuda.libcublas": c.CUDA.LibCUBLAS} {
-		if len(names) == 0 {
-			return bad(key, errors.New("needs at least one library name"))
+	for _, k := range Keys {
+		if err := c.check(k.Name); err != nil {
+			return fmt.Errorf("%s: %s: %w", where, k.Name, err)
 		}
 	}
 	return nil
@@ -299,33 +267,93 @@ const (
 	MinStackSlots = 1024
 )
 
-// checkKey checks the form of one string setting that the environment can
-// also set, so that the file and the environment are checked alike.
-func checkKey(key, v string) error {
-	oneOf := func(choices ...string) error {
-		for _, c := range choices {
-			if v == c {
-				return nil
-			}
-		}
-		return fmt.Errorf("%q is not one of %s", v, strings.Join(choices, ", "))
-	}
+// check checks the form of one key's value, so that the file, the
+// environment and flags are checked alike. Keys that any value suits
+// have no case.
+func (c Config) check(key string) error {
 	switch key {
 	case "backend":
-		return oneOf("auto", "cuda", "cpu")
+		return oneOf(c.Backend, "auto", "cuda", "cpu")
 	case "pool.strategy":
-		return oneOf("caching", "cuda", "none")
-	case "pool.soft_limit", "pool.hard_limit", "host.memory_limit", "host.pinned_limit":
-		return CheckLimit(v)
+		return oneOf(c.Pool.Strategy, "caching", "cuda", "none")
+	case "pool.soft_limit":
+		return CheckLimit(c.Pool.SoftLimit)
+	case "pool.hard_limit":
+		return CheckLimit(c.Pool.HardLimit)
+	case "host.memory_limit":
+		return CheckLimit(c.Host.MemoryLimit)
+	case "host.pinned_limit":
+		return CheckLimit(c.Host.PinnedLimit)
 	case "cpu.memory":
-		if n, err := parseShare(strings.TrimSpace(v), 1<<40); err != nil {
+		if n, err := parseShare(strings.TrimSpace(c.CPU.Memory), 1<<40); err != nil {
 			return err
 		} else if n == 0 {
 			return errors.New("must be more than 0")
 		}
-		return nil
+	case "cpu.threads":
+		return notNegative(c.CPU.Threads)
+	case "cuda.device":
+		return notNegative(c.CUDA.Device)
+	case "cuda.libcuda":
+		return someLibrary(c.CUDA.LibCUDA)
+	case "cuda.libnvrtc":
+		return someLibrary(c.CUDA.LibNVRTC)
+	case "cuda.libcublas":
+		return someLibrary(c.CUDA.LibCUBLAS)
+	// Below these gopher-lua cannot start a script at all.
+	case "lua.call_depth":
+		return atLeast(c.Lua.CallDepth, MinCallDepth)
+	case "lua.stack_slots":
+		return atLeast(c.Lua.StackSlots, MinStackSlots)
 	}
-	return fmt.Errorf("no check for key %s", key)
+	return nil
+}
+
+func oneOf(v string, choices ...string) error {
+	for _, c := range choices {
+		if v == c {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not one of %s", v, strings.Join(choices, ", "))
+}
+
+func notNegative(n int) error {
+	if n < 0 {
+		return fmt.Errorf("%d is negative", n)
+	}
+	return nil
+}
+
+func atLeast(n, least int) error {
+	if n < least {
+		return fmt.Errorf("%d is less than %d", n, least)
+	}
+	return nil
+}
+
+func someLibrary(names []string) error {
+	if len(names) == 0 {
+		return errors.New("needs at least one library name")
+	}
+	return nil
+}
+
+// HistoryFile is the REPL's history file ([repl] history) with a leading
+// "~/" made the home directory; "" when no history is to be kept.
+func (c Config) HistoryFile() (string, error) {
+	h := c.REPL.History
+	if h == "" || h == "off" {
+		return "", nil
+	}
+	if rest, ok := strings.CutPrefix(h, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("repl.history %q: %w", h, err)
+		}
+		return filepath.Join(home, rest), nil
+	}
+	return h, nil
 }
 
 // Encode writes the configuration as TOML, for `glua --info`.

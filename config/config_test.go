@@ -31,7 +31,7 @@ func TestRepositoryConfigTomlIsTheDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Source = ""
+	c.Source, c.origins = "", nil
 	if want := Default(); !reflect.DeepEqual(c, want) {
 		t.Errorf("config.toml parses to\n%+v\nbut config.Default() is\n%+v", c, want)
 	}
@@ -72,7 +72,7 @@ func countKeys(t reflect.Type) int {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		switch {
-		case f.Tag.Get("toml") == "-":
+		case f.Tag.Get("toml") == "-" || !f.IsExported():
 		case f.Type.Kind() == reflect.Struct:
 			n += countKeys(f.Type)
 		default:
@@ -180,6 +180,7 @@ func TestKeysLeftOutKeepTheirDefaults(t *testing.T) {
 	want.CPU.Memory = "1GiB"
 	// A list in the file replaces the default list; it does not add to it.
 	want.CUDA.LibCUBLAS = []string{"/opt/cuda/lib64/libcublas.so.12"}
+	want.origins = map[string]string{"backend": "file", "pool.hard_limit": "file", "cpu.memory": "file", "cuda.libcublas": "file"}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load(%s) =\n%+v\nwant\n%+v", path, c, want)
 	}
@@ -312,7 +313,7 @@ func TestEncodeReadsBackTheSame(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse of Encode output: %v\n%s", err, buf.String())
 	}
-	back.Source = c.Source
+	back.Source, back.origins = c.Source, c.origins
 	if !reflect.DeepEqual(back, c) {
 		t.Errorf("Encode then Parse gives\n%+v\nwant\n%+v", back, c)
 	}

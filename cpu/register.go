@@ -15,6 +15,11 @@ func init() {
 }
 
 func open(cfg config.Config) (backend.Backend, error) {
+	// The host is one device; taking another index as the host would
+	// let a script written for a second GPU run on the wrong thing.
+	if cfg.CUDA.Device != 0 {
+		return nil, fmt.Errorf("cpu: device %d: the CPU backend has only device 0 (cuda.device)", cfg.CUDA.Device)
+	}
 	capacity, err := cfg.CPUCapacity()
 	if err != nil {
 		return nil, fmt.Errorf("cpu.memory: %w", err)

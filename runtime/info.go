@@ -55,5 +55,5 @@ func (rt *Runtime) WriteInfo(w io.Writer) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	return rt.cfg.Encode(w)
+	return rt.cfg.WriteSettings(w)
 }

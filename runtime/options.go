@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/gluaproject/glua/config"
@@ -31,7 +32,7 @@ type Options struct {
 	// cached ([host] pinned_limit).
 	PinnedLimit string
 	CPUThreads  int
-	Device      int // CUDA device ordinal (as in config, 0 is the first)
+	Device      int // device index ([cuda] device): 0 is the first; the CPU backend has only 0
 	Debug       bool
 	// LuaCallDepth and LuaStackSlots bound how far a script's calls and
 	// values may grow ([lua] call_depth and stack_slots).
@@ -48,13 +49,25 @@ type Options struct {
 	Shared *Shared
 
 	// Context cancels running Lua code: a cancelled or expired context stops
-	// the script with an error at its next instruction.
+	// the script with an error at its next instruction, whose message is
+	// the context's cause where it has one (context.WithTimeoutCause).
+	// SetContext replaces it.
 	Context context.Context
 	// Sandbox leaves out os, io, dofile, loadfile and loading modules from
 	// files: only safe libraries and the glua modules.
 	Sandbox bool
 	// Stdout receives print output; nil means os.Stdout.
 	Stdout io.Writer
+}
+
+// nonZero is v as text, or "" for its type's zero value: the Options
+// field was left to the configuration.
+func nonZero[T comparable](v T) string {
+	var zero T
+	if v == zero {
+		return ""
+	}
+	return fmt.Sprint(v)
 }
 
 // resolve merges the options over the configuration.
@@ -68,32 +81,28 @@ func (o Options) resolve(getenv func(string) string) (config.Config, error) {
 			return c, err
 		}
 	}
-	override := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
+	for _, f := range []struct{ field, key, value string }{
+		{"Backend", "backend", o.Backend},
+		{"MemoryPool", "pool.strategy", o.MemoryPool},
+		{"SoftLimit", "pool.soft_limit", o.SoftLimit},
+		{"HardLimit", "pool.hard_limit", o.HardLimit},
+		{"CPUMemory", "cpu.memory", o.CPUMemory},
+		{"HostMemoryLimit", "host.memory_limit", o.HostMemoryLimit},
+		{"PinnedLimit", "host.pinned_limit", o.PinnedLimit},
+		{"CPUThreads", "cpu.threads", nonZero(o.CPUThreads)},
+		{"Device", "cuda.device", nonZero(o.Device)},
+		{"Debug", "pool.debug", nonZero(o.Debug)},
+		{"LuaCallDepth", "lua.call_depth", nonZero(o.LuaCallDepth)},
+		{"LuaStackSlots", "lua.stack_slots", nonZero(o.LuaStackSlots)},
+	} {
+		if f.value == "" {
+			continue
 		}
-	}
-	override(&c.Backend, o.Backend)
-	override(&c.Pool.Strategy, o.MemoryPool)
-	override(&c.Pool.SoftLimit, o.SoftLimit)
-	override(&c.Pool.HardLimit, o.HardLimit)
-	override(&c.CPU.Memory, o.CPUMemory)
-	override(&c.Host.MemoryLimit, o.HostMemoryLimit)
-	override(&c.Host.PinnedLimit, o.PinnedLimit)
-	if o.CPUThreads != 0 {
-		c.CPU.Threads = o.CPUThreads
-	}
-	if o.Device != 0 {
-		c.CUDA.Device = o.Device
-	}
-	if o.Debug {
-		c.Pool.Debug = true
-	}
-	if o.LuaCallDepth != 0 {
-		c.Lua.CallDepth = o.LuaCallDepth
-	}
-	if o.LuaStackSlots != 0 {
-		c.Lua.StackSlots = o.LuaStackSlots
+		// The origin shows in --info, so that a host's choice is told
+		// from the file's.
+		if err := c.Set(f.key, f.value, "Options."+f.field); err != nil {
+			return c, fmt.Errorf("Options.%s: %w", f.field, err)
+		}
 	}
 	// Flags and options are checked like the file, but are not "in" it.
 	src := c.Source

@@ -255,13 +255,15 @@ func (rt *Runtime) newLuaState(opts Options) *lua.LState {
 		openSandboxLibs(L)
 	}
 	if opts.Context != nil {
-		L.SetContext(opts.Context)
+		L.SetContext(causeContext{opts.Context})
 	}
 	L.SetGlobal("print", L.NewFunction(rt.luaPrint))
 	// Where gopher-lua's library and protected calls differ from Lua 5.1,
-	// lua51's replacements stand in; collectgarbage is then wrapped.
+	// lua51's replacements stand in; collectgarbage and the coroutine
+	// functions are then wrapped.
 	lua51.Open(L)
 	rt.wrapCollectGarbage(L)
+	followContexts(L)
 	// gopher-lua miscompiles multiple assignment (a, b = b, a) and big table
 	// constructors; every chunk glua loads goes through luac, which
 	// rewrites them before compiling.
@@ -293,7 +295,9 @@ func addMissingModulesHint(L *lua.LState) {
 }
 
 // openSandboxLibs opens only libraries that cannot touch the host: no os, no
-// io, no dofile/loadfile, and require finds only preloaded modules.
+// io, no debug, no dofile/loadfile, and require finds only preloaded
+// modules. Nothing loads bytecode: gopher-lua's load and loadstring read
+// only source, and string.dump, which could only fail, is left out.
 func openSandboxLibs(L *lua.LState) {
 	for _, lib := range []struct {
 		name string
@@ -313,6 +317,7 @@ func openSandboxLibs(L *lua.LState) {
 	for _, name := range []string{"dofile", "loadfile"} {
 		L.SetGlobal(name, lua.LNil)
 	}
+	L.SetField(L.GetGlobal("string"), "dump", lua.LNil)
 	pkg := L.GetGlobal("package").(*lua.LTable)
 	loaders := pkg.RawGetString("loaders").(*lua.LTable)
 	onlyPreload := L.NewTable()

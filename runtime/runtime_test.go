@@ -277,6 +277,14 @@ func TestSandboxHasNoHostAccess(t *testing.T) {
 	if err := rt.DoString(`assert(require("cuda").backend() == "cpu"); assert(os == nil and io == nil and dofile == nil and loadfile == nil)`); err != nil {
 		t.Fatal(err)
 	}
+	// No bytecode: nothing makes it, and what looks like it does not load.
+	if err := rt.DoString(`
+		assert(string.dump == nil and debug == nil and package.loadlib == nil)
+		local f, err = loadstring("\27Lua\81\0\1\4\8\4\8\0")
+		assert(f == nil and err, "a binary chunk loaded")
+		assert(loadstring("return 1 + 1")() == 2)`); err != nil {
+		t.Fatal(err)
+	}
 	err := rt.DoString(`require("some_file_module")`)
 	if err == nil || !strings.Contains(err.Error(), "module some_file_module not found") {
 		t.Fatalf("file require in the sandbox: %v", err)

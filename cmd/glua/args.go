@@ -1,38 +1,65 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/gluaproject/glua/config"
 )
 
-// usage is printed after a bad option, as lua.c prints it.
-const usage = `usage: glua [options] [script [args]]
-Available options are:
-  -e stat            execute string 'stat'
-  -i                 enter interactive mode after executing 'script'
-  -l mod             require library 'mod' into global 'mod'
-  -v                 show version information
-  -E                 ignore environment variables (GLUA_*, LUA_PATH)
-  --config FILE      read the configuration from FILE
-  --backend NAME     auto, cuda or cpu
-  --pool NAME        memory pool: caching, cuda or none
-  --soft-limit SIZE  release cached memory above SIZE (e.g. 2GiB, 80%)
-  --hard-limit SIZE  never reserve more device memory than SIZE
-  --cpu-memory SIZE  the CPU backend's capacity (e.g. 8GiB, 50% of RAM)
-  --host-memory-limit SIZE
-                     cap the host memory that host arrays hold together
-  --pinned-limit SIZE
-                     cap the pinned host memory held, in use and cached
-  --info             show devices, libraries and the configuration in effect
-  --memory-profile FILE
-                     record memory events; write them to FILE (HTML) at exit
-  --                 stop handling options
-  -                  stop handling options and execute stdin
-`
+// usageLine begins the usage, as lua.c's does.
+const usageLine = "usage: glua [options] [script [args]]"
+
+// luaOptions are lua5.1's options, as --help lists them.
+var luaOptions = [][2]string{
+	{"-e stat", "execute string 'stat'"},
+	{"-i", "enter interactive mode after executing 'script'"},
+	{"-l mod", "require library 'mod' into global 'mod'"},
+	{"-v", "show version information"},
+	{"-E", "ignore environment variables (GLUA_*, LUA_PATH)"},
+	{"--", "stop handling options"},
+	{"-", "stop handling options and execute stdin"},
+}
+
+// A longOption is one of glua's own options: --name, or --name VALUE
+// (also --name=VALUE) when it has an arg.
+type longOption struct {
+	name string // without the dashes
+	arg  string // what the value is, for --help; "" for a switch
+	help string
+	key  string // the config key the value sets; "" for none
+}
+
+// longOptions are glua's options, in the order --help lists them. A value
+// that sets a config key is checked as the file's would be (configure);
+// any other is read from options.settings by name. One more option with
+// a value is one more line here.
+var longOptions = []longOption{
+	{"help", "", "show this help and exit (also -h)", ""},
+	{"info", "", "show devices, libraries and the configuration in effect", ""},
+	{"config", "FILE", "read the configuration from FILE", ""},
+	{"backend", "NAME", "auto, cuda or cpu", "backend"},
+	{"device", "N", "use device N, 0 the first (the CPU backend has only 0)", "cuda.device"},
+	{"pool", "NAME", "memory pool: caching, cuda or none", "pool.strategy"},
+	{"soft-limit", "SIZE", "release cached memory above SIZE (e.g. 2GiB, 80%)", "pool.soft_limit"},
+	{"hard-limit", "SIZE", "never reserve more device memory than SIZE", "pool.hard_limit"},
+	{"cpu-memory", "SIZE", "the CPU backend's capacity (e.g. 8GiB, 50% of RAM)", "cpu.memory"},
+	{"host-memory-limit", "SIZE", "cap the host memory that host arrays hold together", "host.memory_limit"},
+	{"pinned-limit", "SIZE", "cap the pinned host memory held, in use and cached", "host.pinned_limit"},
+	{"sandbox", "", "leave out os, io, debug, dofile, loadfile and file modules", ""},
+	{"timeout", "DURATION", "stop the script after DURATION (e.g. 30s, 1m30s; 0: never)", ""},
+	{"memory-profile", "FILE", "record memory events; write them to FILE (HTML) at exit", ""},
+}
+
+func findOption(name string) (longOption, bool) {
+	for _, opt := range longOptions {
+		if opt.name == name {
+			return opt, true
+		}
+	}
+	return longOption{}, false
+}
 
 // step is one -e or -l, run in command-line order before the script.
 type step struct {
@@ -49,8 +76,10 @@ type options struct {
 	script      int
 	interactive bool // -i
 	version     bool // -v, and -i, which prints the banner too
-	info        bool // --info
 	ignoreEnv   bool // -E
+	help        bool // -h, --help
+	info        bool // --info
+	sandbox     bool // --sandbox
 
 	// settings are the long options given, by name without the dashes.
 	// Present with "" means given empty: `--hard-limit ""` clears a limit
@@ -66,10 +95,6 @@ func (e usageError) Error() string { return string(e) }
 func unrecognized(option string) usageError {
 	return usageError(fmt.Sprintf("unrecognized option '%s'", option))
 }
-
-// valueOptions are glua's long options, each taking a value written
-// `--name value` or `--name=value`.
-var valueOptions = []string{"config", "backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit", "pinned-limit", "memory-profile"}
 
 // parseArgs reads options up to the script name, which ends them, as lua.c
 // does: `-` is the script "stdin", `--` makes the next argument the script
@@ -91,12 +116,13 @@ func parseArgs(argv []string) (options, error) {
 		}
 		if strings.HasPrefix(a, "--") {
 			name, value, hasValue := strings.Cut(a[2:], "=")
-			if name == "info" && !hasValue {
-				o.info = true
-				continue
-			}
-			if !slices.Contains(valueOptions, name) {
+			opt, ok := findOption(name)
+			if !ok || (opt.arg == "" && hasValue) {
 				return o, unrecognized(a)
+			}
+			if opt.arg == "" {
+				o.setSwitch(name)
+				continue
 			}
 			if !hasValue {
 				if i+1 == len(argv) {
@@ -122,6 +148,8 @@ func parseArgs(argv []string) (options, error) {
 			o.version = true
 		case 'E':
 			o.ignoreEnv = true
+		case 'h':
+			o.help = true
 		case 'e', 'l':
 			value := a[2:]
 			if value == "" {
@@ -137,6 +165,18 @@ func parseArgs(argv []string) (options, error) {
 		}
 	}
 	return o, nil
+}
+
+// setSwitch records a long option without a value.
+func (o *options) setSwitch(name string) {
+	switch name {
+	case "help":
+		o.help = true
+	case "info":
+		o.info = true
+	case "sandbox":
+		o.sandbox = true
+	}
 }
 
 // runsNothing says the command line asks only for the version, so that
@@ -172,36 +212,32 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	// In a fixed order, so that of two bad values the same one is named.
-	for _, name := range []string{"backend", "pool", "soft-limit", "hard-limit", "cpu-memory", "host-memory-limit", "pinned-limit"} {
-		v, ok := o.settings[name]
-		if !ok {
+	// In the table's order, so that of two bad values the same one is
+	// named.
+	for _, opt := range longOptions {
+		v, ok := o.settings[opt.name]
+		if !ok || opt.key == "" {
 			continue
 		}
-		switch name {
-		case "backend":
-			c.Backend = v
-		case "pool":
-			c.Pool.Strategy = v
-		case "soft-limit":
-			c.Pool.SoftLimit = v
-		case "hard-limit":
-			c.Pool.HardLimit = v
-		case "cpu-memory":
-			c.CPU.Memory = v
-		case "host-memory-limit":
-			c.Host.MemoryLimit = v
-		case "pinned-limit":
-			c.Host.PinnedLimit = v
-		}
-		if err := c.Validate(); err != nil {
-			// Validate names the key and the file; the option is what the
-			// user typed.
-			if inner := errors.Unwrap(err); inner != nil {
-				err = inner
-			}
-			return c, fmt.Errorf("--%s: %w", name, err)
+		if err := c.Set(opt.key, v, "--"+opt.name); err != nil {
+			return c, fmt.Errorf("--%s: %w", opt.name, err)
 		}
 	}
 	return c, nil
+}
+
+// timeout is --timeout's duration; 0 when there is none.
+func (o options) timeout() (time.Duration, error) {
+	v, ok := o.settings["timeout"]
+	if !ok {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("--timeout: %q is not a duration (try 30s, 1m30s or 2h)", v)
+	case d < 0:
+		return 0, fmt.Errorf("--timeout: %q is negative", v)
+	}
+	return d, nil
 }

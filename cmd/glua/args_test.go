@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestOptionsAreReadInLuaOrder(t *testing.T) {
@@ -28,6 +29,9 @@ func TestOptionsAreReadInLuaOrder(t *testing.T) {
 		{"long options with a space or =", []string{"glua", "--backend", "cpu", "--pool=none", "--soft-limit", "1GiB", "--hard-limit=", "--config", "c.toml", "s.lua"},
 			options{script: 9, settings: map[string]string{"backend": "cpu", "pool": "none", "soft-limit": "1GiB", "hard-limit": "", "config": "c.toml"}}},
 		{"--info", []string{"glua", "--info"}, options{info: true}},
+		{"-h and --help", []string{"glua", "-h", "--help"}, options{help: true}},
+		{"--sandbox, --timeout and --device", []string{"glua", "--sandbox", "--timeout", "2s", "--device=1", "s.lua"},
+			options{sandbox: true, script: 5, settings: map[string]string{"timeout": "2s", "device": "1"}}},
 		{"long options after the script belong to it", []string{"glua", "s.lua", "--backend", "cuda"}, options{script: 1}},
 	}
 	for _, tc := range cases {
@@ -57,6 +61,10 @@ func TestBadOptionsAreUsageErrors(t *testing.T) {
 		{[]string{"glua", "-e"}, "'-e' needs argument"},
 		{[]string{"glua", "-v", "-l"}, "'-l' needs argument"},
 		{[]string{"glua", "--backend"}, "'--backend' needs argument"},
+		{[]string{"glua", "--timeout"}, "'--timeout' needs argument"},
+		{[]string{"glua", "--sandbox=yes"}, "unrecognized option '--sandbox=yes'"},
+		{[]string{"glua", "-hv"}, "unrecognized option '-hv'"},
+		{[]string{"glua", "--memory"}, "unrecognized option '--memory'"},
 	}
 	for _, tc := range cases {
 		_, err := parseArgs(tc.argv)
@@ -88,6 +96,31 @@ func TestWhatRunsWhenNoScriptIsGiven(t *testing.T) {
 		}
 		if o.runsNothing() != tc.runsNothing || o.runsStdin() != tc.runsStd {
 			t.Errorf("%q: runsNothing %v, runsStdin %v; want %v, %v", tc.argv, o.runsNothing(), o.runsStdin(), tc.runsNothing, tc.runsStd)
+		}
+	}
+}
+
+func TestTimeoutIsAGoDuration(t *testing.T) {
+	cases := []struct {
+		value string
+		want  time.Duration
+		err   string
+	}{
+		{"30s", 30 * time.Second, ""},
+		{"1m30s", 90 * time.Second, ""},
+		{"0", 0, ""},
+		{"soon", 0, `--timeout: "soon" is not a duration (try 30s, 1m30s or 2h)`},
+		{"30", 0, `--timeout: "30" is not a duration (try 30s, 1m30s or 2h)`},
+		{"-1s", 0, `--timeout: "-1s" is negative`},
+	}
+	for _, tc := range cases {
+		o, err := parseArgs([]string{"glua", "--timeout", tc.value})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := o.timeout()
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("--timeout %s: %v, %v; want %v, %q", tc.value, got, err, tc.want, tc.err)
 		}
 	}
 }
@@ -144,6 +177,8 @@ func TestBadFlagValueNamesTheFlag(t *testing.T) {
 		{[]string{"glua", "--backend="}, `--backend: "" is not one of auto, cuda, cpu`},
 		{[]string{"glua", "--pool", "arena"}, `--pool: "arena" is not one of caching, cuda, none`},
 		{[]string{"glua", "--pinned-limit", "lots"}, `--pinned-limit: "lots" is not a size`},
+		{[]string{"glua", "--device", "first"}, `--device: "first" is not a whole number`},
+		{[]string{"glua", "--device=-1"}, `--device: -1 is negative`},
 	}
 	for _, tc := range cases {
 		o, err := parseArgs(tc.argv)

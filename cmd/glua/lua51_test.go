@@ -87,11 +87,20 @@ var sideBySideCases = []sideBySide{
 	{name: "-e without its argument", args: []string{"-e"},
 		firstLine: `^(glua: '-e' needs argument|usage: glua .*)$`, shape: true,
 		contains: "usage: glua [options] [script [args]]"},
-	{name: "-v prints the version to stderr", args: []string{"-v"},
-		firstLine: `^(glua \d+\.\d+\.\d+ \(Lua 5\.1 via gopher-lua.*\)|Lua 5\.1\.\d+  Copyright .*)$`},
+	{name: "-v prints the version to stderr", args: []string{"-v"}, firstLine: banner},
 	{name: "-v then -e", args: []string{"-v", "-e", "print('after')"},
-		firstLine: `^(glua \d+\.\d+\.\d+ \(Lua 5\.1 via gopher-lua.*\)|Lua 5\.1\.\d+  Copyright .*)$`},
+		firstLine: banner},
+
+	// -i: the script first, then statements from stdin, which is not a
+	// terminal here; glua's banner has a line more than lua's.
+	{name: "-i after a script reads statements from stdin", args: []string{"-i", "args.lua", "x"},
+		stdin: "print(1)\n= 2, 3\nfor i = 1, 2 do\nprint(i) end\nerror('x')\nprint('after the error')\n", firstLine: banner, shape: true},
+	{name: "-e then -i", args: []string{"-e", "x = 5", "-i"}, stdin: "print(x)\n= x * 2\n", firstLine: banner, shape: true},
+	{name: "an error in the script skips -i", args: []string{"-i", "error.lua"}, stdin: "print('not reached')\n", firstLine: banner, shape: true},
 }
+
+// banner is the first line of -v and -i, glua's or lua5.1's.
+const banner = `^(glua \d+\.\d+\.\d+ \(Lua 5\.1 via gopher-lua.*\)|Lua 5\.1\.\d+  Copyright .*)$`
 
 var (
 	luaName   = regexp.MustCompile(`\blua5\.1\b`)

@@ -1,7 +1,8 @@
 // Command glua runs Lua scripts that drive the GPU through glua's modules
-// (cuda, kernels, pool). It is used as the reference lua interpreter
-// is, glua [options] [script [args]], with options of its own for the
-// backend, the memory pool and the configuration (see usage in args.go).
+// (cuda, kernels, pool, batch). It is used as the reference lua
+// interpreter is, glua [options] [script [args]], with options of its own
+// for the backend, the memory pool and the configuration (longOptions in
+// args.go, glua --help), and an interactive mode (repl.go).
 package main
 
 import (

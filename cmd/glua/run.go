@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/chzyer/readline"
 	lua "github.com/yuin/gopher-lua"
@@ -36,8 +38,14 @@ func run(argv []string) int {
 	o, err := parseArgs(argv)
 	if err != nil {
 		message(err.Error())
-		fmt.Fprint(os.Stderr, usage)
+		writeUsage(os.Stderr)
 		return 1
+	}
+	if o.help {
+		if err := writeHelp(os.Stdout); err != nil {
+			return 1
+		}
+		return 0
 	}
 	if o.version {
 		printVersion()
@@ -45,15 +53,23 @@ func run(argv []string) int {
 	if o.runsNothing() {
 		return 0
 	}
+	timeout, err := o.timeout()
+	if err != nil {
+		message(err.Error())
+		return 1
+	}
 	cfg, err := o.configure(os.Getenv)
 	if err != nil {
 		message(err.Error())
 		return 1
 	}
-	rt, err := runtime.New(runtime.Options{Config: &cfg})
+	rt, err := runtime.New(runtime.Options{Config: &cfg, Sandbox: o.sandbox})
 	if err != nil {
 		message(err.Error())
 		return 1
+	}
+	if o.sandbox {
+		keepTraceback(rt.Lua())
 	}
 	writeProfile, err := startProfile(rt, o, argv)
 	if err != nil {
@@ -61,7 +77,7 @@ func run(argv []string) int {
 		rt.Close()
 		return 1
 	}
-	status := session(rt, o, argv)
+	status := session(rt, o, argv, timeout)
 	if err := writeProfile(); err != nil {
 		message(err.Error())
 		status = 1
@@ -74,7 +90,7 @@ func run(argv []string) int {
 }
 
 // session does what the command line asks of a started runtime.
-func session(rt *runtime.Runtime, o options, argv []string) int {
+func session(rt *runtime.Runtime, o options, argv []string, timeout time.Duration) int {
 	L := rt.Lua()
 	if o.ignoreEnv {
 		// gopher-lua took package.path from $LUA_PATH when the state was
@@ -89,6 +105,31 @@ func session(rt *runtime.Runtime, o options, argv []string) int {
 			return 1
 		}
 	}
+	if err := runBatch(rt, o, argv, timeout); err != nil {
+		return report(err)
+	}
+	if o.interactive {
+		return repl(rt)
+	}
+	if o.runsStdin() && readline.IsTerminal(int(os.Stdin.Fd())) {
+		printVersion()
+		return repl(rt)
+	}
+	return 0
+}
+
+// runBatch runs what is not interactive, under the --timeout: each -e and
+// -l in order, then the script, or stdin when it is not a terminal.
+func runBatch(rt *runtime.Runtime, o options, argv []string, timeout time.Duration) error {
+	if timeout > 0 {
+		ctx, cancel := context.WithTimeoutCause(context.Background(), timeout,
+			fmt.Errorf("stopped after the %s --timeout", timeout))
+		defer cancel()
+		rt.SetContext(ctx)
+		defer rt.SetContext(nil)
+		defer endLate(ctx, timeoutGrace)()
+	}
+	L := rt.Lua()
 	for _, s := range o.steps {
 		var err error
 		if s.option == 'e' {
@@ -97,33 +138,42 @@ func session(rt *runtime.Runtime, o options, argv []string) int {
 			err = doLibrary(L, s.value)
 		}
 		if err != nil {
-			return report(err)
+			return err
 		}
 	}
 	if o.script > 0 {
-		if err := doScript(L, argv, o.script); err != nil {
-			return report(err)
-		}
+		return doScript(L, argv, o.script)
 	}
-	if o.interactive {
-		return repl(rt)
+	if o.runsStdin() && !readline.IsTerminal(int(os.Stdin.Fd())) {
+		return doFile(L, "")
 	}
-	if o.runsStdin() {
-		if readline.IsTerminal(int(os.Stdin.Fd())) {
-			printVersion()
-			return repl(rt)
-		}
-		if err := doFile(L, ""); err != nil {
-			return report(err)
-		}
-	}
-	return 0
+	return nil
 }
 
-// repl stands in for the interactive mode until it exists.
-func repl(*runtime.Runtime) int {
-	message("interactive mode (REPL) is not available yet; run a script with: glua script.lua")
-	return 1
+// timeoutGrace is how long past its --timeout a script may stay inside
+// one Go call before the process ends anyway.
+const timeoutGrace = 3 * time.Second
+
+// endLate ends the process when ctx has been done for grace and the
+// returned stop has not been called: a script inside one long Go call (a
+// large product on the CPU, a read from a terminal) runs no Lua
+// instruction at which the deadline could stop it.
+func endLate(ctx context.Context, grace time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		select {
+		case <-done:
+		case <-time.After(grace):
+			message(fmt.Sprintf("%v (it was inside a call that did not return)", context.Cause(ctx)))
+			os.Exit(1)
+		}
+	}()
+	return func() { close(done) }
 }
 
 func message(msg string) {
@@ -149,16 +199,25 @@ func gopherLuaVersion() string {
 }
 
 // report prints an error as lua.c's report does and returns the exit
-// status. An error value of nil (`error()`) prints nothing, and one that is
-// not a string prints a placeholder, not a Go representation.
+// status.
 func report(err error) int {
+	if msg, ok := errorMessage(err); ok {
+		message(msg)
+	}
+	return 1
+}
+
+// errorMessage is what lua.c prints for an error: nothing for an error
+// value of nil (`error()`), a placeholder for one that is not a string,
+// not a Go representation.
+func errorMessage(err error) (string, bool) {
 	var apiErr *lua.ApiError
 	if !errors.As(err, &apiErr) {
-		message(err.Error())
-		return 1
+		return err.Error(), true
 	}
 	switch v := apiErr.Object.(type) {
 	case *lua.LNilType:
+		return "", false
 	case lua.LString, lua.LNumber:
 		msg := v.String()
 		// gopher-lua attaches its own traceback only when the message
@@ -166,11 +225,9 @@ func report(err error) int {
 		if apiErr.StackTrace != "" {
 			msg += "\n" + apiErr.StackTrace
 		}
-		message(msg)
-	default:
-		message("(error object is not a string)")
+		return msg, true
 	}
-	return 1
+	return "(error object is not a string)", true
 }
 
 // doScript runs the script at argv[n] with the rest of argv as its
@@ -243,7 +300,7 @@ func call(L *lua.LState, nargs, nret int) error {
 // traceback is lua.c's message handler: it appends debug.traceback to a
 // string message and leaves any other error value alone. It calls the
 // script's debug.traceback, so a script that removes it gets bare messages,
-// as with lua.
+// as with lua; a sandbox, which has no debug library, gets keepTraceback's.
 func traceback(L *lua.LState) int {
 	msg := L.Get(1)
 	switch v := msg.(type) {
@@ -258,12 +315,10 @@ func traceback(L *lua.LState) int {
 		}
 		msg = L.ToStringMeta(msg)
 	}
-	dbg, ok := L.GetGlobal("debug").(*lua.LTable)
-	if !ok {
-		L.Push(msg)
-		return 1
+	tb, ok := L.G.Registry.RawGetString(tracebackKey).(*lua.LFunction)
+	if dbg, isTable := L.GetGlobal("debug").(*lua.LTable); isTable {
+		tb, ok = dbg.RawGetString("traceback").(*lua.LFunction)
 	}
-	tb, ok := dbg.RawGetString("traceback").(*lua.LFunction)
 	if !ok {
 		L.Push(msg)
 		return 1
@@ -273,6 +328,21 @@ func traceback(L *lua.LState) int {
 	L.Push(lua.LNumber(2)) // skip this handler and traceback itself
 	L.Call(2, 1)
 	return 1
+}
+
+// tracebackKey holds, in the registry of a state without a debug library
+// (--sandbox), the traceback the message handler uses instead.
+const tracebackKey = "glua.traceback"
+
+// keepTraceback gives errors in a sandboxed state the traceback that its
+// missing debug library would have given: gopher-lua's debug.traceback,
+// taken from a scratch state, out of the script's reach.
+func keepTraceback(L *lua.LState) {
+	scratch := lua.NewState()
+	defer scratch.Close()
+	if tb, ok := scratch.GetField(scratch.GetGlobal("debug"), "traceback").(*lua.LFunction); ok {
+		L.G.Registry.RawSetString(tracebackKey, L.NewFunction(tb.GFunction))
+	}
 }
 
 // loadFile compiles a file, or stdin when name is "", as luaL_loadfile

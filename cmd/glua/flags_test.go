@@ -1,0 +1,181 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/gluaproject/glua/config"
+)
+
+// These are the options added to lua's: --help, --timeout, --sandbox and
+// --device, and the promise that every setting has a flag or a variable
+// that --help and --info both show.
+
+func TestHelpListsEveryOptionAndVariableOnALineEach(t *testing.T) {
+	for _, flag := range []string{"--help", "-h"} {
+		// --help needs no configuration: a broken one does not stop it.
+		r := invocation{dir: t.TempDir(), args: []string{flag}, env: []string{"GLUA_CONFIG=/nonexistent.toml"}}.glua(t)
+		expect(t, r, 0, "^"+regexp.QuoteMeta(usageLine)+"\n", "")
+		var lines []string
+		for _, opt := range luaOptions {
+			lines = append(lines, regexp.QuoteMeta(opt[0])+" +"+regexp.QuoteMeta(opt[1]))
+		}
+		for _, opt := range longOptions {
+			lines = append(lines, regexp.QuoteMeta(optionSyntax(opt))+" +"+regexp.QuoteMeta(opt.help))
+		}
+		for _, v := range config.Env {
+			lines = append(lines, v+" +\\S")
+		}
+		for _, line := range lines {
+			if !regexp.MustCompile(`(?m)^  ` + line).MatchString(r.stdout) {
+				t.Errorf("glua %s has no line %s:\n%s", flag, line, r.stdout)
+			}
+		}
+	}
+}
+
+func TestHelpIsGroupedLuaOptionsGluaOptionsEnvironment(t *testing.T) {
+	r := runGlua(t, "--help")
+	lua := strings.Index(r.stdout, "Options, as lua5.1's:")
+	glua := strings.Index(r.stdout, "glua's options")
+	env := strings.Index(r.stdout, "Environment variables")
+	if lua < 0 || glua < lua || env < glua || strings.Index(r.stdout, "-e stat") > glua || strings.Index(r.stdout, "--backend") > env {
+		t.Errorf("--help is not in three groups:\n%s", r.stdout)
+	}
+}
+
+// Walks config.toml: every key must be settable by a flag or a variable,
+// and both --help and --info must say which.
+func TestEveryConfigKeyHasAFlagOrVariableShownByHelpAndInfo(t *testing.T) {
+	var v map[string]any
+	md, err := toml.DecodeFile(filepath.Join("..", "..", "config.toml"), &v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	help := runGlua(t, "--help").stdout
+	info := runGlua(t, "--info")
+	expect(t, info, 0, "configuration", "")
+	keys := 0
+	for _, k := range md.Keys() {
+		if md.Type(k...) == "Hash" {
+			continue
+		}
+		keys++
+		key := k.String()
+		env, flag := "", ""
+		for _, ck := range config.Keys {
+			if ck.Name == key {
+				env = ck.Env
+			}
+		}
+		for _, opt := range longOptions {
+			if opt.key == key {
+				flag = "--" + opt.name
+			}
+		}
+		if env == "" && flag == "" {
+			t.Errorf("config.toml's %s has neither a flag nor a variable", key)
+			continue
+		}
+		for _, name := range []string{env, flag} {
+			if name != "" && !regexp.MustCompile(`(?m)^  `+regexp.QuoteMeta(name)+`\b`).MatchString(help) {
+				t.Errorf("--help does not list %s, which sets %s", name, key)
+			}
+		}
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(key) + ` .* ` + env + `$`).MatchString(info.stdout) {
+			t.Errorf("--info has no line for %s naming %s:\n%s", key, env, info.stdout)
+		}
+	}
+	if keys < 18 {
+		t.Errorf("found only %d keys in config.toml", keys)
+	}
+}
+
+func TestUnknownOptionIsNamedWithAHintToHelp(t *testing.T) {
+	r := runGlua(t, "--frobnicate", "-e", "print('not reached')")
+	expect(t, r, 1, "", "^"+regexp.QuoteMeta("glua: unrecognized option '--frobnicate'\n"+usageLine+"\nTry 'glua --help' for the options and environment variables.\n")+"$")
+}
+
+func TestTimeoutStopsARunawayScriptNamingTheTimeout(t *testing.T) {
+	start := time.Now()
+	r := invocation{dir: "testdata", args: []string{"--timeout", "300ms", "runaway.lua"}}.glua(t)
+	expect(t, r, 1, "", `^glua: runaway\.lua:\d: stopped after the 300ms --timeout\nstack traceback:\n\trunaway\.lua:\d: in main chunk\n`)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the script ran %v", d)
+	}
+	expect(t, runGlua(t, "--timeout", "1m", "-e", "print('in time')"), 0, "^in time\n$", "")
+}
+
+func TestTimeoutEndsAScriptStuckInAGoCall(t *testing.T) {
+	// Opening a FIFO that no one writes blocks in the open call itself.
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	start := time.Now()
+	r := invocation{dir: dir, args: []string{"--timeout", "200ms", "-e", `io.open("fifo")`}}.glua(t)
+	expect(t, r, 1, "", `^glua: stopped after the 200ms --timeout \(it was inside a call that did not return\)\n$`)
+	if d := time.Since(start); d > timeoutGrace+5*time.Second {
+		t.Errorf("glua ended only after %v", d)
+	}
+}
+
+func TestBadTimeoutIsNamedBeforeAnythingRuns(t *testing.T) {
+	r := runGlua(t, "--timeout", "soon", "-e", "print('ran')")
+	expect(t, r, 1, "", `^glua: --timeout: "soon" is not a duration \(try 30s, 1m30s or 2h\)\n$`)
+}
+
+func TestSandboxLeavesOutTheHostsFilesAndKeepsTracebacks(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mymod.lua"), []byte("return 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sandboxed := func(src string) result {
+		return invocation{dir: dir, args: []string{"--sandbox", "-e", src}}.glua(t)
+	}
+	expect(t, sandboxed(`print(os, io, dofile, loadfile, debug, string.dump, require("cuda").backend())`), 0,
+		"^nil\tnil\tnil\tnil\tnil\tnil\tcpu\n$", "")
+	expect(t, sandboxed(`require("mymod")`), 1, "", `^glua: \(command line\):1: module mymod not found`)
+	expect(t, sandboxed(`local function f() error("boom") end f()`), 1, "",
+		`^glua: \(command line\):1: boom\nstack traceback:\n\t\[G\]: in function 'error'\n\t\(command line\):1: in function 'f'\n`)
+	expect(t, invocation{dir: dir, args: []string{"-e", `print(require("mymod"))`}}.glua(t), 0, "^1\n$", "")
+}
+
+func TestDeviceFlagChoosesTheDeviceAndTheCPUHasOnlyZero(t *testing.T) {
+	expect(t, runGlua(t, "--device", "0", "-e", `print(require("cuda").device().index)`), 0, "^0\n$", "")
+	want := `^glua: cpu: device 1: the CPU backend has only device 0 \(cuda\.device\)\n$`
+	expect(t, runGlua(t, "--device", "1", "-e", "print('not reached')"), 1, "", want)
+	expect(t, invocation{dir: t.TempDir(), env: []string{"GLUA_DEVICE=1"}, args: []string{"-e", "print('not reached')"}}.glua(t), 1, "", want)
+	expect(t, runGlua(t, "--device", "one", "-e", "print('not reached')"), 1, "", `^glua: --device: "one" is not a whole number\n$`)
+	expect(t, runGlua(t, "--device", "0", "--info"), 0, `(?m)^  cuda\.device +0 +--device +GLUA_DEVICE$`, "")
+}
+
+func TestReadmeDocumentsEveryOptionAndVariable(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	for _, opt := range longOptions {
+		if !strings.Contains(readme, "| `"+optionSyntax(opt)) && !strings.Contains(readme, ", `"+optionSyntax(opt)) {
+			t.Errorf("README.md's table of options lacks %s", optionSyntax(opt))
+		}
+	}
+	for _, opt := range luaOptions {
+		if !strings.Contains(readme, "| `"+opt[0]+"` |") {
+			t.Errorf("README.md's table of options lacks %s", opt[0])
+		}
+	}
+	for _, v := range config.Env {
+		if !strings.Contains(readme, "| `"+v+"` |") {
+			t.Errorf("README.md's table of variables lacks %s", v)
+		}
+	}
+}

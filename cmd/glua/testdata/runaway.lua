@@ -1,0 +1,5 @@
+-- A loop that never ends, for --timeout.
+local n = 0
+while true do
+  n = n + 1
+end
