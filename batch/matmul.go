@@ -124,7 +124,7 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 	} else if !out.Writable() {
 		return nil, errors.New("out is memory-mapped read-only; map it writable (cuda.create_npy, or cuda.load_npy with writable = true)")
 	}
-	t, err := newTiler(rt, p, dt, o.Precision)
+	t, err := newTiler(rt, p, dt, o.Precision, B)
 	if err != nil {
 		return nil, err
 	}

@@ -98,3 +98,41 @@ func TestMatmulRefusesWhatCannotWork(t *testing.T) {
 		t.Fatalf("%d arrays live after the refusals", live)
 	}
 }
+
+// When C's tiles span whole rows and there are several rows of them, B is
+// read from pinned memory: from B itself when it is pinned, else from a
+// pinned copy made during the first row. Both give the product, with B's
+// last panel short, and leave no pinned memory in use.
+func TestMatmulReadsBFromPinnedMemory(t *testing.T) {
+	rt := newRuntime(t, "")
+	const m, k, n = 300, 1100, 9 // 1100 = two 512-deep panels and a short one
+	A := randomMatrix(t, rt, m, k, runtime.Float32)
+	pageable := randomMatrix(t, rt, k, n, runtime.Float32)
+	pinned, err := rt.NewHostArray([]int{k, n}, runtime.Float32, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(pinned.Bytes(), pageable.Bytes())
+	want := product(A.Floats(), pageable.Floats(), m, k, n)
+	before, _, _ := rt.PinnedStats()
+	for name, B := range map[string]*runtime.HostArray{"pageable": pageable, "pinned": pinned} {
+		var plan bytes.Buffer
+		// room for C's tile of 70 whole rows and the panels: five rows of tiles
+		budget := uint64(4 * (70*n + 2*(70*512+512*n)))
+		C, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Budget: budget, Verbose: &plan})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !strings.Contains(plan.String(), "in 5 tiles of C of 70x9") {
+			t.Fatalf("%s: the plan is not five rows of whole-row tiles: %s", name, plan.String())
+		}
+		for i, v := range C.Floats() {
+			if math.Abs(v-want[i]) > 1e-5*float64(k) {
+				t.Fatalf("%s: element %d is %v, want %v", name, i, v, want[i])
+			}
+		}
+		if live, _, _ := rt.PinnedStats(); live != before {
+			t.Fatalf("%s: %d bytes of pinned memory live after the product, want the %d of pinned B", name, live, before)
+		}
+	}
+}

@@ -27,10 +27,19 @@ type tiler struct {
 	// reports when that tile is in out (nil when none is on its way).
 	downloaded *runtime.Event
 	scatter    chan error
+	// pinnedB is all of B in pinned memory, flat, when C's tiles span
+	// whole rows: B's panels are then contiguous pieces of it that upload
+	// without staging. It is B itself when B is pinned; otherwise a copy,
+	// filled panel by panel during the first row of tiles (ownB), so that
+	// each later row moves B over the bus alone instead of copying it
+	// into staging again, which halves what the host's memory carries.
+	pinnedB *runtime.HostArray
+	ownB    bool
 }
 
-func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string) (*tiler, error) {
+func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, B *runtime.HostArray) (*tiler, error) {
 	t := &tiler{rt: rt, p: p, opts: runtime.MatmulOptions{Precision: precision}}
+	t.pinB(B)
 	var err error
 	if t.copy, err = rt.CopyStream(); err != nil {
 		return nil, err
@@ -62,7 +71,10 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string) (
 	t.dC, t.sC = device(p.tm*p.tn), host(p.tm*p.tn)
 	for s := range 2 {
 		t.dA[s], t.dB[s] = device(p.tm*p.tk), device(p.tk*p.tn)
-		t.sA[s], t.sB[s] = host(p.tm*p.tk), host(p.tk*p.tn)
+		t.sA[s] = host(p.tm * p.tk)
+		if t.pinnedB == nil {
+			t.sB[s] = host(p.tk * p.tn)
+		}
 		t.uploaded[s], t.computed[s] = event(), event()
 	}
 	t.downloaded = event()
@@ -71,6 +83,27 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string) (
 		return nil, err
 	}
 	return t, nil
+}
+
+// pinB sets pinnedB when C's tiles span whole rows: B itself if it is
+// pinned, else, when there is more than one row of tiles to read B again,
+// a pinned copy if [host] pinned_limit has room for one (staging panel by
+// panel otherwise).
+func (t *tiler) pinB(B *runtime.HostArray) {
+	p := t.p
+	if p.tn != p.n {
+		return
+	}
+	if B.Pinned() {
+		t.pinnedB, _ = B.Reshape([]int{p.k * p.n})
+		return
+	}
+	if p.tm >= p.m {
+		return
+	}
+	if h, err := t.rt.NewStaging(p.k*p.n, B.DType()); err == nil {
+		t.pinnedB, t.ownB = h, true
+	}
 }
 
 // close frees the device buffers once the work on them is done, and gives
@@ -83,7 +116,11 @@ func (t *tiler) close() {
 			a.Free()
 		}
 	}
-	for _, h := range []*runtime.HostArray{t.sA[0], t.sA[1], t.sB[0], t.sB[1], t.sC} {
+	staging := []*runtime.HostArray{t.sA[0], t.sA[1], t.sB[0], t.sB[1], t.sC}
+	if t.ownB {
+		staging = append(staging, t.pinnedB)
+	}
+	for _, h := range staging {
 		if h != nil {
 			t.rt.ReleasePinned(h)
 		}
@@ -105,8 +142,11 @@ func (t *tiler) run(A, B, out *runtime.HostArray) error {
 			for p0 := 0; p0 < p.k; p0 += p.tk {
 				kp := min(p.tk, p.k-p0)
 				gather(t.sA[slot].Bytes(), A.Bytes(), size, i0, mi, p0, kp, p.k)
-				gather(t.sB[slot].Bytes(), B.Bytes(), size, p0, kp, j0, nj, p.n)
-				if err := t.multiply(slot, C, mi, kp, nj, p0 > 0); err != nil {
+				hB, err := t.panelB(B, slot, p0, kp, j0, nj, i0 == 0)
+				if err != nil {
+					return err
+				}
+				if err := t.multiply(slot, C, hB, mi, kp, nj, p0 > 0); err != nil {
 					return err
 				}
 				slot ^= 1
@@ -165,10 +205,29 @@ func (t *tiler) scattered() error {
 	return err
 }
 
-// multiply uploads a slot's staged panels on the copy stream, once the
-// product that last read that slot's device buffers is done, and queues
-// C (+)= A·B on the runtime's stream once the copies are.
-func (t *tiler) multiply(slot int, C *runtime.Array, mi, kp, nj int, accumulate bool) error {
+// panelB is B's rows p0..p0+kp-1, columns j0..j0+nj-1, in pinned memory:
+// a piece of pinnedB (copied there from B on the first row of tiles when
+// pinnedB is a copy), or gathered into the slot's staging.
+func (t *tiler) panelB(B *runtime.HostArray, slot, p0, kp, j0, nj int, first bool) (*runtime.HostArray, error) {
+	p, size := t.p, t.p.size
+	if t.pinnedB == nil {
+		gather(t.sB[slot].Bytes(), B.Bytes(), size, p0, kp, j0, nj, p.n)
+		return hostView(t.sB[slot], kp, nj)
+	}
+	v, err := t.pinnedB.Rows(p0*p.n+1, (p0+kp)*p.n)
+	if err != nil {
+		return nil, err
+	}
+	if t.ownB && first {
+		parallelCopy(v.Bytes(), B.Bytes()[p0*p.n*size:(p0+kp)*p.n*size])
+	}
+	return v.Reshape([]int{kp, nj})
+}
+
+// multiply uploads a slot's A panel from its staging and hB on the copy
+// stream, once the product that last read that slot's device buffers is
+// done, and queues C (+)= A·B on the runtime's stream once the copies are.
+func (t *tiler) multiply(slot int, C *runtime.Array, hB *runtime.HostArray, mi, kp, nj int, accumulate bool) error {
 	rt := t.rt
 	if t.used[slot] {
 		if err := rt.StreamWait(t.copy, t.computed[slot]); err != nil {
@@ -178,8 +237,7 @@ func (t *tiler) multiply(slot int, C *runtime.Array, mi, kp, nj int, accumulate 
 	A, errA := deviceView(t.dA[slot], mi, kp)
 	B, errB := deviceView(t.dB[slot], kp, nj)
 	hA, errHA := hostView(t.sA[slot], mi, kp)
-	hB, errHB := hostView(t.sB[slot], kp, nj)
-	if err := errors.Join(errA, errB, errHA, errHB); err != nil {
+	if err := errors.Join(errA, errB, errHA); err != nil {
 		return err
 	}
 	if err := errors.Join(A.CopyFromAsync(hA, t.copy), B.CopyFromAsync(hB, t.copy), t.uploaded[slot].Record(t.copy)); err != nil {
