@@ -48,7 +48,7 @@ func TestInfoDescribesTheDevice(t *testing.T) {
 	}
 	lines := b.Describe()
 	joined := strings.Join(lines, "\n")
-	for _, want := range []string{info.Name, "CUDA driver " + v.Driver.Version, "NVRTC " + v.NVRTC.Version, "cuBLAS " + v.CUBLAS.Version, "kernel target: sm_"} {
+	for _, want := range []string{"CUDA driver " + v.Driver.Version, "NVRTC " + v.NVRTC.Version, "cuBLAS " + v.CUBLAS.Version, "kernel target: sm_"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("Describe() lacks %q:\n%s", want, joined)
 		}

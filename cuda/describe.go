@@ -37,8 +37,9 @@ func (b *Backend) Versions() Versions {
 	return v
 }
 
-// Describe returns lines for `glua --info`: the device, the libraries in
-// use and where they were found, and the kernel cache.
+// Describe returns lines for `glua --info`, below the device the runtime
+// describes from Info: the libraries in use and where they were found,
+// the kernel target and the kernel cache.
 func (b *Backend) Describe() []string {
 	v := b.Versions()
 	lib := func(what string, l Library) string {
@@ -49,8 +50,6 @@ func (b *Backend) Describe() []string {
 		return fmt.Sprintf("%s %s (%s)", what, l.Version, where)
 	}
 	lines := []string{
-		fmt.Sprintf("device %d: %s, compute capability %d.%d, %d SMs, %s",
-			b.cfg.Device, b.name, b.cc[0], b.cc[1], b.sms, formatBytes(b.totalMem)),
 		lib("CUDA driver", v.Driver),
 		lib("NVRTC", v.NVRTC),
 		lib("cuBLAS", v.CUBLAS),

@@ -85,7 +85,9 @@ check.eq(out[1] == 0 and out[37 * 23] == 0 and out.mapped, true, "a created file
 batch.matmul(A:copy_to_host(), B:copy_to_host(), { out = out, budget = 4 * 300 })
 out:flush()
 local want = kernels.matmul(cuda.zeros({ 37, 23 }), A, B)
-check.eq(kernels.max_abs_diff(cuda.to_device(cuda.load_npy(outpath)), want) < 1e-4, true, "product written into the file")
+local written = cuda.to_device(cuda.load_npy(outpath))
+check.eq(kernels.max_abs_diff(written, want) < 1e-4, true, "product written into the file")
+written:free()
 check.error("batch.matmul: out is memory-mapped read-only", batch.matmul, A:copy_to_host(), B:copy_to_host(),
   { out = cuda.load_npy(outpath, { mmap = true }) })
 check.error("cuda.create_npy: " .. tmpdir .. ": is a directory", cuda.create_npy, tmpdir, { 2 })
