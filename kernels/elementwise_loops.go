@@ -17,9 +17,10 @@ func elementwiseScale[C computeType](_, x, a C) C {
 	return x * a
 }
 
-func elementwiseScaleLoop[C computeType](xs, _ []C, a C) {
-	for i, x := range xs {
-		xs[i] = elementwiseScale(0, x, a)
+func elementwiseScaleLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseScale(0, xs[i], a)
 	}
 }
 
@@ -27,10 +28,10 @@ func elementwiseAxpy[C computeType](y, x, a C) C {
 	return C(a*x) + y
 }
 
-func elementwiseAxpyLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseAxpy(y, xs[i], a)
+func elementwiseAxpyLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseAxpy(ys[i], xs[i], a)
 	}
 }
 
@@ -38,10 +39,10 @@ func elementwiseAdd[C computeType](y, x, _ C) C {
 	return y + x
 }
 
-func elementwiseAddLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseAdd(y, xs[i], a)
+func elementwiseAddLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseAdd(ys[i], xs[i], a)
 	}
 }
 
@@ -49,10 +50,10 @@ func elementwiseMul[C computeType](y, x, _ C) C {
 	return y * x
 }
 
-func elementwiseMulLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseMul(y, xs[i], a)
+func elementwiseMulLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseMul(ys[i], xs[i], a)
 	}
 }
 
@@ -60,10 +61,10 @@ func elementwiseSub[C computeType](y, x, _ C) C {
 	return y - x
 }
 
-func elementwiseSubLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseSub(y, xs[i], a)
+func elementwiseSubLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseSub(ys[i], xs[i], a)
 	}
 }
 
@@ -71,10 +72,10 @@ func elementwiseDiv[C computeType](y, x, _ C) C {
 	return y / x
 }
 
-func elementwiseDivLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseDiv(y, xs[i], a)
+func elementwiseDivLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseDiv(ys[i], xs[i], a)
 	}
 }
 
@@ -85,10 +86,10 @@ func elementwiseMaximum[C computeType](y, x, _ C) C {
 	return x
 }
 
-func elementwiseMaximumLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseMaximum(y, xs[i], a)
+func elementwiseMaximumLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseMaximum(ys[i], xs[i], a)
 	}
 }
 
@@ -99,9 +100,9 @@ func elementwiseMinimum[C computeType](y, x, _ C) C {
 	return x
 }
 
-func elementwiseMinimumLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseMinimum(y, xs[i], a)
+func elementwiseMinimumLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseMinimum(ys[i], xs[i], a)
 	}
 }

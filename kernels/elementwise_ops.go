@@ -114,10 +114,10 @@ func LookupElementwise(name string) *ElementwiseOp {
 // computeType is what the elementwise loops compute in.
 type computeType interface{ float32 | float64 }
 
-// elementwiseLoops are one kernel's loops in each compute type: ys[i] =
-// f(ys[i], xs[i], a) for i < len(ys); a one-array kernel's element is
-// ys[i] and it ignores xs.
+// elementwiseLoops are one kernel's loops in each compute type: out[i] =
+// f(ys[i], xs[i], a) for i < len(out); a one-array kernel's element is
+// ys[i] and it ignores xs. out may be ys itself.
 type elementwiseLoops struct {
-	f32 func(ys, xs []float32, a float32)
-	f64 func(ys, xs []float64, a float64)
+	f32 func(out, ys, xs []float32, a float32)
+	f64 func(out, ys, xs []float64, a float64)
 }

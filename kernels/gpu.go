@@ -189,11 +189,18 @@ func (g *GPU) Fill(dt device.DType, x device.Ptr, v float64, n int, s device.Str
 	return wrap("Fill", f(gridFor(nbytes/16+16), block1D, 0, s, x, uint64(nbytes), lo, hi))
 }
 
-// Elementwise runs op on n elements: y = f(y, x, a), or for a one-array
-// kernel y = f(y, a), when x is ignored.
+// Elementwise runs op on n elements in place: y = f(y, x, a), or for a
+// one-array kernel y = f(y, a), when x is ignored.
 func (g *GPU) Elementwise(op *ElementwiseOp, dt device.DType, y device.Ptr, a float64, x device.Ptr, n int, s device.Stream) error {
+	return g.ElementwiseTo(op, dt, y, y, a, x, n, s)
+}
+
+// ElementwiseTo runs op on n elements into out, leaving y as it was: out =
+// f(y, x, a), or out = f(y, a) for a one-array kernel. out is y itself or
+// shares no byte with y and x.
+func (g *GPU) ElementwiseTo(op *ElementwiseOp, dt device.DType, out, y device.Ptr, a float64, x device.Ptr, n int, s device.Stream) error {
 	name := op.goName
-	ptrs := []device.Ptr{y, x}[:op.Arrays]
+	ptrs := []device.Ptr{out, y, x}[:op.Arrays+1]
 	if err := check(name, dt, n, ptrs...); err != nil || n == 0 {
 		return err
 	}
@@ -204,9 +211,9 @@ func (g *GPU) Elementwise(op *ElementwiseOp, dt device.DType, y device.Ptr, a fl
 	vec := vectorizable(ptrs...)
 	grid := elementwiseGrid(dt, n, vec)
 	if op.Arrays == 1 {
-		return wrap(name, f(grid, block1D, 0, s, y, int64(n), a, vec))
+		return wrap(name, f(grid, block1D, 0, s, out, y, int64(n), a, vec))
 	}
-	return wrap(name, f(grid, block1D, 0, s, y, x, int64(n), a, vec))
+	return wrap(name, f(grid, block1D, 0, s, out, y, x, int64(n), a, vec))
 }
 
 // Scale sets x = a·x on n elements.

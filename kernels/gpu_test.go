@@ -140,6 +140,42 @@ func TestGPUElementwiseKernelsMatchTheGoReferenceBitForBit(t *testing.T) {
 	}
 }
 
+// TestGPUElementwiseToWritesOnlyItsOutput runs every kernel of the table
+// into a separate array, as the operators do: the bits of the Go
+// reference, and neither operand touched.
+func TestGPUElementwiseToWritesOnlyItsOutput(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	for _, dt := range device.DTypes {
+		for _, n := range []int{1, 1000, 100003} {
+			// An output shifted by an element takes the scalar path alone.
+			for _, shift := range []int{0, dt.Size()} {
+				for _, op := range kernels.ElementwiseOps() {
+					a := []float64{2.5, -1.75, 1e10, 0.1, -3, math.Inf(-1), 70000.5}[rng.IntN(7)]
+					y, x := hostileValues(rng, dt, n), hostileValues(rng, dt, n)
+					yd, xd := place(t, b, y, 0), place(t, b, x, 0)
+					od := place(t, b, hostileValues(rng, dt, n), shift)
+					want := make([]byte, len(y))
+					xarg, xptr := x, xd.ptr()
+					if op.Arrays == 1 {
+						xarg, xptr = nil, 0
+					}
+					op.ApplyTo(dt, want, y, a, xarg)
+					what := fmt.Sprintf("%s to a new array %s n=%d shift=%d a=%v", op.Name, dt, n, shift, a)
+					if err := g.ElementwiseTo(op, dt, od.ptr(), yd.ptr(), a, xptr, n, 0); err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					checkSame(t, what, dt, od.read(t, what), want, nil)
+					if !bytes.Equal(yd.read(t, what+" (y)"), y) || !bytes.Equal(xd.read(t, what+" (x)"), x) {
+						t.Errorf("%s: an operand changed", what)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestGPUFillCoversEveryAlignment(t *testing.T) {
 	b := gpu(t)
 	g := kernels.NewGPU(b)

@@ -8,8 +8,8 @@ import (
 )
 
 // The GPU is not needed to see that the elementwise module defines what
-// GPU.Elementwise launches: glua_<name>_<dtype>(y, x, n, a, vec), or (x, n,
-// a, vec) for one array, pasted by elementwise.cu's macros for every dtype
+// GPU.ElementwiseTo launches: glua_<name>_<dtype>(out, y, x, n, a, vec), or
+// (out, x, n, a, vec) for one array, pasted by elementwise.cu's macros for every dtype
 // GLUA_DTYPES_WITH lists, from a line per table entry.
 func TestElementwiseCUDASourceDefinesEveryTableKernel(t *testing.T) {
 	src, _, err := cudaSource("elementwise")
@@ -30,11 +30,11 @@ func TestElementwiseCUDASourceDefinesEveryTableKernel(t *testing.T) {
 		"#define GLUA_TWO_ARRAYS(OP, ...)",
 		"GLUA_DTYPES_WITH(GLUA_TWO_ARRAYS_ENTRY, OP)",
 		"#define GLUA_TWO_ARRAYS_ENTRY(OP, NAME, T)",
-		`extern "C" __global__ void glua_##OP##_##NAME(T::S* y, const T::S* x, i64 n, double a, int vec)`,
+		`extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* y, const T::S* x, i64 n, double a, int vec)`,
 		"#define GLUA_ONE_ARRAY(OP, ...)",
 		"GLUA_DTYPES_WITH(GLUA_ONE_ARRAY_ENTRY, OP)",
 		"#define GLUA_ONE_ARRAY_ENTRY(OP, NAME, T)",
-		`extern "C" __global__ void glua_##OP##_##NAME(T::S* x, i64 n, double a, int vec)`,
+		`extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* x, i64 n, double a, int vec)`,
 		"return T::store(__VA_ARGS__);",
 		"#define GLUA_DTYPES_WITH(X, A)",
 	} {
