@@ -3,14 +3,18 @@
 package kernels
 
 var generatedLoops = map[string]elementwiseLoops{
-	"scale":   {elementwiseScaleLoop[float32], elementwiseScaleLoop[float64]},
-	"axpy":    {elementwiseAxpyLoop[float32], elementwiseAxpyLoop[float64]},
-	"add":     {elementwiseAddLoop[float32], elementwiseAddLoop[float64]},
-	"mul":     {elementwiseMulLoop[float32], elementwiseMulLoop[float64]},
-	"sub":     {elementwiseSubLoop[float32], elementwiseSubLoop[float64]},
-	"div":     {elementwiseDivLoop[float32], elementwiseDivLoop[float64]},
-	"maximum": {elementwiseMaximumLoop[float32], elementwiseMaximumLoop[float64]},
-	"minimum": {elementwiseMinimumLoop[float32], elementwiseMinimumLoop[float64]},
+	"scale":      {elementwiseScaleLoop[float32], elementwiseScaleLoop[float64]},
+	"axpy":       {elementwiseAxpyLoop[float32], elementwiseAxpyLoop[float64]},
+	"add":        {elementwiseAddLoop[float32], elementwiseAddLoop[float64]},
+	"mul":        {elementwiseMulLoop[float32], elementwiseMulLoop[float64]},
+	"sub":        {elementwiseSubLoop[float32], elementwiseSubLoop[float64]},
+	"div":        {elementwiseDivLoop[float32], elementwiseDivLoop[float64]},
+	"add_scalar": {elementwiseAddScalarLoop[float32], elementwiseAddScalarLoop[float64]},
+	"div_scalar": {elementwiseDivScalarLoop[float32], elementwiseDivScalarLoop[float64]},
+	"rsub":       {elementwiseRsubLoop[float32], elementwiseRsubLoop[float64]},
+	"rdiv":       {elementwiseRdivLoop[float32], elementwiseRdivLoop[float64]},
+	"maximum":    {elementwiseMaximumLoop[float32], elementwiseMaximumLoop[float64]},
+	"minimum":    {elementwiseMinimumLoop[float32], elementwiseMinimumLoop[float64]},
 }
 
 func elementwiseScale[C computeType](_, x, a C) C {
@@ -76,6 +80,50 @@ func elementwiseDivLoop[C computeType](out, ys, xs []C, a C) {
 	ys, xs = ys[:len(out)], xs[:len(out)]
 	for i := range out {
 		out[i] = elementwiseDiv(ys[i], xs[i], a)
+	}
+}
+
+func elementwiseAddScalar[C computeType](_, x, a C) C {
+	return x + a
+}
+
+func elementwiseAddScalarLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseAddScalar(0, xs[i], a)
+	}
+}
+
+func elementwiseDivScalar[C computeType](_, x, a C) C {
+	return x / a
+}
+
+func elementwiseDivScalarLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseDivScalar(0, xs[i], a)
+	}
+}
+
+func elementwiseRsub[C computeType](_, x, a C) C {
+	return a - x
+}
+
+func elementwiseRsubLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseRsub(0, xs[i], a)
+	}
+}
+
+func elementwiseRdiv[C computeType](_, x, a C) C {
+	return a / x
+}
+
+func elementwiseRdivLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseRdiv(0, xs[i], a)
 	}
 }
 
