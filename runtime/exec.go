@@ -23,8 +23,10 @@ func (a *Array) span() span { return span{ptr: a.ptr(), n: a.size, dtype: a.dtyp
 // already checked shapes, dtypes and liveness.
 type executor interface {
 	fill(x span, v float64) error
-	// elementwise runs op; x is the zero span for a one-array kernel.
-	elementwise(op *kernels.ElementwiseOp, y span, a float64, x span) error
+	// elementwise runs op from y and x into out, which is y itself or
+	// shares no memory with y and x; x is the zero span for a one-array
+	// kernel.
+	elementwise(op *kernels.ElementwiseOp, out, y span, a float64, x span) error
 	copy(dst, src span) error
 	sum(x span) (float64, error)
 	norm(x span) (float64, error)
@@ -53,12 +55,12 @@ func (h hostExec) fill(x span, v float64) error {
 	return nil
 }
 
-func (h hostExec) elementwise(op *kernels.ElementwiseOp, y span, a float64, x span) error {
+func (h hostExec) elementwise(op *kernels.ElementwiseOp, out, y span, a float64, x span) error {
 	var xb []byte
 	if op.Arrays == 2 {
 		xb = h.bytes(x)
 	}
-	op.Apply(y.dtype, h.bytes(y), a, xb)
+	op.ApplyTo(y.dtype, h.bytes(out), h.bytes(y), a, xb)
 	return nil
 }
 

@@ -22,8 +22,8 @@ func (e *deviceExec) fill(x span, v float64) error {
 	return e.gpu.Fill(x.dtype, x.ptr, v, x.n, e.stream())
 }
 
-func (e *deviceExec) elementwise(op *kernels.ElementwiseOp, y span, a float64, x span) error {
-	return e.gpu.Elementwise(op, y.dtype, y.ptr, a, x.ptr, y.n, e.stream())
+func (e *deviceExec) elementwise(op *kernels.ElementwiseOp, out, y span, a float64, x span) error {
+	return e.gpu.ElementwiseTo(op, y.dtype, out.ptr, y.ptr, a, x.ptr, y.n, e.stream())
 }
 
 func (e *deviceExec) copy(dst, src span) error {

@@ -78,12 +78,12 @@ func (rt *Runtime) Elementwise(op *kernels.ElementwiseOp, y *Array, a float64, x
 		if err := y.live(rt, "x"); err != nil || y.size == 0 {
 			return err
 		}
-		return rt.exec.elementwise(op, y.span(), a, span{})
+		return rt.exec.elementwise(op, y.span(), y.span(), a, span{})
 	}
 	if err := rt.elementwise(y, "y", x, "x"); err != nil || y.size == 0 {
 		return err
 	}
-	return rt.exec.elementwise(op, y.span(), a, x.span())
+	return rt.exec.elementwise(op, y.span(), y.span(), a, x.span())
 }
 
 // Sum is the sum of x's elements, accumulated in float64.
