@@ -18,12 +18,13 @@ func registerHostType(rt *runtime.Runtime, L *lua.LState) {
 		"save_npy": func(L *lua.LState) int { return hostSaveNPY(rt, L) },
 	})
 	L.G.Registry.RawSetString(hostArrayType+methodsSuffix, methods)
-	L.SetFuncs(L.NewTypeMetatable(hostArrayType), map[string]lua.LGFunction{
+	mt := L.SetFuncs(L.NewTypeMetatable(hostArrayType), map[string]lua.LGFunction{
 		"__index":    hostIndexer(methods),
 		"__newindex": hostSetElement,
 		"__len":      hostLen,
 		"__tostring": hostString,
 	})
+	setOperators(L, mt, rt)
 }
 
 func hostToTableMethod(L *lua.LState) int {
