@@ -42,7 +42,9 @@
 // (infinities included) differ by 0. An empty array sums to 0, has norm 0 and
 // differs from another empty array by 0.
 //
-// Rand is counter-based; rand.go gives its formula.
+// Rand and RandN are counter-based: element i depends on the seed and its
+// counter alone, so the GPU gives the same bits; rand.go and randn.go give
+// the formulas.
 //
 // # Elementwise kernels
 //

@@ -35,6 +35,7 @@ func TestEveryMethodAfterCloseSaysTheRuntimeIsClosed(t *testing.T) {
 		"Zeros":       func() error { _, err := rt.Zeros([]int{4}, device.Float32); return err },
 		"Full":        func() error { _, err := rt.Full([]int{4}, 1, device.Float32); return err },
 		"Rand":        func() error { _, err := rt.Rand([]int{4}, device.Float32, nil); return err },
+		"RandN":       func() error { _, err := rt.RandN([]int{4}, device.Float32, nil); return err },
 		"Arith": func() error {
 			_, err := rt.Arith(runtime.OpAdd, runtime.Operand{Array: x}, runtime.Operand{Number: 1})
 			return err

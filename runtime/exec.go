@@ -31,7 +31,10 @@ type executor interface {
 	sum(x span) (float64, error)
 	norm(x span) (float64, error)
 	maxAbsDiff(x, y span) (float64, error)
-	rand(x span, seed uint64) error
+	// rand and randn fill x from the counters offset, offset+1, ... of
+	// the generator seeded with seed (kernels.Rand, kernels.RandN).
+	rand(x span, seed, offset uint64) error
+	randn(x span, seed, offset uint64) error
 }
 
 func newExecutor(rt *Runtime, b Backend) (executor, error) {
@@ -77,4 +80,10 @@ func (h hostExec) maxAbsDiff(x, y span) (float64, error) {
 	return kernels.MaxAbsDiff(x.dtype, h.bytes(x), h.bytes(y)), nil
 }
 
-func (h hostExec) rand(x span, seed uint64) error { return kernels.Rand(x.dtype, h.bytes(x), seed) }
+func (h hostExec) rand(x span, seed, offset uint64) error {
+	return kernels.Rand(x.dtype, h.bytes(x), seed, offset)
+}
+
+func (h hostExec) randn(x span, seed, offset uint64) error {
+	return kernels.RandN(x.dtype, h.bytes(x), seed, offset)
+}

@@ -30,8 +30,12 @@ func (e *deviceExec) copy(dst, src span) error {
 	return e.gpu.Copy(dst.dtype, dst.ptr, src.dtype, src.ptr, dst.n, e.stream())
 }
 
-func (e *deviceExec) rand(x span, seed uint64) error {
-	return e.gpu.Rand(x.dtype, x.ptr, seed, x.n, e.stream())
+func (e *deviceExec) rand(x span, seed, offset uint64) error {
+	return e.gpu.Rand(x.dtype, x.ptr, seed, offset, x.n, e.stream())
+}
+
+func (e *deviceExec) randn(x span, seed, offset uint64) error {
+	return e.gpu.RandN(x.dtype, x.ptr, seed, offset, x.n, e.stream())
 }
 
 func (e *deviceExec) sum(x span) (float64, error) {
