@@ -66,6 +66,23 @@ type (
 	MatmulOptions = runtime.MatmulOptions
 	// NPYOptions say how Runtime.LoadNPY loads a file (runtime.NPYOptions).
 	NPYOptions = runtime.NPYOptions
+	// Operator is an arithmetic operator of Runtime.Arith: OpAdd, OpSub,
+	// OpMul or OpDiv (runtime.Operator).
+	Operator = runtime.Operator
+	// Operand is one side of Runtime.Arith: an array, or a number
+	// (runtime.Operand).
+	Operand = runtime.Operand
+	// HostOperand is one side of Runtime.HostArith (runtime.HostOperand).
+	HostOperand = runtime.HostOperand
+)
+
+// The operators of Runtime.Arith and Runtime.HostArith, as Lua spells
+// them.
+const (
+	OpAdd = runtime.OpAdd
+	OpSub = runtime.OpSub
+	OpMul = runtime.OpMul
+	OpDiv = runtime.OpDiv
 )
 
 // The dtypes, as scripts name them: "float32", "float64", ...

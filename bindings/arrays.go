@@ -31,6 +31,7 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 		"__len":      arrayLen,
 		"__tostring": arrayString,
 	})
+	setOperators(L, dmt, rt)
 	types := &arrayTypes{generic: dmt, methods: dmethods, len: dmt.RawGetString("__len"),
 		tostring: dmt.RawGetString("__tostring"), byShape: make(map[shapeKey]*lua.LTable)}
 	ud := L.NewUserData()

@@ -91,6 +91,7 @@ func (t *arrayTypes) newShapeMetatable(L *lua.LState, a *runtime.Array) *lua.LTa
 	mt.RawSetString("__index", index)
 	mt.RawSetString("__len", t.len)
 	mt.RawSetString("__tostring", t.tostring)
+	copyOperators(mt, t.generic)
 	return mt
 }
 

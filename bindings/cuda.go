@@ -19,6 +19,8 @@ type cudaRuntime interface {
 	Zeros(shape []int, dt device.DType) (*runtime.Array, error)
 	Full(shape []int, v float64, dt device.DType) (*runtime.Array, error)
 	Rand(shape []int, dt device.DType, seed *uint64) (*runtime.Array, error)
+	RandN(shape []int, dt device.DType, seed *uint64) (*runtime.Array, error)
+	Seed(seed uint64)
 	NewHostArray(shape []int, dt device.DType, pinned bool) (*runtime.HostArray, error)
 	npyFiles
 	giver
@@ -49,6 +51,8 @@ func (m cudaModule) funcs() map[string]lua.LGFunction {
 		"ones":         m.ones,
 		"full":         m.full,
 		"rand":         m.rand,
+		"randn":        m.randn,
+		"seed":         m.seed,
 		"host_array":   m.hostArray,
 		"load_npy":     m.loadNPY,
 		"save_npy":     m.saveNPY,
@@ -124,25 +128,40 @@ func (m cudaModule) full(L *lua.LState) int {
 	return 1
 }
 
-func (m cudaModule) rand(L *lua.LState) int {
-	const name = "cuda.rand"
+func (m cudaModule) rand(L *lua.LState) int { return m.random(L, "cuda.rand", m.rt.Rand) }
+
+func (m cudaModule) randn(L *lua.LState) int { return m.random(L, "cuda.randn", m.rt.RandN) }
+
+// random is cuda.rand and cuda.randn: (shape [, dtype [, seed]]).
+func (m cudaModule) random(L *lua.LState, name string, draw func([]int, device.DType, *uint64) (*runtime.Array, error)) int {
 	shape := checkShape(L, name, 1)
 	dt := optDType(L, name, 2, device.Float32)
 	var seed *uint64
 	if L.Get(3) != lua.LNil {
-		s := checkInt(L, name, 3, "seed")
-		if s < 0 {
-			argError(L, name, 3, "seed must be non-negative, got %d", s)
-		}
-		u := uint64(s)
-		seed = &u
+		s := checkSeed(L, name, 3)
+		seed = &s
 	}
-	a, err := m.rt.Rand(shape, dt, seed)
+	a, err := draw(shape, dt, seed)
 	if err != nil {
 		raise(L, name, err)
 	}
 	pushNew(L, m.rt, a)
 	return 1
+}
+
+// seed is cuda.seed(n): the unseeded cuda.rand and cuda.randn calls after
+// it draw the same numbers in every run.
+func (m cudaModule) seed(L *lua.LState) int {
+	m.rt.Seed(checkSeed(L, "cuda.seed", 1))
+	return 0
+}
+
+func checkSeed(L *lua.LState, name string, n int) uint64 {
+	s := checkInt(L, name, n, "seed")
+	if s < 0 {
+		argError(L, name, n, "seed must be non-negative, got %d", s)
+	}
+	return uint64(s)
 }
 
 func (m cudaModule) hostArray(L *lua.LState) int {

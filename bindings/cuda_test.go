@@ -41,11 +41,18 @@ func (f *fakeCuda) Full(shape []int, v float64, dt device.DType) (*runtime.Array
 	return f.made(fmt.Sprintf("full %v", v), shape, dt)
 }
 func (f *fakeCuda) Rand(shape []int, dt device.DType, seed *uint64) (*runtime.Array, error) {
-	s := "none"
-	if seed != nil {
-		s = fmt.Sprint(*seed)
+	return f.made("rand seed "+seedString(seed), shape, dt)
+}
+func (f *fakeCuda) RandN(shape []int, dt device.DType, seed *uint64) (*runtime.Array, error) {
+	return f.made("randn seed "+seedString(seed), shape, dt)
+}
+func (f *fakeCuda) Seed(seed uint64) { f.calls = append(f.calls, fmt.Sprint("seed ", seed)) }
+
+func seedString(seed *uint64) string {
+	if seed == nil {
+		return "none"
 	}
-	return f.made("rand seed "+s, shape, dt)
+	return fmt.Sprint(*seed)
 }
 func (f *fakeCuda) NewHostArray(shape []int, dt device.DType, pinned bool) (*runtime.HostArray, error) {
 	f.calls = append(f.calls, fmt.Sprintf("host_array %v %s pinned=%v", shape, dt, pinned))
@@ -87,6 +94,7 @@ func TestCudaModuleConvertsShapesDTypesAndTables(t *testing.T) {
 		cuda.to_device({{1, 2, 3}, {4, 5, 6}}, "float64")
 		cuda.zeros({2, 3}); cuda.ones(4, "int32"); cuda.full({2}, 7.5)
 		cuda.rand({3}, "float16", 9); cuda.rand(5)
+		cuda.seed(2^53); cuda.randn({2, 2}, "float64"); cuda.randn(3, nil, 0)
 		cuda.device_array({1, 2}, "bfloat16")
 		cuda.host_array({2, 2}, "uint8", {pinned = true})
 		local h = cuda.load_npy("a.npy", {mmap = true}); cuda.load_npy("b.npy")
@@ -102,6 +110,7 @@ func TestCudaModuleConvertsShapesDTypesAndTables(t *testing.T) {
 		"to_device [1 2 3 4 5 6] [2 3] float64",
 		"zeros [2 3] float32", "full 1 [4] int32", "full 7.5 [2] float32",
 		"rand seed 9 [3] float16", "rand seed none [5] float32",
+		"seed 9007199254740992", "randn seed none [2 2] float64", "randn seed 0 [3] float32",
 		"device_array [1 2] bfloat16",
 		"host_array [2 2] uint8 pinned=true",
 		"load_npy a.npy mmap=true pinned=false writable=false", "load_npy b.npy mmap=false pinned=false writable=false",
@@ -113,8 +122,8 @@ func TestCudaModuleConvertsShapesDTypesAndTables(t *testing.T) {
 	if got := strings.Join(f.calls, "\n"); got != strings.Join(want, "\n") {
 		t.Errorf("calls\n%s\nwant\n%s", got, strings.Join(want, "\n"))
 	}
-	if f.given != 7 {
-		t.Errorf("%d arrays given to the script, want the 7 device arrays made", f.given)
+	if f.given != 9 {
+		t.Errorf("%d arrays given to the script, want the 9 device arrays made", f.given)
 	}
 }
 
@@ -130,6 +139,10 @@ func TestCudaModuleRefusesBadArgumentsBeforeCallingTheRuntime(t *testing.T) {
 		`cuda.zeros({2}, "float8")`:                     "cuda.zeros: bad argument #2",
 		`cuda.to_device({{1, 2}, {3}})`:                 "cuda.to_device: bad argument #1",
 		`cuda.rand({2}, "float32", -1)`:                 "seed must be non-negative",
+		`cuda.randn({2}, "int8")`:                       "cuda.randn: bad argument #2",
+		`cuda.randn({2}, "float32", 0.5)`:               "cuda.randn: bad argument #3 (seed must be an integer, got 0.5)",
+		`cuda.seed(-3)`:                                 "cuda.seed: bad argument #1 (seed must be non-negative, got -3)",
+		`cuda.seed("1")`:                                "cuda.seed: bad argument #1 (seed must be an integer, got string)",
 		`cuda.full({2}, "x")`:                           "fill value must be a number",
 		`cuda.host_array({2}, "float32", {pinned = 1})`: "pinned",
 		`cuda.load_npy(1)`:                              "cuda.load_npy: bad argument #1 (path must be a string, got number)",

@@ -19,12 +19,13 @@ func registerHostType(rt *runtime.Runtime, L *lua.LState) {
 		"flush":    hostFlush,
 	})
 	L.G.Registry.RawSetString(hostArrayType+methodsSuffix, methods)
-	L.SetFuncs(L.NewTypeMetatable(hostArrayType), map[string]lua.LGFunction{
+	mt := L.SetFuncs(L.NewTypeMetatable(hostArrayType), map[string]lua.LGFunction{
 		"__index":    hostIndexer(methods),
 		"__newindex": hostSetElement,
 		"__len":      hostLen,
 		"__tostring": hostString,
 	})
+	setOperators(L, mt, rt)
 }
 
 // hostFlush is h:flush(): a writable mapped file's changes written now.

@@ -59,7 +59,7 @@ func TestGemmMatchesAFloat64Oracle(t *testing.T) {
 		{device.Float16, false, 1e-2},
 		{device.BFloat16, false, 1e-2},
 	} {
-		for _, shape := range [][3]int{{67, 45, 33}, {256, 192, 128}, {1, 300, 17}, {40, 30, 0}} {
+		for _, shape := range [][3]int{{67, 45, 33}, {256, 192, 128}, {1, 300, 17}, {67, 1, 45}, {40, 30, 0}} { // M or N of 1: the matrix-vector products
 			for _, transA := range []bool{false, true} {
 				for _, transB := range []bool{false, true} {
 					for _, ab := range [][2]float64{{1, 0}, {-0.75, 0.5}} {

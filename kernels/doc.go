@@ -42,7 +42,9 @@
 // (infinities included) differ by 0. An empty array sums to 0, has norm 0 and
 // differs from another empty array by 0.
 //
-// Rand is counter-based; rand.go gives its formula.
+// Rand and RandN are counter-based: element i depends on the seed and its
+// counter alone, so the GPU gives the same bits; rand.go and randn.go give
+// the formulas.
 //
 // # Elementwise kernels
 //
@@ -53,7 +55,9 @@
 // points, the CPU loops (written by go generate into
 // elementwise_loops.go), the runtime's Elementwise and the Lua functions
 // all come from it, so a new kernel is one entry there and a go generate.
-// Fill is not one of them: it stores bits it computes once on the host,
+// Each kernel also writes into a separate output (ApplyTo,
+// GPU.ElementwiseTo), which is how the runtime's operators make a new
+// array in one pass. Fill is not one of them: it stores bits it computes once on the host,
 // with a kernel of its own that reads nothing.
 //
 // The rules above decide the edge cases, the same on both backends:

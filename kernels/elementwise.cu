@@ -1,9 +1,12 @@
-// elementwise.cu: fill and the kernels of the elementwise table, in
-// place, for every dtype. Each thread walks the array with a grid stride.
-// When the host has checked that every pointer is 16-byte aligned
-// (vec != 0), the body moves as 16-byte vectors, so one load instruction
-// brings 4 float32s or 16 uint8s; the remaining tail goes element by
-// element.
+// elementwise.cu: fill and the kernels of the table, for every dtype. Each
+// kernel reads its operands and writes out, which is either the first
+// operand itself (the in-place kernels) or an array sharing no byte with
+// them (the operators' new arrays); every element is read before its
+// result is stored, so both are safe. Each thread walks the array with a
+// grid stride. When the host has checked that every pointer is 16-byte
+// aligned (vec != 0), the body moves as 16-byte vectors, so one load
+// instruction brings 4 float32s or 16 uint8s; the remaining tail goes
+// element by element.
 
 template <class T>
 union Pack {
@@ -12,31 +15,33 @@ union Pack {
 };
 
 template <class T, class Op>
-__device__ inline void unary(typename T::S* x, i64 n, int vec, Op op) {
+__device__ inline void unary(typename T::S* out, const typename T::S* x, i64 n, int vec, Op op) {
     const int P = 16 / sizeof(typename T::S);
     i64 tid = global_thread(), stride = grid_threads(), done = 0;
     if (vec) {
         i64 nv = n / P;
-        v16* xv = (v16*)x;
+        v16* ov = (v16*)out;
+        const v16* xv = (const v16*)x;
         for (i64 i = tid; i < nv; i += stride) {
             Pack<T> a;
             a.v = xv[i];
 #pragma unroll
             for (int j = 0; j < P; j++) a.e[j] = op(a.e[j]);
-            xv[i] = a.v;
+            ov[i] = a.v;
         }
         done = nv * P;
     }
-    for (i64 i = done + tid; i < n; i += stride) x[i] = op(x[i]);
+    for (i64 i = done + tid; i < n; i += stride) out[i] = op(x[i]);
 }
 
 template <class T, class Op>
-__device__ inline void binary(typename T::S* y, const typename T::S* x, i64 n, int vec, Op op) {
+__device__ inline void binary(typename T::S* out, const typename T::S* y, const typename T::S* x, i64 n, int vec, Op op) {
     const int P = 16 / sizeof(typename T::S);
     i64 tid = global_thread(), stride = grid_threads(), done = 0;
     if (vec) {
         i64 nv = n / P;
-        v16* yv = (v16*)y;
+        v16* ov = (v16*)out;
+        const v16* yv = (const v16*)y;
         const v16* xv = (const v16*)x;
         for (i64 i = tid; i < nv; i += stride) {
             Pack<T> a, b;
@@ -44,11 +49,11 @@ __device__ inline void binary(typename T::S* y, const typename T::S* x, i64 n, i
             b.v = xv[i];
 #pragma unroll
             for (int j = 0; j < P; j++) a.e[j] = op(a.e[j], b.e[j]);
-            yv[i] = a.v;
+            ov[i] = a.v;
         }
         done = nv * P;
     }
-    for (i64 i = done + tid; i < n; i += stride) y[i] = op(y[i], x[i]);
+    for (i64 i = done + tid; i < n; i += stride) out[i] = op(y[i], x[i]);
 }
 
 // The kernels of the table in elementwise_ops.go, which cudaSource writes
@@ -56,11 +61,11 @@ __device__ inline void binary(typename T::S* y, const typename T::S* x, i64 n, i
 //
 //     GLUA_TWO_ARRAYS(add, add_rn(y, x))
 //
-// defines glua_add_<dtype>(y, x, n, a, vec) for every dtype, setting y =
-// add_rn(y, x) with y and x loaded to C, the dtype's compute type, and a
-// rounded to C; GLUA_ONE_ARRAY(scale, mul_rn(x, a)) defines
-// glua_scale_<dtype>(x, n, a, vec). The expression may use commas: it is
-// the macro's variadic tail.
+// defines glua_add_<dtype>(out, y, x, n, a, vec) for every dtype, setting
+// out = add_rn(y, x) with y and x loaded to C, the dtype's compute type,
+// and a rounded to C; GLUA_ONE_ARRAY(scale, mul_rn(x, a)) defines
+// glua_scale_<dtype>(out, x, n, a, vec). The expression may use commas: it
+// is the macro's variadic tail.
 #define GLUA_TWO_ARRAYS(OP, ...)                                                                \
     template <class T> struct glua_##OP##_fn {                                                  \
         typename T::C a;                                                                        \
@@ -73,9 +78,9 @@ __device__ inline void binary(typename T::S* y, const typename T::S* x, i64 n, i
     GLUA_DTYPES_WITH(GLUA_TWO_ARRAYS_ENTRY, OP)
 
 #define GLUA_TWO_ARRAYS_ENTRY(OP, NAME, T)                                                      \
-    extern "C" __global__ void glua_##OP##_##NAME(T::S* y, const T::S* x, i64 n, double a, int vec) { \
+    extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* y, const T::S* x, i64 n, double a, int vec) { \
         glua_##OP##_fn<T> op = {T::scalar(a)};                                                  \
-        binary<T>(y, x, n, vec, op);                                                            \
+        binary<T>(out, y, x, n, vec, op);                                                       \
     }
 
 #define GLUA_ONE_ARRAY(OP, ...)                                                                 \
@@ -90,9 +95,9 @@ __device__ inline void binary(typename T::S* y, const typename T::S* x, i64 n, i
     GLUA_DTYPES_WITH(GLUA_ONE_ARRAY_ENTRY, OP)
 
 #define GLUA_ONE_ARRAY_ENTRY(OP, NAME, T)                                                       \
-    extern "C" __global__ void glua_##OP##_##NAME(T::S* x, i64 n, double a, int vec) {         \
+    extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* x, i64 n, double a, int vec) { \
         glua_##OP##_fn<T> op = {T::scalar(a)};                                                  \
-        unary<T>(x, n, vec, op);                                                                \
+        unary<T>(out, x, n, vec, op);                                                           \
     }
 
 // glua_fill writes a 16-byte pattern (lo, then hi, little-endian) over

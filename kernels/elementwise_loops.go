@@ -3,23 +3,28 @@
 package kernels
 
 var generatedLoops = map[string]elementwiseLoops{
-	"scale":   {elementwiseScaleLoop[float32], elementwiseScaleLoop[float64]},
-	"axpy":    {elementwiseAxpyLoop[float32], elementwiseAxpyLoop[float64]},
-	"add":     {elementwiseAddLoop[float32], elementwiseAddLoop[float64]},
-	"mul":     {elementwiseMulLoop[float32], elementwiseMulLoop[float64]},
-	"sub":     {elementwiseSubLoop[float32], elementwiseSubLoop[float64]},
-	"div":     {elementwiseDivLoop[float32], elementwiseDivLoop[float64]},
-	"maximum": {elementwiseMaximumLoop[float32], elementwiseMaximumLoop[float64]},
-	"minimum": {elementwiseMinimumLoop[float32], elementwiseMinimumLoop[float64]},
+	"scale":      {elementwiseScaleLoop[float32], elementwiseScaleLoop[float64]},
+	"axpy":       {elementwiseAxpyLoop[float32], elementwiseAxpyLoop[float64]},
+	"add":        {elementwiseAddLoop[float32], elementwiseAddLoop[float64]},
+	"mul":        {elementwiseMulLoop[float32], elementwiseMulLoop[float64]},
+	"sub":        {elementwiseSubLoop[float32], elementwiseSubLoop[float64]},
+	"div":        {elementwiseDivLoop[float32], elementwiseDivLoop[float64]},
+	"add_scalar": {elementwiseAddScalarLoop[float32], elementwiseAddScalarLoop[float64]},
+	"div_scalar": {elementwiseDivScalarLoop[float32], elementwiseDivScalarLoop[float64]},
+	"rsub":       {elementwiseRsubLoop[float32], elementwiseRsubLoop[float64]},
+	"rdiv":       {elementwiseRdivLoop[float32], elementwiseRdivLoop[float64]},
+	"maximum":    {elementwiseMaximumLoop[float32], elementwiseMaximumLoop[float64]},
+	"minimum":    {elementwiseMinimumLoop[float32], elementwiseMinimumLoop[float64]},
 }
 
 func elementwiseScale[C computeType](_, x, a C) C {
 	return x * a
 }
 
-func elementwiseScaleLoop[C computeType](xs, _ []C, a C) {
-	for i, x := range xs {
-		xs[i] = elementwiseScale(0, x, a)
+func elementwiseScaleLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseScale(0, xs[i], a)
 	}
 }
 
@@ -27,10 +32,10 @@ func elementwiseAxpy[C computeType](y, x, a C) C {
 	return C(a*x) + y
 }
 
-func elementwiseAxpyLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseAxpy(y, xs[i], a)
+func elementwiseAxpyLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseAxpy(ys[i], xs[i], a)
 	}
 }
 
@@ -38,10 +43,10 @@ func elementwiseAdd[C computeType](y, x, _ C) C {
 	return y + x
 }
 
-func elementwiseAddLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseAdd(y, xs[i], a)
+func elementwiseAddLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseAdd(ys[i], xs[i], a)
 	}
 }
 
@@ -49,10 +54,10 @@ func elementwiseMul[C computeType](y, x, _ C) C {
 	return y * x
 }
 
-func elementwiseMulLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseMul(y, xs[i], a)
+func elementwiseMulLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseMul(ys[i], xs[i], a)
 	}
 }
 
@@ -60,10 +65,10 @@ func elementwiseSub[C computeType](y, x, _ C) C {
 	return y - x
 }
 
-func elementwiseSubLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseSub(y, xs[i], a)
+func elementwiseSubLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseSub(ys[i], xs[i], a)
 	}
 }
 
@@ -71,10 +76,54 @@ func elementwiseDiv[C computeType](y, x, _ C) C {
 	return y / x
 }
 
-func elementwiseDivLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseDiv(y, xs[i], a)
+func elementwiseDivLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseDiv(ys[i], xs[i], a)
+	}
+}
+
+func elementwiseAddScalar[C computeType](_, x, a C) C {
+	return x + a
+}
+
+func elementwiseAddScalarLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseAddScalar(0, xs[i], a)
+	}
+}
+
+func elementwiseDivScalar[C computeType](_, x, a C) C {
+	return x / a
+}
+
+func elementwiseDivScalarLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseDivScalar(0, xs[i], a)
+	}
+}
+
+func elementwiseRsub[C computeType](_, x, a C) C {
+	return a - x
+}
+
+func elementwiseRsubLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseRsub(0, xs[i], a)
+	}
+}
+
+func elementwiseRdiv[C computeType](_, x, a C) C {
+	return a / x
+}
+
+func elementwiseRdivLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseRdiv(0, xs[i], a)
 	}
 }
 
@@ -85,10 +134,10 @@ func elementwiseMaximum[C computeType](y, x, _ C) C {
 	return x
 }
 
-func elementwiseMaximumLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseMaximum(y, xs[i], a)
+func elementwiseMaximumLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseMaximum(ys[i], xs[i], a)
 	}
 }
 
@@ -99,9 +148,9 @@ func elementwiseMinimum[C computeType](y, x, _ C) C {
 	return x
 }
 
-func elementwiseMinimumLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = elementwiseMinimum(y, xs[i], a)
+func elementwiseMinimumLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseMinimum(ys[i], xs[i], a)
 	}
 }

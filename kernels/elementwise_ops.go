@@ -70,6 +70,21 @@ var elementwiseOps = []*ElementwiseOp{
 	{Name: "div", Arrays: 2,
 		CUDA: "div_rn(y, x)",
 		Go:   func(y, x, _ float64) float64 { return y / x }},
+	// The operators with a number on one side: A + a and a + A, A / a,
+	// a - A and a / A. A - a adds -a, the same in IEEE arithmetic; A * a
+	// and a * A are scale, and -A is scale by -1.
+	{Name: "add_scalar", Arrays: 1, Scalar: "a",
+		CUDA: "add_rn(x, a)",
+		Go:   func(_, x, a float64) float64 { return x + a }},
+	{Name: "div_scalar", Arrays: 1, Scalar: "a",
+		CUDA: "div_rn(x, a)",
+		Go:   func(_, x, a float64) float64 { return x / a }},
+	{Name: "rsub", Arrays: 1, Scalar: "a",
+		CUDA: "sub_rn(a, x)",
+		Go:   func(_, x, a float64) float64 { return a - x }},
+	{Name: "rdiv", Arrays: 1, Scalar: "a",
+		CUDA: "div_rn(a, x)",
+		Go:   func(_, x, a float64) float64 { return a / x }},
 	// A NaN in either wins, as in PyTorch and NumPy; of equal values, -0
 	// and +0 included, the result is y, as NumPy's.
 	{Name: "maximum", Arrays: 2,
@@ -114,10 +129,10 @@ func LookupElementwise(name string) *ElementwiseOp {
 // computeType is what the elementwise loops compute in.
 type computeType interface{ float32 | float64 }
 
-// elementwiseLoops are one kernel's loops in each compute type: ys[i] =
-// f(ys[i], xs[i], a) for i < len(ys); a one-array kernel's element is
-// ys[i] and it ignores xs.
+// elementwiseLoops are one kernel's loops in each compute type: out[i] =
+// f(ys[i], xs[i], a) for i < len(out); a one-array kernel's element is
+// ys[i] and it ignores xs. out may be ys itself.
 type elementwiseLoops struct {
-	f32 func(ys, xs []float32, a float32)
-	f64 func(ys, xs []float64, a float64)
+	f32 func(out, ys, xs []float32, a float32)
+	f64 func(out, ys, xs []float64, a float64)
 }

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"regexp"
@@ -114,5 +115,37 @@ func TestElementwiseMisuseNamesTheKernel(t *testing.T) {
 			}()
 			op.Apply(device.Float32, make([]byte, 6), 1, make([]byte, 6))
 		}()
+	}
+}
+
+// The operators write a kernel's result into a new array: ApplyTo must
+// give the bits Apply gives in place, and leave its operands alone.
+func TestApplyToEqualsApplyAndLeavesTheOperands(t *testing.T) {
+	rng := newRand(t)
+	for _, op := range ElementwiseOps() {
+		for _, dt := range device.DTypes {
+			for _, n := range []int{1, 7, 300, 4099} {
+				for _, unaligned := range []bool{false, true} {
+					y := randomArray(rng, dt, n, false)
+					x := randomArray(rng, dt, n, false)
+					if op.Arrays == 1 {
+						x = nil
+					}
+					a := (rng.Float64()*2 - 1) * 3
+					y0, x0 := bytes.Clone(y), bytes.Clone(x)
+					out := randomArray(rng, dt, n, unaligned)
+					op.ApplyTo(dt, out, y, a, x)
+					want := bytes.Clone(y)
+					op.Apply(dt, want, a, x0)
+					what := fmt.Sprintf("%s %s n=%d unaligned out=%t", op.Name, dt, n, unaligned)
+					if !bytes.Equal(y, y0) || !bytes.Equal(x, x0) {
+						t.Fatalf("%s: an operand changed", what)
+					}
+					if !bytes.Equal(out, want) {
+						t.Fatalf("%s: ApplyTo gave %v, Apply in place %v", what, load(dt, out), load(dt, want))
+					}
+				}
+			}
+		}
 	}
 }

@@ -28,7 +28,7 @@ type Device interface {
 // the CUDA C in *.cu: the runtime makes one GPU per backend with NewGPU and
 // calls its methods with device pointers, element counts and a stream. The
 // results equal the Go implementations in this package (bit for bit for
-// elementwise kernels and Rand; within rounding for Sum and Norm, whose
+// elementwise kernels, Rand and RandN; within rounding for Sum and Norm, whose
 // order of summation differs; exactly for MaxAbsDiff).
 //
 //	g := kernels.NewGPU(backend)              // *cuda.Backend is a Device
@@ -189,11 +189,18 @@ func (g *GPU) Fill(dt device.DType, x device.Ptr, v float64, n int, s device.Str
 	return wrap("Fill", f(gridFor(nbytes/16+16), block1D, 0, s, x, uint64(nbytes), lo, hi))
 }
 
-// Elementwise runs op on n elements: y = f(y, x, a), or for a one-array
-// kernel y = f(y, a), when x is ignored.
+// Elementwise runs op on n elements in place: y = f(y, x, a), or for a
+// one-array kernel y = f(y, a), when x is ignored.
 func (g *GPU) Elementwise(op *ElementwiseOp, dt device.DType, y device.Ptr, a float64, x device.Ptr, n int, s device.Stream) error {
+	return g.ElementwiseTo(op, dt, y, y, a, x, n, s)
+}
+
+// ElementwiseTo runs op on n elements into out, leaving y as it was: out =
+// f(y, x, a), or out = f(y, a) for a one-array kernel. out is y itself or
+// shares no byte with y and x.
+func (g *GPU) ElementwiseTo(op *ElementwiseOp, dt device.DType, out, y device.Ptr, a float64, x device.Ptr, n int, s device.Stream) error {
 	name := op.goName
-	ptrs := []device.Ptr{y, x}[:op.Arrays]
+	ptrs := []device.Ptr{out, y, x}[:op.Arrays+1]
 	if err := check(name, dt, n, ptrs...); err != nil || n == 0 {
 		return err
 	}
@@ -204,9 +211,9 @@ func (g *GPU) Elementwise(op *ElementwiseOp, dt device.DType, y device.Ptr, a fl
 	vec := vectorizable(ptrs...)
 	grid := elementwiseGrid(dt, n, vec)
 	if op.Arrays == 1 {
-		return wrap(name, f(grid, block1D, 0, s, y, int64(n), a, vec))
+		return wrap(name, f(grid, block1D, 0, s, out, y, int64(n), a, vec))
 	}
-	return wrap(name, f(grid, block1D, 0, s, y, x, int64(n), a, vec))
+	return wrap(name, f(grid, block1D, 0, s, out, y, x, int64(n), a, vec))
 }
 
 // Scale sets x = a·x on n elements.
@@ -249,22 +256,33 @@ func (g *GPU) Copy(dstDT device.DType, dst device.Ptr, srcDT device.DType, src d
 }
 
 // Rand fills n elements at x with uniform values in [0, 1), the same bits
-// as the Go Rand for the same seed. Integer dtypes are an error.
-func (g *GPU) Rand(dt device.DType, x device.Ptr, seed uint64, n int, s device.Stream) error {
-	if err := check("Rand", dt, n, x); err != nil {
+// as the Go Rand for the same seed and offset. Integer dtypes are an error.
+func (g *GPU) Rand(dt device.DType, x device.Ptr, seed, offset uint64, n int, s device.Stream) error {
+	return g.random("Rand", "glua_rand_", dt, x, seed, offset, n, s)
+}
+
+// RandN fills n elements at x with standard normal values, the same bits
+// as the Go RandN for the same seed and offset. Integer dtypes are an
+// error.
+func (g *GPU) RandN(dt device.DType, x device.Ptr, seed, offset uint64, n int, s device.Stream) error {
+	return g.random("RandN", "glua_randn_", dt, x, seed, offset, n, s)
+}
+
+func (g *GPU) random(op, prefix string, dt device.DType, x device.Ptr, seed, offset uint64, n int, s device.Stream) error {
+	if err := check(op, dt, n, x); err != nil {
 		return err
 	}
 	if !dt.IsFloat() {
-		return fmt.Errorf("kernels.Rand: %s is not supported (float32, float64, float16, bfloat16)", dt)
+		return fmt.Errorf("kernels.%s: %s is not supported (float32, float64, float16, bfloat16)", op, dt)
 	}
 	if n == 0 {
 		return nil
 	}
-	f, err := g.fn("rand", "glua_rand_"+dt.String())
+	f, err := g.fn("rand", prefix+dt.String())
 	if err != nil {
-		return wrap("Rand", err)
+		return wrap(op, err)
 	}
-	return wrap("Rand", f(gridFor(n), block1D, 0, s, x, int64(n), seed))
+	return wrap(op, f(gridFor(n), block1D, 0, s, x, int64(n), seed, offset))
 }
 
 // Sum is the sum of n elements at x, accumulated in float64. scratch holds

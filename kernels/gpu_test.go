@@ -140,6 +140,42 @@ func TestGPUElementwiseKernelsMatchTheGoReferenceBitForBit(t *testing.T) {
 	}
 }
 
+// TestGPUElementwiseToWritesOnlyItsOutput runs every kernel of the table
+// into a separate array, as the operators do: the bits of the Go
+// reference, and neither operand touched.
+func TestGPUElementwiseToWritesOnlyItsOutput(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	for _, dt := range device.DTypes {
+		for _, n := range []int{1, 1000, 100003} {
+			// An output shifted by an element takes the scalar path alone.
+			for _, shift := range []int{0, dt.Size()} {
+				for _, op := range kernels.ElementwiseOps() {
+					a := []float64{2.5, -1.75, 1e10, 0.1, -3, math.Inf(-1), 70000.5}[rng.IntN(7)]
+					y, x := hostileValues(rng, dt, n), hostileValues(rng, dt, n)
+					yd, xd := place(t, b, y, 0), place(t, b, x, 0)
+					od := place(t, b, hostileValues(rng, dt, n), shift)
+					want := make([]byte, len(y))
+					xarg, xptr := x, xd.ptr()
+					if op.Arrays == 1 {
+						xarg, xptr = nil, 0
+					}
+					op.ApplyTo(dt, want, y, a, xarg)
+					what := fmt.Sprintf("%s to a new array %s n=%d shift=%d a=%v", op.Name, dt, n, shift, a)
+					if err := g.ElementwiseTo(op, dt, od.ptr(), yd.ptr(), a, xptr, n, 0); err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					checkSame(t, what, dt, od.read(t, what), want, nil)
+					if !bytes.Equal(yd.read(t, what+" (y)"), y) || !bytes.Equal(xd.read(t, what+" (x)"), x) {
+						t.Errorf("%s: an operand changed", what)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestGPUFillCoversEveryAlignment(t *testing.T) {
 	b := gpu(t)
 	g := kernels.NewGPU(b)
@@ -190,31 +226,75 @@ func TestGPUCopyConvertsBetweenEveryPairOfDTypes(t *testing.T) {
 	}
 }
 
-func TestGPURandIsBitIdenticalToTheGoReference(t *testing.T) {
+// The generators on the device and their Go references, by name.
+var generators = []struct {
+	name string
+	gpu  func(g *kernels.GPU, dt device.DType, x device.Ptr, seed, offset uint64, n int, s device.Stream) error
+	ref  func(dt device.DType, x []byte, seed, offset uint64) error
+}{
+	{"Rand", (*kernels.GPU).Rand, kernels.Rand},
+	{"RandN", (*kernels.GPU).RandN, kernels.RandN},
+}
+
+func TestGPURandomNumbersAreBitIdenticalToTheGoReference(t *testing.T) {
 	b := gpu(t)
 	g := kernels.NewGPU(b)
 	rng := newRand(t)
-	for _, dt := range device.DTypes {
-		n := 100000 + rng.IntN(1000)
-		d := place(t, b, make([]byte, n*dt.Size()), dt.Size())
-		seed := rng.Uint64()
-		err := g.Rand(dt, d.ptr(), seed, n, 0)
-		if !dt.IsFloat() {
-			if err == nil || !strings.Contains(err.Error(), dt.String()) {
-				t.Errorf("Rand %s: %v, want an error naming the dtype", dt, err)
+	for _, gen := range generators {
+		for _, dt := range device.DTypes {
+			n := 100000 + rng.IntN(1000)
+			d := place(t, b, make([]byte, n*dt.Size()), dt.Size())
+			seed, offset := rng.Uint64(), rng.Uint64()
+			what := fmt.Sprintf("%s %s seed %d offset %d", gen.name, dt, seed, offset)
+			err := gen.gpu(g, dt, d.ptr(), seed, offset, n, 0)
+			if !dt.IsFloat() {
+				if err == nil || !strings.Contains(err.Error(), dt.String()) {
+					t.Errorf("%s: %v, want an error naming the dtype", what, err)
+				}
+				continue
 			}
-			continue
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]byte, n*dt.Size())
+			if err := gen.ref(dt, want, seed, offset); err != nil {
+				t.Fatal(err)
+			}
+			if got := d.read(t, what); !bytes.Equal(got, want) {
+				i, _ := sameElements(dt, got, want)
+				t.Errorf("%s: element %d is %s, want %s", what, i, formatElem(dt, got, i), formatElem(dt, want, i))
+			}
 		}
-		if err != nil {
-			t.Fatal(err)
+	}
+}
+
+// TestGPURandNAtItsExtremesIsBitIdentical draws the uniforms that random
+// counters almost never reach: the smallest and largest, either side of
+// the centre's edge (|u - 1/2| = 0.425) and of the far tail's (r = 5),
+// where AS 241 changes polynomials, and next to 1/2. Seed 0 makes the
+// counter the offset, and the inverse of the hash gives the counter of
+// each hash.
+func TestGPURandNAtItsExtremesIsBitIdentical(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	var ks []uint64 // u = (k + 1/2)·2^-52
+	for _, edge := range []float64{0, 1.3887943864964021e-11, 0.075, 0.5, 0.925, 1 - 1.3887943864964021e-11, 1} {
+		k := uint64(math.Min(edge*0x1p52, 0x1p52-1))
+		for d := uint64(0); d < 3; d++ {
+			ks = append(ks, max(k, d)-d, min(k+d, 1<<52-1))
 		}
-		want := make([]byte, n*dt.Size())
-		if err := kernels.Rand(dt, want, seed); err != nil {
-			t.Fatal(err)
-		}
-		if got := d.read(t, "Rand "+dt.String()); !bytes.Equal(got, want) {
-			i, _ := sameElements(dt, got, want)
-			t.Errorf("Rand %s seed %d: element %d is %s, want %s", dt, seed, i, formatElem(dt, got, i), formatElem(dt, want, i))
+	}
+	for _, dt := range []device.DType{device.Float32, device.Float64, device.Float16, device.BFloat16} {
+		for _, k := range ks {
+			offset := kernels.Unmix64(k << 12)
+			d := place(t, b, make([]byte, dt.Size()), 0)
+			if err := g.RandN(dt, d.ptr(), 0, offset, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]byte, dt.Size())
+			kernels.RandN(dt, want, 0, offset)
+			what := fmt.Sprintf("RandN %s u = (%d + 1/2)·2^-52", dt, k)
+			checkSame(t, what, dt, d.read(t, what), want, nil)
 		}
 	}
 }
@@ -360,7 +440,8 @@ func TestGPUArgumentsAreCheckedBeforeLaunching(t *testing.T) {
 		"null pointer":       g.Axpy(device.Float32, p, 1, 0, 10, 0),
 		"misaligned pointer": g.Mul(device.Float32, p+2, p, 10, 0),
 		"misaligned source":  g.Copy(device.Float32, p, device.Int64, p+4, 10, 0),
-		"rand of ints":       g.Rand(device.Uint8, p, 1, 10, 0),
+		"rand of ints":       g.Rand(device.Uint8, p, 1, 0, 10, 0),
+		"randn of ints":      g.RandN(device.Int32, p, 1, 0, 10, 0),
 	} {
 		if err == nil || !strings.HasPrefix(err.Error(), "kernels.") {
 			t.Errorf("%s: %v, want an error naming the kernel", name, err)

@@ -1,7 +1,10 @@
-// rand.cu: uniform [0, 1) by the counter-based formula of kernels.Rand:
-// element i is splitmix64's finalizer applied to seed*golden + i, its top
-// bits scaled by a power of two. Every step is exact, so the bits equal the
-// Go implementation's. The divisions are by powers of two, hence exact.
+// rand.cu: uniform [0, 1) and standard normal values by the counter-based
+// formulas of kernels.Rand and kernels.RandN: element i is splitmix64's
+// finalizer applied to seed*golden + offset + i, its top bits scaled by a
+// power of two (rand), or the normal quantile of a uniform made from them
+// (randn). Every step is exact or rounded as IEEE 754 says, so the bits
+// equal the Go implementation's. The divisions are by powers of two,
+// hence exact.
 
 __device__ inline u64 mix64(u64 z) {
     z ^= z >> 30;
@@ -14,26 +17,146 @@ __device__ inline u64 mix64(u64 z) {
 
 #define GLUA_GOLDEN 0x9E3779B97F4A7C15ull
 
-extern "C" __global__ void glua_rand_float64(double* x, i64 n, u64 seed) {
-    u64 base = seed * GLUA_GOLDEN;
+extern "C" __global__ void glua_rand_float64(double* x, i64 n, u64 seed, u64 offset) {
+    u64 base = seed * GLUA_GOLDEN + offset;
     i64 stride = grid_threads();
     for (i64 i = global_thread(); i < n; i += stride) x[i] = (double)(mix64(base + (u64)i) >> 11) / 9007199254740992.0;
 }
 
-extern "C" __global__ void glua_rand_float32(float* x, i64 n, u64 seed) {
-    u64 base = seed * GLUA_GOLDEN;
+extern "C" __global__ void glua_rand_float32(float* x, i64 n, u64 seed, u64 offset) {
+    u64 base = seed * GLUA_GOLDEN + offset;
     i64 stride = grid_threads();
     for (i64 i = global_thread(); i < n; i += stride) x[i] = (float)(mix64(base + (u64)i) >> 40) / 16777216.0f;
 }
 
-extern "C" __global__ void glua_rand_float16(u16* x, i64 n, u64 seed) {
-    u64 base = seed * GLUA_GOLDEN;
+extern "C" __global__ void glua_rand_float16(u16* x, i64 n, u64 seed, u64 offset) {
+    u64 base = seed * GLUA_GOLDEN + offset;
     i64 stride = grid_threads();
     for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_f16((float)(mix64(base + (u64)i) >> 53) / 2048.0f);
 }
 
-extern "C" __global__ void glua_rand_bfloat16(u16* x, i64 n, u64 seed) {
-    u64 base = seed * GLUA_GOLDEN;
+extern "C" __global__ void glua_rand_bfloat16(u16* x, i64 n, u64 seed, u64 offset) {
+    u64 base = seed * GLUA_GOLDEN + offset;
     i64 stride = grid_threads();
     for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_bf16((float)(mix64(base + (u64)i) >> 56) / 256.0f);
+}
+
+// randn: z = the normal quantile (Wichura's AS 241) of u = (h>>12 + 1/2) ·
+// 2^-52, in float64 for every dtype, then rounded to float32 (and on to
+// the 2-byte floats) as rand's values are. Nothing here comes from a math
+// library, whose log and sqrt need not round as Go's do: every product,
+// sum and quotient is one mul_rn, add_rn, sub_rn or div_rn, the square
+// root is sqrt.rn (correctly rounded, as Go's math.Sqrt), and the log is
+// fdlibm's, in the same order of operations as kernels.logUnit. The
+// constants are those of randn.go, literal for literal (a Go test reads
+// them from this file).
+
+#define GLUA_AS241_SPLIT1 0.425
+#define GLUA_AS241_CONST1 0.180625
+#define GLUA_AS241_SPLIT2 5.0
+#define GLUA_AS241_CONST2 1.6
+#define GLUA_SQRT_HALF 0.70710678118654752440
+#define GLUA_LN2_HI 6.93147180369123816490e-01
+#define GLUA_LN2_LO 1.90821492927058770002e-10
+#define GLUA_LOG_L1 6.666666666666735130e-01
+#define GLUA_LOG_L2 3.999999999940941908e-01
+#define GLUA_LOG_L3 2.857142874366239149e-01
+#define GLUA_LOG_L4 2.222219843214978396e-01
+#define GLUA_LOG_L5 1.818357216161805012e-01
+#define GLUA_LOG_L6 1.531383769920937332e-01
+#define GLUA_LOG_L7 1.479819860511658591e-01
+
+// Highest degree first: numerator and denominator of the centre, of the
+// tail (r <= 5) and of the far tail.
+__constant__ double glua_as241[6][8] = {
+    {2509.0809287301226727, 33430.575583588128105, 67265.770927008700853, 45921.953931549871457,
+     13731.693765509461125, 1971.5909503065514427, 133.14166789178437745, 3.387132872796366608},
+    {5226.495278852854561, 28729.085735721942674, 39307.89580009271061, 21213.794301586595867,
+     5394.1960214247511077, 687.1870074920579083, 42.313330701600911252, 1.0},
+    {7.7454501427834140764e-4, 0.0227238449892691845833, 0.24178072517745061177, 1.27045825245236838258,
+     3.64784832476320460504, 5.7694972214606914055, 4.6303378461565452959, 1.42343711074968357734},
+    {1.05075007164441684324e-9, 5.475938084995344946e-4, 0.0151986665636164571966, 0.14810397642748007459,
+     0.68976733498510000455, 1.6763848301838038494, 2.05319162663775882187, 1.0},
+    {2.01033439929228813265e-7, 2.71155556874348757815e-5, 0.0012426609473880784386, 0.026532189526576123093,
+     0.29656057182850489123, 1.7848265399172913358, 5.4637849111641143699, 6.6579046435011037772},
+    {2.04426310338993978564e-15, 1.4215117583164458887e-7, 1.8463183175100546818e-5, 7.868691311456132591e-4,
+     0.0148753612908506148525, 0.13692988092273580531, 0.59983220655588793769, 1.0},
+};
+
+__device__ inline u64 f64_bits(double f) { u64 b; asm("mov.b64 %0, %1;" : "=l"(b) : "d"(f)); return b; }
+__device__ inline double bits_f64(u64 b) { double f; asm("mov.b64 %0, %1;" : "=d"(f) : "l"(b)); return f; }
+__device__ inline double sqrt_rn(double a) { double r; asm("sqrt.rn.f64 %0, %1;" : "=d"(r) : "d"(a)); return r; }
+
+__device__ inline double horner8(const double* c, double x) {
+    double p = c[0];
+#pragma unroll
+    for (int i = 1; i < 8; i++) p = add_rn(mul_rn(p, x), c[i]);
+    return p;
+}
+
+// log_unit is log(x) for a normal x in (0, 1), as kernels.logUnit.
+__device__ inline double log_unit(double x) {
+    u64 b = f64_bits(x);
+    i64 ki = (i64)(b >> 52) - 1022;
+    double f1 = bits_f64((b & 0xFFFFFFFFFFFFFull) | (1022ull << 52));
+    if (f1 < GLUA_SQRT_HALF) {
+        f1 = mul_rn(f1, 2.0);
+        ki--;
+    }
+    double f = sub_rn(f1, 1.0);
+    double k = (double)ki;
+    double s = div_rn(f, add_rn(2.0, f));
+    double s2 = mul_rn(s, s);
+    double s4 = mul_rn(s2, s2);
+    double t1 = mul_rn(s2, add_rn(GLUA_LOG_L1, mul_rn(s4, add_rn(GLUA_LOG_L3, mul_rn(s4, add_rn(GLUA_LOG_L5, mul_rn(s4, GLUA_LOG_L7)))))));
+    double t2 = mul_rn(s4, add_rn(GLUA_LOG_L2, mul_rn(s4, add_rn(GLUA_LOG_L4, mul_rn(s4, GLUA_LOG_L6)))));
+    double R = add_rn(t1, t2);
+    double hfsq = mul_rn(mul_rn(0.5, f), f);
+    return sub_rn(mul_rn(k, GLUA_LN2_HI), sub_rn(sub_rn(hfsq, add_rn(mul_rn(s, add_rn(hfsq, R)), mul_rn(k, GLUA_LN2_LO))), f));
+}
+
+// normal_at is the normal value of counter c, as kernels.normalAt.
+__device__ inline double normal_at(u64 c) {
+    double u = ((double)(mix64(c) >> 12) + 0.5) / 4503599627370496.0;
+    double q = sub_rn(u, 0.5);
+    double aq = q < 0.0 ? -q : q;
+    if (aq <= GLUA_AS241_SPLIT1) {
+        double r = sub_rn(GLUA_AS241_CONST1, mul_rn(q, q));
+        return div_rn(mul_rn(q, horner8(glua_as241[0], r)), horner8(glua_as241[1], r));
+    }
+    double r = q > 0.0 ? sub_rn(1.0, u) : u;
+    r = sqrt_rn(-log_unit(r));
+    double z;
+    if (r <= GLUA_AS241_SPLIT2) {
+        r = sub_rn(r, GLUA_AS241_CONST2);
+        z = div_rn(horner8(glua_as241[2], r), horner8(glua_as241[3], r));
+    } else {
+        r = sub_rn(r, GLUA_AS241_SPLIT2);
+        z = div_rn(horner8(glua_as241[4], r), horner8(glua_as241[5], r));
+    }
+    return q < 0.0 ? -z : z;
+}
+
+extern "C" __global__ void glua_randn_float64(double* x, i64 n, u64 seed, u64 offset) {
+    u64 base = seed * GLUA_GOLDEN + offset;
+    i64 stride = grid_threads();
+    for (i64 i = global_thread(); i < n; i += stride) x[i] = normal_at(base + (u64)i);
+}
+
+extern "C" __global__ void glua_randn_float32(float* x, i64 n, u64 seed, u64 offset) {
+    u64 base = seed * GLUA_GOLDEN + offset;
+    i64 stride = grid_threads();
+    for (i64 i = global_thread(); i < n; i += stride) x[i] = (float)normal_at(base + (u64)i);
+}
+
+extern "C" __global__ void glua_randn_float16(u16* x, i64 n, u64 seed, u64 offset) {
+    u64 base = seed * GLUA_GOLDEN + offset;
+    i64 stride = grid_threads();
+    for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_f16((float)normal_at(base + (u64)i));
+}
+
+extern "C" __global__ void glua_randn_bfloat16(u16* x, i64 n, u64 seed, u64 offset) {
+    u64 base = seed * GLUA_GOLDEN + offset;
+    i64 stride = grid_threads();
+    for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_bf16((float)normal_at(base + (u64)i));
 }

@@ -25,16 +25,16 @@ func TestMix64IsSplitmix64(t *testing.T) {
 
 func TestRandFollowsTheDocumentedFormula(t *testing.T) {
 	const n = 1000
-	var seed uint64 = 0x1234_5678_9abc
+	var seed, offset uint64 = 0x1234_5678_9abc, 1 << 40
 	shifts := map[device.DType]uint{device.Float64: 11, device.Float32: 40, device.Float16: 53, device.BFloat16: 56}
 	for _, dt := range floatDTypes {
 		x := make([]byte, n*dt.Size())
-		if err := Rand(dt, x, seed); err != nil {
+		if err := Rand(dt, x, seed, offset); err != nil {
 			t.Fatal(err)
 		}
 		bits := 64 - shifts[dt]
 		for i := 0; i < n; i++ {
-			h := mix64(seed*golden + uint64(i))
+			h := mix64(seed*golden + offset + uint64(i))
 			want := math.Ldexp(float64(h>>shifts[dt]), -int(bits))
 			if got := device.Get(dt, x, i); got != want {
 				t.Fatalf("%s element %d = %v, want %v", dt, i, got, want)
@@ -46,9 +46,9 @@ func TestRandFollowsTheDocumentedFormula(t *testing.T) {
 func TestRandIsReproducibleAndSeedDependent(t *testing.T) {
 	for _, dt := range floatDTypes {
 		a, b, c := make([]byte, 4096*dt.Size()), make([]byte, 4096*dt.Size()), make([]byte, 4096*dt.Size())
-		Rand(dt, a, 42)
-		Rand(dt, b, 42)
-		Rand(dt, c, 43)
+		Rand(dt, a, 42, 0)
+		Rand(dt, b, 42, 0)
+		Rand(dt, c, 43, 0)
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s: two fills with seed 42 differ", dt)
 		}
@@ -70,7 +70,7 @@ func TestRandIsUniformOnZeroToOne(t *testing.T) {
 	for _, dt := range floatDTypes {
 		t.Run(dt.String(), func(t *testing.T) {
 			x := make([]byte, n*dt.Size())
-			if err := Rand(dt, x, 7); err != nil {
+			if err := Rand(dt, x, 7, 0); err != nil {
 				t.Fatal(err)
 			}
 			var bins [10]int
@@ -99,9 +99,9 @@ func TestRandIsUniformOnZeroToOne(t *testing.T) {
 
 func TestRandWorksOnAMisalignedBuffer(t *testing.T) {
 	want := make([]byte, 100*4)
-	Rand(device.Float32, want, 9)
+	Rand(device.Float32, want, 9, 0)
 	buf := make([]byte, len(want)+1)
-	if err := Rand(device.Float32, buf[1:], 9); err != nil {
+	if err := Rand(device.Float32, buf[1:], 9, 0); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(buf[1:], want) {
@@ -111,12 +111,12 @@ func TestRandWorksOnAMisalignedBuffer(t *testing.T) {
 
 func TestRandRejectsIntegerDTypesAndPartialElements(t *testing.T) {
 	for _, dt := range []device.DType{device.Int32, device.Int64, device.Uint8, device.Invalid} {
-		err := Rand(dt, make([]byte, 8), 1)
+		err := Rand(dt, make([]byte, 8), 1, 0)
 		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("rand: %s is not supported", dt)) {
 			t.Errorf("Rand(%s) = %v, want a not-supported error", dt, err)
 		}
 	}
-	if err := Rand(device.Float64, make([]byte, 12), 1); err == nil || !strings.Contains(err.Error(), "whole number") {
+	if err := Rand(device.Float64, make([]byte, 12), 1, 0); err == nil || !strings.Contains(err.Error(), "whole number") {
 		t.Errorf("Rand of 12 bytes as float64 = %v, want an error", err)
 	}
 }

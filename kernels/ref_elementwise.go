@@ -42,10 +42,17 @@ func Fill(dt device.DType, x []byte, v float64) {
 	}
 }
 
-// Apply runs op on host memory: y = f(y, x, a) elementwise, or for a
-// one-array kernel y = f(y, a) with x nil.
+// Apply runs op on host memory in place: y = f(y, x, a) elementwise, or
+// for a one-array kernel y = f(y, a) with x nil.
 func (op *ElementwiseOp) Apply(dt device.DType, y []byte, a float64, x []byte) {
-	n := count(op.goName, dt, y)
+	op.ApplyTo(dt, y, y, a, x)
+}
+
+// ApplyTo is Apply with the result written to out and y left as it was:
+// out = f(y, x, a), or out = f(y, a) for a one-array kernel. out is y
+// itself (Apply) or shares no byte with y or x.
+func (op *ElementwiseOp) ApplyTo(dt device.DType, out, y []byte, a float64, x []byte) {
+	n := same(op.goName, dt, out, y)
 	if op.Arrays == 2 {
 		same(op.goName, dt, y, x)
 	} else {
@@ -56,27 +63,30 @@ func (op *ElementwiseOp) Apply(dt device.DType, y []byte, a float64, x []byte) {
 	}
 	switch dt {
 	case device.Float64:
-		ys, flush := view[float64](y)
+		outs, flush := view[float64](out)
+		ys, _ := view[float64](y)
 		xs, _ := view[float64](x)
-		op.loops.f64(ys, xs, a)
+		op.loops.f64(outs, ys, xs, a)
 		flush()
 	case device.Float32:
-		ys, flush := view[float32](y)
+		outs, flush := view[float32](out)
+		ys, _ := view[float32](y)
 		xs, _ := view[float32](x)
-		op.loops.f32(ys, xs, float32(a))
+		op.loops.f32(outs, ys, xs, float32(a))
 		flush()
 	case device.Float16, device.BFloat16:
-		ys, flush := view[uint16](y)
+		outs, flush := view[uint16](out)
+		ys, _ := view[uint16](y)
 		xs, _ := view[uint16](x)
 		h := halfFloats(dt == device.BFloat16)
-		inBlocks(op.loops.f32, ys, xs, n, float32(a), h.get, h.put)
+		inBlocks(op.loops.f32, outs, ys, xs, n, float32(a), h.get, h.put)
 		flush()
 	case device.Int32:
-		intBlocks[int32](op.loops.f64, dt, y, x, n, a)
+		intBlocks[int32](op.loops.f64, dt, out, y, x, n, a)
 	case device.Int64:
-		intBlocks[int64](op.loops.f64, dt, y, x, n, a)
+		intBlocks[int64](op.loops.f64, dt, out, y, x, n, a)
 	default:
-		intBlocks[uint8](op.loops.f64, dt, y, x, n, a)
+		intBlocks[uint8](op.loops.f64, dt, out, y, x, n, a)
 	}
 }
 
@@ -86,9 +96,10 @@ const elementwiseBlock = 256
 
 // inBlocks runs loop on n elements stored as S, which compute as C: get
 // converts the elements of ys (or xs, nil for one array) from i on into
-// a block of C, put stores ys's back. The calls through get, put and loop
-// are one per block; the per-element work is in direct calls.
-func inBlocks[S any, C computeType](loop func(ys, xs []C, a C), ys, xs []S, n int, a C,
+// a block of C, put stores a block of results into out. The calls through
+// get, put and loop are one per block; the per-element work is in direct
+// calls.
+func inBlocks[S any, C computeType](loop func(out, ys, xs []C, a C), out, ys, xs []S, n int, a C,
 	get func(dst []C, src []S, i int), put func(dst []S, i int, src []C)) {
 	// The buffers escape through loop, a func value, so they are allocated:
 	// no larger than the array, for the many calls on small ones.
@@ -105,8 +116,8 @@ func inBlocks[S any, C computeType](loop func(ys, xs []C, a C), ys, xs []S, n in
 			xblock = xb[:m]
 			get(xblock, xs, i)
 		}
-		loop(yb[:m], xblock, a)
-		put(ys, i, yb[:m])
+		loop(yb[:m], yb[:m], xblock, a)
+		put(out, i, yb[:m])
 	}
 }
 
@@ -139,18 +150,18 @@ func convertAll[S, D any](dst []D, src []S, f func(S) D) {
 }
 
 // intBlocks runs loop on an integer dtype, reading elements through typed
-// views and storing them with device.Set, whose truncation and saturation
-// are the rule. y's view is only read: each block is read before put
-// writes it into y itself.
-func intBlocks[S int32 | int64 | uint8](loop func(ys, xs []float64, a float64), dt device.DType, y, x []byte, n int, a float64) {
+// views and storing them into out with device.Set, whose truncation and
+// saturation are the rule. Each block of y is read before its results are
+// stored, so out may be y itself.
+func intBlocks[S int32 | int64 | uint8](loop func(out, ys, xs []float64, a float64), dt device.DType, out, y, x []byte, n int, a float64) {
 	ys, _ := view[S](y)
 	xs, _ := view[S](x)
 	put := func(_ []S, i int, src []float64) {
 		for k, v := range src {
-			device.Set(dt, y, i+k, v)
+			device.Set(dt, out, i+k, v)
 		}
 	}
-	inBlocks(loop, ys, xs, n, a, widenInts[S], put)
+	inBlocks(loop, nil, ys, xs, n, a, widenInts[S], put)
 }
 
 func widenInts[S int32 | int64 | uint8](dst []float64, src []S, i int) {

@@ -45,35 +45,6 @@ func (rt *Runtime) Zeros(shape []int, dt device.DType) (*Array, error) {
 	return a, nil
 }
 
-// Rand allocates an array of uniform [0, 1) numbers generated on the
-// device. The same seed gives the same numbers on every backend. Without a
-// seed (nil) each call draws new numbers, in a sequence that repeats from
-// run to run.
-func (rt *Runtime) Rand(shape []int, dt device.DType, seed *uint64) (*Array, error) {
-	if !dt.IsFloat() {
-		return nil, fmt.Errorf("rand needs a float dtype, got %s", dt)
-	}
-	a, err := rt.DeviceArray(shape, dt)
-	if err != nil {
-		return nil, err
-	}
-	var s uint64
-	if seed != nil {
-		s = *seed
-	} else {
-		rt.randCalls++
-		s = 0x5eed0000_00000000 + rt.randCalls
-	}
-	if a.size == 0 {
-		return a, nil
-	}
-	if err := rt.exec.rand(a.span(), s); err != nil {
-		a.Free()
-		return nil, err
-	}
-	return a, nil
-}
-
 // ToDevice uploads a host array into a new device array of the same dtype.
 func (rt *Runtime) ToDevice(h *HostArray) (*Array, error) {
 	if h == nil {

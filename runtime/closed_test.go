@@ -35,7 +35,17 @@ func TestEveryMethodAfterCloseSaysTheRuntimeIsClosed(t *testing.T) {
 		"Zeros":       func() error { _, err := rt.Zeros([]int{4}, device.Float32); return err },
 		"Full":        func() error { _, err := rt.Full([]int{4}, 1, device.Float32); return err },
 		"Rand":        func() error { _, err := rt.Rand([]int{4}, device.Float32, nil); return err },
-		"ToDevice":    func() error { _, err := rt.ToDevice(h); return err },
+		"RandN":       func() error { _, err := rt.RandN([]int{4}, device.Float32, nil); return err },
+		"Arith": func() error {
+			_, err := rt.Arith(runtime.OpAdd, runtime.Operand{Array: x}, runtime.Operand{Number: 1})
+			return err
+		},
+		"Neg": func() error { _, err := rt.Neg(x); return err },
+		"HostArith": func() error {
+			_, err := rt.HostArith(runtime.OpAdd, runtime.HostOperand{Array: h}, runtime.HostOperand{Number: 1})
+			return err
+		},
+		"ToDevice": func() error { _, err := rt.ToDevice(h); return err },
 		"NewHostArray": func() error {
 			_, err := rt.NewHostArray([]int{4}, device.Float32, false)
 			return err

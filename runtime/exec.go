@@ -23,13 +23,18 @@ func (a *Array) span() span { return span{ptr: a.ptr(), n: a.size, dtype: a.dtyp
 // already checked shapes, dtypes and liveness.
 type executor interface {
 	fill(x span, v float64) error
-	// elementwise runs op; x is the zero span for a one-array kernel.
-	elementwise(op *kernels.ElementwiseOp, y span, a float64, x span) error
+	// elementwise runs op from y and x into out, which is y itself or
+	// shares no memory with y and x; x is the zero span for a one-array
+	// kernel.
+	elementwise(op *kernels.ElementwiseOp, out, y span, a float64, x span) error
 	copy(dst, src span) error
 	sum(x span) (float64, error)
 	norm(x span) (float64, error)
 	maxAbsDiff(x, y span) (float64, error)
-	rand(x span, seed uint64) error
+	// rand and randn fill x from the counters offset, offset+1, ... of
+	// the generator seeded with seed (kernels.Rand, kernels.RandN).
+	rand(x span, seed, offset uint64) error
+	randn(x span, seed, offset uint64) error
 }
 
 func newExecutor(rt *Runtime, b Backend) (executor, error) {
@@ -53,12 +58,12 @@ func (h hostExec) fill(x span, v float64) error {
 	return nil
 }
 
-func (h hostExec) elementwise(op *kernels.ElementwiseOp, y span, a float64, x span) error {
+func (h hostExec) elementwise(op *kernels.ElementwiseOp, out, y span, a float64, x span) error {
 	var xb []byte
 	if op.Arrays == 2 {
 		xb = h.bytes(x)
 	}
-	op.Apply(y.dtype, h.bytes(y), a, xb)
+	op.ApplyTo(y.dtype, h.bytes(out), h.bytes(y), a, xb)
 	return nil
 }
 
@@ -75,4 +80,10 @@ func (h hostExec) maxAbsDiff(x, y span) (float64, error) {
 	return kernels.MaxAbsDiff(x.dtype, h.bytes(x), h.bytes(y)), nil
 }
 
-func (h hostExec) rand(x span, seed uint64) error { return kernels.Rand(x.dtype, h.bytes(x), seed) }
+func (h hostExec) rand(x span, seed, offset uint64) error {
+	return kernels.Rand(x.dtype, h.bytes(x), seed, offset)
+}
+
+func (h hostExec) randn(x span, seed, offset uint64) error {
+	return kernels.RandN(x.dtype, h.bytes(x), seed, offset)
+}

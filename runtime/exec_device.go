@@ -22,16 +22,20 @@ func (e *deviceExec) fill(x span, v float64) error {
 	return e.gpu.Fill(x.dtype, x.ptr, v, x.n, e.stream())
 }
 
-func (e *deviceExec) elementwise(op *kernels.ElementwiseOp, y span, a float64, x span) error {
-	return e.gpu.Elementwise(op, y.dtype, y.ptr, a, x.ptr, y.n, e.stream())
+func (e *deviceExec) elementwise(op *kernels.ElementwiseOp, out, y span, a float64, x span) error {
+	return e.gpu.ElementwiseTo(op, y.dtype, out.ptr, y.ptr, a, x.ptr, y.n, e.stream())
 }
 
 func (e *deviceExec) copy(dst, src span) error {
 	return e.gpu.Copy(dst.dtype, dst.ptr, src.dtype, src.ptr, dst.n, e.stream())
 }
 
-func (e *deviceExec) rand(x span, seed uint64) error {
-	return e.gpu.Rand(x.dtype, x.ptr, seed, x.n, e.stream())
+func (e *deviceExec) rand(x span, seed, offset uint64) error {
+	return e.gpu.Rand(x.dtype, x.ptr, seed, offset, x.n, e.stream())
+}
+
+func (e *deviceExec) randn(x span, seed, offset uint64) error {
+	return e.gpu.RandN(x.dtype, x.ptr, seed, offset, x.n, e.stream())
 }
 
 func (e *deviceExec) sum(x span) (float64, error) {

@@ -78,12 +78,12 @@ func (rt *Runtime) Elementwise(op *kernels.ElementwiseOp, y *Array, a float64, x
 		if err := y.live(rt, "x"); err != nil || y.size == 0 {
 			return err
 		}
-		return rt.exec.elementwise(op, y.span(), a, span{})
+		return rt.exec.elementwise(op, y.span(), y.span(), a, span{})
 	}
 	if err := rt.elementwise(y, "y", x, "x"); err != nil || y.size == 0 {
 		return err
 	}
-	return rt.exec.elementwise(op, y.span(), a, x.span())
+	return rt.exec.elementwise(op, y.span(), y.span(), a, x.span())
 }
 
 // Sum is the sum of x's elements, accumulated in float64.
@@ -151,7 +151,10 @@ type MatmulOptions struct {
 	Precision string
 }
 
-// Matmul computes C = alpha·op(A)·op(B) + beta·C in place.
+// Matmul computes C = alpha·op(A)·op(B) + beta·C in place. A 1-D B is a
+// column vector and a 1-D A a row vector, with a 1-D C: y = op(A)·x or
+// y = x·op(B), the matrix-vector product (gemv) as a gemm with one column
+// or one row, which cuBLAS and BLAS run as such.
 func (rt *Runtime) Matmul(C, A, B *Array, o MatmulOptions) error {
 	for _, p := range []struct {
 		a    *Array
@@ -160,8 +163,8 @@ func (rt *Runtime) Matmul(C, A, B *Array, o MatmulOptions) error {
 		if err := p.a.live(rt, p.name); err != nil {
 			return err
 		}
-		if p.a.NDim() != 2 {
-			return fmt.Errorf("%s is %s; matmul needs 2-D arrays", p.name, shapeString(p.a.shape))
+		if n := p.a.NDim(); n != 1 && n != 2 {
+			return fmt.Errorf("%s is %s; matmul needs 2-D arrays, or a 1-D vector beside one", p.name, shapeString(p.a.shape))
 		}
 	}
 	dt := C.dtype
@@ -171,31 +174,13 @@ func (rt *Runtime) Matmul(C, A, B *Array, o MatmulOptions) error {
 	if A.dtype != dt || B.dtype != dt {
 		return fmt.Errorf("A is %s, B is %s and C is %s; dtypes must match", A.dtype, B.dtype, dt)
 	}
-	tf32 := false
-	switch o.Precision {
-	case "", "default":
-	case "tf32":
-		if dt != device.Float32 {
-			return fmt.Errorf("precision \"tf32\" applies to float32, not %s", dt)
-		}
-		tf32 = true
-	default:
-		return fmt.Errorf("unknown precision %q (expected \"default\" or \"tf32\")", o.Precision)
+	tf32, err := matmulPrecision(o.Precision, dt)
+	if err != nil {
+		return err
 	}
-	m, k := A.shape[0], A.shape[1]
-	if o.TransA {
-		m, k = k, m
-	}
-	kb, n := B.shape[0], B.shape[1]
-	if o.TransB {
-		kb, n = n, kb
-	}
-	if k != kb {
-		return fmt.Errorf("%s is %s but %s is %s; inner dimensions %d and %d differ",
-			opName("A", o.TransA), shapeString([]int{m, k}), opName("B", o.TransB), shapeString([]int{kb, n}), k, kb)
-	}
-	if C.shape[0] != m || C.shape[1] != n {
-		return fmt.Errorf("C is %s but %s·%s is %dx%d", shapeString(C.shape), opName("A", o.TransA), opName("B", o.TransB), m, n)
+	g, err := gemmShape(C, A, B, o)
+	if err != nil {
+		return err
 	}
 	if overlaps(C, A) || overlaps(C, B) {
 		return fmt.Errorf("C shares memory with an input; write the product into a separate array")
@@ -207,22 +192,94 @@ func (rt *Runtime) Matmul(C, A, B *Array, o MatmulOptions) error {
 	if math.IsNaN(alpha) || math.IsNaN(o.Beta) {
 		return fmt.Errorf("alpha and beta must be numbers, got %v and %v", alpha, o.Beta)
 	}
-	if m == 0 || n == 0 {
+	if g.M == 0 || g.N == 0 {
 		return nil
 	}
-	if k == 0 { // an empty sum: BLAS's rule, C = beta·C, with beta = 0 overwriting
+	if g.K == 0 { // an empty sum: BLAS's rule, C = beta·C, with beta = 0 overwriting
 		if o.Beta == 0 {
 			return rt.Fill(C, 0)
 		}
 		return rt.Scale(C, o.Beta)
 	}
-	return rt.backend.Gemm(device.Gemm{
-		DType: dt, TransA: o.TransA, TransB: o.TransB,
-		M: m, N: n, K: k, Alpha: alpha, Beta: o.Beta,
-		A: A.ptr(), B: B.ptr(), C: C.ptr(),
-		LDA: A.shape[1], LDB: B.shape[1], LDC: C.shape[1],
-		TF32: tf32, Stream: rt.stream,
-	})
+	g.DType, g.Alpha, g.Beta, g.TF32, g.Stream = dt, alpha, o.Beta, tf32, rt.stream
+	g.A, g.B, g.C = A.ptr(), B.ptr(), C.ptr()
+	return rt.backend.Gemm(g)
+}
+
+// matmulPrecision says whether precision asks for tf32 on dt.
+func matmulPrecision(precision string, dt device.DType) (bool, error) {
+	switch precision {
+	case "", "default":
+		return false, nil
+	case "tf32":
+		if dt != device.Float32 {
+			return false, fmt.Errorf("precision \"tf32\" applies to float32, not %s", dt)
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("unknown precision %q (expected \"default\" or \"tf32\")", precision)
+}
+
+// gemmShape is the product's sizes, transposes and row strides, once the
+// shapes are checked: a 1-D B is a k×1 matrix (each row one element), a
+// 1-D A a 1×k one, and C is then 1-D too.
+func gemmShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
+	if A.NDim() == 1 || B.NDim() == 1 {
+		return gemvShape(C, A, B, o)
+	}
+	if C.NDim() != 2 {
+		return device.Gemm{}, fmt.Errorf("C is %s, A is %s and B is %s; C must be 2-D when A and B are",
+			shapeString(C.shape), shapeString(A.shape), shapeString(B.shape))
+	}
+	m, k := A.shape[0], A.shape[1]
+	if o.TransA {
+		m, k = k, m
+	}
+	kb, n := B.shape[0], B.shape[1]
+	if o.TransB {
+		kb, n = n, kb
+	}
+	if k != kb {
+		return device.Gemm{}, fmt.Errorf("%s is %s but %s is %s; inner dimensions %d and %d differ",
+			opName("A", o.TransA), shapeString([]int{m, k}), opName("B", o.TransB), shapeString([]int{kb, n}), k, kb)
+	}
+	if C.shape[0] != m || C.shape[1] != n {
+		return device.Gemm{}, fmt.Errorf("C is %s but %s·%s is %dx%d", shapeString(C.shape), opName("A", o.TransA), opName("B", o.TransB), m, n)
+	}
+	return device.Gemm{TransA: o.TransA, TransB: o.TransB, M: m, N: n, K: k,
+		LDA: A.shape[1], LDB: B.shape[1], LDC: C.shape[1]}, nil
+}
+
+// gemvShape is gemmShape with a vector on one side. Its messages name all
+// three shapes, since which one is wrong is less plain than for matrices.
+func gemvShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
+	all := fmt.Sprintf("C is %s, A is %s and B is %s", shapeString(C.shape), shapeString(A.shape), shapeString(B.shape))
+	switch {
+	case A.NDim() == 1 && B.NDim() == 1:
+		return device.Gemm{}, fmt.Errorf("%s; matmul needs a matrix on one side (the dot product of two vectors is kernels.sum(A * B))", all)
+	case C.NDim() != 1:
+		return device.Gemm{}, fmt.Errorf("%s; C must be 1-D when A or B is", all)
+	case A.NDim() == 1 && o.TransA, B.NDim() == 1 && o.TransB:
+		return device.Gemm{}, fmt.Errorf("%s; trans_a and trans_b apply to a matrix, not to the vector", all)
+	}
+	if B.NDim() == 1 { // y = op(A)·x
+		m, k := A.shape[0], A.shape[1]
+		if o.TransA {
+			m, k = k, m
+		}
+		if k != B.shape[0] || C.shape[0] != m {
+			return device.Gemm{}, fmt.Errorf("%s; %s·B needs B of %d and gives C of %d", all, opName("A", o.TransA), k, m)
+		}
+		return device.Gemm{TransA: o.TransA, M: m, N: 1, K: k, LDA: A.shape[1], LDB: 1, LDC: 1}, nil
+	}
+	k, n := B.shape[0], B.shape[1] // y = x·op(B)
+	if o.TransB {
+		k, n = n, k
+	}
+	if k != A.shape[0] || C.shape[0] != n {
+		return device.Gemm{}, fmt.Errorf("%s; A·%s needs A of %d and gives C of %d", all, opName("B", o.TransB), k, n)
+	}
+	return device.Gemm{TransB: o.TransB, M: 1, N: n, K: k, LDA: max(k, 1), LDB: B.shape[1], LDC: max(n, 1)}, nil
 }
 
 func opName(name string, trans bool) string {

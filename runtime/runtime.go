@@ -102,9 +102,11 @@ type Runtime struct {
 	// sandbox keeps scripts off the host's files (Options.Sandbox).
 	sandbox bool
 
-	// randCalls numbers unseeded cuda.rand calls, so that each draws new
-	// numbers yet a script's sequence is reproducible run to run.
-	randCalls uint64
+	// rngSeed and rngOffset are the generator Rand and RandN draw from
+	// when they are given no seed: a call takes the counters from
+	// rngOffset on, one an element, so that no two calls repeat each
+	// other. New seeds it afresh each run; Seed resets it.
+	rngSeed, rngOffset uint64
 	// young are the arrays made since the last graduate, still without a
 	// GC cleanup (see newArray). Only the runtime's goroutine touches it.
 	young      []*Array
@@ -177,7 +179,7 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox}
+	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox, rngSeed: freshSeed()}
 	if rt.stdout == nil {
 		rt.stdout = os.Stdout
 	}

@@ -22,6 +22,7 @@ import (
 var smallArgs = map[string][]string{
 	"matmul.lua":      {"96", "4"}, // also scripts/bench/matmul.lua: n_fp32, n_tf32_bf16
 	"axpy.lua":        {"16"},
+	"operators.lua":   {"16"},
 	"tiny.lua":        {"2000"},
 	"transfer.lua":    {"1"},
 	"alloc.lua":       {"5000"},

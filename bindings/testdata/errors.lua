@@ -64,6 +64,17 @@ local C = cuda.zeros({ 2, 3 })
 check.error("kernels.matmul: A is 2x3 but B is 2x3; inner dimensions 3 and 2 differ", kernels.matmul, C, A, B)
 check.error("C is 2x3 but A·Bᵀ is 2x2", kernels.matmul, C, A, B, { trans_b = true })
 check.error("kernels.matmul: A is 2x3x1; matmul needs 2-D arrays", kernels.matmul, C, A:reshape({ 2, 3, 1 }), B)
+-- matrix-vector: the message names all three shapes
+local v3, v2 = cuda.ones(3), cuda.ones(2)
+check.error("kernels.matmul: C is 3, A is 2x3 and B is 3; A·B needs B of 3 and gives C of 2", kernels.matmul, v3, A, v3)
+check.error("C is 2, A is 2x3 and B is 2; A·B needs B of 3 and gives C of 2", kernels.matmul, v2, A, v2)
+check.error("C is 2, A is 2x3 and B is 2; Aᵀ·B needs B of 2 and gives C of 3", kernels.matmul, v2, A, v2, { trans_a = true })
+check.error("C is 2, A is 3 and B is 2x3; A·B needs A of 2 and gives C of 3", kernels.matmul, v2, v3, B)
+check.error("C is 2x1, A is 2x3 and B is 3; C must be 1-D when A or B is", kernels.matmul, cuda.zeros({ 2, 1 }), A, v3)
+check.error("C is 2, A is 2x3 and B is 3x1; C must be 2-D", kernels.matmul, v2, A, cuda.zeros({ 3, 1 }))
+check.error("C is 3, A is 3 and B is 3; matmul needs a matrix on one side", kernels.matmul, v3, v3, v3:clone())
+check.error("trans_a and trans_b apply to a matrix, not to the vector", kernels.matmul, v2, A, v3, { trans_b = true })
+check.eq(kernels.sum(v3) + kernels.sum(v2), 5, "vectors survive the errors")
 check.error("A is float64, B is float32 and C is float32; dtypes must match", kernels.matmul, cuda.zeros({ 2, 2 }),
   cuda.zeros({ 2, 3 }, "float64"), B, { trans_b = true })
 check.error("C is int32; matmul supports float32, float64, float16 and bfloat16", kernels.matmul,

@@ -54,6 +54,45 @@ case("float32", 64, 128, 32, { precision = "tf32" })
 case("float32", 1, 1, 1, {})
 case("float32", 40, 1, 30, { beta = 1 })
 
+-- matrix-vector: a 1-D x on the right is a column and y = op(M)·x; on the
+-- left it is a row and y = x·op(M)
+local function column(v)
+  local t = {}
+  for i, e in ipairs(v) do t[i] = { e } end
+  return t
+end
+local function gemv(dt, m, k, o, left)
+  seed = seed + 3
+  local stored = { m, k } -- M as stored: op(M) is m×k on the right, k×m on the left
+  if (left and not o.trans_b) or o.trans_a then stored = { k, m } end
+  local M = cuda.rand(stored, dt, seed)
+  local x = cuda.rand(k, dt, seed + 1)
+  local y = cuda.rand(m, dt, seed + 2)
+  local want
+  if left then
+    want = ref({ x:to_table() }, M:to_table(), { y:to_table() }, o)[1]
+    check.eq(kernels.matmul(y, x, M, o), y, "matmul returns y")
+  else
+    want = {}
+    for i, row in ipairs(ref(M:to_table(), column(x:to_table()), column(y:to_table()), o)) do want[i] = row[1] end
+    kernels.matmul(y, M, x, o)
+  end
+  local rel = check.rel(y, cuda.to_device(want, dt))
+  if not (rel < tolerance[dt]) then
+    error(string.format("%s gemv %dx%d %s: relative error %g", dt, m, k, left and "x·M" or "M·x", rel))
+  end
+end
+for _, dt in ipairs({ "float32", "float64", "float16", "bfloat16" }) do
+  for _, t in ipairs({ false, true }) do
+    gemv(dt, 37, 53, { trans_a = t })
+    gemv(dt, 29, 64, { trans_b = t }, true)
+    gemv(dt, 16, 8, { trans_a = t, alpha = -1.5, beta = 0.5 })
+    gemv(dt, 8, 16, { trans_b = t, alpha = 2, beta = 1 }, true)
+  end
+end
+gemv("float32", 1, 1, {})
+gemv("float32", 64, 1, {}, true)
+
 -- beta = 1 accumulates in place
 local A = cuda.ones({ 2, 3 })
 local B = cuda.ones({ 3, 4 })

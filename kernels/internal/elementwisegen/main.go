@@ -190,19 +190,20 @@ func write(entries []entry) []byte {
 		fmt.Fprintf(&b, "\nfunc %s[C computeType](%s C) C %s\n", id, strings.Join(e.params, ", "), e.body)
 		if e.arrays == 1 {
 			fmt.Fprintf(&b, `
-func %[1]sLoop[C computeType](xs, _ []C, a C) {
-	for i, x := range xs {
-		xs[i] = %[1]s(0, x, a)
+func %[1]sLoop[C computeType](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = %[1]s(0, xs[i], a)
 	}
 }
 `, id)
 			continue
 		}
 		fmt.Fprintf(&b, `
-func %[1]sLoop[C computeType](ys, xs []C, a C) {
-	xs = xs[:len(ys)]
-	for i, y := range ys {
-		ys[i] = %[1]s(y, xs[i], a)
+func %[1]sLoop[C computeType](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = %[1]s(ys[i], xs[i], a)
 	}
 }
 `, id)

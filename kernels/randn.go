@@ -1,0 +1,139 @@
+package kernels
+
+import (
+	"math"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// RandN fills x with standard normal values, counter-based as Rand is:
+// element i is the normal quantile of a uniform drawn from h, Rand's hash
+// of seed*golden + offset + i,
+//
+//	u = (h>>12 + 1/2) · 2^-52    // in (0, 1), never 0 or 1, symmetric about 1/2
+//	z = Φ⁻¹(u)                   // Wichura's AS 241 (PPND16), |z| < 8.2
+//
+// computed in float64 for every dtype and rounded to float32 (and from
+// there to float16 or bfloat16) as Rand's values are. One draw per
+// element keeps element i a function of its counter alone, so a call
+// takes n counters, as Rand does.
+//
+// The GPU must give the same bits, and a library's log or sqrt need not
+// round as Go's does, so the quantile is spelled out in operations that
+// IEEE 754 rounds exactly: each product, sum and quotient rounded on its
+// own (mul_rn, add_rn and div_rn in rand.cu; float64 conversions here,
+// which keep Go from fusing), square roots correctly rounded on both
+// sides, and the logarithm fdlibm's (Go's math.log), whose reduction and
+// polynomial use nothing else. The constants are the same decimal
+// literals in both files, a test checks.
+func RandN(dt device.DType, x []byte, seed, offset uint64) error {
+	if err := checkRand("randn", dt, x); err != nil {
+		return err
+	}
+	fillCounters(dt, x, seed*golden+offset, normalAt)
+	return nil
+}
+
+// normalAt is the normal value of counter c.
+func normalAt(c uint64) float64 {
+	u := (float64(mix64(c)>>12) + 0.5) * 0x1p-52 // each step exact
+	return normalQuantile(u)
+}
+
+// as241 are the coefficients of Wichura's AS 241 (PPND16), highest degree
+// first: numerator and denominator for |u - 1/2| <= 0.425, for r =
+// sqrt(-log(min(u, 1-u))) <= 5 (in r - 1.6), and beyond (in r - 5). Its
+// relative error is about 1e-16. rand.cu holds the same literals.
+var as241 = [6][8]float64{
+	{2509.0809287301226727, 33430.575583588128105, 67265.770927008700853, 45921.953931549871457,
+		13731.693765509461125, 1971.5909503065514427, 133.14166789178437745, 3.387132872796366608},
+	{5226.495278852854561, 28729.085735721942674, 39307.89580009271061, 21213.794301586595867,
+		5394.1960214247511077, 687.1870074920579083, 42.313330701600911252, 1.0},
+	{7.7454501427834140764e-4, 0.0227238449892691845833, 0.24178072517745061177, 1.27045825245236838258,
+		3.64784832476320460504, 5.7694972214606914055, 4.6303378461565452959, 1.42343711074968357734},
+	{1.05075007164441684324e-9, 5.475938084995344946e-4, 0.0151986665636164571966, 0.14810397642748007459,
+		0.68976733498510000455, 1.6763848301838038494, 2.05319162663775882187, 1.0},
+	{2.01033439929228813265e-7, 2.71155556874348757815e-5, 0.0012426609473880784386, 0.026532189526576123093,
+		0.29656057182850489123, 1.7848265399172913358, 5.4637849111641143699, 6.6579046435011037772},
+	{2.04426310338993978564e-15, 1.4215117583164458887e-7, 1.8463183175100546818e-5, 7.868691311456132591e-4,
+		0.0148753612908506148525, 0.13692988092273580531, 0.59983220655588793769, 1.0},
+}
+
+// The other constants of normalQuantile and logUnit, by their names in
+// rand.cu's #defines.
+const (
+	as241Split1 = 0.425    // GLUA_AS241_SPLIT1: the central region's half-width
+	as241Const1 = 0.180625 // GLUA_AS241_CONST1: 0.425²
+	as241Split2 = 5.0      // GLUA_AS241_SPLIT2
+	as241Const2 = 1.6      // GLUA_AS241_CONST2
+
+	sqrtHalf = 0.70710678118654752440     // GLUA_SQRT_HALF
+	ln2Hi    = 6.93147180369123816490e-01 // GLUA_LN2_HI: 0x3fe62e42fee00000
+	ln2Lo    = 1.90821492927058770002e-10 // GLUA_LN2_LO: 0x3dea39ef35793c76
+	logL1    = 6.666666666666735130e-01   // GLUA_LOG_L1
+	logL2    = 3.999999999940941908e-01   // GLUA_LOG_L2
+	logL3    = 2.857142874366239149e-01   // GLUA_LOG_L3
+	logL4    = 2.222219843214978396e-01   // GLUA_LOG_L4
+	logL5    = 1.818357216161805012e-01   // GLUA_LOG_L5
+	logL6    = 1.531383769920937332e-01   // GLUA_LOG_L6
+	logL7    = 1.479819860511658591e-01   // GLUA_LOG_L7
+)
+
+// normalQuantile is Φ⁻¹(u) for u in (0, 1), as AS 241 computes it.
+func normalQuantile(u float64) float64 {
+	q := u - 0.5
+	if math.Abs(q) <= as241Split1 {
+		r := as241Const1 - float64(q*q)
+		return float64(q*horner(&as241[0], r)) / horner(&as241[1], r)
+	}
+	r := u
+	if q > 0 {
+		r = 1 - u // exact for u in [1/2, 1]
+	}
+	r = math.Sqrt(-logUnit(r))
+	var z float64
+	if r <= as241Split2 {
+		r -= as241Const2
+		z = horner(&as241[2], r) / horner(&as241[3], r)
+	} else {
+		r -= as241Split2
+		z = horner(&as241[4], r) / horner(&as241[5], r)
+	}
+	if q < 0 {
+		return -z
+	}
+	return z
+}
+
+// horner is the polynomial with coefficients c (highest degree first) at
+// x, each product rounded before its sum.
+func horner(c *[8]float64, x float64) float64 {
+	p := c[0]
+	for _, v := range c[1:] {
+		p = float64(p*x) + v
+	}
+	return p
+}
+
+// logUnit is log(x) for a normal x in (0, 1): fdlibm's e_log.c as Go's
+// math.log has it, the products rounded explicitly. x = f1·2^k with f1 in
+// [√½, √2); log(f1) = 2·atanh(s), s = (f1-1)/(f1+1), by a polynomial in s².
+func logUnit(x float64) float64 {
+	b := math.Float64bits(x)
+	ki := int64(b>>52) - 1022 // x = f1·2^ki with f1 in [1/2, 1)
+	f1 := math.Float64frombits(b&(1<<52-1) | 1022<<52)
+	if f1 < sqrtHalf {
+		f1 *= 2
+		ki--
+	}
+	f := f1 - 1
+	k := float64(ki)
+	s := f / (2 + f)
+	s2 := float64(s * s)
+	s4 := float64(s2 * s2)
+	t1 := float64(s2 * (logL1 + float64(s4*(logL3+float64(s4*(logL5+float64(s4*logL7)))))))
+	t2 := float64(s4 * (logL2 + float64(s4*(logL4+float64(s4*logL6)))))
+	R := t1 + t2
+	hfsq := float64(float64(0.5*f) * f)
+	return float64(k*ln2Hi) - ((hfsq - (float64(s*(hfsq+R)) + float64(k*ln2Lo))) - f)
+}

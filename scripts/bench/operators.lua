@@ -1,0 +1,34 @@
+-- C = A + B as an operator, a new array every time, against the in-place
+-- kernels.add on arrays of the same size, in one run. Effective bandwidth
+-- counts 3 × 4 × n bytes an add (two float32 arrays read, one written);
+-- the pool's cache serves the operator's allocation, so it should reach
+-- at least 0.9 of the in-place kernel's. The new array is freed each
+-- iteration, or dropped and left to glua to find.
+--   glua scripts/bench/operators.lua [log2 elements]   (default 28 on the GPU, 20 on the CPU)
+-- Peer: operators.py.
+local B = dofile((arg[0]:match("(.*/)") or "./") .. "_bench.lua")
+local cuda, kernels = require("cuda"), require("kernels")
+
+local n = 2 ^ (tonumber(arg[1]) or (B.gpu and 28 or 20))
+local x = cuda.rand(n, "float32", 1)
+local y = cuda.rand(n, "float32", 2)
+local z = cuda.device_array(n, "float32")
+local reps = B.gpu and 20 or 3
+local bytes = 3 * 4 * n
+
+local function add_in_place() kernels.add(z, x) end
+local function add_freed() (x + y):free() end
+local function add_dropped() local _ = x + y end
+
+local inplace = B.device_time(add_in_place, reps, 5)
+local inplace_wall = B.wall_time(add_in_place, reps, 5)
+local gbs, wall_gbs = bytes / inplace / 1e9, bytes / inplace_wall / 1e9
+B.emit({ bench = "add_in_place", impl = "glua", device = B.device_name(), n = n, ms = inplace * 1e3,
+  gbs = gbs, wall_gbs = wall_gbs })
+for _, case in ipairs({ { "freed", add_freed }, { "dropped", add_dropped } }) do
+  local t = B.device_time(case[2], reps, 5)
+  local wall = B.wall_time(case[2], reps, 5)
+  B.emit({ bench = "add_operator", impl = "glua", result = case[1], device = B.device_name(), n = n, ms = t * 1e3,
+    gbs = bytes / t / 1e9, wall_gbs = bytes / wall / 1e9,
+    fraction_of_in_place = (bytes / t / 1e9) / gbs, wall_fraction_of_in_place = (bytes / wall / 1e9) / wall_gbs })
+end

@@ -1,0 +1,30 @@
+"""Peer of operators.lua: torch's a + b, a new tensor each time, against
+c.add_(a) in place, on 2^28 float32, in the same JSON lines."""
+import sys
+
+import torch
+
+from _peer import device_time, wall_time, emit, device_name
+
+n = 2 ** (int(sys.argv[1]) if len(sys.argv) > 1 else 28)
+a = torch.rand(n, device="cuda")
+b = torch.rand(n, device="cuda")
+c = torch.empty(n, device="cuda")
+nbytes = 3 * 4 * n
+
+
+def add_in_place():
+    c.add_(a)
+
+
+def add_dropped():
+    a + b  # freed at once by its reference count, into the caching allocator
+
+
+inplace, inplace_wall = device_time(add_in_place, reps=20), wall_time(add_in_place, reps=20)
+gbs, wall_gbs = nbytes / inplace / 1e9, nbytes / inplace_wall / 1e9
+emit(bench="add_in_place", impl="torch", device=device_name(), n=n, ms=inplace * 1e3, gbs=gbs, wall_gbs=wall_gbs)
+t, wall = device_time(add_dropped, reps=20), wall_time(add_dropped, reps=20)
+emit(bench="add_operator", impl="torch", result="dropped", device=device_name(), n=n, ms=t * 1e3,
+     gbs=nbytes / t / 1e9, wall_gbs=nbytes / wall / 1e9,
+     fraction_of_in_place=(nbytes / t / 1e9) / gbs, wall_fraction_of_in_place=(nbytes / wall / 1e9) / wall_gbs)
