@@ -172,6 +172,11 @@ type Block struct {
 	freed   bool
 }
 
+// Held is the bytes the block holds: Size rounded up as the strategy
+// rounds it. It is what Stats().Used counts for the block, and what its
+// Piece of Segments covers.
+func (b *Block) Held() uint64 { return b.rounded }
+
 // New makes a pool drawing on src.
 func New(src Source, cfg Config) (*Pool, error) {
 	if src == nil {

@@ -79,3 +79,43 @@ func TestSegmentsOfStrategyNoneAreItsBlocks(t *testing.T) {
 		}
 	}
 }
+
+// A live piece covers what its block holds, which is more than was asked
+// for when the strategy rounds: a picture that adds up pieces and one that
+// adds up blocks' Held agree.
+func TestLivePieceIsWhatItsBlockHolds(t *testing.T) {
+	for _, c := range []struct {
+		strategy string
+		src      Source
+	}{
+		{StrategyCaching, newFakeSource(gib)},
+		{StrategyNone, newFakeSource(gib)},
+		{StrategyCUDA, newAsyncSource(gib)},
+	} {
+		t.Run(c.strategy, func(t *testing.T) {
+			p := newTestPool(t, c.src, Config{Strategy: c.strategy})
+			held := map[*Block]uint64{}
+			for _, n := range []uint64{1000, 8200, 3*mib + 1} {
+				b := mustAlloc(t, p, n, 0)
+				if b.Held() < n {
+					t.Fatalf("a block of %d bytes holds %d", n, b.Held())
+				}
+				held[b] = b.Held()
+			}
+			var used uint64
+			for _, s := range p.Segments() {
+				for _, pc := range s.Pieces {
+					if pc.Block != nil && pc.Size != held[pc.Block] {
+						t.Errorf("the piece of a block of %d bytes is %d; the block holds %d", pc.Block.Size, pc.Size, held[pc.Block])
+					}
+				}
+			}
+			for _, n := range held {
+				used += n
+			}
+			if got := p.Stats().Used; got != used {
+				t.Errorf("Stats().Used = %d; the blocks hold %d", got, used)
+			}
+		})
+	}
+}

@@ -28,6 +28,9 @@ type siteStats struct {
 	arrays, arraysAtPeak int
 	allocs               int
 	band                 int // index in the timeline's bands
+	// holder is HeldByRuntime for memory the runtime took for itself:
+	// its blocks are not arrays.
+	holder Holder
 }
 
 // point is the timeline at one moment: the bytes live in each band and
@@ -96,7 +99,7 @@ func analyse(p *Profile) (*analysis, error) {
 		name := siteName(e.Site)
 		s := bySite[name]
 		if s == nil {
-			s = &siteStats{name: name}
+			s = &siteStats{name: name, holder: e.Holder}
 			bySite[name] = s
 			a.sites = append(a.sites, s)
 		}

@@ -42,6 +42,8 @@ func render(p *Profile) (string, error) {
 	b.WriteString(`<svg width="0" height="0" style="position:absolute" aria-hidden="true"><defs>` +
 		`<pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">` +
 		`<rect width="6" height="6" fill="` + cachedColour + `"/><line x1="0" y1="0" x2="0" y2="6" stroke="#a8a8a8" stroke-width="2"/></pattern>` +
+		`<pattern id="elsewhere" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)">` +
+		`<rect width="6" height="6" fill="` + elsewhereColour + `"/><line x1="0" y1="0" x2="0" y2="6" stroke="#424a53" stroke-width="2"/></pattern>` +
 		"</defs></svg>\n<main>\n")
 	writeHeader(&b, p, a, title)
 	b.WriteString(`<p id="script-error" class="error" hidden="hidden"></p>` + "\n")
@@ -148,7 +150,7 @@ func writeLegend(b *strings.Builder, p *Profile, a *analysis) {
 
 func writeSnapshots(b *strings.Builder, p *Profile, a *analysis) {
 	b.WriteString(`<section class="panel" id="segments-panel">` + "\n")
-	b.WriteString("<h2>The pool's segments <small>each bar is memory drawn from the device, cut into live arrays (coloured by site) and cached pieces; free pieces too small for a request are fragmentation</small></h2>\n")
+	b.WriteString("<h2>The pool's segments <small>each bar is memory drawn from the device, cut into live pieces (coloured by site, as in the timeline) and cached ones; free pieces too small for a request are fragmentation</small></h2>\n")
 	if p.Strategy == "cuda" {
 		b.WriteString(`<p class="empty">The driver's pool keeps the cache under strategy "cuda": only live arrays are drawn.</p>` + "\n")
 	}
@@ -165,13 +167,19 @@ func writeSnapshots(b *strings.Builder, p *Profile, a *analysis) {
 			oom = &p.Snapshots[i]
 		}
 	}
+	var own, elsewhere bool // for the legend
 	for i := range p.Snapshots {
 		snap := &p.Snapshots[i]
+		u := useOf(snap, band)
+		own, elsewhere = own || u.own > 0, elsewhere || u.elsewhere > 0
 		switch snap.Name {
 		case SnapshotPeak:
 			note := duration(snap.Time) + ", " + size(snap.Live) + " live"
 			if snap.Live < a.peakLive {
 				note += "; the peak itself was " + size(a.peakLive) + " at " + duration(a.peakLiveAt)
+			}
+			if u.elsewhere > 0 {
+				note += "; " + size(u.elsewhere) + " more held elsewhere"
 			}
 			fmt.Fprintf(b, "<h3>At the peak <small>%s</small></h3>\n", esc(note))
 			if oom != nil && sameSegments(snap, oom) {
@@ -186,8 +194,14 @@ func writeSnapshots(b *strings.Builder, p *Profile, a *analysis) {
 		}
 		writeSegments(b, snap, band)
 	}
-	b.WriteString(`<div class="legend"><span class="key"><span class="swatch used"></span>used by live arrays</span>` +
-		`<span class="key"><span class="swatch cached"></span>cached: freed, kept for reuse</span>` +
+	b.WriteString(`<div class="legend"><span class="key"><span class="swatch used"></span>used by live arrays</span>`)
+	if own {
+		b.WriteString(`<span class="key"><span class="swatch own"></span>used by the runtime itself, not by arrays</span>`)
+	}
+	if elsewhere {
+		b.WriteString(`<span class="key"><span class="swatch elsewhere"></span>held elsewhere: not in the timeline</span>`)
+	}
+	b.WriteString(`<span class="key"><span class="swatch cached"></span>cached: freed, kept for reuse</span>` +
 		`<span class="key"><span class="swatch free"></span>free: not drawn yet, within the limits</span></div>` + "\n")
 	b.WriteString("</section>\n")
 }
@@ -199,8 +213,12 @@ func writeSiteTable(b *strings.Builder, a *analysis) {
 		if i == maxTableRows {
 			break
 		}
+		arrays := count(s.arraysAtPeak)
+		if s.holder == HeldByRuntime {
+			arrays = "not arrays"
+		}
 		fmt.Fprintf(b, `<tr><td><span class="swatch" style="background:%s"></span></td><td class="site">%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`+"\n",
-			bandColour(s.band), esc(s.name), size(s.peak), count(s.arraysAtPeak), count(s.allocs), size(s.live))
+			bandColour(s.band), esc(s.name), size(s.peak), arrays, count(s.allocs), size(s.live))
 	}
 	b.WriteString("</tbody></table>\n")
 	if n := len(a.sites) - maxTableRows; n > 0 {

@@ -75,13 +75,35 @@ type Event struct {
 	// Time is since the recording began.
 	Time time.Duration
 	Kind Kind
-	// Site is where the array was allocated (a source line); "" is drawn
-	// as "(unknown)".
-	Site   string
+	// Site is where the array was allocated (a source line), or for
+	// memory HeldByRuntime what it is for ("cuBLAS workspace"); "" is
+	// drawn as "(unknown)".
+	Site string
+	// Holder is HeldByArray or HeldByRuntime.
+	Holder Holder
+	// NBytes is the bytes the pool holds for the allocation, as a Piece
+	// of a Snapshot covers them.
 	NBytes uint64
 	// Reserved is the bytes the pool held from the device after the event.
 	Reserved uint64
 }
+
+// Holder is what holds a piece of the pool's memory.
+type Holder uint8
+
+const (
+	// HeldByArray is an array, allocated at its Site.
+	HeldByArray Holder = iota
+	// HeldByRuntime is memory the runtime took from the pool for itself,
+	// not for an array: a library's workspace (cuBLAS's), a kernel's
+	// scratch. Its Site says what it is for; the events record it as they
+	// record arrays, so the timeline shows it.
+	HeldByRuntime
+	// HeldElsewhere is live memory that no event records: in a pool shared
+	// by several runtimes, what the others hold. Only a Snapshot's pieces
+	// have it; the timeline cannot show it.
+	HeldElsewhere
+)
 
 // Limits are the pool's soft and hard limits in bytes; 0 is none.
 type Limits struct {
@@ -101,7 +123,9 @@ type Snapshot struct {
 	// the id "segments-" + Name.
 	Name string
 	Time time.Duration
-	// Live is the bytes live arrays held then.
+	// Live is the bytes the recorded allocations held then, the
+	// timeline's live memory: what the live pieces HeldByArray and
+	// HeldByRuntime add up to.
 	Live uint64
 	// Requested and Site are, at an out-of-memory error, the allocation
 	// that failed.
@@ -121,12 +145,14 @@ type Segment struct {
 	Pieces        []Piece
 }
 
-// Piece is part of a Segment: a live array's memory, allocated at Site, or
-// cached memory (Live false) that no array holds.
+// Piece is part of a Segment: live memory, which Holder holds and Site
+// names as the events do, or cached memory (Live false) that nothing
+// holds.
 type Piece struct {
 	Offset, Size uint64
 	Live         bool
 	Site         string
+	Holder       Holder
 }
 
 // reserved is the bytes the snapshot's segments hold.

@@ -41,13 +41,28 @@ func leakingRun() *Profile {
 	}
 	add(OOM, "leak.lua:8", 4*mib)
 	p.Duration = t
+	// The 14 results and the scratch array, with 7 MiB cached in pieces
+	// too small for a fifteenth result.
 	seg := Segment{Address: 1 << 40, Size: 64 * mib}
 	var off uint64
-	for off < 60*mib {
-		seg.Pieces = append(seg.Pieces, Piece{Offset: off, Size: 4 * mib, Live: true, Site: "leak.lua:8"})
-		off += 4 * mib
+	piece := func(n uint64, site string) {
+		if n == 0 {
+			return
+		}
+		seg.Pieces = append(seg.Pieces, Piece{Offset: off, Size: n, Live: site != "", Site: site})
+		off += n
 	}
-	seg.Pieces = append(seg.Pieces, Piece{Offset: off, Size: 3 * mib}, Piece{Offset: off + 3*mib, Size: mib, Live: true, Site: "leak.lua:5"})
+	for _, run := range []struct {
+		results int
+		cached  uint64
+	}{{4, 3 * mib}, {5, 2 * mib}, {5, 0}} {
+		for range run.results {
+			piece(4*mib, "leak.lua:8")
+		}
+		piece(run.cached, "")
+	}
+	piece(mib, "leak.lua:5")
+	piece(2*mib, "")
 	p.Snapshots = []Snapshot{
 		{Name: SnapshotPeak, Time: t - 3*time.Millisecond, Live: 57 * mib, Hard: 64 * mib, Segments: []Segment{seg}},
 		{Name: SnapshotOOM, Time: t - 3*time.Millisecond, Live: 57 * mib, Requested: 4 * mib, Site: "leak.lua:8", Hard: 64 * mib,
@@ -186,14 +201,14 @@ func TestPageDrawsTimelineLimitsMarksSegmentsAndSites(t *testing.T) {
 	pieces := func(els []element) int {
 		return countWhere(els, func(e element) bool { return e.name == "rect" && hasClass(e, "piece") })
 	}
-	if n := pieces(els); n != 17 || !strings.Contains(string(page), "The pool was as at the out-of-memory error, below.") {
-		t.Errorf("%d pieces drawn; want the 17 of the one segment once, the peak being the OOM's moment", n)
+	if n := pieces(els); n != 18 || !strings.Contains(string(page), "The pool was as at the out-of-memory error, below.") {
+		t.Errorf("%d pieces drawn; want the 18 of the one segment once, the peak being the OOM's moment", n)
 	}
 	p := leakingRun()
-	p.Snapshots[0].Segments[0].Pieces[15].Live = true
-	p.Snapshots[0].Segments[0].Pieces[15].Site = "leak.lua:9"
-	if n := pieces(parsePage(t, writePage(t, p))); n != 2*17 {
-		t.Errorf("%d pieces drawn; want the 17 of the one segment at the peak, and again at the OOM", n)
+	p.Snapshots[0].Segments[0].Pieces[4].Live = true
+	p.Snapshots[0].Segments[0].Pieces[4].Site = "leak.lua:9"
+	if n := pieces(parsePage(t, writePage(t, p))); n != 2*18 {
+		t.Errorf("%d pieces drawn; want the 18 of the one segment at the peak, and again at the OOM", n)
 	}
 	if n := countWhere(els, func(e element) bool { return hasClass(e, "asked") }); n != 1 {
 		t.Errorf("%d bars of the failed request; want 1, at the OOM", n)
@@ -207,7 +222,7 @@ func TestPageDrawsTimelineLimitsMarksSegmentsAndSites(t *testing.T) {
 		"Memory profile: leak.lua", "cpu backend: CPU (4 threads)", "2025-03-04",
 		"hard limit 64 MiB", "soft limit 48 MiB", "peak 57 MiB",
 		`<td class="site">leak.lua:8</td><td>56 MiB</td><td>14</td><td>14</td><td>56 MiB</td>`,
-		"64 MiB reserved in 1 segment: 61 MiB used, 3.0 MiB cached (the largest free block 3.0 MiB)",
+		"64 MiB reserved in 1 segment: 57 MiB used, 7.0 MiB cached (the largest free block 3.0 MiB)",
 		`data-rendered="pending"`,
 	} {
 		if !strings.Contains(text, want) {
@@ -330,21 +345,90 @@ func TestSizeStepsAreRound(t *testing.T) {
 	}
 }
 
-// Live memory that no recorded allocation made (a workspace, say) is drawn
-// in the colour of the other sites, not in a top site's.
-func TestPieceOfAnUnrecordedSiteIsDrawnAsOther(t *testing.T) {
+// Memory the runtime took for itself (a cuBLAS workspace) is a site of
+// its own in the timeline and the table, and the segments say how much of
+// the used memory is arrays and how much is the runtime's.
+func TestRuntimeMemoryIsASiteOfItsOwnAndTheSegmentsSaySo(t *testing.T) {
 	p := leakingRun()
-	pc := &p.Snapshots[1].Segments[0].Pieces[15]
-	pc.Live, pc.Site = true, "(workspace)"
-	var fill string
-	els := parsePage(t, writePage(t, p))
-	for i, e := range els[:len(els)-1] {
-		if e.name == "rect" && hasClass(e, "used") && strings.HasPrefix(els[i+1].text, "(workspace)") {
-			fill = e.attrs["fill"]
+	ws := Event{Time: 0, Kind: Alloc, Site: "cuBLAS workspace", Holder: HeldByRuntime, NBytes: 2 * mib, Reserved: 2 * mib}
+	p.Events = append([]Event{ws}, p.Events...)
+	for i := range p.Snapshots {
+		snap := &p.Snapshots[i]
+		snap.Live += 2 * mib
+		pc := &snap.Segments[0].Pieces[len(snap.Segments[0].Pieces)-1] // the last 2 MiB, cached before
+		pc.Live, pc.Site, pc.Holder = true, "cuBLAS workspace", HeldByRuntime
+	}
+	page := writePage(t, p)
+	els := parsePage(t, page)
+	text := string(page)
+	for _, want := range []string{
+		"peak 59 MiB",
+		`<td class="site">cuBLAS workspace</td><td>2.0 MiB</td><td>not arrays</td>`,
+		"64 MiB reserved in 1 segment: 59 MiB used, 5.0 MiB cached",
+		"Used: 57 MiB by arrays; 2.0 MiB by the runtime itself, not arrays (cuBLAS workspace).",
+		"used by the runtime itself, not by arrays",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page lacks %q", want)
 		}
 	}
-	if fill != otherColour {
-		t.Fatalf("the unrecorded piece is filled %q; want %q", fill, otherColour)
+	if strings.Contains(text, "The timeline has") || strings.Contains(text, "held elsewhere") {
+		t.Error("the page says the segments and the timeline disagree; they agree")
+	}
+	bands := map[string]string{}
+	for i, e := range els[:len(els)-1] {
+		if hasClass(e, "band") {
+			bands[els[i+1].text] = e.attrs["fill"]
+		}
+	}
+	for i, e := range els[:len(els)-1] {
+		if e.name == "rect" && hasClass(e, "piece") && strings.HasPrefix(els[i+1].text, "cuBLAS workspace:") {
+			if fill := e.attrs["fill"]; fill == "" || fill != bands["cuBLAS workspace"] {
+				t.Errorf("the workspace's piece is filled %q; want its band's colour %q", fill, bands["cuBLAS workspace"])
+			}
+		}
+	}
+	if n := len(bands); n != 4 {
+		t.Errorf("%d bands %v; want the 3 sites and the workspace", n, bands)
+	}
+}
+
+// Live memory that no event records (another runtime's, in a shared
+// pool) is drawn as held elsewhere, in no site's colour, and the page says
+// that the timeline does not show it.
+func TestMemoryHeldElsewhereIsDrawnAsSuchNotAsASite(t *testing.T) {
+	p := leakingRun()
+	pc := &p.Snapshots[1].Segments[0].Pieces[4]
+	pc.Live, pc.Site, pc.Holder = true, "other runtimes sharing the pool", HeldElsewhere
+	page := writePage(t, p)
+	els := parsePage(t, page)
+	var drawn *element
+	for i, e := range els[:len(els)-1] {
+		if e.name == "rect" && hasClass(e, "piece") && strings.HasPrefix(els[i+1].text, "other runtimes sharing the pool:") {
+			drawn = &els[i]
+		}
+	}
+	if drawn == nil || !hasClass(*drawn, "elsewhere") || drawn.attrs["fill"] != "" {
+		t.Fatalf("the piece held elsewhere is drawn %+v; want the class elsewhere and no site's fill", drawn)
+	}
+	caption := byID(els, "segments-oom-used")
+	if caption == nil || caption.text != "Used: 57 MiB by arrays; 3.0 MiB held elsewhere, which the timeline does not show (other runtimes sharing the pool)." {
+		t.Fatalf("the OOM's second caption line is %+v", caption)
+	}
+	if !strings.Contains(string(page), "held elsewhere: not in the timeline") {
+		t.Error("the legend does not explain memory held elsewhere")
+	}
+}
+
+// Segments that do not add up to the timeline's live bytes at their
+// moment say so, rather than show two figures as if they agreed.
+func TestSegmentsThatDisagreeWithTheTimelineSaySo(t *testing.T) {
+	p := leakingRun()
+	p.Snapshots[0].Live -= 4 * mib
+	els := parsePage(t, writePage(t, p))
+	caption := byID(els, "segments-peak-used")
+	if caption == nil || caption.text != "The timeline has 53 MiB live at this moment, but its pieces here add up to 57 MiB." {
+		t.Fatalf("the peak's second caption line is %+v", caption)
 	}
 }
 

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -15,34 +16,86 @@ const (
 	sgBar            = sgWidth - sgLabel - sgNote // the widest segment's bar
 	sgRow, sgRowGap  = 15, 5
 	sgOverview       = 34 // the height of the bar of totals
+	sgCaptionLine    = 18
 	maxSegmentRows   = 40
 	freeOverviewPart = 3 // free memory past this many times the reserved is drawn cut
 )
 
-// writeSegments draws the pool at one moment: first a bar of its totals
-// (used, cached, and free to draw under the limits), then each segment as
-// a bar of its pieces at a common scale, so that free memory in pieces too
-// small to use is plain to see. At an out-of-memory error, a bar of the
-// size asked for sits above the segments, to the same scale.
-func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) {
-	id := "segments-" + slug(snap.Name)
-	var used, cached, largestFree uint64
+// snapshotUse is what a snapshot's pieces add up to, by what holds them.
+type snapshotUse struct {
+	arrays, own, elsewhere uint64
+	cached, largestFree    uint64
+	// ownSites are what the runtime's own pieces are for, otherSites
+	// who holds the pieces held elsewhere, each as first met.
+	ownSites, otherSites []string
+}
+
+func (u *snapshotUse) used() uint64 { return u.arrays + u.own + u.elsewhere }
+
+// drawnHolder is what the page says holds a live piece: a piece whose
+// site no event names is not in the timeline, whatever holds it, and is
+// drawn as held elsewhere rather than passed off as one of the sites.
+func drawnHolder(pc Piece, siteBand map[string]int) Holder {
+	if _, ok := siteBand[siteName(pc.Site)]; !ok {
+		return HeldElsewhere
+	}
+	return pc.Holder
+}
+
+// useOf adds up snap's pieces.
+func useOf(snap *Snapshot, siteBand map[string]int) snapshotUse {
+	var u snapshotUse
 	for _, seg := range snap.Segments {
 		for _, pc := range seg.Pieces {
-			if pc.Live {
-				used += pc.Size
-			} else {
-				cached += pc.Size
-				largestFree = max(largestFree, pc.Size)
+			if !pc.Live {
+				u.cached += pc.Size
+				u.largestFree = max(u.largestFree, pc.Size)
+				continue
+			}
+			switch drawnHolder(pc, siteBand) {
+			case HeldByArray:
+				u.arrays += pc.Size
+			case HeldByRuntime:
+				u.own += pc.Size
+				u.ownSites = addName(u.ownSites, siteName(pc.Site))
+			default:
+				u.elsewhere += pc.Size
+				u.otherSites = addName(u.otherSites, siteName(pc.Site))
 			}
 		}
 	}
+	return u
+}
+
+// addName adds name to names if it is not there yet.
+func addName(names []string, name string) []string {
+	if slices.Contains(names, name) {
+		return names
+	}
+	return append(names, name)
+}
+
+// writeSegments draws the pool at one moment: first a bar of its totals
+// (used by arrays, by the runtime itself and by others, cached, and free
+// to draw under the limits), then each segment as a bar of its pieces at a
+// common scale, so that free memory in pieces too small to use is plain to
+// see. At an out-of-memory error, a bar of the size asked for sits above
+// the segments, to the same scale.
+func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) {
+	id := "segments-" + slug(snap.Name)
+	u := useOf(snap, siteBand)
 	unreserved := snap.unreserved()
+	// The second caption line says what the used memory is, when it is
+	// not all arrays or not all in the timeline.
+	breakdown := usedBreakdown(snap, &u)
 
 	rows := drawnSegments(snap.Segments)
 	asked := snap.Name == SnapshotOOM && snap.Requested > 0
 	y := 0
 	height := sgOverview + 34 + (len(rows)+boolInt(asked))*(sgRow+sgRowGap) + 8
+	if breakdown != "" {
+		height += sgCaptionLine
+	}
 	if len(rows) < len(snap.Segments) {
 		height += 22
 	}
@@ -53,7 +106,7 @@ func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) 
 
 	// The totals: used, cached, free; free beyond a few times the
 	// reserved memory is cut, or a large device would hide the rest.
-	reserved := used + cached
+	reserved := u.used() + u.cached
 	shownFree, cut := unreserved, false
 	if reserved > 0 && unreserved > freeOverviewPart*reserved {
 		shownFree, cut = freeOverviewPart*reserved, true
@@ -62,20 +115,22 @@ func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) 
 	x := 0.0
 	b.WriteString(`<g class="overview">`)
 	for _, part := range []struct {
-		class, name string
-		n, shown    uint64
+		class, label, title string
+		n, shown            uint64
 	}{
-		{"used", "used by live arrays", used, used},
-		{"cached", "cached: freed, kept by the pool", cached, cached},
-		{"free", "free: the pool may still draw it", unreserved, shownFree},
+		{"used", "arrays", "used by live arrays", u.arrays, u.arrays},
+		{"own", "runtime", "used by the runtime itself: " + strings.Join(u.ownSites, ", "), u.own, u.own},
+		{"elsewhere", "elsewhere", "held elsewhere, not in the timeline: " + strings.Join(u.otherSites, ", "), u.elsewhere, u.elsewhere},
+		{"cached", "cached", "cached: freed, kept by the pool", u.cached, u.cached},
+		{"free", "free", "free: the pool may still draw it", unreserved, shownFree},
 	} {
 		if part.shown == 0 {
 			continue
 		}
 		w := float64(part.shown) / whole * sgWidth
 		fmt.Fprintf(b, `<rect class="%s" x="%s" y="%d" width="%s" height="%d"><title>%s: %s</title></rect>`,
-			part.class, num(x), y, num(w), sgOverview, part.name, size(part.n))
-		label := part.class + " " + size(part.n)
+			part.class, num(x), y, num(w), sgOverview, esc(part.title), size(part.n))
+		label := part.label + " " + size(part.n)
 		if part.class == "free" && cut {
 			label += " (not to scale)"
 		}
@@ -90,11 +145,15 @@ func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) 
 	b.WriteString("</g>\n")
 	y += sgOverview + 22
 	largest := ""
-	if cached > 0 {
-		largest = " (the largest free block " + size(largestFree) + ")"
+	if u.cached > 0 {
+		largest = " (the largest free block " + size(u.largestFree) + ")"
 	}
 	fmt.Fprintf(b, `<text class="caption" x="0" y="%d">%s reserved in %s: %s used, %s cached%s; %s more free to draw%s</text>`+"\n",
-		y-6, size(reserved), plural(len(snap.Segments), "segment", "segments"), size(used), size(cached), largest, size(unreserved), limitNote(snap))
+		y-6, size(reserved), plural(len(snap.Segments), "segment", "segments"), size(u.used()), size(u.cached), largest, size(unreserved), limitNote(snap))
+	if breakdown != "" {
+		y += sgCaptionLine
+		fmt.Fprintf(b, `<text class="caption" id="%s-used" x="0" y="%d">%s</text>`+"\n", id, y-6, esc(breakdown))
+	}
 	y += 12
 
 	widest := uint64(1)
@@ -118,31 +177,46 @@ func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) 
 	for i, seg := range rows {
 		fmt.Fprintf(b, `<g class="segment" id="%s-%d">`, id, i+1)
 		fmt.Fprintf(b, `<text class="row-label" x="%d" y="%d" text-anchor="end">%s</text>`, sgLabel-10, y+sgRow-4, size(seg.Size))
-		var live int
+		var arrays, others int
+		var own []string
 		var free, hole uint64
 		for _, pc := range seg.Pieces {
 			px := sgLabel + w(pc.Offset)
-			if pc.Live {
-				live++
-				band, ok := siteBand[siteName(pc.Site)]
-				if !ok { // memory no recorded allocation made: drawn as the other sites
-					band = topSites
-				}
-				fmt.Fprintf(b, `<rect class="piece used" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s: %s</title></rect>`,
-					num(px), y, num(w(pc.Size)), sgRow, bandColour(band), esc(siteName(pc.Site)), size(pc.Size))
+			if !pc.Live {
+				free += pc.Size
+				hole = max(hole, pc.Size)
+				fmt.Fprintf(b, `<rect class="piece cached" x="%s" y="%d" width="%s" height="%d"><title>cached: %s</title></rect>`,
+					num(px), y, num(w(pc.Size)), sgRow, size(pc.Size))
 				continue
 			}
-			free += pc.Size
-			hole = max(hole, pc.Size)
-			fmt.Fprintf(b, `<rect class="piece cached" x="%s" y="%d" width="%s" height="%d"><title>cached: %s</title></rect>`,
-				num(px), y, num(w(pc.Size)), sgRow, size(pc.Size))
+			name := siteName(pc.Site)
+			switch drawnHolder(pc, siteBand) {
+			case HeldElsewhere:
+				others++
+				fmt.Fprintf(b, `<rect class="piece used elsewhere" x="%s" y="%d" width="%s" height="%d"><title>%s: %s, not in the timeline</title></rect>`,
+					num(px), y, num(w(pc.Size)), sgRow, esc(name), size(pc.Size))
+				continue
+			case HeldByRuntime:
+				own = addName(own, name)
+			default:
+				arrays++
+			}
+			fmt.Fprintf(b, `<rect class="piece used" x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s: %s</title></rect>`,
+				num(px), y, num(w(pc.Size)), sgRow, bandColour(siteBand[name]), esc(name), size(pc.Size))
 		}
 		fmt.Fprintf(b, `<rect class="outline" x="%d" y="%d" width="%s" height="%d"/>`, sgLabel, y, num(w(seg.Size)), sgRow)
-		note := plural(live, "array", "arrays")
-		if free > 0 {
-			note += fmt.Sprintf(", %s cached (largest %s)", size(free), size(hole))
+		var note []string
+		if arrays > 0 || (len(own) == 0 && others == 0) {
+			note = append(note, plural(arrays, "array", "arrays"))
 		}
-		fmt.Fprintf(b, `<text class="note" x="%d" y="%d">%s</text></g>`+"\n", sgLabel+sgBar+12, y+sgRow-4, note)
+		note = append(note, own...)
+		if others > 0 {
+			note = append(note, plural(others, "block", "blocks")+" held elsewhere")
+		}
+		if free > 0 {
+			note = append(note, fmt.Sprintf("%s cached (largest %s)", size(free), size(hole)))
+		}
+		fmt.Fprintf(b, `<text class="note" x="%d" y="%d">%s</text></g>`+"\n", sgLabel+sgBar+12, y+sgRow-4, esc(strings.Join(note, ", ")))
 		y += sgRow + sgRowGap
 	}
 	if n := len(snap.Segments) - len(rows); n > 0 {
@@ -157,6 +231,34 @@ func writeSegments(b *strings.Builder, snap *Snapshot, siteBand map[string]int) 
 			sgLabel, y+12, plural(n, "segment", "segments"), size(rest))
 	}
 	b.WriteString("</svg>\n")
+}
+
+// usedBreakdown says, when the used memory is not all arrays of the
+// timeline, what else it is; and when the pieces the timeline accounts
+// for do not add up to its live bytes at the moment, that they do not. It
+// is "" when there is nothing to say.
+func usedBreakdown(snap *Snapshot, u *snapshotUse) string {
+	var parts []string
+	if u.own > 0 || u.elsewhere > 0 {
+		parts = append(parts, size(u.arrays)+" by arrays")
+	}
+	if u.own > 0 {
+		parts = append(parts, size(u.own)+" by the runtime itself, not arrays ("+strings.Join(u.ownSites, ", ")+")")
+	}
+	if u.elsewhere > 0 {
+		parts = append(parts, size(u.elsewhere)+" held elsewhere, which the timeline does not show ("+strings.Join(u.otherSites, ", ")+")")
+	}
+	var s string
+	if len(parts) > 0 {
+		s = "Used: " + strings.Join(parts, "; ") + "."
+	}
+	if recorded := u.arrays + u.own; recorded != snap.Live {
+		if s != "" {
+			s += " "
+		}
+		s += fmt.Sprintf("The timeline has %s live at this moment, but its pieces here add up to %s.", size(snap.Live), size(recorded))
+	}
+	return s
 }
 
 // drawnSegments is the segments drawn, in address order: all of them, or

@@ -25,6 +25,9 @@ var palette = []string{"#4e79a7", "#f28e2b", "#76b7b2", "#59a14f", "#edc948", "#
 const (
 	otherColour  = "#bab0ac"
 	cachedColour = "#d4d4d4"
+	// elsewhereColour, hatched darker, is memory the timeline does not
+	// show: unlike a site's colour it stands for nothing in it.
+	elsewhereColour = "#8c959f"
 )
 
 func bandColour(band int) string {

@@ -57,13 +57,13 @@ func (e *deviceExec) maxAbsDiff(x, y span) (float64, error) {
 }
 
 func (e *deviceExec) reduce(n int, run func(scratch device.Ptr) (float64, error)) (float64, error) {
-	p := e.rt.pool
-	b, err := p.Alloc(kernels.ReduceScratchBytes(n), e.stream())
+	rt := e.rt
+	b, err := rt.allocOwn(scratchSite, kernels.ReduceScratchBytes(n))
 	if err != nil {
 		return 0, err
 	}
 	v, err := run(b.Ptr)
-	if ferr := p.Free(b); err == nil {
+	if ferr := rt.freeOwn(rt.pool, scratchSite, b); err == nil {
 		err = ferr
 	}
 	return v, err

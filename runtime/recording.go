@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -21,10 +22,11 @@ type memoryRecord struct {
 	end    time.Duration
 	events eventLog
 	limits []profile.Limits
-	// live is the bytes the runtime's arrays hold now, peak the most they
-	// held; peakSnap is the pool's segments at the peak (or, see
-	// peakDue, close to it), taken when snapLive bytes were live; oomSnap
-	// at the last out-of-memory error.
+	// live is the bytes the runtime's arrays and its own memory (its
+	// workspaces, scratch) hold now, peak the most they held; peakSnap
+	// is the pool's segments at the peak (or, see peakDue, close to it),
+	// taken when snapLive bytes were live; oomSnap at the last
+	// out-of-memory error.
 	live, peak, snapLive uint64
 	peakSnap, oomSnap    *profile.Snapshot
 	// sites are the sites the events name, by their index; siteIndex
@@ -77,20 +79,22 @@ func (l *eventLog) last() memoryEvent {
 var ErrNotRecorded = errors.New("no memory events were recorded: start recording first (pool.record(true), Runtime.RecordMemory or glua --memory-profile)")
 
 // RecordMemory starts or stops recording memory events: every allocation
-// and free of this runtime's arrays, with its site, size and time and the
-// pool's reserved bytes after it; out-of-memory errors; limit changes;
-// and the pool's segments at the peak and at the last out-of-memory
-// error. Starting begins a new recording whose first events are the
-// arrays already alive; starting while recording carries on. Stopping
-// keeps what was recorded for WriteProfile. While nothing is recorded an
-// allocation and a free each cost one branch more.
+// and free of this runtime's arrays, and of the pool memory it takes for
+// itself (cuBLAS workspaces, reduction scratch), with its site (for the
+// latter, what it is for), the bytes the pool holds for it, its time and
+// the pool's reserved bytes after it; out-of-memory errors; limit
+// changes; and the pool's segments at the peak and at the last
+// out-of-memory error. Starting begins a new recording whose first events
+// are the arrays and workspaces already alive; starting while recording
+// carries on. Stopping keeps what was recorded for WriteProfile. While
+// nothing is recorded an allocation and a free each cost one branch more.
 func (rt *Runtime) RecordMemory(on bool) error {
 	if err := rt.usable(); err != nil {
 		return err
 	}
 	if !on {
 		if rec := rt.record; rec != nil {
-			rt.snapPeakIfDue(rec, nil)
+			rt.snapPeakIfDue(rec, nil, site{})
 			rec.end = max(time.Since(rec.start), time.Nanosecond)
 			rt.record = nil
 		}
@@ -107,46 +111,52 @@ func (rt *Runtime) RecordMemory(on bool) error {
 	rec.events.add(memoryEvent{kind: profile.Reserve, reserved: reserved})
 	rt.mu.Lock()
 	live := rt.buffers.all()
+	workspaces := slices.Clone(rt.workspaces)
 	rt.mu.Unlock()
 	sort.Slice(live, func(i, j int) bool { return live[i].id < live[j].id })
 	for _, b := range live {
-		rec.events.add(memoryEvent{kind: profile.Alloc, site: rec.index(b.site), nbytes: b.blk.Size, reserved: reserved})
-		rec.live += b.blk.Size
+		rec.events.add(memoryEvent{kind: profile.Alloc, site: rec.index(b.site), nbytes: b.blk.Held(), reserved: reserved})
+		rec.live += b.blk.Held()
+	}
+	for _, blk := range workspaces {
+		rec.events.add(memoryEvent{kind: profile.Alloc, site: rec.index(workspaceSite), nbytes: blk.Held(), reserved: reserved})
+		rec.live += blk.Held()
 	}
 	rec.peak = rec.live
 	rt.record, rt.lastRecord = rec, rec
 	return nil
 }
 
-// recordAlloc notes b, just allocated.
-func (rt *Runtime) recordAlloc(rec *memoryRecord, b *buffer) {
-	rec.add(profile.Alloc, b.site, b.blk.Size, rt.pool.Reserved())
-	rec.live += b.blk.Size
+// recordAlloc notes blk, just allocated at (for) at. It counts the bytes
+// blk holds, as the pool's segments show them, not the bytes asked for.
+func (rt *Runtime) recordAlloc(rec *memoryRecord, at site, blk *pool.Block) {
+	n := blk.Held()
+	rec.add(profile.Alloc, at, n, rt.pool.Reserved())
+	rec.live += n
 	rec.peak = max(rec.peak, rec.live)
 }
 
-// recordedFree frees b's block, noting the free. The first free after a
-// new peak is the moment to draw the peak's segments: b's block is still
-// in them.
-func (rt *Runtime) recordedFree(rec *memoryRecord, b *buffer) error {
-	rt.snapPeakIfDue(rec, b)
-	nbytes := b.blk.Size
-	err := rt.pool.Free(&b.blk)
-	rec.add(profile.Free, b.site, nbytes, rt.pool.Reserved())
-	rec.live -= min(nbytes, rec.live)
+// recordedFree gives blk, allocated at (for) at, back to p, noting the
+// free. The first free after a new peak is the moment to draw the peak's
+// segments: blk is still in them.
+func (rt *Runtime) recordedFree(rec *memoryRecord, p pool.Allocator, at site, blk *pool.Block) error {
+	rt.snapPeakIfDue(rec, blk, at)
+	n := blk.Held()
+	err := p.Free(blk)
+	rec.add(profile.Free, at, n, rt.pool.Reserved())
+	rec.live -= min(n, rec.live)
 	return err
 }
 
-// recordOOM notes an allocation of nbytes that failed for want of memory,
-// with the pool's segments as they are.
-func (rt *Runtime) recordOOM(rec *memoryRecord, nbytes uint64, err error) {
+// recordOOM notes an allocation of nbytes at (for) at that failed for want
+// of memory, with the pool's segments as they are.
+func (rt *Runtime) recordOOM(rec *memoryRecord, at site, nbytes uint64, err error) {
 	if !errors.Is(err, device.ErrOutOfMemory) {
 		return
 	}
-	at := rt.callerSite()
 	rec.add(profile.OOM, at, nbytes, rt.pool.Reserved())
-	rt.snapPeakIfDue(rec, nil)
-	snap := rt.segmentsSnapshot(rec, profile.SnapshotOOM, nil)
+	rt.snapPeakIfDue(rec, nil, site{})
+	snap := rt.segmentsSnapshot(rec, profile.SnapshotOOM, nil, site{})
 	snap.Requested, snap.Site = nbytes, at.label()
 	rec.oomSnap = &snap
 }
@@ -195,24 +205,28 @@ func (rec *memoryRecord) peakDue() bool {
 	return rec.live == rec.peak && rec.peak > 0 && (rec.peakSnap == nil || rec.live > rec.snapLive+rec.snapLive/64)
 }
 
-// snapPeakIfDue takes the peak's segments if peakDue; freeing is an array
-// being freed, whose block the pool still holds.
-func (rt *Runtime) snapPeakIfDue(rec *memoryRecord, freeing *buffer) {
+// snapPeakIfDue takes the peak's segments if peakDue; freeing is a block
+// being freed, allocated at (for) at, which the pool still holds.
+func (rt *Runtime) snapPeakIfDue(rec *memoryRecord, freeing *pool.Block, at site) {
 	if !rec.peakDue() {
 		return
 	}
-	snap := rt.segmentsSnapshot(rec, profile.SnapshotPeak, freeing)
+	snap := rt.segmentsSnapshot(rec, profile.SnapshotPeak, freeing, at)
 	rec.peakSnap, rec.snapLive = &snap, rec.live
 }
 
-// otherBlock names, in a picture of the pool, a live block that is no
-// array of this runtime: a cuBLAS workspace, a reduction's scratch, or
-// another runtime's array in a shared pool.
-const otherBlock = "(workspace or another runtime)"
+// The names, in a picture of the pool, of a live block the recording has
+// no event of: in a shared pool, the other runtimes' arrays, workspaces
+// and scratch; in a pool of the runtime's own there is none, unless
+// something took memory from it without telling the recording.
+const (
+	sharedBlock     = "other runtimes sharing the pool"
+	unrecordedBlock = "unrecorded"
+)
 
 // segmentsSnapshot is the pool's segments now, each live piece named by
-// the site that allocated its array.
-func (rt *Runtime) segmentsSnapshot(rec *memoryRecord, name string, freeing *buffer) profile.Snapshot {
+// the site that allocated its array, or by what the runtime took it for.
+func (rt *Runtime) segmentsSnapshot(rec *memoryRecord, name string, freeing *pool.Block, at site) profile.Snapshot {
 	st := rt.pool.Stats()
 	segs := rt.pool.Segments()
 	sites := make(map[*pool.Block]site)
@@ -220,9 +234,16 @@ func (rt *Runtime) segmentsSnapshot(rec *memoryRecord, name string, freeing *buf
 	for b := rt.buffers.head; b != nil; b = b.next {
 		sites[&b.blk] = b.site
 	}
+	for _, blk := range rt.workspaces {
+		sites[blk] = workspaceSite
+	}
 	rt.mu.Unlock()
 	if freeing != nil {
-		sites[&freeing.blk] = freeing.site
+		sites[freeing] = at
+	}
+	elsewhere := unrecordedBlock
+	if rt.shared != nil {
+		elsewhere = sharedBlock
 	}
 	labels := map[site]string{}
 	snap := profile.Snapshot{
@@ -235,10 +256,14 @@ func (rt *Runtime) segmentsSnapshot(rec *memoryRecord, name string, freeing *buf
 		for _, pc := range s.Pieces {
 			piece := profile.Piece{Offset: pc.Offset, Size: pc.Size, Live: pc.Block != nil}
 			if piece.Live {
-				if at, ok := sites[pc.Block]; ok {
+				at, ok := sites[pc.Block]
+				switch {
+				case !ok:
+					piece.Site, piece.Holder = elsewhere, profile.HeldElsewhere
+				case at.own():
+					piece.Site, piece.Holder = labelOf(labels, at), profile.HeldByRuntime
+				default:
 					piece.Site = labelOf(labels, at)
-				} else {
-					piece.Site = otherBlock
 				}
 			}
 			seg.Pieces = append(seg.Pieces, piece)
@@ -271,7 +296,7 @@ func (rt *Runtime) MemoryProfile(title string) (*profile.Profile, error) {
 	}
 	end := rec.end
 	if rec == rt.record {
-		rt.snapPeakIfDue(rec, nil)
+		rt.snapPeakIfDue(rec, nil, site{})
 		end = time.Since(rec.start)
 	}
 	if title == "" {
@@ -283,14 +308,18 @@ func (rt *Runtime) MemoryProfile(title string) (*profile.Profile, error) {
 		Events: make([]profile.Event, 0, rec.events.n),
 	}
 	labels := make([]string, len(rec.sites))
+	holders := make([]profile.Holder, len(rec.sites))
 	for i, s := range rec.sites {
 		labels[i] = s.label()
+		if s.own() {
+			holders[i] = profile.HeldByRuntime
+		}
 	}
 	for _, c := range rec.events.chunks {
 		for _, e := range c {
 			ev := profile.Event{Time: e.t, Kind: e.kind, NBytes: e.nbytes, Reserved: e.reserved}
 			if e.kind != profile.Reserve {
-				ev.Site = labels[e.site]
+				ev.Site, ev.Holder = labels[e.site], holders[e.site]
 			}
 			p.Events = append(p.Events, ev)
 		}

@@ -90,6 +90,9 @@ type Runtime struct {
 	// none is; lastRecord the latest, under way or stopped, for
 	// WriteProfile. Only the runtime's goroutine touches them.
 	record, lastRecord *memoryRecord
+	// workspaces are the live cuBLAS workspaces of the runtime's streams
+	// (workspaces.go), guarded by mu.
+	workspaces []*pool.Block
 
 	// hostLimit is [host] memory_limit in bytes (0: none); hostHeld counts
 	// the bytes of this runtime's live host arrays against it.
@@ -207,8 +210,9 @@ func New(opts Options) (*Runtime, error) {
 	}
 	if w, ok := rt.backend.(WorkspaceUser); ok {
 		// cuBLAS's workspace is device memory like any other: the pool
-		// accounts for it and its limits apply.
-		w.SetWorkspaceAllocator(workspaceFrom(rt.pool))
+		// accounts for it and its limits apply. Every stream of the
+		// backend is this runtime's.
+		w.SetWorkspaceAllocator(workspaceFrom(rt.pool, func(device.Stream) *Runtime { return rt }))
 	}
 	rt.L = rt.newLuaState(opts)
 	return rt, nil
@@ -574,14 +578,14 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.stream); err != nil {
 		rt.explainOOM(err)
 		if rec := rt.record; rec != nil {
-			rt.recordOOM(rec, nbytes, err)
+			rt.recordOOM(rec, rt.callerSite(), nbytes, err)
 		}
 		return nil, err
 	}
 	b.shape = append(b.dims[:0:len(b.dims)], shape...)
 	b.site = rt.callerSite()
 	if rec := rt.record; rec != nil {
-		rt.recordAlloc(rec, b)
+		rt.recordAlloc(rec, b.site, &b.blk)
 	}
 	rt.mu.Lock()
 	rt.nextID++
@@ -617,7 +621,7 @@ func (rt *Runtime) release(b *buffer, explicit bool) error {
 	rt.buffers.remove(b)
 	rt.mu.Unlock()
 	if rec := rt.record; rec != nil {
-		return rt.recordedFree(rec, b)
+		return rt.recordedFree(rec, rt.pool, b.site, &b.blk)
 	}
 	return rt.pool.Free(&b.blk)
 }

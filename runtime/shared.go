@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"sync"
 
@@ -46,7 +47,11 @@ type Shared struct {
 
 	mu       sync.Mutex
 	runtimes map[*Runtime]struct{}
-	closed   bool
+	// streams are the runtimes' own streams, by the runtime whose each
+	// is: a workspace the shared pool gives a stream's cuBLAS handle is
+	// that runtime's, in its memory profile.
+	streams map[device.Stream]*Runtime
+	closed  bool
 }
 
 // ErrSharedInUse is returned by Shared.Close while runtimes still use it.
@@ -66,7 +71,7 @@ func NewShared(opts Options) (*Shared, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Shared{cfg: cfg, runtimes: make(map[*Runtime]struct{})}
+	s := &Shared{cfg: cfg, runtimes: make(map[*Runtime]struct{}), streams: make(map[device.Stream]*Runtime)}
 	if s.backend, s.backendNote, err = openBackend(cfg); err != nil {
 		return nil, err
 	}
@@ -86,31 +91,9 @@ func NewShared(opts Options) (*Shared, error) {
 		// the one whose matmul created them: they come from the shared
 		// pool itself, never from a runtime's quota view, which would free
 		// the workspace under the handle when that runtime closed.
-		w.SetWorkspaceAllocator(workspaceFrom(s.pool))
+		w.SetWorkspaceAllocator(workspaceFrom(s.pool, s.streamOwner))
 	}
 	return s, nil
-}
-
-// workspaceFrom makes p the source of cuBLAS workspaces, so that the pool
-// accounts for them and its limits apply.
-//
-// The release runs when the handle's stream is destroyed, just before the
-// stream goes. The pool notes a free on a stream and records the stream's
-// event lazily, when another stream looks for memory; on a shared pool that
-// can be long after, from another runtime, on a stream that no longer
-// exists. Synchronized records it now, while the stream is alive, so that
-// no later call records on the destroyed stream.
-func workspaceFrom(p pool.Allocator) func(nbytes uint64, s device.Stream) (device.Ptr, func(), error) {
-	return func(nbytes uint64, s device.Stream) (device.Ptr, func(), error) {
-		blk, err := p.Alloc(nbytes, s)
-		if err != nil {
-			return 0, nil, fmt.Errorf("cuBLAS workspace: %w", err)
-		}
-		return blk.Ptr, func() {
-			p.Free(blk)
-			p.Synchronized()
-		}, nil
-	}
 }
 
 // parseLimits reads the configured soft and hard limits, percentages being
@@ -188,6 +171,21 @@ func (s *Shared) detach(rt *Runtime) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.runtimes, rt)
+	maps.DeleteFunc(s.streams, func(_ device.Stream, owner *Runtime) bool { return owner == rt })
+}
+
+// ownStream notes that st is rt's.
+func (s *Shared) ownStream(st device.Stream, rt *Runtime) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.streams[st] = rt
+}
+
+// streamOwner is the runtime whose stream st is; nil when none's.
+func (s *Shared) streamOwner(st device.Stream) *Runtime {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.streams[st]
 }
 
 // conflicts rejects Options that ask for another backend or pool than s
@@ -261,6 +259,7 @@ func (rt *Runtime) openShared(s *Shared) error {
 		return err
 	}
 	rt.streams = append(rt.streams, rt.stream)
+	s.ownStream(rt.stream, rt)
 	soft, hard, err := parseLimits(rt.backend, rt.cfg)
 	if err != nil {
 		return err

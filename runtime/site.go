@@ -19,6 +19,22 @@ type site struct {
 // Lua line.
 const goSite = "(allocated from Go)"
 
+// ownLine marks a site that is no source line but what pool memory the
+// runtime took for itself is for (workspaces.go): its source says what.
+// The Lua line running when the memory was taken only happened to need
+// it first (the first matrix product on a stream makes its cuBLAS
+// workspace, which then lives as long as the stream), and naming the
+// memory after that line would misattribute it.
+const ownLine = -2
+
+var (
+	workspaceSite = site{source: "cuBLAS workspace", line: ownLine}
+	scratchSite   = site{source: "reduction scratch", line: ownLine}
+)
+
+// own says s is memory the runtime took for itself, not an array's site.
+func (s site) own() bool { return s.line == ownLine }
+
 // label is the site as reports name it.
 func (s site) label() string {
 	if s.source == "" {
@@ -28,8 +44,11 @@ func (s site) label() string {
 }
 
 func (s site) String() string {
-	if s.source == "" {
+	switch {
+	case s.source == "":
 		return ""
+	case s.own():
+		return s.source
 	}
 	return fmt.Sprintf("%s:%d", s.source, s.line)
 }
