@@ -94,8 +94,14 @@ func (rt *Runtime) Status() string {
 		rt.writePinnedStatus(&b)
 		return b.String()
 	}
+	held := plural(s.LiveBlocks, "array", "arrays")
+	if n, bytes := rt.ownBlocks(); n == 1 {
+		held += fmt.Sprintf(" and a %s cuBLAS workspace", config.FormatSize(bytes))
+	} else if n > 1 {
+		held += fmt.Sprintf(" and %d cuBLAS workspaces (%s)", n, config.FormatSize(bytes))
+	}
 	fmt.Fprintf(&b, "Memory pool usage: %s in %s (%s reserved, %s cached)\n",
-		config.FormatSize(s.Used), plural(s.LiveBlocks, "array", "arrays"), config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
+		config.FormatSize(s.Used), held, config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
 	fmt.Fprintf(&b, "Limits: soft %s, hard %s; strategy %s\n", limitString(s.SoftLimit), limitString(s.HardLimit), rt.pool.Strategy())
 	rt.writePinnedStatus(&b)
 	return b.String()

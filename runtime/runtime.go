@@ -693,8 +693,28 @@ func collectAndWait(timeout time.Duration) {
 // most reserved since the runtime started), Reclaims, Segments,
 // LargestFreeBlock, and the device's DeviceFree and DeviceTotal. Reserved
 // therefore covers every runtime's arrays and the shared cache; the shared
-// pool's own figures are Shared.Stats.
-func (rt *Runtime) Stats() pool.Stats { return rt.pool.Stats() }
+// pool's own figures are Shared.Stats. LiveBlocks counts arrays only: the
+// cuBLAS workspaces the runtime takes from its own pool are in Used, not
+// among the arrays (Status names them).
+func (rt *Runtime) Stats() pool.Stats {
+	s := rt.pool.Stats()
+	if rt.shared == nil {
+		n, _ := rt.ownBlocks()
+		s.LiveBlocks -= min(n, s.LiveBlocks)
+	}
+	return s
+}
+
+// ownBlocks are the number and bytes of the live workspaces the runtime
+// took from its own pool.
+func (rt *Runtime) ownBlocks() (n int, bytes uint64) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, blk := range rt.workspaces {
+		bytes += blk.Size
+	}
+	return len(rt.workspaces), bytes
+}
 
 // LiveArrays is the number of buffers allocated and not yet freed.
 func (rt *Runtime) LiveArrays() int {

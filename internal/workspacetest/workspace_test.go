@@ -380,3 +380,24 @@ func TestSharedPoolOthersMemoryIsHeldElsewhere(t *testing.T) {
 		t.Error("the page does not say the other runtime's memory is not in the timeline")
 	}
 }
+
+// The workspace is device memory the pool accounts for, but not an array:
+// pool.stats().live_arrays counts the script's arrays only, and
+// pool.status() names the workspace beside them.
+func TestWorkspaceIsNotCountedAsAnArray(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{})
+	err := rt.DoString(`
+		local cuda, kernels, pool = require("cuda"), require("kernels"), require("pool")
+		local before = pool.stats().live_arrays
+		local A, B, C = cuda.rand({8, 8}), cuda.rand({8, 8}), cuda.zeros({8, 8})
+		kernels.matmul(C, A, B)
+		assert(pool.stats().live_arrays == before + 3, "live arrays " .. pool.stats().live_arrays .. ", want " .. before + 3)
+		status = pool.status()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := rt.Lua().GetGlobal("status").String()
+	if !strings.Contains(status, " arrays and a 3.0 MiB cuBLAS workspace (") {
+		t.Fatalf("pool.status() does not name the workspace:\n%s", status)
+	}
+}
