@@ -5,6 +5,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 
+	"github.com/gluaproject/glua/arraytext"
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/npy"
@@ -302,6 +303,18 @@ func (h *HostArray) view(data []byte, shape []int) *HostArray {
 // String reads like HostArray<float32>[2x3] 24 B.
 func (h *HostArray) String() string {
 	return fmt.Sprintf("HostArray<%s>[%s] %s", h.dtype, shapeString(h.shape), config.FormatSize(h.NBytes()))
+}
+
+// Repr is String followed, on the lines below, by the array's elements
+// as package arraytext writes them (NumPy's repr).
+func (h *HostArray) Repr() string {
+	size := h.dtype.Size()
+	text, _ := arraytext.Format(h.shape, h.dtype, func(dst []byte, start, count int) error {
+		copy(dst, h.data[start*size:(start+count)*size])
+		return nil
+	})
+	goruntime.KeepAlive(h) // a mapping must outlive the reads
+	return h.String() + "\n" + text
 }
 
 // inferShape checks a new shape for an array of size elements, resolving a
