@@ -63,8 +63,13 @@ func arrayLen(L *lua.LState) int {
 	return 1
 }
 
+// arrayString is tostring(d): the header and, beneath it, the elements.
 func arrayString(L *lua.LState) int {
-	L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.Array).String()))
+	s, err := L.CheckUserData(1).Value.(*runtime.Array).Repr()
+	if err != nil {
+		raise(L, "tostring(DeviceArray)", err)
+	}
+	L.Push(lua.LString(s))
 	return 1
 }
 

@@ -127,8 +127,9 @@ func hostLen(L *lua.LState) int {
 	return 1
 }
 
+// hostString is tostring(h): the header and, beneath it, the elements.
 func hostString(L *lua.LState) int {
-	L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.HostArray).String()))
+	L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.HostArray).Repr()))
 	return 1
 }
 

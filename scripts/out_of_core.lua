@@ -19,7 +19,7 @@ local function random_host(seed)
 end
 local A, B = random_host(1), random_host(2)
 print(string.format("A and B: %dx%d float64, %s each; the device may hold %s", n, n,
-  tostring(A):match("%] (.*)$"), limit))
+  tostring(A):match("^[^\n]*%] ([^\n]*)"), limit))
 
 local t0 = os.clock()
 local C = batch.matmul(A, B, { verbose = true })
