@@ -295,6 +295,17 @@ func (h *HostArray) Rows(i, j int) (*HostArray, error) {
 	return h.view(h.data[off:off+n], shape), nil
 }
 
+// Row returns row i (1-based, as Rows) of the first dimension as a view
+// with the remaining dimensions: Lua's h[i]. The array must have two
+// dimensions or more; a 1-D array's elements are read with Get.
+func (h *HostArray) Row(i int) (*HostArray, error) {
+	off, shape, err := rowView(h.shape, h.dtype, i)
+	if err != nil {
+		return nil, err
+	}
+	return h.view(h.data[off:off+product(shape)*h.dtype.Size()], shape), nil
+}
+
 // view is an array over part of h's memory, sharing its owner.
 func (h *HostArray) view(data []byte, shape []int) *HostArray {
 	return &HostArray{data: data, shape: shape, dtype: h.dtype, pinned: h.pinned, owner: h.owner}
@@ -348,6 +359,18 @@ func inferShape(shape []int, size int, old []int) ([]int, error) {
 		return nil, fmt.Errorf("cannot reshape %s (%d elements) to %s (%d elements)", shapeString(old), size, shapeString(shape), product(shape))
 	}
 	return shape, nil
+}
+
+// rowView is the byte offset and shape of row i (1-based) of an array.
+func rowView(shape []int, dt device.DType, i int) (off int, out []int, err error) {
+	if len(shape) < 2 {
+		return 0, nil, fmt.Errorf("a 1-D array has no rows, only elements")
+	}
+	if i < 1 || i > shape[0] {
+		return 0, nil, fmt.Errorf("row %d out of range: the array has rows 1 to %d", i, shape[0])
+	}
+	out = append([]int(nil), shape[1:]...)
+	return (i - 1) * product(out) * dt.Size(), out, nil
 }
 
 // rowsView is the byte offset, byte length and shape of rows i..j (1-based,
