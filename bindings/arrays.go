@@ -28,11 +28,13 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 	dmt := L.NewTypeMetatable(deviceArrayType)
 	L.SetFuncs(dmt, map[string]lua.LGFunction{
 		"__index":    arrayIndexer(dmethods),
+		"__newindex": arraySetElement,
 		"__len":      arrayLen,
 		"__tostring": arrayString,
 	})
 	types := &arrayTypes{generic: dmt, methods: dmethods, len: dmt.RawGetString("__len"),
-		tostring: dmt.RawGetString("__tostring"), byShape: make(map[shapeKey]*lua.LTable)}
+		tostring: dmt.RawGetString("__tostring"), newindex: dmt.RawGetString("__newindex"),
+		byShape: make(map[shapeKey]*lua.LTable)}
 	ud := L.NewUserData()
 	ud.Value = types
 	L.G.Registry.RawSetString(arrayTypesKey, ud)
@@ -44,12 +46,15 @@ func arrayIsFreed(L *lua.LState) int {
 	return 1
 }
 
-// arrayIndexer is the generic DeviceArray __index: a field, or a method.
+// arrayIndexer is the generic DeviceArray __index: a field, a method, or
+// d[i], an element or a row.
 func arrayIndexer(methods *lua.LTable) lua.LGFunction {
 	return func(L *lua.LState) int {
 		a := L.CheckUserData(1).Value.(*runtime.Array)
-		key := L.Get(2)
-		if v, ok := arrayField(L, a, lua.LVAsString(key)); ok {
+		key, ok := L.Get(2).(lua.LString)
+		if !ok {
+			L.Push(arrayElement(L, a, L.Get(2)))
+		} else if v, ok := arrayField(L, a, string(key)); ok {
 			L.Push(v)
 		} else {
 			L.Push(methods.RawGet(key))

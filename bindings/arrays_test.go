@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/internal/luaindex"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden with what the code writes now")
@@ -84,4 +88,34 @@ func TestPrintedArraysMatchTheGoldenFile(t *testing.T) {
 		b.WriteString("-- " + src + "\n" + out[0].(string) + "\n\n")
 	}
 	golden(t, "print.golden", b.String())
+}
+
+// Where luaindex cannot find the array a[i] indexes (another gopher-lua
+// release), every array takes the generic metatable, whose __index is a
+// Go function; indexing works the same.
+func TestIndexingWorksThroughTheGenericMetatableAlone(t *testing.T) {
+	defer func(was bool) { luaindex.Available = was }(luaindex.Available)
+	luaindex.Available = false
+	rt := newRuntime(t)
+	mustDo(t, rt, prelude)
+	if err := rt.DoFile(filepath.Join("testdata", "index.lua")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Go code that indexes an array of a common shape through gopher-lua's
+// API, where no Lua instruction names the array, is told to use the
+// runtime's methods.
+func TestIndexingFromGoNamesTheGoMethods(t *testing.T) {
+	rt := newRuntime(t)
+	mustDo(t, rt, `v = require("cuda").to_device({1, 2, 3})`)
+	L := rt.Lua()
+	L.Push(L.NewFunction(func(L *lua.LState) int {
+		L.Push(L.GetTable(L.GetGlobal("v"), lua.LNumber(2)))
+		return 1
+	}))
+	err := L.PCall(0, 1, nil)
+	if err == nil || !strings.Contains(err.Error(), "DeviceArray[3]: d[i] is for Lua code; from Go, use Array.Get or Array.Row") {
+		t.Errorf("got %v", err)
+	}
 }

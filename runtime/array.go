@@ -281,6 +281,9 @@ func product(shape []int) int {
 	return n
 }
 
+// FormatShape writes a shape as glua's messages do: 1024x1024.
+func FormatShape(shape []int) string { return shapeString(shape) }
+
 func shapeString(shape []int) string {
 	if len(shape) == 0 {
 		return ""

@@ -67,16 +67,16 @@ check.eq(cuda.to_device({ 2.9, -2.9 }, "int32"):to_table()[2], -2, "int32 trunca
 local h = cuda.host_array({ 2, 3 })
 check.eq(tostring(h), "HostArray<float32>[2x3] 24 B\n[[0., 0., 0.],\n [0., 0., 0.]]", "host tostring")
 check.eq(#h, 6, "#h")
-check.eq(h[1], 0, "host arrays start zeroed")
-for i = 1, #h do h[i] = i * 10 end
-check.eq(h[6], 60, "h[i] set/get")
+check.eq(h[1][1], 0, "host arrays start zeroed")
+for i = 1, 2 do for j = 1, 3 do h[i][j] = ((i - 1) * 3 + j) * 10 end end
+check.eq(h[2][3], 60, "h[i][j] set/get")
 local d = cuda.to_device(h)
 check.eq(d:to_table()[2][1], 40, "to_device(HostArray) is row-major")
 local h2 = d:copy_to_host()
-check.eq(h2[5], 50, "copy_to_host")
+check.eq(h2[2][2], 50, "copy_to_host")
 local h3 = cuda.host_array({ 2, 3 })
 check.eq(d:copy_to_host(h3), h3, "copy_to_host(h) returns h")
-check.eq(h3[4], 40, "copy_to_host into a given array")
+check.eq(h3[2][1], 40, "copy_to_host into a given array")
 check.eq(cuda.to_device(h, "float64").dtype, "float64", "to_device converts a HostArray")
 check.eq(cuda.host_array(4, "int64", { pinned = true }).pinned, true, "pinned host array")
 
@@ -167,13 +167,13 @@ check.error("cuda.timer: bad argument #1 (function expected, got nil)", cuda.tim
 -- pinned host arrays: page-locked on the GPU, ordinary memory on the CPU;
 -- either way they round-trip, and views of them work
 local ph = cuda.host_array({ 64, 8 }, "float32", { pinned = true })
-check.eq(ph[1], 0, "pinned host arrays start zeroed")
+check.eq(ph[1][1], 0, "pinned host arrays start zeroed")
 local src = cuda.rand({ 64, 8 }, "float32", 42)
 src:copy_to_host(ph)
 local back = cuda.to_device(ph)
 check.eq(require("kernels").max_abs_diff(back, src), 0, "pinned round trip")
 local prow = ph:rows(3, 4)
 check.eq(prow.pinned, true, "a view of a pinned array is pinned")
-check.eq(prow[1], ph[17], "pinned view shares memory")
+check.eq(prow[1][1], ph[3][1], "pinned view shares memory")
 for i = 1, 20 do cuda.host_array(1024, "float32", { pinned = true }) end -- dropped, freed by cleanups
 collectgarbage()

@@ -40,9 +40,9 @@ check.error("first row must be an integer, got 1.5", keep.rows, keep, 1.5, 2)
 
 -- host array indexing
 local h = cuda.host_array(3)
-check.error("HostArray: index 4 out of range 1..3", function() return h[4] end)
-check.error("HostArray: index 0 out of range 1..3", function() h[0] = 1 end)
-check.error("HostArray: element must be a number, got string", function() h[1] = "x" end)
+check.error("HostArray[3]: index 4 out of range for shape 3 (indices run from 1 to 3)", function() return h[4] end)
+check.error("HostArray[3]: index 0 out of range for shape 3 (indices run from 1 to 3)", function() h[0] = 1 end)
+check.error("HostArray[3]: element must be a number, got string", function() h[1] = "x" end)
 check.error("cannot set field shape", function() h.shape = 2 end)
 
 -- transfers with the wrong shape or dtype
