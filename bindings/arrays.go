@@ -47,7 +47,7 @@ func arrayIsFreed(L *lua.LState) int {
 }
 
 // arrayIndexer is the generic DeviceArray __index: a field, a method, or
-// d[i], an element or a row.
+// d[i], an element or a row; any other name is an error.
 func arrayIndexer(methods *lua.LTable) lua.LGFunction {
 	return func(L *lua.LState) int {
 		a := L.CheckUserData(1).Value.(*runtime.Array)
@@ -56,8 +56,10 @@ func arrayIndexer(methods *lua.LTable) lua.LGFunction {
 			L.Push(arrayElement(L, a, L.Get(2)))
 		} else if v, ok := arrayField(L, a, string(key)); ok {
 			L.Push(v)
+		} else if m := methods.RawGet(key); m != lua.LNil {
+			L.Push(m)
 		} else {
-			L.Push(methods.RawGet(key))
+			noSuchName(L, "DeviceArray", key, deviceFields, methods)
 		}
 		return 1
 	}

@@ -69,8 +69,9 @@ func (t *arrayTypes) metatable(L *lua.LState, a *runtime.Array) *lua.LTable {
 // newShapeMetatable is the metatable of a's shape and dtype: its __index
 // is a table holding the methods and the fields every such array shares,
 // so that reading one calls no Go function. What the table lacks comes
-// from its own __index: shape, a fresh table each time, and d[i], for
-// which luaindex finds the array that was indexed.
+// from its own __index: shape, a fresh table each time, d[i], for which
+// luaindex finds the array that was indexed, and the error for a name
+// arrays do not have.
 func (t *arrayTypes) newShapeMetatable(L *lua.LState, a *runtime.Array) *lua.LTable {
 	index := L.NewTable()
 	t.methods.ForEach(func(name, fn lua.LValue) { index.RawSet(name, fn) })
@@ -83,11 +84,10 @@ func (t *arrayTypes) newShapeMetatable(L *lua.LState, a *runtime.Array) *lua.LTa
 	fresh.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		switch key := L.Get(2).(type) {
 		case lua.LString:
-			if key == "shape" {
-				L.Push(shapeTable(L, shape))
-			} else {
-				L.Push(lua.LNil)
+			if key != "shape" {
+				noSuchName(L, "DeviceArray", key, deviceFields, t.methods)
 			}
+			L.Push(shapeTable(L, shape))
 		default:
 			L.Push(arrayElement(L, indexedArray(L, index, shape), key))
 		}

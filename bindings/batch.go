@@ -28,7 +28,7 @@ func (m batchModule) funcs() map[string]lua.LGFunction {
 func openBatch(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L) // its loops hand out arrays before cuda may be required
 	registerBatchIterType(L)
-	L.Push(L.SetFuncs(L.NewTable(), batchModule{rt}.funcs()))
+	L.Push(strictModule(L, "batch", L.SetFuncs(L.NewTable(), batchModule{rt}.funcs())))
 	return 1
 }
 

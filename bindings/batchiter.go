@@ -24,6 +24,7 @@ type luaIter struct {
 // registerBatchIterType makes the BatchIterator metatable.
 func registerBatchIterType(L *lua.LState) {
 	methods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{"close": batchIterClose})
+	strictMethods(L, "BatchIterator", methods)
 	L.SetFuncs(L.NewTypeMetatable(batchIterType), map[string]lua.LGFunction{
 		"__call":     batchIterNext,
 		"__tostring": batchIterString,

@@ -97,7 +97,11 @@ func hostField(L *lua.LState, h *runtime.HostArray, key lua.LString, methods *lu
 	case "mapped":
 		return lua.LBool(h.Mapped())
 	}
-	return methods.RawGet(key)
+	m := methods.RawGet(key)
+	if m == lua.LNil {
+		noSuchName(L, "HostArray", key, hostFields, methods)
+	}
+	return m
 }
 
 func hostLen(L *lua.LState) int {

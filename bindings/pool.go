@@ -51,7 +51,7 @@ func (m poolModule) funcs() map[string]lua.LGFunction {
 // openPool is the loader of the pool module.
 func openPool(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L)
-	L.Push(L.SetFuncs(L.NewTable(), poolModule{rt}.funcs()))
+	L.Push(strictModule(L, "pool", L.SetFuncs(L.NewTable(), poolModule{rt}.funcs())))
 	return 1
 }
 

@@ -41,7 +41,9 @@ func compileOptions(L *lua.LState, name string, opts *lua.LTable) (flags, signat
 // what lists them, wherever the module does.
 func registerKernelType(L *lua.LState) {
 	mt := L.NewTypeMetatable(kernelType)
-	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{"launch": launch}))
+	methods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{"launch": launch})
+	strictMethods(L, "Kernel", methods)
+	L.SetField(mt, "__index", methods)
 	L.SetField(mt, "__tostring", L.NewFunction(func(L *lua.LState) int {
 		L.Push(lua.LString("Kernel"))
 		return 1

@@ -30,7 +30,8 @@ local function fields(x, shape, dtype)
   for i, d in ipairs(shape) do check.eq(x.shape[i], d, "shape[" .. i .. "]") end
   x.shape[1] = 99
   check.eq(x.shape[1], shape[1], "shape is a fresh table")
-  check.eq(x.no_such_field, nil, "unknown field")
+  check.error("DeviceArray has no field or method 'no_such_field' (fields: shape, dtype, size, nbytes, ndim; methods: clone,",
+    function() return x.no_such_field end)
   check.eq(x:is_freed(), false, "is_freed")
   check.eq(#x:clone(), size, "clone")
   x:free()
