@@ -202,7 +202,7 @@ func checkReshape(L *lua.LState, name string, n int) []int {
 	case lua.LNumber:
 		d, ok := intOf(float64(v))
 		if !ok || d < -1 {
-			argError(L, name, 1, "shape must be a non-negative integer or a table of them, got %v", v)
+			argError(L, name, 1, "shape must be a non-negative integer or a table of them, got %s", valueText(v))
 		}
 		return []int{d}
 	default:

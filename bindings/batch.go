@@ -89,7 +89,7 @@ func optCount(L *lua.LState, name string, t *lua.LTable, key string, def int) in
 	v := optNumber(L, name, t, key, float64(def))
 	n, ok := intOf(v)
 	if !ok || n < 1 {
-		badArgument(L, "%s: option %s must be a positive integer, got %v", name, key, v)
+		badArgument(L, "%s: option %s must be a positive integer, got %s", name, key, lua51.NumberString(v))
 	}
 	return n
 }

@@ -77,7 +77,7 @@ func iterOptions(L *lua.LState, name string) batch.Options {
 	t := options(L, name, 2, "prefetch", "progress")
 	prefetch, ok := intOf(optNumber(L, name, t, "prefetch", 1))
 	if !ok || prefetch < 0 {
-		badArgument(L, "%s: option prefetch must be a non-negative integer, got %v", name, t.RawGetString("prefetch"))
+		badArgument(L, "%s: option prefetch must be a non-negative integer, got %s", name, valueText(t.RawGetString("prefetch")))
 	}
 	progress := batch.ProgressAuto
 	if t.RawGetString("progress") != lua.LNil {

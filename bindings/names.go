@@ -68,10 +68,13 @@ func tableKeys(t *lua.LTable) []string {
 }
 
 func quoteKey(key lua.LValue) string {
-	if s, ok := key.(lua.LString); ok {
-		return "'" + string(s) + "'"
+	switch key.(type) {
+	case lua.LString:
+		return "'" + valueText(key) + "'"
+	case lua.LNumber, lua.LBool:
+		return typeName(key) + " " + valueText(key)
 	}
-	return typeName(key) + " " + lua.LVAsString(key)
+	return typeName(key)
 }
 
 // didYouMean is "; did you mean 'zeros'?" for the name closest to key by

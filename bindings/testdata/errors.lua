@@ -94,3 +94,11 @@ check.eq(fresh:to_table()[2][2], 5, "runtime usable")
 fresh:free()
 for _, x in ipairs({ a3, A, B, C, sq }) do x:free() end
 collectgarbage()
+
+-- numbers in messages are written as Lua 5.1 writes them ("%.14g")
+check.error("shape must be a non-negative integer or a table of them, got 0.33333333333333", keep.reshape, keep, 1 / 3)
+check.error("size must be a non-negative whole number of bytes, got 0.5", require("pool").reclaim, 0.5)
+check.error("option prefetch must be a non-negative integer, got -inf", require("batch").iter, {}, { prefetch = -1 / 0 })
+check.error("last row must be an integer, got 1e+100", keep.rows, keep, 1, 1e100)
+local nan = check.error("alpha and beta must be numbers, got ", require("kernels").matmul, cuda.zeros({ 2, 2 }), keep, keep, { alpha = 0 / 0 })
+assert(nan:find("got %-?nan and 0$"), nan)
