@@ -28,12 +28,14 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 	dmt := L.NewTypeMetatable(deviceArrayType)
 	L.SetFuncs(dmt, map[string]lua.LGFunction{
 		"__index":    arrayIndexer(dmethods),
+		"__newindex": arraySetElement,
 		"__len":      arrayLen,
 		"__tostring": arrayString,
 	})
 	setOperators(L, dmt, rt)
 	types := &arrayTypes{generic: dmt, methods: dmethods, len: dmt.RawGetString("__len"),
-		tostring: dmt.RawGetString("__tostring"), byShape: make(map[shapeKey]*lua.LTable)}
+		tostring: dmt.RawGetString("__tostring"), newindex: dmt.RawGetString("__newindex"),
+		byShape: make(map[shapeKey]*lua.LTable)}
 	ud := L.NewUserData()
 	ud.Value = types
 	L.G.Registry.RawSetString(arrayTypesKey, ud)
@@ -45,15 +47,20 @@ func arrayIsFreed(L *lua.LState) int {
 	return 1
 }
 
-// arrayIndexer is the generic DeviceArray __index: a field, or a method.
+// arrayIndexer is the generic DeviceArray __index: a field, a method, or
+// d[i], an element or a row; any other name is an error.
 func arrayIndexer(methods *lua.LTable) lua.LGFunction {
 	return func(L *lua.LState) int {
 		a := L.CheckUserData(1).Value.(*runtime.Array)
-		key := L.Get(2)
-		if v, ok := arrayField(L, a, lua.LVAsString(key)); ok {
+		key, ok := L.Get(2).(lua.LString)
+		if !ok {
+			L.Push(arrayElement(L, a, L.Get(2)))
+		} else if v, ok := arrayField(L, a, string(key)); ok {
 			L.Push(v)
+		} else if m := methods.RawGet(key); m != lua.LNil {
+			L.Push(m)
 		} else {
-			L.Push(methods.RawGet(key))
+			noSuchName(L, "DeviceArray", key, deviceFields, methods)
 		}
 		return 1
 	}
@@ -64,8 +71,13 @@ func arrayLen(L *lua.LState) int {
 	return 1
 }
 
+// arrayString is tostring(d): the header and, beneath it, the elements.
 func arrayString(L *lua.LState) int {
-	L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.Array).String()))
+	s, err := L.CheckUserData(1).Value.(*runtime.Array).Repr()
+	if err != nil {
+		raise(L, "tostring(DeviceArray)", err)
+	}
+	L.Push(lua.LString(s))
 	return 1
 }
 
@@ -191,7 +203,7 @@ func checkReshape(L *lua.LState, name string, n int) []int {
 	case lua.LNumber:
 		d, ok := intOf(float64(v))
 		if !ok || d < -1 {
-			argError(L, name, 1, "shape must be a non-negative integer or a table of them, got %v", v)
+			argError(L, name, 1, "shape must be a non-negative integer or a table of them, got %s", valueText(v))
 		}
 		return []int{d}
 	default:

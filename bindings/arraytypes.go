@@ -4,6 +4,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/luaindex"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -29,10 +30,10 @@ type shapeKey struct {
 
 // arrayTypes is the registry entry behind arrayTypesKey.
 type arrayTypes struct {
-	generic       *lua.LTable
-	methods       *lua.LTable
-	len, tostring lua.LValue
-	byShape       map[shapeKey]*lua.LTable
+	generic                 *lua.LTable
+	methods                 *lua.LTable
+	len, tostring, newindex lua.LValue
+	byShape                 map[shapeKey]*lua.LTable
 	// last is the most recent lookup: loops allocate one shape over and
 	// over, and comparing a key is cheaper than hashing it.
 	lastKey shapeKey
@@ -43,7 +44,7 @@ type arrayTypes struct {
 // generic one.
 func (t *arrayTypes) metatable(L *lua.LState, a *runtime.Array) *lua.LTable {
 	n := a.NDim()
-	if n > 4 {
+	if n > 4 || !luaindex.Available {
 		return t.generic
 	}
 	k := shapeKey{dtype: a.DType(), ndim: n}
@@ -67,8 +68,10 @@ func (t *arrayTypes) metatable(L *lua.LState, a *runtime.Array) *lua.LTable {
 
 // newShapeMetatable is the metatable of a's shape and dtype: its __index
 // is a table holding the methods and the fields every such array shares,
-// so that reading one calls no Go function; shape, a fresh table each
-// time, comes from that table's own __index.
+// so that reading one calls no Go function. What the table lacks comes
+// from its own __index: shape, a fresh table each time, d[i], for which
+// luaindex finds the array that was indexed, and the error for a name
+// arrays do not have.
 func (t *arrayTypes) newShapeMetatable(L *lua.LState, a *runtime.Array) *lua.LTable {
 	index := L.NewTable()
 	t.methods.ForEach(func(name, fn lua.LValue) { index.RawSet(name, fn) })
@@ -79,20 +82,39 @@ func (t *arrayTypes) newShapeMetatable(L *lua.LState, a *runtime.Array) *lua.LTa
 	shape := a.Shape()
 	fresh := L.NewTable()
 	fresh.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		if L.Get(2) == lua.LString("shape") {
+		switch key := L.Get(2).(type) {
+		case lua.LString:
+			if key != "shape" {
+				noSuchName(L, "DeviceArray", key, deviceFields, t.methods)
+			}
 			L.Push(shapeTable(L, shape))
-		} else {
-			L.Push(lua.LNil)
+		default:
+			L.Push(arrayElement(L, indexedArray(L, index, shape), key))
 		}
 		return 1
 	}))
 	index.Metatable = fresh
 	mt := L.NewTable()
 	mt.RawSetString("__index", index)
+	mt.RawSetString("__newindex", t.newindex)
 	mt.RawSetString("__len", t.len)
 	mt.RawSetString("__tostring", t.tostring)
 	copyOperators(mt, t.generic)
 	return mt
+}
+
+// indexedArray is the DeviceArray whose metatable's __index is index,
+// that the running d[i] indexes. Go code reaches index only through
+// gopher-lua's API (L.GetTable), which tells it no array: that is an
+// error naming Get and Row.
+func indexedArray(L *lua.LState, index *lua.LTable, shape []int) *runtime.Array {
+	if v, ok := luaindex.Origin(L, index); ok {
+		if a, ok := userValue[*runtime.Array](v); ok {
+			return a
+		}
+	}
+	badArgument(L, "DeviceArray[%s]: d[i] is for Lua code; from Go, use Array.Get or Array.Row", runtime.FormatShape(shape))
+	return nil
 }
 
 // giver is what pushNew needs of the runtime.

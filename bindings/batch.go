@@ -28,7 +28,7 @@ func (m batchModule) funcs() map[string]lua.LGFunction {
 func openBatch(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L) // its loops hand out arrays before cuda may be required
 	registerBatchIterType(L)
-	L.Push(L.SetFuncs(L.NewTable(), batchModule{rt}.funcs()))
+	L.Push(strictModule(L, "batch", L.SetFuncs(L.NewTable(), batchModule{rt}.funcs())))
 	return 1
 }
 
@@ -89,7 +89,7 @@ func optCount(L *lua.LState, name string, t *lua.LTable, key string, def int) in
 	v := optNumber(L, name, t, key, float64(def))
 	n, ok := intOf(v)
 	if !ok || n < 1 {
-		badArgument(L, "%s: option %s must be a positive integer, got %v", name, key, v)
+		badArgument(L, "%s: option %s must be a positive integer, got %s", name, key, lua51.NumberString(v))
 	}
 	return n
 }

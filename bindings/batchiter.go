@@ -24,6 +24,7 @@ type luaIter struct {
 // registerBatchIterType makes the BatchIterator metatable.
 func registerBatchIterType(L *lua.LState) {
 	methods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{"close": batchIterClose})
+	strictMethods(L, "BatchIterator", methods)
 	L.SetFuncs(L.NewTypeMetatable(batchIterType), map[string]lua.LGFunction{
 		"__call":     batchIterNext,
 		"__tostring": batchIterString,
@@ -76,7 +77,7 @@ func iterOptions(L *lua.LState, name string) batch.Options {
 	t := options(L, name, 2, "prefetch", "progress")
 	prefetch, ok := intOf(optNumber(L, name, t, "prefetch", 1))
 	if !ok || prefetch < 0 {
-		badArgument(L, "%s: option prefetch must be a non-negative integer, got %v", name, t.RawGetString("prefetch"))
+		badArgument(L, "%s: option prefetch must be a non-negative integer, got %s", name, valueText(t.RawGetString("prefetch")))
 	}
 	progress := batch.ProgressAuto
 	if t.RawGetString("progress") != lua.LNil {

@@ -61,6 +61,6 @@ func optSize(L *lua.LState, name string, t *lua.LTable, key string) uint64 {
 			return b
 		}
 	}
-	badArgument(L, "%s: option %s must be a size (bytes, or a string such as \"512MiB\"), got %s", name, key, lua.LVAsString(t.RawGetString(key)))
+	badArgument(L, "%s: option %s must be a size (bytes, or a string such as \"512MiB\"), got %s", name, key, valueText(t.RawGetString(key)))
 	return 0
 }

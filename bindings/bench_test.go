@@ -47,6 +47,19 @@ func BenchmarkEmptyLuaLoop(b *testing.B) {
 	benchLua(b, `x = 1`, `x = x + 0`)
 }
 
+// BenchmarkArrayFieldsFromLua reads a field every array of a shape shares
+// (a table lookup) and shape (a Go call making a table): what a[i]'s
+// handling must not slow.
+func BenchmarkArrayFieldsFromLua(b *testing.B) {
+	benchLua(b, `x = require("cuda").zeros({4, 4})`, `local d, s = x.ndim, x.shape`)
+}
+
+// BenchmarkDeviceElementFromLua is A[i][j] of a device matrix: a row view
+// and a download of one element.
+func BenchmarkDeviceElementFromLua(b *testing.B) {
+	benchLua(b, `A = require("cuda").zeros({4, 4})`, `local v = A[2][3]`)
+}
+
 // BenchmarkAllocFreeFromLua is cuda.device_array + free of 1 MiB from a Lua
 // loop, served from the pool's cache.
 func BenchmarkAllocFreeFromLua(b *testing.B) {

@@ -110,7 +110,7 @@ func checkInt(L *lua.LState, name string, n int, what string) int {
 	}
 	i, ok := intOf(float64(num))
 	if !ok {
-		argError(L, name, n, "%s must be an integer, got %v", what, num)
+		argError(L, name, n, "%s must be an integer, got %s", what, valueText(num))
 	}
 	return i
 }
@@ -128,7 +128,7 @@ func checkShape(L *lua.LState, name string, n int) []int {
 	case lua.LNumber:
 		d, ok := intOf(float64(v))
 		if !ok || d < 0 {
-			argError(L, name, n, "shape must be a non-negative integer or a table of them, got %v", v)
+			argError(L, name, n, "shape must be a non-negative integer or a table of them, got %s", valueText(v))
 		}
 		return []int{d}
 	case *lua.LTable:
@@ -157,7 +157,7 @@ func shapeOf(t *lua.LTable, allowInfer bool) ([]int, error) {
 		}
 		d, ok := intOf(float64(v))
 		if !ok || (d < 0 && !(allowInfer && d == -1)) {
-			return nil, fmt.Errorf("shape[%d] must be a non-negative integer, got %v", i, v)
+			return nil, fmt.Errorf("shape[%d] must be a non-negative integer, got %s", i, valueText(v))
 		}
 		shape[i-1] = d
 	}
@@ -196,7 +196,7 @@ func options(L *lua.LState, name string, n int, allowed ...string) *lua.LTable {
 		ks, ok := k.(lua.LString)
 		if !ok || !contains(allowed, string(ks)) {
 			sort.Strings(allowed)
-			argError(L, name, n, "unknown option %s (expected %s)", lua.LVAsString(k), strings.Join(allowed, ", "))
+			argError(L, name, n, "unknown option %s (expected %s)", valueText(k), strings.Join(allowed, ", "))
 		}
 	})
 	return t

@@ -66,7 +66,7 @@ func openCuda(rt *runtime.Runtime, L *lua.LState) int {
 	registerStreamTypes(L)
 	mod := L.SetFuncs(L.NewTable(), cudaModule{rt}.funcs())
 	L.SetFuncs(mod, streamsModule{rt}.funcs())
-	L.Push(mod)
+	L.Push(strictModule(L, "cuda", mod))
 	return 1
 }
 

@@ -5,6 +5,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -23,6 +24,21 @@ func badArgument(L *lua.LState, format string, args ...any) {
 // argError reports a bad argument by position, naming the call.
 func argError(L *lua.LState, name string, n int, format string, args ...any) {
 	runtime.RaiseError(L, runtime.ErrBadArgument, "%s: bad argument #%d (%s)", name, n, fmt.Sprintf(format, args...))
+}
+
+// valueText is v as glua's messages write it: a number as Lua 5.1 writes
+// it ("%.14g": 0.33333333333333, 1e+15, inf, nan), a string or a boolean
+// as it is, anything else by its type.
+func valueText(v lua.LValue) string {
+	switch v := v.(type) {
+	case lua.LNumber:
+		return lua51.NumberString(float64(v))
+	case lua.LString:
+		return string(v)
+	case lua.LBool, *lua.LNilType:
+		return v.String()
+	}
+	return typeName(v)
 }
 
 // typeName is the Lua type of v as a user would name it, with glua's

@@ -8,8 +8,8 @@ import (
 	"github.com/gluaproject/glua/runtime"
 )
 
-// registerHostType makes the HostArray metatable: fields and methods
-// through __index, h[i] = v through __newindex, #h and tostring.
+// registerHostType makes the HostArray metatable: fields, methods and
+// h[i] through __index, h[i] = v through __newindex, #h and tostring.
 func registerHostType(rt *runtime.Runtime, L *lua.LState) {
 	methods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
 		"to_table": hostToTableMethod,
@@ -75,22 +75,16 @@ func hostSaveNPY(rt *runtime.Runtime, L *lua.LState) int {
 	return 0
 }
 
-// hostIndexer is __index: h[i] is an element, h.shape and the other fields
-// are computed, anything else is looked up among the methods.
+// hostIndexer is __index: h.shape and the other fields are computed,
+// other names are looked up among the methods, and h[i] is an element or
+// a row.
 func hostIndexer(methods *lua.LTable) lua.LGFunction {
 	return func(L *lua.LState) int {
 		h := L.CheckUserData(1).Value.(*runtime.HostArray)
-		switch key := L.Get(2).(type) {
-		case lua.LNumber:
-			v, err := h.Get(hostIndex(L, h, key))
-			if err != nil {
-				raise(L, "HostArray", err)
-			}
-			L.Push(lua.LNumber(v))
-		case lua.LString:
+		if key, ok := L.Get(2).(lua.LString); ok {
 			L.Push(hostField(L, h, key, methods))
-		default:
-			L.Push(lua.LNil)
+		} else {
+			L.Push(hostElement(L, h, L.Get(2)))
 		}
 		return 1
 	}
@@ -113,23 +107,11 @@ func hostField(L *lua.LState, h *runtime.HostArray, key lua.LString, methods *lu
 	case "mapped":
 		return lua.LBool(h.Mapped())
 	}
-	return methods.RawGet(key)
-}
-
-func hostSetElement(L *lua.LState) int {
-	h := L.CheckUserData(1).Value.(*runtime.HostArray)
-	key, ok := L.Get(2).(lua.LNumber)
-	if !ok {
-		badArgument(L, "HostArray: cannot set field %s; only elements h[i] can be set", lua.LVAsString(L.Get(2)))
+	m := methods.RawGet(key)
+	if m == lua.LNil {
+		noSuchName(L, "HostArray", key, hostFields, methods)
 	}
-	v, ok := L.Get(3).(lua.LNumber)
-	if !ok {
-		badArgument(L, "HostArray: element must be a number, got %s", typeName(L.Get(3)))
-	}
-	if err := h.Set(hostIndex(L, h, key), float64(v)); err != nil {
-		raise(L, "HostArray", err)
-	}
-	return 0
+	return m
 }
 
 func hostLen(L *lua.LState) int {
@@ -137,18 +119,10 @@ func hostLen(L *lua.LState) int {
 	return 1
 }
 
+// hostString is tostring(h): the header and, beneath it, the elements.
 func hostString(L *lua.LState) int {
-	L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.HostArray).String()))
+	L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.HostArray).Repr()))
 	return 1
-}
-
-// hostIndex converts a 1-based Lua index into a 0-based flat index.
-func hostIndex(L *lua.LState, h *runtime.HostArray, key lua.LNumber) int {
-	i, ok := intOf(float64(key))
-	if !ok || i < 1 || i > h.Size() {
-		badArgument(L, "HostArray: index %v out of range 1..%d", key, h.Size())
-	}
-	return i - 1
 }
 
 func selfHost(L *lua.LState, method string) *runtime.HostArray {

@@ -51,7 +51,7 @@ func (m kernelsModule) funcs() map[string]lua.LGFunction {
 func openKernels(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L)
 	registerKernelType(L)
-	L.Push(L.SetFuncs(L.NewTable(), kernelsModule{rt}.funcs()))
+	L.Push(strictModule(L, "kernels", L.SetFuncs(L.NewTable(), kernelsModule{rt}.funcs())))
 	return 1
 }
 

@@ -51,7 +51,7 @@ func (m poolModule) funcs() map[string]lua.LGFunction {
 // openPool is the loader of the pool module.
 func openPool(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L)
-	L.Push(L.SetFuncs(L.NewTable(), poolModule{rt}.funcs()))
+	L.Push(strictModule(L, "pool", L.SetFuncs(L.NewTable(), poolModule{rt}.funcs())))
 	return 1
 }
 
@@ -215,7 +215,7 @@ func checkSize(L *lua.LState, name string, n int) uint64 {
 	case lua.LNumber:
 		b, ok := intOf(float64(v))
 		if !ok || b < 0 {
-			argError(L, name, n, "size must be a non-negative whole number of bytes, got %v", v)
+			argError(L, name, n, "size must be a non-negative whole number of bytes, got %s", valueText(v))
 		}
 		return uint64(b)
 	case lua.LString:
@@ -244,7 +244,7 @@ func limitChange(L *lua.LState, name string, opts *lua.LTable, key string) runti
 	case lua.LNumber:
 		b, ok := intOf(float64(v))
 		if !ok || b <= 0 {
-			badArgument(L, "%s: %s must be a positive whole number of bytes, got %v", name, key, v)
+			badArgument(L, "%s: %s must be a positive whole number of bytes, got %s", name, key, valueText(v))
 		}
 		return runtime.LimitChange{Set: true, Value: lua.LVAsString(v)}
 	case lua.LString:

@@ -120,7 +120,13 @@ func TestLuaAPIReferenceMatchesTheModules(t *testing.T) {
 	}
 	mustDo(t, rt, `local cuda = require("cuda")
 		objects = {DeviceArray = cuda.zeros({2, 2}), HostArray = cuda.host_array({2, 2})}
-		function field(typ, name) local o = objects[typ]; return o ~= nil, o and o[name] end`)
+		function field(typ, name)
+			local o = objects[typ]
+			if o == nil then return false end
+			local ok, v = pcall(function() return o[name] end) -- a name an object lacks is an error
+			if not ok then return true, nil end
+			return true, v
+		end`)
 	docs := map[string]bool{}
 	for _, e := range documented(t) {
 		if docs[e.name] {

@@ -35,17 +35,21 @@ func (m streamsModule) funcs() map[string]lua.LGFunction {
 // state, each with its methods.
 func registerStreamTypes(L *lua.LState) {
 	smt := L.NewTypeMetatable(streamType)
-	L.SetField(smt, "__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+	smethods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
 		"synchronize": streamSynchronize,
-	}))
+	})
+	strictMethods(L, "Stream", smethods)
+	L.SetField(smt, "__index", smethods)
 	L.SetField(smt, "__tostring", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LString("Stream")); return 1 }))
 	emt := L.NewTypeMetatable(eventType)
-	L.SetField(emt, "__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+	emethods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
 		"record":      eventRecord,
 		"synchronize": eventSynchronize,
 		"query":       eventQuery,
 		"elapsed":     eventElapsed,
-	}))
+	})
+	strictMethods(L, "Event", emethods)
+	L.SetField(emt, "__index", emethods)
 	L.SetField(emt, "__tostring", L.NewFunction(func(L *lua.LState) int { L.Push(lua.LString("Event")); return 1 }))
 }
 

@@ -41,7 +41,9 @@ func compileOptions(L *lua.LState, name string, opts *lua.LTable) (flags, signat
 // what lists them, wherever the module does.
 func registerKernelType(L *lua.LState) {
 	mt := L.NewTypeMetatable(kernelType)
-	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{"launch": launch}))
+	methods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{"launch": launch})
+	strictMethods(L, "Kernel", methods)
+	L.SetField(mt, "__index", methods)
 	L.SetField(mt, "__tostring", L.NewFunction(func(L *lua.LState) int {
 		L.Push(lua.LString("Kernel"))
 		return 1
@@ -122,7 +124,7 @@ func launchConfig(L *lua.LState, name string, opts *lua.LTable) runtime.LaunchCo
 		n, ok := v.(lua.LNumber)
 		b, isInt := intOf(float64(n))
 		if !ok || !isInt || b < 0 || b > 1<<32-1 {
-			badArgument(L, "%s: shared must be a number of bytes, got %s", name, lua.LVAsString(v))
+			badArgument(L, "%s: shared must be a number of bytes, got %s", name, valueText(v))
 		}
 		cfg.Shared = uint32(b)
 	}
@@ -140,7 +142,7 @@ func launchConfig(L *lua.LState, name string, opts *lua.LTable) runtime.LaunchCo
 func dims(L *lua.LState, name string, opts *lua.LTable, key string) [3]uint32 {
 	d := [3]uint32{1, 1, 1}
 	bad := func(v lua.LValue) {
-		badArgument(L, "%s: %s must be a positive integer or a table of up to 3 of them, got %s", name, key, lua.LVAsString(v))
+		badArgument(L, "%s: %s must be a positive integer or a table of up to 3 of them, got %s", name, key, valueText(v))
 	}
 	one := func(v lua.LValue) uint32 {
 		n, ok := v.(lua.LNumber)

@@ -41,7 +41,7 @@ func TestAnArrayGoSetsIsSharedAndStaysGos(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustDo(t, rt, `
-		assert(tostring(x) == "DeviceArray<float32>[3] 12 B", tostring(x))
+		assert(tostring(x) == "DeviceArray<float32>[3] 12 B\n[2., 2., 2.]", tostring(x))
 		require("kernels").scale(x, 5)
 		x = nil
 		collectgarbage()`)
@@ -114,7 +114,7 @@ func TestCallConvertsArgumentsAndResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "number 1, number -3, number 4, number 0.5, string a, boolean false, nil nil, HostArray<float64>[2] 16 B, HostArray<float64>[3] 24 B, HostArray<float32>[1] 4 B"
+	want := "number 1, number -3, number 4, number 0.5, string a, boolean false, nil nil, HostArray<float64>[2] 16 B\n[1., 2.], HostArray<float64>[3] 24 B\n[1., 2., 3.], HostArray<float32>[1] 4 B\n[4.]"
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("describe(...) = %#v\nwant %q", got, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/gluaproject/glua/arraytext"
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/pool"
@@ -162,6 +163,35 @@ func (a *Array) String() string {
 	return s
 }
 
+// Repr is String followed, on the lines below, by the array's elements
+// as package arraytext writes them (NumPy's repr). Of an array past
+// arraytext.Threshold elements it downloads only those shown, the first
+// and last few of each dimension. A freed array shows no elements.
+func (a *Array) Repr() (string, error) {
+	head := a.String()
+	if a.IsFreed() {
+		return head, nil
+	}
+	if err := a.live(a.buf.rt, ""); err != nil {
+		return "", err
+	}
+	text, err := arraytext.Format(a.shape, a.dtype, a.download)
+	if err != nil {
+		return "", err
+	}
+	return head + "\n" + text, nil
+}
+
+// download copies count elements of the array, from flat element start,
+// into dst; callers check liveness first.
+func (a *Array) download(dst []byte, start, count int) error {
+	if count == 0 {
+		return nil
+	}
+	rt := a.buf.rt
+	return rt.backend.Download(dst[:count*a.dtype.Size()], a.ptr()+device.Ptr(start*a.dtype.Size()), rt.stream)
+}
+
 // Free releases the array's memory to the pool now. A second Free is
 // harmless. Freeing a view is an error: its memory belongs to the array it
 // views.
@@ -250,6 +280,9 @@ func product(shape []int) int {
 	}
 	return n
 }
+
+// FormatShape writes a shape as glua's messages do: 1024x1024.
+func FormatShape(shape []int) string { return shapeString(shape) }
 
 func shapeString(shape []int) string {
 	if len(shape) == 0 {

@@ -168,6 +168,60 @@ func (a *Array) Rows(i, j int) (*Array, error) {
 	return newArray(a.buf, a.offset+uint64(off), shape, a.dtype, true), nil
 }
 
+// Row returns row i (1-based, as Rows) of the first dimension as a view
+// with the remaining dimensions, sharing memory with a: Lua's a[i]. The
+// array must have two dimensions or more; a 1-D array's elements are
+// read with Get.
+func (a *Array) Row(i int) (*Array, error) {
+	if err := a.live(a.buf.rt, ""); err != nil {
+		return nil, err
+	}
+	off, shape, err := rowView(a.shape, a.dtype, i)
+	if err != nil {
+		return nil, err
+	}
+	return newArray(a.buf, a.offset+uint64(off), shape, a.dtype, true), nil
+}
+
+// Get downloads element i (0-based, of the flat row-major elements) as a
+// float64: a copy of a few bytes, which waits for the work queued before
+// it. A loop over many elements copies the array to the host once
+// instead.
+func (a *Array) Get(i int) (float64, error) {
+	if err := a.element(i); err != nil {
+		return 0, err
+	}
+	var buf [8]byte
+	if err := a.download(buf[:], i, 1); err != nil {
+		return 0, err
+	}
+	return device.Get(a.dtype, buf[:], 0), nil
+}
+
+// Set uploads v, converted to the dtype as HostArray.Set converts it, into
+// element i (0-based, flat), in order with the work queued before it.
+func (a *Array) Set(i int, v float64) error {
+	if err := a.element(i); err != nil {
+		return err
+	}
+	var buf [8]byte
+	device.Set(a.dtype, buf[:], 0, v)
+	rt := a.buf.rt
+	size := a.dtype.Size()
+	return rt.backend.Upload(a.ptr()+device.Ptr(i*size), buf[:size], rt.stream)
+}
+
+// element checks that a is live and has a flat element i.
+func (a *Array) element(i int) error {
+	if err := a.live(a.buf.rt, ""); err != nil {
+		return err
+	}
+	if i < 0 || i >= a.size {
+		return fmt.Errorf("index %d out of range [0, %d)", i, a.size)
+	}
+	return nil
+}
+
 // Clone returns a new array holding a copy of a's data.
 func (a *Array) Clone() (*Array, error) {
 	rt := a.buf.rt

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 
+	"github.com/gluaproject/glua/arraytext"
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/npy"
@@ -368,6 +369,17 @@ func (h *HostArray) Rows(i, j int) (*HostArray, error) {
 	return h.view(h.data[off:off+n], shape), nil
 }
 
+// Row returns row i (1-based, as Rows) of the first dimension as a view
+// with the remaining dimensions: Lua's h[i]. The array must have two
+// dimensions or more; a 1-D array's elements are read with Get.
+func (h *HostArray) Row(i int) (*HostArray, error) {
+	off, shape, err := rowView(h.shape, h.dtype, i)
+	if err != nil {
+		return nil, err
+	}
+	return h.view(h.data[off:off+product(shape)*h.dtype.Size()], shape), nil
+}
+
 // view is an array over part of h's memory, sharing its owner.
 func (h *HostArray) view(data []byte, shape []int) *HostArray {
 	return &HostArray{data: data, shape: shape, dtype: h.dtype, pinned: h.pinned, owner: h.owner}
@@ -376,6 +388,18 @@ func (h *HostArray) view(data []byte, shape []int) *HostArray {
 // String reads like HostArray<float32>[2x3] 24 B.
 func (h *HostArray) String() string {
 	return fmt.Sprintf("HostArray<%s>[%s] %s", h.dtype, shapeString(h.shape), config.FormatSize(h.NBytes()))
+}
+
+// Repr is String followed, on the lines below, by the array's elements
+// as package arraytext writes them (NumPy's repr).
+func (h *HostArray) Repr() string {
+	size := h.dtype.Size()
+	text, _ := arraytext.Format(h.shape, h.dtype, func(dst []byte, start, count int) error {
+		copy(dst, h.data[start*size:(start+count)*size])
+		return nil
+	})
+	goruntime.KeepAlive(h) // a mapping must outlive the reads
+	return h.String() + "\n" + text
 }
 
 // inferShape checks a new shape for an array of size elements, resolving a
@@ -409,6 +433,18 @@ func inferShape(shape []int, size int, old []int) ([]int, error) {
 		return nil, fmt.Errorf("cannot reshape %s (%d elements) to %s (%d elements)", shapeString(old), size, shapeString(shape), product(shape))
 	}
 	return shape, nil
+}
+
+// rowView is the byte offset and shape of row i (1-based) of an array.
+func rowView(shape []int, dt device.DType, i int) (off int, out []int, err error) {
+	if len(shape) < 2 {
+		return 0, nil, fmt.Errorf("a 1-D array has no rows, only elements")
+	}
+	if i < 1 || i > shape[0] {
+		return 0, nil, fmt.Errorf("row %d out of range: the array has rows 1 to %d", i, shape[0])
+	}
+	out = append([]int(nil), shape[1:]...)
+	return (i - 1) * product(out) * dt.Size(), out, nil
 }
 
 // rowsView is the byte offset, byte length and shape of rows i..j (1-based,

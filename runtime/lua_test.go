@@ -57,3 +57,17 @@ func TestStackGrowsToItsBoundAndStopsWithAnError(t *testing.T) {
 		t.Fatalf("the runtime after an overflow at top level: %v", err)
 	}
 }
+
+// print writes numbers as Lua 5.1 does ("%.14g"), where gopher-lua's
+// would write 0.3333333333333333, 1000000000000000, +Inf and NaN.
+func TestPrintWritesNumbersAsLua51(t *testing.T) {
+	var out strings.Builder
+	rt := newCPU(t, runtime.Options{Stdout: &out})
+	if err := rt.DoString(`local zero = 0 print(1/3, 1e15, 2^53, 1/0, -1/0, 0.1, 100, -zero, "text", true)`); err != nil {
+		t.Fatal(err)
+	}
+	want := "0.33333333333333\t1e+15\t9.007199254741e+15\tinf\t-inf\t0.1\t100\t-0\ttext\ttrue\n"
+	if out.String() != want {
+		t.Errorf("print wrote %q, want %q", out.String(), want)
+	}
+}

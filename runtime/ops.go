@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/kernels"
 )
 
@@ -190,7 +191,7 @@ func (rt *Runtime) Matmul(C, A, B *Array, o MatmulOptions) error {
 		alpha = o.Alpha
 	}
 	if math.IsNaN(alpha) || math.IsNaN(o.Beta) {
-		return fmt.Errorf("alpha and beta must be numbers, got %v and %v", alpha, o.Beta)
+		return fmt.Errorf("alpha and beta must be numbers, got %s and %s", lua51.NumberString(alpha), lua51.NumberString(o.Beta))
 	}
 	if g.M == 0 || g.N == 0 {
 		return nil

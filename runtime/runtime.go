@@ -335,6 +335,8 @@ func openSandboxLibs(L *lua.LState) {
 	pkg.RawSetString("cpath", lua.LString(""))
 }
 
+// luaPrint is print, writing to the runtime's stdout; numbers are
+// written as tostring writes them, "%.14g" as in Lua 5.1.
 func (rt *Runtime) luaPrint(L *lua.LState) int {
 	top := L.GetTop()
 	var b strings.Builder
@@ -342,7 +344,7 @@ func (rt *Runtime) luaPrint(L *lua.LState) int {
 		if i > 1 {
 			b.WriteByte('\t')
 		}
-		b.WriteString(L.ToStringMeta(L.Get(i)).String())
+		b.WriteString(lua51.ToString(L, L.Get(i)).String())
 	}
 	b.WriteByte('\n')
 	io.WriteString(rt.stdout, b.String())

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/lua51"
 )
 
 // ParamKind is the type of one kernel parameter as the launch passes it.
@@ -150,7 +151,7 @@ func (k *Kernel) convert(p Param, a any) (any, error) {
 	}
 	integer := func(lo, hi float64) error {
 		if v != math.Trunc(v) || v < lo || v > hi {
-			return fmt.Errorf("an integer in [%.0f, %.0f] is expected, got %v", lo, hi, v)
+			return fmt.Errorf("an integer in [%.0f, %.0f] is expected, got %s", lo, hi, lua51.NumberString(v))
 		}
 		return nil
 	}

@@ -38,6 +38,6 @@ end
 local seconds = os.clock() - t0
 local want = rows * cols * count * (count + 1) / 2
 print(string.format("%d batches of %dx%d: sum %.6g (want %.6g), largest %g, in %.3f s",
-  count, rows, cols, total, want, largest:copy_to_host()[1], seconds))
+  count, rows, cols, total, want, largest:copy_to_host()[1][1], seconds))
 assert(math.abs(total - want) <= 1e-6 * want, "every batch summed once")
 print(string.format("arrays still held: %d (the source and the running maximum)", pool.stats().live_arrays))

@@ -19,7 +19,7 @@ local function random_host(seed)
 end
 local A, B = random_host(1), random_host(2)
 print(string.format("A and B: %dx%d float64, %s each; the device may hold %s", n, n,
-  tostring(A):match("%] (.*)$"), limit))
+  tostring(A):match("^[^\n]*%] ([^\n]*)"), limit))
 
 local t0 = os.clock()
 local C = batch.matmul(A, B, { verbose = true })
@@ -31,8 +31,9 @@ local worst = 0
 for _, ij in ipairs({ { 1, 1 }, { n, n }, { math.ceil(n / 2), 1 }, { 1, n } }) do
   local i, j = ij[1], ij[2]
   local s = 0
-  for p = 1, n do s = s + A[(i - 1) * n + p] * B[(p - 1) * n + j] end
-  worst = math.max(worst, math.abs(C[(i - 1) * n + j] - s) / math.max(1, math.abs(s)))
+  local Ai = A[i] -- a row: a view, read element by element below
+  for p = 1, n do s = s + Ai[p] * B[p][j] end
+  worst = math.max(worst, math.abs(C[i][j] - s) / math.max(1, math.abs(s)))
 end
 print(string.format("largest relative difference from the host's dot products: %.2g", worst))
 assert(worst < 1e-12, "the tiled product differs from the host's")

@@ -45,13 +45,14 @@ pool.set_limit({ hard = false })
 -- chunks: views of rows of a host array, in order, every row once, the
 -- last one short
 local h = cuda.host_array({ 10, 3 }, "float64")
-for i = 1, h.size do h[i] = i * 1.5 end
+for i = 1, 10 do for j = 1, 3 do h[i][j] = ((i - 1) * 3 + j) * 1.5 end end
 local chunks = batch.chunks(h, 4)
 check.eq(#chunks, 3, "chunks of 10 rows by 4")
 local rows, v = 0, 0
 for _, c in ipairs(chunks) do
   rows = rows + c.shape[1]
-  for i = 1, c.size do v = v + 1; check.eq(c[i], v * 1.5, "element " .. v) end
+  local flat = c:reshape(-1)
+  for i = 1, c.size do v = v + 1; check.eq(flat[i], v * 1.5, "element " .. v) end
 end
 check.eq(rows, 10, "rows covered")
 check.eq(chunks[3].shape[1], 2, "the last chunk is short")
@@ -65,17 +66,18 @@ local A = cuda.rand({ 37, 53 }, "float32", 11):copy_to_host()
 local B = cuda.rand({ 53, 29 }, "float32", 12):copy_to_host()
 local dA, dB, dC = cuda.to_device(A), cuda.to_device(B), cuda.zeros({ 37, 29 })
 kernels.matmul(dC, dA, dB)
-local want = dC:copy_to_host()
+local want = dC:copy_to_host():reshape(-1)
 collectgarbage() -- the random arrays above were dropped
 local live2 = pool.stats().live_arrays
 for _, budget in ipairs({ "1MiB", "12KiB", 800, 20 }) do
   local C = batch.matmul(A, B, { budget = budget })
   check.eq(C.shape[1] * 100 + C.shape[2], 37 * 100 + 29, "the product's shape")
-  for i = 1, C.size do check.near(C[i], want[i], 1e-5, "element " .. i .. " with budget " .. budget) end
+  local flat = C:reshape(-1)
+  for i = 1, C.size do check.near(flat[i], want[i], 1e-5, "element " .. i .. " with budget " .. budget) end
 end
 local out = cuda.host_array({ 37, 29 })
 check.eq(batch.matmul(A, B, { budget = 4096, out = out }), out, "out is filled and returned")
-check.near(out[1], want[1], 1e-5, "out's first element")
+check.near(out[1][1], want[1], 1e-5, "out's first element")
 check.eq(pool.stats().live_arrays, live2, "nothing held after the products")
 check.error("A is 37x53 but B is 37x53; inner dimensions 53 and 37 differ", batch.matmul, A, A)
 check.error("must be matrices", batch.matmul, A, cuda.host_array({ 53 }))

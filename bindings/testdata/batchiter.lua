@@ -17,7 +17,8 @@ for _, prefetch in ipairs({ 0, 1, 3 }) do
   local hosts = {}
   for i = 1, 9 do
     local h = cuda.host_array({ 64, 3 }, "float64", { pinned = i % 2 == 0 })
-    for k = 1, h.size do h[k] = i * 1000 + k end
+    local flat = h:reshape(-1)
+    for k = 1, h.size do flat[k] = i * 1000 + k end
     hosts[i] = { h, cuda.host_array({ 2 }, "int32") }
   end
   local seen = 0
@@ -36,7 +37,7 @@ end
 -- a stream of unknown length: a function returning the next batch; a
 -- HostArray alone is a batch of one, as batch.chunks gives them
 local h = cuda.host_array({ 10, 4 })
-for k = 1, h.size do h[k] = k end
+for k = 1, h.size do h:reshape(-1)[k] = k end
 local chunks, n = batch.chunks(h, 3), 0
 local total = 0
 for i, c in batch.iter(function() n = n + 1; return chunks[n] end) do total = total + kernels.sum(c) end

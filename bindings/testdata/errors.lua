@@ -40,9 +40,9 @@ check.error("first row must be an integer, got 1.5", keep.rows, keep, 1.5, 2)
 
 -- host array indexing
 local h = cuda.host_array(3)
-check.error("HostArray: index 4 out of range 1..3", function() return h[4] end)
-check.error("HostArray: index 0 out of range 1..3", function() h[0] = 1 end)
-check.error("HostArray: element must be a number, got string", function() h[1] = "x" end)
+check.error("HostArray[3]: index 4 out of range for shape 3 (indices run from 1 to 3)", function() return h[4] end)
+check.error("HostArray[3]: index 0 out of range for shape 3 (indices run from 1 to 3)", function() h[0] = 1 end)
+check.error("HostArray[3]: element must be a number, got string", function() h[1] = "x" end)
 check.error("cannot set field shape", function() h.shape = 2 end)
 
 -- transfers with the wrong shape or dtype
@@ -105,3 +105,11 @@ check.eq(fresh:to_table()[2][2], 5, "runtime usable")
 fresh:free()
 for _, x in ipairs({ a3, A, B, C, sq }) do x:free() end
 collectgarbage()
+
+-- numbers in messages are written as Lua 5.1 writes them ("%.14g")
+check.error("shape must be a non-negative integer or a table of them, got 0.33333333333333", keep.reshape, keep, 1 / 3)
+check.error("size must be a non-negative whole number of bytes, got 0.5", require("pool").reclaim, 0.5)
+check.error("option prefetch must be a non-negative integer, got -inf", require("batch").iter, {}, { prefetch = -1 / 0 })
+check.error("last row must be an integer, got 1e+100", keep.rows, keep, 1, 1e100)
+local nan = check.error("alpha and beta must be numbers, got ", require("kernels").matmul, cuda.zeros({ 2, 2 }), keep, keep, { alpha = 0 / 0 })
+assert(nan:find("got %-?nan and 0$"), nan)

@@ -10,12 +10,13 @@ for seed, dt in ipairs(floats) do
   local tol = tolerance[dt]
   local x = cuda.rand({ 10, 100 }, dt, seed)
   local y = cuda.rand({ 10, 100 }, dt, seed + 100)
-  local hx, hy = x:copy_to_host(), y:copy_to_host()
+  -- the host copies are read flat: h[i] of a 2-D array is its row i
+  local hx, hy = x:copy_to_host():reshape(-1), y:copy_to_host():reshape(-1)
 
   -- axpy: y = a*x + y
   local z = y:clone()
   check.eq(kernels.axpy(z, 2.5, x), z, "kernels return their first argument")
-  local hz = z:copy_to_host()
+  local hz = z:copy_to_host():reshape(-1)
   for i = 1, n do check.near(hz[i], 2.5 * hx[i] + hy[i], 4 * tol, dt .. " axpy") end
 
   -- add, mul, scale
@@ -25,7 +26,7 @@ for seed, dt in ipairs(floats) do
   kernels.mul(p, x)
   local c = x:clone()
   kernels.scale(c, -3)
-  local hs, hp, hc = s:copy_to_host(), p:copy_to_host(), c:copy_to_host()
+  local hs, hp, hc = s:copy_to_host():reshape(-1), p:copy_to_host():reshape(-1), c:copy_to_host():reshape(-1)
   for i = 1, n do
     check.near(hs[i], hx[i] + hy[i], 2 * tol, dt .. " add")
     check.near(hp[i], hx[i] * hy[i], 2 * tol, dt .. " mul")
@@ -37,8 +38,8 @@ for seed, dt in ipairs(floats) do
   local den = kernels.add(cuda.full({ 10, 100 }, 0.5, dt), x)
   local q = kernels.div(y:clone(), den)
   local hi, lo = kernels.maximum(y:clone(), x), kernels.minimum(y:clone(), x)
-  local hd, hden, hq = d:copy_to_host(), den:copy_to_host(), q:copy_to_host()
-  local hhi, hlo = hi:copy_to_host(), lo:copy_to_host()
+  local hd, hden, hq = d:copy_to_host():reshape(-1), den:copy_to_host():reshape(-1), q:copy_to_host():reshape(-1)
+  local hhi, hlo = hi:copy_to_host():reshape(-1), lo:copy_to_host():reshape(-1)
   for i = 1, n do
     check.near(hd[i], hy[i] - hx[i], 2 * tol, dt .. " sub")
     check.near(hq[i], hy[i] / hden[i], 2 * tol, dt .. " div")

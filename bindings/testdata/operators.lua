@@ -60,12 +60,13 @@ for i, dt in ipairs(dtypes) do
     local d, h = apply[sym](A, B):copy_to_host(), apply[sym](hA, hB)
     local dn, hn = apply[sym](0.5, A):copy_to_host(), apply[sym](0.5, hA)
     check.eq(tostring(h):match("^HostArray"), "HostArray", dt .. " host " .. sym .. " gives a HostArray")
+    d, h, dn, hn = d:reshape(-1), h:reshape(-1), dn:reshape(-1), hn:reshape(-1) -- flat: h[k] is element k
     for k = 1, #h do
       check.eq(h[k], d[k], dt .. " host A " .. sym .. " B [" .. k .. "]")
       check.eq(hn[k], dn[k], dt .. " host 0.5 " .. sym .. " A [" .. k .. "]")
     end
   end
-  check.eq((-hA)[1], (-A):copy_to_host()[1], dt .. " -h")
+  check.eq((-hA)[1][1], (-A):copy_to_host()[1][1], dt .. " -h")
   for _, a in ipairs({ A, B, A0, B0 }) do a:free() end
 end
 
@@ -86,7 +87,7 @@ local want = {
   { (x + 1) * (y - 1) / 2, { 1, 1.5, 2, 7.5, 9, 10.5 } },
 }
 for k, w in ipairs(want) do
-  local h = w[1]:copy_to_host()
+  local h = w[1]:copy_to_host():reshape(-1)
   for e = 1, 6 do check.eq(h[e], w[2][e], "expression " .. k .. " element " .. e) end
 end
 check.eq((-cuda.zeros(1)):to_table()[1], 0, "-0 is zero")

@@ -53,7 +53,7 @@ func TestREPLPrintsWhatAnExpressionGives(t *testing.T) {
 	term.after("= 2, 'three'", `(?m)^2\s+three\n>$`)
 	term.enter("x = cuda.to_device({1, 2, 3})")
 	term.enter("x")
-	term.after("x", `(?m)^DeviceArray<float32>\[3\] 12 B\n>$`)
+	term.after("x", `(?m)^DeviceArray<float32>\[3\] 12 B\n\[1\., 2\., 3\.\]\n>$`)
 	term.enter("print('side effect')")
 	s := term.after("print('side effect')", `(?m)^side effect\n>$`)
 	if strings.Contains(s, "side effect\nnil") {

@@ -47,6 +47,17 @@ print(pcall(function() return #table.concat(t) end))`,
 		gopherLua: "2", lua51: "-1"},
 	{name: "collectgarbage(\"count\") returns nothing", fixedBy: "collectgarbage",
 		src: `print(select("#", collectgarbage("count")))`, gopherLua: "0", lua51: "1"},
+	{name: "tostring writes numbers in Go's form", fixedBy: "tostring",
+		src:       `local zero = 0 print(tostring(1/3) .. " " .. tostring(1e15) .. " " .. tostring(1/0) .. " " .. tostring(-1/0) .. " " .. tostring(-zero))`,
+		gopherLua: "0.3333333333333333 1000000000000000 +Inf -Inf 0", lua51: "0.33333333333333 1e+15 inf -inf -0"},
+	{name: "io.write and file:write write numbers in Go's form", fixedBy: "io.write, file:write", src: `
+local f = io.tmpfile()
+io.output(f)
+io.write(1/3, " ", 2^53, " ")
+f:write(0.1, " ", -1/0)
+f:seek("set")
+print(f:read("*a"))`,
+		gopherLua: "0.3333333333333333 9007199254740992 0.1 -Inf", lua51: "0.33333333333333 9.007199254741e+15 0.1 -inf"},
 	{name: "tonumber needs a point before an exponent", fixedBy: "tonumber", src: `print(tonumber("1e2"))`,
 		gopherLua: "nil", lua51: "100"},
 	{name: "table.maxn sees only the array part", fixedBy: "table.maxn", src: `print(table.maxn{[24.5] = true})`,

@@ -6,9 +6,10 @@
 // Lua 5.1's versions of some library functions into a state. It does not
 // compile anything (internal/luac corrects the compiler), and it cannot
 // change how gopher-lua's virtual machine runs code: runtime error
-// messages, number-to-string conversion in `..`, tostring and print
-// ("%.14g" in Lua 5.1, Go's shortest form in gopher-lua), string coercion
-// in arithmetic and for loops, weak tables and __gc are gopher-lua's.
+// messages, number-to-string conversion in `..` and where a string
+// function is given a number ("%.14g" in Lua 5.1, Go's shortest form in
+// gopher-lua: its VM calls LNumber.String itself), string coercion in
+// arithmetic and for loops, weak tables and __gc are gopher-lua's.
 //
 // Each replacement below names what gopher-lua v1.1.2 does wrong, so that
 // it can go once a fixed release is used. TestPlainGopherLuaShowsEachDefect
@@ -51,6 +52,12 @@
 // into 1..#t. This one builds the string in Go.
 //
 // table.maxn: gopher-lua's looks only at the array part.
+//
+// tostring, io.write and file:write: gopher-lua's write numbers in Go's
+// shortest form ("0.3333333333333333", "1000000000000000", "+Inf", "NaN");
+// these write them as Lua 5.1 does, "%.14g" ("0.33333333333333",
+// "1e+15", "inf", "nan"). ToString and NumberString give glua's own
+// printing the same form.
 //
 // tonumber: gopher-lua's reads "1e2" as nil (an exponent needs a point)
 // and takes Go's number syntax; this one reads strtod's and strtoul's.

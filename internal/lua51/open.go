@@ -14,6 +14,7 @@ var replaced = []struct{ lib, name string }{
 	{"", "xpcall"},
 	{"", "error"},
 	{"", "tonumber"},
+	{"", "tostring"},
 	{"", "collectgarbage"},
 	{"string", "format"},
 	{"table", "concat"},
@@ -22,7 +23,13 @@ var replaced = []struct{ lib, name string }{
 	{"coroutine", "yield"},
 	{"coroutine", "resume"},
 	{"debug", "getinfo"},
+	{"io", "write"},
+	{fileMethods, "write"},
 }
+
+// fileMethods names the metatable of gopher-lua's files, whose __index is
+// itself and holds their methods.
+const fileMethods = "FILE*"
 
 // builtins maps the code pointers of gopher-lua's own versions of the
 // replaced functions, taken from a scratch state, to "lib.name", so that
@@ -48,10 +55,14 @@ func goFunc(v lua.LValue) (uintptr, bool) {
 }
 
 // library is the global table named lib, the globals themselves for "",
-// or nil where there is none.
+// the files' methods for fileMethods, or nil where there is none.
 func library(L *lua.LState, lib string) *lua.LTable {
-	if lib == "" {
+	switch lib {
+	case "":
 		return L.G.Global
+	case fileMethods:
+		t, _ := L.G.Registry.RawGetString(fileMethods).(*lua.LTable)
+		return t
 	}
 	t, _ := L.G.Global.RawGetString(lib).(*lua.LTable)
 	return t
@@ -59,9 +70,10 @@ func library(L *lua.LState, lib string) *lua.LTable {
 
 // Open installs glua's Lua 5.1 behaviour into L's globals:
 //
-//   - pcall, xpcall, error, tonumber, collectgarbage, string.format,
-//     table.concat, table.maxn, math.mod, coroutine.yield,
-//     coroutine.resume and debug.getinfo replace gopher-lua's, each only where gopher-lua's own is
+//   - pcall, xpcall, error, tonumber, tostring, collectgarbage,
+//     string.format, table.concat, table.maxn, math.mod, coroutine.yield,
+//     coroutine.resume, debug.getinfo, io.write and the files' write
+//     replace gopher-lua's, each only where gopher-lua's own is
 //     still in place, so that a sandbox's wrapper or removal stands;
 //   - gcinfo is added where collectgarbage exists, and table.foreach,
 //     table.foreachi and table.setn where the table library exists, each
@@ -81,6 +93,7 @@ func Open(L *lua.LState) {
 		".xpcall":         baseXpcall,
 		".error":          baseError,
 		".tonumber":       baseTonumber,
+		".tostring":       baseTostring,
 		".collectgarbage": gc.collectgarbage,
 		"string.format":   strFormat,
 		"table.concat":    tableConcat,
@@ -110,6 +123,8 @@ func Open(L *lua.LState) {
 			fn = resumer{old.GFunction}.call
 		case "debug.getinfo":
 			fn = infoGetter{old.GFunction}.call
+		case "io.write", fileMethods + ".write":
+			fn = numbersAsText{old}.call
 		}
 		t.RawSetString(r.name, L.NewFunction(fn))
 	}

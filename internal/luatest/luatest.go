@@ -41,15 +41,22 @@ func RunLua51(t testing.TB, src string) string {
 }
 
 // CapturePrint replaces L's print with one that writes to the returned
-// builder, tab-separated and a line per call, as print does.
+// builder, tab-separated and a line per call, each value written by the
+// global tostring, as Lua 5.1's print does: so a state with glua's
+// tostring prints numbers as Lua 5.1 does, and plain gopher-lua as it does.
 func CapturePrint(L *lua.LState) *strings.Builder {
 	out := &strings.Builder{}
 	L.SetGlobal("print", L.NewFunction(func(L *lua.LState) int {
-		for i := 1; i <= L.GetTop(); i++ {
+		top := L.GetTop()
+		for i := 1; i <= top; i++ {
 			if i > 1 {
 				out.WriteByte('\t')
 			}
-			out.WriteString(L.ToStringMeta(L.Get(i)).String())
+			L.Push(L.GetGlobal("tostring"))
+			L.Push(L.Get(i))
+			L.Call(1, 1)
+			out.WriteString(L.ToStringMeta(L.Get(-1)).String())
+			L.Pop(1)
 		}
 		out.WriteByte('\n')
 		return 0
