@@ -24,7 +24,6 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 		"is_freed":     arrayIsFreed,
 		"save_npy":     func(L *lua.LState) int { return arraySaveNPY(rt, L) },
 	})
-	L.G.Registry.RawSetString(deviceArrayType+methodsSuffix, dmethods)
 	dmt := L.NewTypeMetatable(deviceArrayType)
 	L.SetFuncs(dmt, map[string]lua.LGFunction{
 		"__index":    arrayIndexer(dmethods),
@@ -32,6 +31,7 @@ func registerArrayTypes(rt *runtime.Runtime, L *lua.LState) {
 		"__len":      arrayLen,
 		"__tostring": arrayString,
 	})
+	dmt.RawSetString(methodsField, dmethods)
 	setOperators(L, dmt, rt)
 	types := &arrayTypes{generic: dmt, methods: dmethods, len: dmt.RawGetString("__len"),
 		tostring: dmt.RawGetString("__tostring"), newindex: dmt.RawGetString("__newindex"),

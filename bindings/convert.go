@@ -15,12 +15,12 @@ import (
 const (
 	deviceArrayType = "glua.DeviceArray"
 	hostArrayType   = "glua.HostArray"
-	// methodsSuffix names, after a type's name, the registry entry that
-	// holds its methods when its __index is a function (the arrays compute
-	// fields and elements), so that what lists a type's methods (the Lua
+	// methodsField is the metatable field that holds a type's methods when
+	// its __index is a function (the arrays compute fields and elements),
+	// so that what lists a type's methods (the REPL's completion, the Lua
 	// API reference's test) finds them as it finds another type's in its
 	// __index table.
-	methodsSuffix = ".methods"
+	methodsField = "__methods"
 	// maxTableElements bounds to_table and table uploads: beyond it a Lua
 	// table costs far more memory than the array and the user wants
 	// copy_to_host or a HostArray instead.

@@ -18,13 +18,13 @@ func registerHostType(rt *runtime.Runtime, L *lua.LState) {
 		"save_npy": func(L *lua.LState) int { return hostSaveNPY(rt, L) },
 		"flush":    hostFlush,
 	})
-	L.G.Registry.RawSetString(hostArrayType+methodsSuffix, methods)
 	mt := L.SetFuncs(L.NewTypeMetatable(hostArrayType), map[string]lua.LGFunction{
 		"__index":    hostIndexer(methods),
 		"__newindex": hostSetElement,
 		"__len":      hostLen,
 		"__tostring": hostString,
 	})
+	mt.RawSetString(methodsField, methods)
 	setOperators(L, mt, rt)
 }
 

@@ -95,8 +95,8 @@ func registered(t *testing.T, rt *runtime.Runtime) map[string]string {
 		methods, ok := mt.RawGetString("__index").(*lua.LTable)
 		if !ok {
 			// A type that computes its fields keeps its methods beside.
-			if methods, ok = registry.RawGetString(string(key) + ".methods").(*lua.LTable); !ok {
-				t.Errorf("%s's __index is no table, and no %s.methods lists its methods", key, key)
+			if methods, ok = mt.RawGetString("__methods").(*lua.LTable); !ok {
+				t.Errorf("%s's __index is no table, and no __methods lists its methods", key)
 				return
 			}
 		}

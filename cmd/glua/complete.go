@@ -10,8 +10,10 @@ import (
 
 // completer offers, at Tab, what may follow the name before the cursor:
 // a global or a keyword; after `t.` the fields of t; after `v:` the
-// methods of v, which for glua's arrays are in their metatable's __index
-// table. It reads tables raw and runs no Lua code. readline calls it on
+// methods of v, which are in its metatable's __index table or, for a
+// type whose __index is a function (glua's arrays compute their fields
+// and elements), in its metatable's __methods table. It reads tables raw
+// and runs no Lua code. readline calls it on
 // its own goroutine; busy is held while a statement runs, and then it
 // offers nothing rather than read a Lua state in use.
 type completer struct {
@@ -127,7 +129,11 @@ func fieldNames(L *lua.LState, v lua.LValue, methods bool) []string {
 				}
 			})
 		}
-		if v = L.GetMetaField(v, "__index"); v.Type() != lua.LTTable {
+		next := L.GetMetaField(v, "__index")
+		if next.Type() == lua.LTFunction && methods {
+			next = L.GetMetaField(v, "__methods")
+		}
+		if v = next; v.Type() != lua.LTTable {
 			break
 		}
 	}

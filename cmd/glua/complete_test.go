@@ -58,7 +58,7 @@ func TestCompleterOffersGlobalsFieldsAndMethods(t *testing.T) {
 	defer rt.Close()
 	L := rt.Lua()
 	bindGlobals(L)
-	if err := doString(L, `x = cuda.zeros({2, 2}) s = "text" obj = setmetatable({own = 1}, {__index = {inherited = print}})`, "setup"); err != nil {
+	if err := doString(L, `x = cuda.zeros({2, 2}) h = cuda.host_array({2, 2}) big = cuda.zeros({1, 1, 1, 1, 1}) s = "text" obj = setmetatable({own = 1}, {__index = {inherited = print}})`, "setup"); err != nil {
 		t.Fatal(err)
 	}
 	c := &completer{L: L, busy: &sync.Mutex{}}
@@ -68,6 +68,9 @@ func TestCompleterOffersGlobalsFieldsAndMethods(t *testing.T) {
 	}{
 		{"cuda.to_", []string{"to_device"}},
 		{"x:copy", []string{"copy_from", "copy_to_host"}},
+		{"h:re", []string{"reshape"}},             // HostArray's __index is a function
+		{"big:copy_to", []string{"copy_to_host"}}, // so is a 5-D DeviceArray's
+		{"h:f", []string{"flush"}},
 		{"x:nb", nil},                // a field, not a method
 		{"x.nb", []string{"nbytes"}}, // which '.' offers
 		{"kern", []string{"kernels"}},
