@@ -83,6 +83,10 @@ func New(cfg Config) (*Backend, error) {
 // Name is "cpu".
 func (b *Backend) Name() string { return "cpu" }
 
+// DeviceCount is 1: the host is one device, which several processes
+// share only when told they may (glua --allow-oversubscribe).
+func (b *Backend) DeviceCount() int { return 1 }
+
 // Info describes the simulated device.
 func (b *Backend) Info() (device.Info, error) {
 	free, total, err := b.MemInfo()

@@ -56,6 +56,7 @@ type Backend struct {
 	ctx     uintptr // the retained primary context
 	memPool uintptr // the device's default CUmemoryPool; 0 without stream-ordered allocation
 
+	devices       int // how many the driver shows, after CUDA_VISIBLE_DEVICES
 	name          string
 	totalMem      uint64
 	cc            [2]int
@@ -185,6 +186,7 @@ func (b *Backend) initDevice() error {
 	if err := b.check("cuDeviceGetCount", "", cuResult(d.cuDeviceGetCount.call(uintptr(unsafe.Pointer(&count))))); err != nil {
 		return err
 	}
+	b.devices = int(count)
 	if b.cfg.Device >= int(count) {
 		return fmt.Errorf("device %d requested but %d CUDA device(s) present", b.cfg.Device, count)
 	}
@@ -341,6 +343,10 @@ func (b *Backend) driverError(call, detail string, r cuResult) *Error {
 
 // Name is "cuda".
 func (b *Backend) Name() string { return "cuda" }
+
+// DeviceCount is how many devices this process can use: those the
+// driver shows, which CUDA_VISIBLE_DEVICES narrows.
+func (b *Backend) DeviceCount() int { return b.devices }
 
 // Info describes the device, with free memory read now.
 func (b *Backend) Info() (device.Info, error) {

@@ -38,3 +38,9 @@ type WorkspaceUser interface {
 type KernelCacher interface {
 	KernelCacheStats() (compiles, cacheHits int64)
 }
+
+// DeviceCounter is implemented by backends that can say how many devices
+// this process may use; one that does not is taken to have one.
+type DeviceCounter interface {
+	DeviceCount() int
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/gluaproject/glua/backend"
 	"github.com/gluaproject/glua/config"
@@ -15,9 +16,39 @@ type describer interface {
 	Describe() []string
 }
 
+// An InfoLine is one line a package above the runtime adds to WriteInfo
+// (the command line's rank environment, read by dist), so that the
+// runtime shows it without importing the package.
+type InfoLine struct {
+	Label string        // what the line is about: "rank environment"
+	Text  func() string // its text, read each time WriteInfo runs
+}
+
+var (
+	infoMu    sync.Mutex
+	infoLines []InfoLine
+)
+
+// RegisterInfo adds a line that WriteInfo shows after the pool's, as
+// "label: text". Registering a second line under a label, or one without
+// a label or text, panics, as RegisterModule does.
+func RegisterInfo(l InfoLine) {
+	infoMu.Lock()
+	defer infoMu.Unlock()
+	if l.Label == "" || l.Text == nil {
+		panic("runtime: RegisterInfo of a line without a label or a Text function")
+	}
+	for _, old := range infoLines {
+		if old.Label == l.Label {
+			panic(fmt.Sprintf("runtime: RegisterInfo called twice for %q", l.Label))
+		}
+	}
+	infoLines = append(infoLines, l)
+}
+
 // WriteInfo writes what `glua --info` shows: the backend and why it was
-// chosen, the device, the libraries, the pool and the configuration in
-// effect.
+// chosen, the device, the libraries, the pool, the lines registered with
+// RegisterInfo and the configuration in effect.
 func (rt *Runtime) WriteInfo(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "backend: %s (%s)\n", rt.backend.Name(), rt.backendNote)
@@ -46,6 +77,12 @@ func (rt *Runtime) WriteInfo(w io.Writer) error {
 			rt.pool.Strategy(), plural(rt.shared.Runtimes(), "runtime", "runtimes"), limitString(ssoft), limitString(shard), limitString(soft), limitString(hard))
 	} else {
 		fmt.Fprintf(&b, "pool: strategy %s, soft limit %s, hard limit %s\n", rt.pool.Strategy(), limitString(soft), limitString(hard))
+	}
+	infoMu.Lock()
+	lines := append([]InfoLine(nil), infoLines...)
+	infoMu.Unlock()
+	for _, l := range lines {
+		fmt.Fprintf(&b, "%s: %s\n", l.Label, l.Text())
 	}
 	src := rt.cfg.Source
 	if src == "" {

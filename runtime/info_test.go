@@ -46,3 +46,32 @@ func TestBadOptionIsNamedByItsField(t *testing.T) {
 		}
 	}
 }
+
+func TestInfoShowsRegisteredLinesBeforeTheConfiguration(t *testing.T) {
+	text := "from the test"
+	runtime.RegisterInfo(runtime.InfoLine{Label: "info test line", Text: func() string { return text }})
+	rt := mustNew(t, runtime.Options{Backend: "cpu", CPUMemory: "64MiB"})
+	var b strings.Builder
+	if err := rt.WriteInfo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?ms)^info test line: from the test\n.*^configuration `).MatchString(b.String()) {
+		t.Errorf("WriteInfo lacks the registered line before the configuration:\n%s", b.String())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("registering a second line under one label did not panic")
+		}
+	}()
+	runtime.RegisterInfo(runtime.InfoLine{Label: "info test line", Text: func() string { return "" }})
+}
+
+func TestDeviceCountOfTheCPUBackendIsOne(t *testing.T) {
+	c := config.Default()
+	c.Backend = "cpu"
+	c.CUDA.Device = 3 // a rank's device does not stop the launcher from counting
+	name, n, err := runtime.DeviceCount(c)
+	if err != nil || name != "cpu" || n != 1 {
+		t.Errorf("DeviceCount = %q, %d, %v; want cpu, 1, nil", name, n, err)
+	}
+}

@@ -9,3 +9,26 @@ import (
 // program (see package backend). With "auto" a machine without a usable
 // GPU falls back to the CPU, and the returned note says why, for --info.
 func openBackend(cfg config.Config) (Backend, string, error) { return backend.Open(cfg) }
+
+// DeviceCount opens the backend cfg chooses just long enough to ask how
+// many devices it has, for a launcher that must not start more ranks
+// than there are devices without importing a backend to ask. name is the
+// backend chosen ("auto" resolved).
+func DeviceCount(cfg config.Config) (name string, count int, err error) {
+	// The configured device may be one of several that ranks will use;
+	// any device answers how many there are.
+	cfg.CUDA.Device = 0
+	b, _, err := openBackend(cfg)
+	if err != nil {
+		return "", 0, err
+	}
+	count = 1
+	if c, ok := b.(DeviceCounter); ok {
+		count = c.DeviceCount()
+	}
+	name = b.Name()
+	if err := b.Close(); err != nil {
+		return "", 0, err
+	}
+	return name, count, nil
+}

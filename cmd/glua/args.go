@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,6 +51,8 @@ var longOptions = []longOption{
 	{"sandbox", "", "leave out os, io, debug, dofile, loadfile and file modules", ""},
 	{"timeout", "DURATION", "stop the script after DURATION (e.g. 30s, 1m30s; 0: never)", ""},
 	{"memory-profile", "FILE", "record memory events; write them to FILE (HTML) at exit", ""},
+	{"nproc", "N", "run N ranks of the script on this host, rank r on device r", ""},
+	{"allow-oversubscribe", "", "let --nproc run more ranks than devices (the CPU backend's one)", ""},
 }
 
 func findOption(name string) (longOption, bool) {
@@ -80,6 +83,13 @@ type options struct {
 	help        bool // -h, --help
 	info        bool // --info
 	sandbox     bool // --sandbox
+	// oversubscribe lets --nproc start more ranks than devices.
+	oversubscribe bool // --allow-oversubscribe
+
+	// launcherArgs are the indices in argv of --nproc, its value and
+	// --allow-oversubscribe: the launcher starts each rank with the
+	// command line less these.
+	launcherArgs []int
 
 	// settings are the long options given, by name without the dashes.
 	// Present with "" means given empty: `--hard-limit ""` clears a limit
@@ -120,6 +130,9 @@ func parseArgs(argv []string) (options, error) {
 			if !ok || (opt.arg == "" && hasValue) {
 				return o, unrecognized(a)
 			}
+			if name == "nproc" || name == "allow-oversubscribe" {
+				o.launcherArgs = append(o.launcherArgs, i)
+			}
 			if opt.arg == "" {
 				o.setSwitch(name)
 				continue
@@ -130,6 +143,9 @@ func parseArgs(argv []string) (options, error) {
 				}
 				i++
 				value = argv[i]
+				if name == "nproc" {
+					o.launcherArgs = append(o.launcherArgs, i)
+				}
 			}
 			if o.settings == nil {
 				o.settings = map[string]string{}
@@ -176,6 +192,8 @@ func (o *options) setSwitch(name string) {
 		o.info = true
 	case "sandbox":
 		o.sandbox = true
+	case "allow-oversubscribe":
+		o.oversubscribe = true
 	}
 }
 
@@ -224,6 +242,22 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// nproc is --nproc's number of ranks; 1 when it is not given.
+func (o options) nproc() (int, error) {
+	v, ok := o.settings["nproc"]
+	if !ok {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("--nproc: %q is not a whole number of processes", v)
+	case n < 1:
+		return 0, fmt.Errorf("--nproc: %d: there must be at least one process", n)
+	}
+	return n, nil
 }
 
 // timeout is --timeout's duration; 0 when there is none.

@@ -47,6 +47,15 @@ func run(argv []string) int {
 		}
 		return 0
 	}
+	// Before anything else runs: each rank does the rest itself.
+	n, err := o.nproc()
+	if err != nil {
+		message(err.Error())
+		return 1
+	}
+	if n > 1 {
+		return launch(o, argv, n)
+	}
 	if o.version {
 		printVersion()
 	}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These are glua --nproc, the launcher of several ranks on one host, and
+// the rank environment --info shows.
+
+// copyTestdata copies testdata files into a fresh directory, where ranks
+// may leave files.
+func copyTestdata(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestNprocPrefixesEveryWholeLineWithItsRank(t *testing.T) {
+	t.Parallel()
+	r := invocation{dir: "testdata", args: []string{"--nproc", "3", "--allow-oversubscribe", "rank.lua", "a", "--nproc"}}.glua(t)
+	if r.code != 0 {
+		t.Fatalf("glua --nproc 3 failed:\n%v", r)
+	}
+	comm := regexp.MustCompile(`at (127\.0\.0\.1:\d+) `).FindStringSubmatch(r.stdout)
+	if comm == nil {
+		t.Fatalf("no rank shows NCCL_COMM_ID on 127.0.0.1:\n%v", r)
+	}
+	var wantOut, wantErr []string
+	for rank := range 3 {
+		// The CPU backend has one device, which the ranks share.
+		wantOut = append(wantOut,
+			fmt.Sprintf("[%d] rank %d of 3 local %d device 0 at %s args a,--nproc", rank, rank, rank, comm[1]),
+			fmt.Sprintf("[%d] written in pieces", rank),
+			fmt.Sprintf("[%d] no newline at the end", rank))
+		wantErr = append(wantErr, fmt.Sprintf("[%d] rank %d on stderr", rank, rank))
+	}
+	for _, c := range []struct {
+		name, got string
+		want      []string
+	}{{"stdout", r.stdout, wantOut}, {"stderr", r.stderr, wantErr}} {
+		if !strings.HasSuffix(c.got, "\n") {
+			t.Errorf("%s does not end with a whole line: %q", c.name, c.got)
+		}
+		got := strings.Split(strings.TrimSuffix(c.got, "\n"), "\n")
+		// The ranks run at once: their lines interleave, but each rank's
+		// keep their order.
+		for rank := range 3 {
+			var mine []string
+			for _, line := range got {
+				if strings.HasPrefix(line, fmt.Sprintf("[%d] ", rank)) {
+					mine = append(mine, line)
+				}
+			}
+			var want []string
+			for _, line := range c.want {
+				if strings.HasPrefix(line, fmt.Sprintf("[%d] ", rank)) {
+					want = append(want, line)
+				}
+			}
+			if !slices.Equal(mine, want) {
+				t.Errorf("rank %d's %s lines are\n%q\nwant\n%q", rank, c.name, mine, want)
+			}
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s has %d lines, want %d:\n%s", c.name, len(got), len(c.want), c.got)
+		}
+	}
+}
+
+func TestNprocOneRunsTheScriptInThisProcess(t *testing.T) {
+	t.Parallel()
+	r := invocation{dir: "testdata", args: []string{"--nproc", "1", "rank.lua"}}.glua(t)
+	expect(t, r, 0, "^rank nil of nil local nil device nil at nil args \nwritten in pieces\nno newline at the end$", "^rank nil on stderr\n$")
+}
+
+func TestOnTheCPUNprocNeedsAllowOversubscribe(t *testing.T) {
+	t.Parallel()
+	r := invocation{dir: "testdata", args: []string{"--nproc", "2", "rank.lua"}}.glua(t)
+	expect(t, r, 1, "", `^glua: --nproc 2: the cpu backend has 1 device, which 2 ranks would share; add --allow-oversubscribe to run them so\n$`)
+}
+
+func TestBadNprocIsAnErrorBeforeAnythingRuns(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nproc", "0"}, `--nproc: 0: there must be at least one process`},
+		{[]string{"--nproc=-2"}, `--nproc: -2: there must be at least one process`},
+		{[]string{"--nproc", "two"}, `--nproc: "two" is not a whole number of processes`},
+		{[]string{"--nproc", ""}, `--nproc: "" is not a whole number of processes`},
+		{[]string{"--nproc", "2.5"}, `--nproc: "2.5" is not a whole number of processes`},
+		{[]string{"--nproc", "2", "--allow-oversubscribe", "-i"}, `--nproc 2: -i would start 2 prompts on one terminal; run a script`},
+		{[]string{"--nproc", "2", "--allow-oversubscribe", "-E"}, `--nproc 2: -E would make each rank ignore GLUA_DEVICE, which gives it its device`},
+		{[]string{"--nproc", "2", "--allow-oversubscribe", "--device", "0"}, `--nproc 2: --device cannot be given too: rank r uses device r`},
+		{[]string{"--nproc", "2", "--allow-oversubscribe", "--memory-profile", "m.html"}, `--nproc 2: --memory-profile would have every rank write one file`},
+	} {
+		args := append(tc.args, "-e", "print('ran')")
+		r := invocation{dir: t.TempDir(), args: args}.glua(t)
+		expect(t, r, 1, "", "^glua: "+regexp.QuoteMeta(tc.want)+"\n$")
+	}
+	for _, args := range [][]string{{"--nproc", "2", "--allow-oversubscribe"}, {"--nproc", "2", "--allow-oversubscribe", "-"}} {
+		r := invocation{dir: t.TempDir(), args: args, stdin: "print('ran')"}.glua(t)
+		expect(t, r, 1, "", `^glua: --nproc 2: the ranks need a script or -e; stdin cannot be shared by 2 ranks\n$`)
+	}
+}
+
+// survivorsAbsent waits until the ranks would have written their files
+// had they not been stopped, then checks that none did.
+func survivorsAbsent(t *testing.T, dir string, start time.Time, after time.Duration) {
+	t.Helper()
+	time.Sleep(time.Until(start.Add(after + 1500*time.Millisecond)))
+	if found, _ := filepath.Glob(filepath.Join(dir, "survivor-*")); len(found) > 0 {
+		t.Errorf("ranks went on running after the launcher stopped them: %v", found)
+	}
+}
+
+func TestAFailingRankStopsTheOthersAtOnce(t *testing.T) {
+	t.Parallel()
+	const survive = 4 * time.Second
+	dir := copyTestdata(t, "rank_fails.lua")
+	start := time.Now()
+	r := invocation{dir: dir, args: []string{"--nproc", "3", "--allow-oversubscribe", "rank_fails.lua", "4"}}.glua(t)
+	took := time.Since(start)
+	expect(t, r, 1, `^(\[[02]\] ready\n)*$`, `(?m)^\[1\] glua: rank_fails\.lua:4: boom\n\[1\] stack traceback:\n(.|\n)*^glua: rank 1 exited with status 1; stopping the other ranks\n$`)
+	if took > survive-time.Second {
+		t.Errorf("the launcher ended %v after rank 1 failed", took)
+	}
+	survivorsAbsent(t, dir, start, survive)
+}
+
+func TestCtrlCOnTheLauncherStopsEveryRank(t *testing.T) {
+	t.Parallel()
+	const survive = 4 * time.Second
+	dir := t.TempDir()
+	script := "print('ready') io.stdout:flush() local s = os.clock() while os.clock() - s < 4 do end " +
+		"io.open('survivor-' .. os.getenv('GLUA_RANK'), 'w'):close()"
+	cmd := exec.Command(gluaBin, "--nproc", "3", "--allow-oversubscribe", "-e", script)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(t), "GLUA_BACKEND=cpu")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	for ready := 0; ready < 3; ready++ {
+		if !lines.Scan() {
+			t.Fatalf("the ranks did not all start; stderr:\n%s", stderr.String())
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+	}
+	err = cmd.Wait()
+	took := time.Since(start)
+	if cmd.ProcessState.ExitCode() != 130 {
+		t.Errorf("the launcher exited with %v after SIGINT, want status 130; stderr:\n%s", err, stderr.String())
+	}
+	if want := "glua: interrupt: stopping every rank\n"; stderr.String() != want {
+		t.Errorf("stderr is %q, want %q", stderr.String(), want)
+	}
+	if took > survive-time.Second {
+		t.Errorf("the launcher ended %v after it started, past the SIGINT", took)
+	}
+	survivorsAbsent(t, dir, start, survive)
+}
+
+func TestInfoShowsTheRankEnvironmentFound(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, "single process"},
+		{[]string{"RANK=1", "WORLD_SIZE=4", "LOCAL_RANK=1", "MASTER_ADDR=10.0.0.1", "MASTER_PORT=29500"}, "rank 1 of 4 (local 1), from torchrun; master 10.0.0.1:29500"},
+		{[]string{"SLURM_PROCID=3", "SLURM_NTASKS=8", "SLURM_LOCALID=1"}, "rank 3 of 8 (local 1), from slurm"},
+		{[]string{"WORLD_SIZE=4"}, "the torchrun launch environment: WORLD_SIZE is set but RANK is not"},
+	} {
+		r := invocation{dir: t.TempDir(), env: tc.env, args: []string{"--info"}}.glua(t)
+		expect(t, r, 0, "(?m)^rank environment: "+regexp.QuoteMeta(tc.want)+"$", "")
+	}
+	r := runGlua(t, "--nproc", "2", "--allow-oversubscribe", "--info")
+	for rank := range 2 {
+		expect(t, r, 0, fmt.Sprintf(`(?m)^\[%d\] rank environment: rank %d of 2 \(local %d\), from glua; master 127\.0\.0\.1:\d+$`, rank, rank, rank), "")
+	}
+}
