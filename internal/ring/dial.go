@@ -42,11 +42,17 @@ func Dial(ctx context.Context, cfg Config) (*Comm, error) {
 	if cfg.Addr == "" {
 		return nil, c.dialError(c.rank, "no rendezvous address (host:port of rank 0's listener)")
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	// The ranks other than 0 wait a little past the timeout for rank 0's
+	// verdict, so that they report what rank 0 found missing rather than
+	// racing its deadline with their own.
+	ctx, cancel := context.WithTimeout(ctx, timeout+grace(c.rank))
 	defer cancel()
-	d := &dialer{c: c, ctx: ctx, addr: cfg.Addr}
-	// Cancellation or the deadline closes whatever the dial is blocked on.
-	stop := context.AfterFunc(ctx, d.closeAll)
+	reach, cancelReach := context.WithTimeout(ctx, timeout)
+	defer cancelReach()
+	d := &dialer{c: c, ctx: ctx, reach: reach, addr: cfg.Addr}
+	// Cancellation or the deadline interrupts whatever the dial is blocked
+	// on, leaving the connections open so that rank 0 can still say why.
+	stop := context.AfterFunc(ctx, d.interrupt)
 	err := d.run()
 	if !stop() && err == nil {
 		err = d.timedOut("the ring was not complete")
@@ -59,6 +65,13 @@ func Dial(ctx context.Context, cfg Config) (*Comm, error) {
 	return c, nil
 }
 
+func grace(rank int) time.Duration {
+	if rank == 0 {
+		return 0
+	}
+	return abortTimeout
+}
+
 func (c *Comm) dialError(rank int, format string, args ...any) *Error {
 	msg := fmt.Sprintf(format, args...)
 	if rank == c.rank {
@@ -69,9 +82,10 @@ func (c *Comm) dialError(rank int, format string, args ...any) *Error {
 
 // dialer holds what Dial opens, so that one function can close it all.
 type dialer struct {
-	c    *Comm
-	ctx  context.Context
-	addr string
+	c     *Comm
+	ctx   context.Context
+	reach context.Context // the deadline for reaching rank 0
+	addr  string
 
 	mu         sync.Mutex
 	listeners  []net.Listener
@@ -103,6 +117,23 @@ func (d *dialer) closeAll() {
 	}
 }
 
+func (d *dialer) interrupt() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, ln := range d.listeners {
+		ln.Close()
+	}
+	past := time.Unix(1, 0)
+	for _, conn := range d.rendezvous {
+		conn.SetDeadline(past)
+	}
+	for _, p := range d.c.peers {
+		if p != nil {
+			p.conn.SetDeadline(past)
+		}
+	}
+}
+
 func (d *dialer) closeRendezvous() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -114,11 +145,13 @@ func (d *dialer) closeRendezvous() {
 	}
 }
 
-func (d *dialer) timedOut(what string) *Error {
-	if errors.Is(d.ctx.Err(), context.DeadlineExceeded) {
-		return d.c.dialError(d.c.rank, "%s within the timeout (%v)", what, d.c.timeout)
+func (d *dialer) timedOut(what string) *Error { return timedOut(d.c, d.ctx, what) }
+
+func timedOut(c *Comm, ctx context.Context, what string) *Error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return c.dialError(c.rank, "%s within the timeout (%v)", what, c.timeout)
 	}
-	return d.c.dialError(d.c.rank, "%s: %v", what, context.Cause(d.ctx))
+	return c.dialError(c.rank, "%s: %v", what, context.Cause(ctx))
 }
 
 func (d *dialer) remaining() time.Duration {
@@ -184,8 +217,8 @@ func (d *dialer) host() (net.Listener, []string, error) {
 	addrs := make([]string, c.size)
 	addrs[0] = ml.Addr().String()
 	joined := make([]*peer, c.size)
-	fail := func(e *Error) (net.Listener, []string, error) {
-		d.tell(joined, encodeTable(e.Msg, nil))
+	fail := func(e *Error, also ...*peer) (net.Listener, []string, error) {
+		d.tell(append(joined, also...), encodeTable(e, nil))
 		return nil, nil, e
 	}
 	for n := 1; n < c.size; {
@@ -217,18 +250,18 @@ func (d *dialer) host() (net.Listener, []string, error) {
 		}
 		switch {
 		case h.size != c.size:
-			return fail(c.dialError(h.rank, "rank %d was started with %d ranks, rank 0 with %d", h.rank, h.size, c.size))
+			return fail(c.dialError(h.rank, "rank %d was started with %d ranks, rank 0 with %d", h.rank, h.size, c.size), p)
 		case h.rank < 1 || h.rank >= c.size:
-			return fail(c.dialError(h.rank, "a process registered as rank %d; ranks are 0 to %d", h.rank, c.size-1))
+			return fail(c.dialError(h.rank, "a process registered as rank %d; ranks are 0 to %d", h.rank, c.size-1), p)
 		case joined[h.rank] != nil:
-			return fail(c.dialError(h.rank, "two processes registered as rank %d", h.rank))
+			return fail(c.dialError(h.rank, "two processes registered as rank %d", h.rank), p)
 		}
 		p.rank = h.rank
 		joined[h.rank] = p
 		addrs[h.rank] = h.addr
 		n++
 	}
-	if err := d.tell(joined, encodeTable("", addrs)); err != nil {
+	if err := d.tell(joined, encodeTable(nil, addrs)); err != nil {
 		return nil, nil, err
 	}
 	return ml, addrs, nil
@@ -249,7 +282,7 @@ func (d *dialer) tell(joined []*peer, table []byte) error {
 		if p == nil {
 			continue
 		}
-		p.timeout = d.remaining()
+		p.timeout = max(d.remaining(), abortTimeout)
 		if err := p.write(frameTable, table); err != nil {
 			return d.c.dialError(p.rank, "rank %d left before it got the table of addresses: %v", p.rank, err)
 		}
@@ -257,10 +290,18 @@ func (d *dialer) tell(joined []*peer, table []byte) error {
 	return nil
 }
 
-// A table is a failure message, empty on success, then the addresses.
-func encodeTable(failure string, addrs []string) []byte {
-	b := binary.LittleEndian.AppendUint32(nil, uint32(len(failure)))
-	b = append(b, failure...)
+// A table is the rank at fault and the failure message, empty on success,
+// then the addresses.
+func encodeTable(failure *Error, addrs []string) []byte {
+	var b []byte
+	if failure == nil {
+		b = binary.LittleEndian.AppendUint32(b, 0)
+		b = binary.LittleEndian.AppendUint32(b, 0)
+	} else {
+		b = binary.LittleEndian.AppendUint32(b, uint32(int32(failure.Rank)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(failure.Msg)))
+		b = append(b, failure.Msg...)
+	}
 	for _, a := range addrs {
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(a)))
 		b = append(b, a...)
@@ -268,7 +309,12 @@ func encodeTable(failure string, addrs []string) []byte {
 	return b
 }
 
-func decodeTable(b []byte) (failure string, addrs []string, ok bool) {
+func decodeTable(b []byte) (atFault int, failure string, addrs []string, ok bool) {
+	if len(b) < 4 {
+		return 0, "", nil, false
+	}
+	atFault = int(int32(binary.LittleEndian.Uint32(b)))
+	b = b[4:]
 	next := func() (string, bool) {
 		if len(b) < 4 {
 			return "", false
@@ -282,25 +328,25 @@ func decodeTable(b []byte) (failure string, addrs []string, ok bool) {
 		return s, true
 	}
 	if failure, ok = next(); !ok {
-		return "", nil, false
+		return 0, "", nil, false
 	}
 	for len(b) > 0 {
 		a, ok := next()
 		if !ok {
-			return "", nil, false
+			return 0, "", nil, false
 		}
 		addrs = append(addrs, a)
 	}
-	return failure, addrs, true
+	return atFault, failure, addrs, true
 }
 
 // join is the side of every other rank: reach rank 0, retrying until it
 // listens, register, and wait for the table.
 func (d *dialer) join() (net.Listener, []string, error) {
 	c := d.c
-	conn, err := d.dialRetry(d.addr)
+	conn, err := d.dialRetry(d.reach, d.addr)
 	if err != nil {
-		return nil, nil, d.timedOut(fmt.Sprintf("could not reach rank 0 at %s (%v)", d.addr, err))
+		return nil, nil, timedOut(c, d.reach, fmt.Sprintf("could not reach rank 0 at %s (%v)", d.addr, err))
 	}
 	d.track(nil, conn)
 	// Listen on the address that reached rank 0: on several hosts it is
@@ -323,25 +369,25 @@ func (d *dialer) join() (net.Listener, []string, error) {
 		}
 		return nil, nil, c.dialError(0, "rank 0 at %s went away before it sent the table of addresses: %v", d.addr, err)
 	}
-	failure, addrs, ok := decodeTable(b)
+	atFault, failure, addrs, ok := decodeTable(b)
 	switch {
 	case !ok || (failure == "" && len(addrs) != c.size):
 		return nil, nil, c.dialError(0, "rank 0 sent a malformed table of addresses")
 	case failure != "":
-		return nil, nil, &Error{Op: "dial", Rank: 0, Msg: failure}
+		return nil, nil, &Error{Op: "dial", Rank: atFault, Msg: failure}
 	}
 	return ml, addrs, nil
 }
 
-func (d *dialer) dialRetry(addr string) (net.Conn, error) {
+func (d *dialer) dialRetry(ctx context.Context, addr string) (net.Conn, error) {
 	var nd net.Dialer
 	for {
-		conn, err := nd.DialContext(d.ctx, "tcp", addr)
+		conn, err := nd.DialContext(ctx, "tcp", addr)
 		if err == nil {
 			return conn, nil
 		}
 		select {
-		case <-d.ctx.Done():
+		case <-ctx.Done():
 			return nil, err
 		case <-time.After(retryEvery):
 		}
@@ -360,7 +406,7 @@ func (d *dialer) mesh(ln net.Listener, addrs []string) error {
 	results := make(chan result, c.size)
 	for r := 0; r < c.rank; r++ {
 		go func() {
-			conn, err := d.dialRetry(addrs[r])
+			conn, err := d.dialRetry(d.ctx, addrs[r])
 			if err != nil {
 				results <- result{err: d.timedOut(fmt.Sprintf("could not connect to rank %d at %s (%v)", r, addrs[r], err))}
 				return

@@ -148,9 +148,9 @@ func (k *call) agreePair(h header, p *peer) error {
 	pairOf := map[kind]kind{callSend: callRecv, callRecv: callSend}
 	switch {
 	case theirs.kind != pairOf[h.kind] || int(theirs.root) != me:
-		return &Error{Op: k.op, Rank: p.rank, Msg: fmt.Sprintf("rank %d called %s, rank %d called %s", hi, pairCall(hh), lo, pairCall(lh))}
+		return &Error{Op: k.op, Rank: hi, Msg: fmt.Sprintf("rank %d called %s, rank %d called %s", hi, pairCall(hh), lo, pairCall(lh))}
 	case theirs.count != h.count:
-		return &Error{Op: k.op, Rank: p.rank, Msg: fmt.Sprintf("rank %d %s %d bytes, rank %d %s %d", hi, verb(hh.kind), hh.count, lo, verb(lh.kind), lh.count)}
+		return &Error{Op: k.op, Rank: hi, Msg: fmt.Sprintf("rank %d %s %d bytes, rank %d %s %d", hi, verb(hh.kind), hh.count, lo, verb(lh.kind), lh.count)}
 	}
 	return nil
 }
