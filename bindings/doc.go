@@ -1,5 +1,5 @@
-// Package bindings is glua's Lua surface: the modules cuda, kernels, pool
-// and batch. Each function checks all of its arguments, calls the runtime, and
+// Package bindings is glua's Lua surface: the modules cuda, kernels, pool,
+// batch and dist. Each function checks all of its arguments, calls the runtime, and
 // converts the result; decisions (limits, retries, which kernel runs)
 // belong to the runtime.
 //
@@ -19,5 +19,6 @@ func init() {
 	runtime.RegisterModule(runtime.Module{Name: "kernels", Open: openKernels})
 	runtime.RegisterModule(runtime.Module{Name: "pool", Open: openPool})
 	runtime.RegisterModule(runtime.Module{Name: "batch", Open: openBatch})
+	runtime.RegisterModule(runtime.Module{Name: "dist", Open: openDist})
 	runtime.RegisterConverter(converter{})
 }

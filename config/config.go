@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -26,6 +27,7 @@ type Config struct {
 	Lua     LuaConfig  `toml:"lua"`
 	Host    HostConfig `toml:"host"`
 	REPL    REPLConfig `toml:"repl"`
+	Dist    DistConfig `toml:"dist"`
 
 	// Source is the file the configuration was read from; "" means the
 	// built-in defaults. Not a key.
@@ -100,6 +102,31 @@ type REPLConfig struct {
 	History string `toml:"history"`
 }
 
+// DistConfig is the [dist] table: several processes working together.
+type DistConfig struct {
+	// Timeout bounds how long a rank waits for the others, at the
+	// rendezvous and in every collective, before it fails naming the rank
+	// it waited for: a Go duration ("5m", "90s"). A rank that died must
+	// end the others, not leave them waiting for ever.
+	Timeout string `toml:"timeout"`
+}
+
+// DistTimeout is [dist] timeout as a duration.
+func (c Config) DistTimeout() (time.Duration, error) {
+	return parseTimeout(c.Dist.Timeout)
+}
+
+func parseTimeout(text string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(text))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (e.g. 5m, 90s)", text)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration", text)
+	}
+	return d, nil
+}
+
 // LuaConfig is the [lua] table: how far a script's calls and values may
 // grow before it stops with "stack overflow" (a catchable error, as in
 // lua5.1), not a crash.
@@ -127,6 +154,7 @@ func Default() Config {
 		},
 		Lua:  LuaConfig{CallDepth: 20000, StackSlots: 1 << 22},
 		REPL: REPLConfig{History: "~/.glua_history"},
+		Dist: DistConfig{Timeout: "5m"},
 	}
 }
 
@@ -292,6 +320,9 @@ func (c Config) check(key string) error {
 		}
 	case "cpu.threads":
 		return notNegative(c.CPU.Threads)
+	case "dist.timeout":
+		_, err := parseTimeout(c.Dist.Timeout)
+		return err
 	case "cuda.device":
 		return notNegative(c.CUDA.Device)
 	case "cuda.libcuda":

@@ -42,6 +42,7 @@ var Keys = []Key{
 	{"lua.call_depth", "GLUA_LUA_CALL_DEPTH"},
 	{"lua.stack_slots", "GLUA_LUA_STACK_SLOTS"},
 	{"repl.history", "GLUA_REPL_HISTORY"},
+	{"dist.timeout", "GLUA_DIST_TIMEOUT"},
 }
 
 // Env names the environment variables glua reads: GLUA_CONFIG, then each

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -83,12 +84,13 @@ func TestEnvironmentSetsKeysOfEveryKind(t *testing.T) {
 		"GLUA_LIBCUDA":      "/opt/libcuda.so.1, libcuda.so.1,",
 		"GLUA_REPL_HISTORY": "off",
 		"GLUA_KERNEL_CACHE": "/tmp/kernels",
+		"GLUA_DIST_TIMEOUT": "90s",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.CUDA.Device != 1 || !c.Pool.Debug || !slices.Equal(c.CUDA.LibCUDA, []string{"/opt/libcuda.so.1", "libcuda.so.1"}) ||
-		c.REPL.History != "off" || c.CUDA.KernelCache != "/tmp/kernels" {
+		c.REPL.History != "off" || c.CUDA.KernelCache != "/tmp/kernels" || c.Dist.Timeout != "90s" {
 		t.Errorf("the environment gave %+v", c)
 	}
 }
@@ -100,6 +102,8 @@ func TestBadEnvironmentValueOfAnyKindNamesTheVariable(t *testing.T) {
 		{"GLUA_POOL_DEBUG", "yes please", `config: $GLUA_POOL_DEBUG: "yes please" is not true or false`},
 		{"GLUA_LIBNVRTC", " , ", `config: $GLUA_LIBNVRTC: needs at least one library name`},
 		{"GLUA_LUA_CALL_DEPTH", "10", `config: $GLUA_LUA_CALL_DEPTH: 10 is less than 64`},
+		{"GLUA_DIST_TIMEOUT", "5 minutes", `config: $GLUA_DIST_TIMEOUT: "5 minutes" is not a duration (e.g. 5m, 90s)`},
+		{"GLUA_DIST_TIMEOUT", "0s", `config: $GLUA_DIST_TIMEOUT: "0s" is not a positive duration`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,5 +194,12 @@ func TestHistoryFileIsInTheHomeDirectoryOrNone(t *testing.T) {
 		if got, err := c.HistoryFile(); err != nil || got != want {
 			t.Errorf("history %q: HistoryFile() = %q, %v; want %q", history, got, err, want)
 		}
+	}
+}
+
+func TestDistTimeoutDefaultsToFiveMinutes(t *testing.T) {
+	d, err := Default().DistTimeout()
+	if err != nil || d != 5*time.Minute {
+		t.Errorf("DistTimeout() = %v, %v; want 5m", d, err)
 	}
 }

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+
 	"github.com/gluaproject/glua/backend"
 	"github.com/gluaproject/glua/device"
 )
@@ -43,4 +45,12 @@ type KernelCacher interface {
 // this process may use; one that does not is taken to have one.
 type DeviceCounter interface {
 	DeviceCount() int
+}
+
+// Collectives is implemented by backends that move arrays between the
+// processes of one job: NCCL on the cuda backend, a TCP ring between host
+// processes on the cpu backend. OpenComm joins the group cfg describes,
+// waiting at most cfg.Timeout for the others; ctx cancels the wait.
+type Collectives interface {
+	OpenComm(ctx context.Context, cfg device.CommConfig) (device.Comm, error)
 }

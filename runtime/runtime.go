@@ -126,6 +126,7 @@ type Runtime struct {
 	// of it and the one before.
 	prevSweepCost time.Duration
 	resources     map[*lua.LUserData]*scriptResource // ReleaseWhenUnreachable's
+	comms         []*Comm                            // OpenComm's, closed by Close
 }
 
 // A Module is a Lua module the runtime preloads into every Lua state, so
@@ -514,6 +515,9 @@ func (rt *Runtime) Close() error {
 	rt.mu.Unlock()
 
 	var errs []error
+	if err := rt.closeComms(); err != nil {
+		errs = append(errs, err)
+	}
 	if rt.cfg.Pool.Debug && len(live) > 0 {
 		errs = append(errs, leakReport(live))
 	}

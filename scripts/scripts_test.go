@@ -32,6 +32,7 @@ var smallArgs = map[string][]string{
 	"stream.lua":      {"1", "4"},
 	"batching.lua":    {"64", "8"},
 	"out_of_core.lua": {"200", "1MiB"},
+	"dist_sum.lua":    {"1000"},
 }
 
 func run(t *testing.T, script string, args []string) string {

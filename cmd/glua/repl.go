@@ -17,7 +17,7 @@ import (
 
 // replGlobals are the modules the REPL binds as globals, so that a session
 // can start with cuda.zeros(...) without a require.
-var replGlobals = []string{"cuda", "kernels", "pool", "batch"}
+var replGlobals = []string{"cuda", "kernels", "pool", "batch", "dist"}
 
 // repl is lua.c's dotty with Lua 5.3's printing of expressions: it reads
 // statements until end of input, runs each, prints what it returns, and

@@ -1,0 +1,151 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// Comm is this runtime's end of a group of processes, over its arrays:
+// the backend's communicator (Collectives) with each array turned into its
+// device memory and each call ordered on the runtime's stream, like its
+// kernels. Package dist builds the user's API on it; the checks here are
+// the ones memory safety needs, since the backend gets raw pointers.
+type Comm struct {
+	rt         *Runtime
+	comm       device.Comm
+	rank, size int
+	closeOnce  sync.Once
+	closeErr   error
+}
+
+// OpenComm joins the group that cfg describes on this runtime's backend.
+// It fails at once when the backend has no collectives (Collectives), and
+// after cfg.Timeout when the other ranks do not all come.
+func (rt *Runtime) OpenComm(ctx context.Context, cfg device.CommConfig) (*Comm, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
+	col, ok := rt.backend.(Collectives)
+	if !ok {
+		return nil, fmt.Errorf("the %s backend has no collectives between processes", rt.backend.Name())
+	}
+	c, err := col.OpenComm(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	comm := &Comm{rt: rt, comm: c, rank: cfg.Rank, size: cfg.Size}
+	rt.mu.Lock()
+	rt.comms = append(rt.comms, comm)
+	rt.mu.Unlock()
+	return comm, nil
+}
+
+// Rank and Size are this process's place in the group.
+func (c *Comm) Rank() int { return c.rank }
+func (c *Comm) Size() int { return c.size }
+
+// AllReduce reduces x over the ranks, in place.
+func (c *Comm) AllReduce(x *Array, op device.ReduceOp) error {
+	if err := x.live(c.rt, "x"); err != nil {
+		return err
+	}
+	return c.comm.AllReduce(x.ptr(), x.size, x.dtype, op, c.rt.stream)
+}
+
+// Broadcast copies root's x into every rank's x.
+func (c *Comm) Broadcast(x *Array, root int) error {
+	if err := x.live(c.rt, "x"); err != nil {
+		return err
+	}
+	return c.comm.Broadcast(x.ptr(), x.size, x.dtype, root, c.rt.stream)
+}
+
+// Reduce leaves the reduction over the ranks in root's x.
+func (c *Comm) Reduce(x *Array, root int, op device.ReduceOp) error {
+	if err := x.live(c.rt, "x"); err != nil {
+		return err
+	}
+	return c.comm.Reduce(x.ptr(), x.size, x.dtype, op, root, c.rt.stream)
+}
+
+// AllGather fills out, Size times x's elements, with every rank's x.
+func (c *Comm) AllGather(out, x *Array) error {
+	if err := c.pair(out, x, c.size, 1); err != nil {
+		return err
+	}
+	return c.comm.AllGather(out.ptr(), x.ptr(), x.size, x.dtype, c.rt.stream)
+}
+
+// ReduceScatter leaves in out, on rank r, the reduction of slice r of
+// every rank's x, which holds Size times out's elements.
+func (c *Comm) ReduceScatter(out, x *Array, op device.ReduceOp) error {
+	if err := c.pair(out, x, 1, c.size); err != nil {
+		return err
+	}
+	return c.comm.ReduceScatter(out.ptr(), x.ptr(), out.size, x.dtype, op, c.rt.stream)
+}
+
+// pair checks out and x for a gather or scatter: live, one dtype, and
+// out.size×xTimes = x.size×outTimes, so that the backend stays inside both.
+func (c *Comm) pair(out, x *Array, outTimes, xTimes int) error {
+	if err := out.live(c.rt, "out"); err != nil {
+		return err
+	}
+	if err := x.live(c.rt, "x"); err != nil {
+		return err
+	}
+	if out.dtype != x.dtype {
+		return fmt.Errorf("out is %s and x is %s: they must have one dtype", out.dtype, x.dtype)
+	}
+	if out.size*xTimes != x.size*outTimes {
+		return fmt.Errorf("out has %d elements and x %d: want out = %d × x's", out.size, x.size, outTimes)
+	}
+	return nil
+}
+
+// Send sends x to peer, whose Recv takes as many elements of its dtype.
+func (c *Comm) Send(x *Array, peer int) error {
+	if err := x.live(c.rt, "x"); err != nil {
+		return err
+	}
+	return c.comm.Send(x.ptr(), x.size, x.dtype, peer, c.rt.stream)
+}
+
+// Recv receives into x what peer sends.
+func (c *Comm) Recv(x *Array, peer int) error {
+	if err := x.live(c.rt, "x"); err != nil {
+		return err
+	}
+	return c.comm.Recv(x.ptr(), x.size, x.dtype, peer, c.rt.stream)
+}
+
+// Barrier returns once every rank has called it.
+func (c *Comm) Barrier() error {
+	if err := c.rt.usable(); err != nil {
+		return err
+	}
+	return c.comm.Barrier(c.rt.stream)
+}
+
+// Close leaves the group. Runtime.Close closes the comms still open, so
+// that a rank whose runtime ends tells the others rather than vanishing.
+func (c *Comm) Close() error {
+	c.closeOnce.Do(func() { c.closeErr = c.comm.Close() })
+	return c.closeErr
+}
+
+func (rt *Runtime) closeComms() error {
+	rt.mu.Lock()
+	comms := rt.comms
+	rt.comms = nil
+	rt.mu.Unlock()
+	var errs []error
+	for _, c := range comms {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
