@@ -39,6 +39,10 @@ type Options struct {
 	ProgressOut io.Writer
 	// Total is the number of batches, when known, for the progress line.
 	Total int
+	// Shard, when set, says that the source gives this rank's share of
+	// the job's batches (Shard.Owns); Next then numbers each batch among
+	// all of them, and Total counts this rank's.
+	Shard Shard
 }
 
 // Iter is CUDA.jl's CuIterator: it uploads each batch to the device, the
@@ -54,7 +58,8 @@ type Iter struct {
 	copy     *runtime.Stream
 	ahead    []*upload // uploading, oldest first
 	current  *upload
-	index    int // of the last batch read from the source
+	index    int // of the last batch read from the source, among this rank's
+	shard    Shard
 	// spare holds the pinned staging buffers and events no copy is using:
 	// the runtime keeps events until it closes, so they are reused.
 	spare    map[stagingKey][]*runtime.HostArray
@@ -83,6 +88,9 @@ func NewIter(rt *runtime.Runtime, source Source, opts Options) (*Iter, error) {
 	if opts.Prefetch < 0 {
 		return nil, fmt.Errorf("prefetch must be 0 or more, got %d", opts.Prefetch)
 	}
+	if err := opts.Shard.check(); err != nil {
+		return nil, err
+	}
 	switch opts.Progress {
 	case ProgressAuto, ProgressOn, ProgressOff:
 	default:
@@ -96,7 +104,7 @@ func NewIter(rt *runtime.Runtime, source Source, opts Options) (*Iter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Iter{rt: rt, source: source, prefetch: opts.Prefetch, copy: copyStream, fence: fence,
+	return &Iter{rt: rt, source: source, prefetch: opts.Prefetch, copy: copyStream, fence: fence, shard: opts.Shard,
 		spare: map[stagingKey][]*runtime.HostArray{}, progress: newProgress(opts.Progress, opts.ProgressOut, opts.Total)}, nil
 }
 
@@ -139,14 +147,14 @@ func (it *Iter) Next() (index int, arrays []*runtime.Array, ok bool, err error) 
 func (it *Iter) fetch() error {
 	hosts, err := it.source()
 	if err != nil {
-		return fmt.Errorf("batch %d: %w", it.index+1, err)
+		return fmt.Errorf("batch %d: %w", it.shard.global(it.index+1), err)
 	}
 	if hosts == nil {
 		it.ended = true
 		return nil
 	}
 	it.index++
-	u := &upload{index: it.index}
+	u := &upload{index: it.shard.global(it.index)}
 	it.ahead = append(it.ahead, u) // from here Close frees what it holds
 	if err := it.start(u, hosts); err != nil {
 		what := fmt.Sprintf("%d arrays", len(hosts))

@@ -65,15 +65,18 @@ func (m batchModule) findSize(L *lua.LState) int {
 	return L.GetTop() - base
 }
 
-// chunks is batch.chunks(h, rows): a list of views of rows rows of h each.
+// chunks is batch.chunks(h, rows [, {shard = false}]): a list of views of
+// rows rows of h each, this rank's share of them with shard.
 func (m batchModule) chunks(L *lua.LState) int {
 	const name = "batch.chunks"
 	h := checkHost(L, name, 1)
 	rows := checkInt(L, name, 2, "rows")
+	shard := optShard(L, name, options(L, name, 3, "shard"))
 	views, err := batch.Chunks(h, rows)
 	if err != nil {
 		argError(L, name, 2, "%s", err)
 	}
+	views = batch.Of(shard, views)
 	t := L.CreateTable(len(views), 0)
 	for _, v := range views {
 		pushHost(L, v)

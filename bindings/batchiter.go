@@ -3,11 +3,13 @@ package bindings
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/gluaproject/glua/batch"
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/dist"
 	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/runtime"
 )
@@ -38,20 +40,31 @@ func registerBatchIterType(L *lua.LState) {
 func (m batchModule) iter(L *lua.LState) int {
 	const name = "batch.iter"
 	src := L.Get(1)
+	opts := iterOptions(L, name)
+	shard := opts.Shard
 	var next func() (lua.LValue, error)
-	total := 0
 	switch v := src.(type) {
 	case *lua.LTable:
 		i := 0
-		next = func() (lua.LValue, error) { i++; return v.RawGetInt(i), nil }
-		total = v.Len()
+		next = func() (lua.LValue, error) {
+			for i++; !shard.Owns(i); i++ {
+			}
+			return v.RawGetInt(i), nil
+		}
+		opts.Total = shard.Count(v.Len())
 	case *lua.LFunction:
-		next = func() (lua.LValue, error) { return callSource(L, v, m.rt.WrapLuaError) }
+		i := 0
+		next = func() (lua.LValue, error) {
+			for {
+				b, err := callSource(L, v, m.rt.WrapLuaError)
+				if i++; err != nil || b == lua.LNil || shard.Owns(i) {
+					return b, err
+				}
+			}
+		}
 	default:
 		argError(L, name, 1, "a list of batches or a function returning them expected, got %s", typeName(src))
 	}
-	opts := iterOptions(L, name)
-	opts.Total = total
 	source := func() ([]*runtime.HostArray, error) {
 		v, err := next()
 		if err != nil {
@@ -70,11 +83,11 @@ func (m batchModule) iter(L *lua.LState) int {
 	return 1
 }
 
-// iterOptions reads batch.iter's options: prefetch (1), and progress
-// (true, false, or left out: on a terminal once the loop passes two
-// seconds).
+// iterOptions reads batch.iter's options: prefetch (1), progress (true,
+// false, or left out: on a terminal once the loop passes two seconds),
+// and shard (false: every batch; true: this rank's share).
 func iterOptions(L *lua.LState, name string) batch.Options {
-	t := options(L, name, 2, "prefetch", "progress")
+	t := options(L, name, 2, "prefetch", "progress", "shard")
 	prefetch, ok := intOf(optNumber(L, name, t, "prefetch", 1))
 	if !ok || prefetch < 0 {
 		badArgument(L, "%s: option prefetch must be a non-negative integer, got %s", name, valueText(t.RawGetString("prefetch")))
@@ -86,7 +99,20 @@ func iterOptions(L *lua.LState, name string) batch.Options {
 			progress = batch.ProgressOn
 		}
 	}
-	return batch.Options{Prefetch: prefetch, Progress: progress}
+	return batch.Options{Prefetch: prefetch, Progress: progress, Shard: optShard(L, name, t)}
+}
+
+// optShard is this rank's share of the batches when the shard option is
+// set, from the launch environment (dist.FromEnv); every batch otherwise.
+func optShard(L *lua.LState, name string, t *lua.LTable) batch.Shard {
+	if !optBool(L, name, t, "shard", false) {
+		return batch.Shard{}
+	}
+	place, err := dist.FromEnv(os.Getenv)
+	if err != nil {
+		raise(L, name, fmt.Errorf("shard: %w", err))
+	}
+	return batch.Shard{Rank: place.Rank, Size: place.Size}
 }
 
 // callSource calls a script's batch function, turning its error into a Go

@@ -33,3 +33,29 @@ func TestDistRankThatExitsEarlyFailsTheOthersWithinTheTimeout(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+// batch.iter and batch.chunks with shard = true deal a job's batches out
+// among its ranks: with three ranks every batch, streamed or listed, and
+// every chunk reaches exactly one rank, numbered among all of them; alone,
+// a process gets them all.
+func TestShardedBatchesReachEachRankOnce(t *testing.T) {
+	t.Parallel()
+	alone := invocation{dir: "testdata", args: []string{"--backend", "cpu", "shard.lua"}}.glua(t)
+	want := "list 1=11 2=22 3=33 4=44 5=55 6=66 7=77\nstream 1=11 2=22 3=33 4=44 5=55 6=66 7=77\nchunks 1,2,3 4,5,6 7,8,9 10\nranks 1\n"
+	if alone.code != 0 || alone.stdout != want {
+		t.Fatalf("one process: %v\nwant stdout %q", alone, want)
+	}
+	r := invocation{dir: "testdata", args: []string{"--nproc", "3", "--allow-oversubscribe", "--backend", "cpu", "shard.lua"}}.glua(t)
+	if r.code != 0 {
+		t.Fatalf("--nproc 3: %v", r)
+	}
+	for _, line := range []string{
+		"[0] list 1=11 4=44 7=77", "[1] list 2=22 5=55", "[2] list 3=33 6=66",
+		"[0] stream 1=11 4=44 7=77", "[1] stream 2=22 5=55", "[2] stream 3=33 6=66",
+		"[0] chunks 1,2,3 10", "[1] chunks 4,5,6", "[2] chunks 7,8,9",
+	} {
+		if !strings.Contains(r.stdout, line+"\n") {
+			t.Errorf("--nproc 3: no line %q in\n%s", line, r.stdout)
+		}
+	}
+}
