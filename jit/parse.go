@@ -2,6 +2,7 @@ package jit
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -348,4 +349,15 @@ func exprName(e ast.Expr) string {
 		return "a function call"
 	}
 	return fmt.Sprintf("the expression %T", e)
+}
+
+// KernelFunctions are the names of the kernels module's functions that
+// only a kernel can call (kernels.grid, kernels.syncthreads...).
+func KernelFunctions() []string {
+	names := make([]string, 0, len(kernelFuncs))
+	for n := range kernelFuncs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
