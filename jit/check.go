@@ -274,13 +274,12 @@ func (t *typer) numericFor(st *ast.NumberForStmt) Stmt {
 	if st.Step != nil {
 		step = t.expr(st.Step, Void)
 	}
-	for i, x := range []Expr{start, stop, step} {
-		t.numeric(x, []ast.Expr{st.Init, st.Limit, st.Init}[i])
+	t.numeric(start, st.Init)
+	t.numeric(stop, st.Limit)
+	if st.Step != nil {
+		t.numeric(step, st.Step)
 	}
 	typ := join(join(start.Type(), stop.Type()), step.Type())
-	if typ == Int && isFloatLit(st.Init) {
-		typ = t.defaultFloat
-	}
 	t.names = append(t.names, map[string]binding{})
 	slot := t.newLocal(st.Name, typ)
 	t.bind(st.Name, binding{slot: slot})
@@ -317,20 +316,6 @@ func (t *typer) to(x Expr, typ Type) Expr {
 		return &Const{T: typ, F: f}
 	}
 	return &Convert{X: x, T: typ}
-}
-
-// isFloatLit reports whether e is written as a float: 0.5, 1e3, math.pi.
-func isFloatLit(e ast.Expr) bool {
-	switch ex := e.(type) {
-	case *ast.NumberExpr:
-		return isFloatText(ex.Value)
-	case *ast.UnaryMinusOpExpr:
-		return isFloatLit(ex.Expr)
-	case *ast.AttrGetExpr:
-		id, ok := ex.Object.(*ast.IdentExpr)
-		return ok && id.Value == "math"
-	}
-	return false
 }
 
 func isFloatText(s string) bool {
