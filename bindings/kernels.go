@@ -2,7 +2,9 @@ package bindings
 
 import (
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 
+	"github.com/gluaproject/glua/jit"
 	"github.com/gluaproject/glua/kernels"
 	"github.com/gluaproject/glua/runtime"
 )
@@ -17,6 +19,7 @@ type kernelsRuntime interface {
 	MaxAbsDiff(x, y *runtime.Array) (float64, error)
 	Matmul(C, A, B *runtime.Array, o runtime.MatmulOptions) error
 	Compile(source, entry string, options, signature []string) (*runtime.Kernel, error)
+	JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*runtime.JITKernel, error)
 	KernelCacheStats() (compiles, cacheHits int64)
 }
 
@@ -37,6 +40,10 @@ func (m kernelsModule) funcs() map[string]lua.LGFunction {
 		"norm":         m.norm,
 		"max_abs_diff": m.maxAbsDiff,
 		"cache_stats":  m.cacheStats,
+		"jit":          m.jit,
+	}
+	for _, name := range jit.KernelFunctions() {
+		funcs[name] = insideKernel(name)
 	}
 	for _, op := range kernels.ElementwiseOps() {
 		if funcs[op.Name] != nil {

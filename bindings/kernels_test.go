@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 
+	"github.com/gluaproject/glua/jit"
 	"github.com/gluaproject/glua/kernels"
 	"github.com/gluaproject/glua/runtime"
 )
@@ -41,6 +43,9 @@ func (f *fakeKernels) Matmul(C, A, B *runtime.Array, o runtime.MatmulOptions) er
 }
 func (f *fakeKernels) Compile(source, entry string, options, signature []string) (*runtime.Kernel, error) {
 	return nil, f.note("compile " + entry)
+}
+func (f *fakeKernels) JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*runtime.JITKernel, error) {
+	return nil, f.note("jit " + o.Name)
 }
 func (f *fakeKernels) KernelCacheStats() (int64, int64) { return 3, 4 }
 

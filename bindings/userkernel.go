@@ -85,7 +85,7 @@ func stringList(L *lua.LState, name, key string, t *lua.LTable) []string {
 // launch is k:launch({grid =, block =, shared =, stream =}, args...).
 func launch(L *lua.LState) int {
 	const name = "Kernel:launch"
-	k, ok := userValue[*runtime.Kernel](L.Get(1))
+	k, ok := userValue[launcher](L.Get(1))
 	if !ok {
 		badArgument(L, "%s: called on %s; call it as k:launch(...)", name, typeName(L.Get(1)))
 	}

@@ -81,6 +81,12 @@ func (rt *Runtime) Compile(source, entry string, options, signature []string) (*
 		}
 		params[i] = p
 	}
+	return rt.newKernel(cb, source, entry, options, params)
+}
+
+// newKernel compiles source (the backend caches modules by source and
+// options, in memory and on disk) and wraps its entry with params.
+func (rt *Runtime) newKernel(cb KernelCompiler, source, entry string, options []string, params []Param) (*Kernel, error) {
 	opts := append([]string{}, options...)
 	launch, err := cb.Launcher(source, entry+".cu", opts, entry)
 	if err != nil {
@@ -98,12 +104,8 @@ func (k *Kernel) Launch(cfg LaunchConfig, args ...any) error {
 	if len(args) != len(k.params) {
 		return fmt.Errorf("%s takes %d arguments (%s), got %d", k.entry, len(k.params), k.signature(), len(args))
 	}
-	for _, d := range [][3]uint32{cfg.Grid, cfg.Block} {
-		for _, v := range d {
-			if v == 0 {
-				return errors.New("grid and block dimensions must be at least 1")
-			}
-		}
+	if err := cfg.check(k.rt); err != nil {
+		return err
 	}
 	vals := make([]any, len(args))
 	for i, a := range args {
@@ -113,14 +115,30 @@ func (k *Kernel) Launch(cfg LaunchConfig, args ...any) error {
 		}
 		vals[i] = v
 	}
-	s := k.rt.stream
-	if cfg.Stream != nil {
-		if cfg.Stream.rt != k.rt {
-			return errors.New("the stream belongs to another runtime")
+	return k.launch(cfg.Grid, cfg.Block, cfg.Shared, cfg.stream(k.rt), vals...)
+}
+
+// check refuses a zero dimension and a stream of another runtime.
+func (cfg LaunchConfig) check(rt *Runtime) error {
+	for _, d := range [][3]uint32{cfg.Grid, cfg.Block} {
+		for _, v := range d {
+			if v == 0 {
+				return errors.New("grid and block dimensions must be at least 1")
+			}
 		}
-		s = cfg.Stream.handle
 	}
-	return k.launch(cfg.Grid, cfg.Block, cfg.Shared, s, vals...)
+	if cfg.Stream != nil && cfg.Stream.rt != rt {
+		return errors.New("the stream belongs to another runtime")
+	}
+	return nil
+}
+
+// stream is the launch's stream: the configured one or the runtime's.
+func (cfg LaunchConfig) stream(rt *Runtime) device.Stream {
+	if cfg.Stream != nil {
+		return cfg.Stream.handle
+	}
+	return rt.stream
 }
 
 func (k *Kernel) signature() string {

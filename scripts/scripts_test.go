@@ -20,19 +20,20 @@ import (
 // smallArgs keeps each script quick on the CPU backend; scripts not listed
 // run with their defaults.
 var smallArgs = map[string][]string{
-	"matmul.lua":      {"96", "4"}, // also scripts/bench/matmul.lua: n_fp32, n_tf32_bf16
-	"axpy.lua":        {"16"},
-	"operators.lua":   {"16"},
-	"tiny.lua":        {"2000"},
-	"transfer.lua":    {"1"},
-	"alloc.lua":       {"5000"},
-	"fragment.lua":    {"0.25", "8"}, // fill, search step in MiB
-	"plain.lua":       {"all", "20"}, // every kernel at size 20: fib(20) for calls
-	"find_batch.lua":  {"64", "8MiB"},
-	"stream.lua":      {"1", "4"},
-	"batching.lua":    {"64", "8"},
-	"out_of_core.lua": {"200", "1MiB"},
-	"dist_sum.lua":    {"1000"},
+	"matmul.lua":        {"96", "4"}, // also scripts/bench/matmul.lua: n_fp32, n_tf32_bf16
+	"axpy.lua":          {"16"},
+	"operators.lua":     {"16"},
+	"tiny.lua":          {"2000"},
+	"transfer.lua":      {"1"},
+	"alloc.lua":         {"5000"},
+	"fragment.lua":      {"0.25", "8"}, // fill, search step in MiB
+	"plain.lua":         {"all", "20"}, // every kernel at size 20: fib(20) for calls
+	"find_batch.lua":    {"64", "8MiB"},
+	"stream.lua":        {"1", "4"},
+	"batching.lua":      {"64", "8"},
+	"out_of_core.lua":   {"200", "1MiB"},
+	"numba_kernels.lua": {"40", "2"},
+	"dist_sum.lua":      {"1000"},
 }
 
 func run(t *testing.T, script string, args []string) string {
@@ -99,5 +100,16 @@ func TestMatmulShowsWhyPreallocationWins(t *testing.T) {
 	}
 	if !strings.Contains(out, "check: naive vs preallocated max |diff| 0") {
 		t.Fatalf("the script's own check line is missing:\n%s", out)
+	}
+}
+
+// TestNumbaKernelsInLuaMatchMatmul runs the seed's three kernels written in
+// Lua; the script asserts each agrees with kernels.matmul.
+func TestNumbaKernelsInLuaMatchMatmul(t *testing.T) {
+	out := run(t, "numba_kernels.lua", []string{"33", "3"})
+	for _, label := range []string{"naive", "preallocated", "in place"} {
+		if !strings.Contains(out, label+" ") || !strings.Contains(out, "rel. error against kernels.matmul") {
+			t.Errorf("no %s line in:\n%s", label, out)
+		}
 	}
 }

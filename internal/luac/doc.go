@@ -58,6 +58,10 @@
 //     BenchmarkGopherLuaLoadString); running costs one register move per
 //     value.
 //
+// Load also records each function's syntax tree against its compiled
+// prototype (trees.go), so that kernels.jit translates the text the user
+// wrote; FunctionTree finds it from a *lua.LFunction.
+//
 // What this package does not do: it does not change how gopher-lua runs
 // code (internal/lua51 mends library functions and protected calls), and it cannot fix chunks compiled elsewhere (by L.DoString,
 // L.LoadString, or a loader a host saved before Install ran).

@@ -45,6 +45,7 @@ func Load(L *lua.LState, r io.Reader, chunkName string) (fn *lua.LFunction, err 
 	if err != nil {
 		return nil, syntaxError(err)
 	}
+	recordTrees(proto, chunk)
 	return L.NewFunctionFromProto(proto), nil
 }
 

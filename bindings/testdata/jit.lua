@@ -1,0 +1,114 @@
+-- Kernels written in Lua (kernels.jit): on the CPU backend the evaluator
+-- runs them, on the GPU NVRTC compiles their CUDA C; both must agree with
+-- the built-in kernels.
+local cuda = require("cuda")
+local kernels = require("kernels")
+
+-- a vector add with a bounds if
+local vadd = kernels.jit(function(a, b, out, n)
+  local i = kernels.grid(1)
+  if i <= n then
+    out[i] = a[i] + b[i]
+  end
+end, { name = "vadd" })
+local n = 1000
+local a, b = cuda.rand(n, "float32", 1), cuda.rand(n, "float32", 2)
+local out = cuda.zeros(n, "float32")
+vadd:launch({ grid = math.ceil(n / 128), block = 128 }, a, b, out, n)
+local want = a:clone()
+kernels.add(want, b)
+check.eq(kernels.max_abs_diff(out, want), 0, "jit vector add equals kernels.add")
+-- a second signature (float64) is translated on its own
+local a64, b64, out64 = cuda.rand(n, "float64", 3), cuda.rand(n, "float64", 4), cuda.zeros(n, "float64")
+vadd:launch({ grid = 8, block = 128 }, a64, b64, out64, n)
+local want64 = a64:clone()
+kernels.add(want64, b64)
+check.eq(kernels.max_abs_diff(out64, want64), 0, "float64 jit vector add equals kernels.add")
+
+-- the naive matmul, as Numba's users write it
+local matmul = kernels.jit(function(A, B, C)
+  local row, col = kernels.grid(2)
+  if row <= C.shape[1] and col <= C.shape[2] then
+    local tmp = 0.
+    for k = 1, A.shape[2] do
+      tmp = tmp + A[row][k] * B[k][col]
+    end
+    C[row][col] = tmp
+  end
+end)
+local A, B = cuda.rand({ 37, 19 }, "float32", 5), cuda.rand({ 19, 23 }, "float32", 6)
+local C, Cref = cuda.zeros({ 37, 23 }, "float32"), cuda.zeros({ 37, 23 }, "float32")
+matmul:launch({ grid = { 3, 2 }, block = { 16, 16 } }, A, B, C)
+kernels.matmul(Cref, A, B)
+check.near(check.rel(C, Cref), 0, tolerance.float32, "jit naive matmul against kernels.matmul")
+
+-- a reduction with atomic_add, over a grid-stride loop
+local total = kernels.jit(function(sum, x)
+  local i = kernels.grid(1)
+  while i <= #x do
+    kernels.atomic_add(sum, 1, x[i])
+    i = i + kernels.gridsize(1)
+  end
+end)
+local x = cuda.rand(5000, "float64", 7)
+local s = cuda.zeros(1, "float64")
+total:launch({ grid = 4, block = 64 }, s, x)
+check.near(s:to_table()[1], kernels.sum(x), 1e-12, "atomic_add sum against kernels.sum")
+local ones, count = cuda.full(777, 1, "int32"), cuda.zeros(1, "int32")
+total:launch({ grid = 3, block = 32 }, count, ones)
+check.eq(count:to_table()[1], 777, "int32 atomic_add counts exactly")
+
+-- shared memory and syncthreads: a tree sum within each block of 64
+local blocksum = kernels.jit(function(out, x)
+  local s = kernels.shared(64, "float64")
+  local i = kernels.grid(1)
+  local lane = (i - 1) % 64 + 1
+  s[lane] = 0.0
+  if i <= #x then s[lane] = x[i] end
+  kernels.syncthreads()
+  local w = 32
+  while w >= 1 do
+    if lane <= w then s[lane] = s[lane] + s[lane + w] end
+    kernels.syncthreads()
+    w = math.floor(w / 2)
+  end
+  if lane == 1 then out[math.floor((i - 1) / 64) + 1] = s[1] end
+end)
+local xs = cuda.rand(1000, "float64", 8)
+local sums = cuda.zeros(16, "float64")
+blocksum:launch({ grid = 16, block = 64 }, sums, xs)
+local xt, st = xs:to_table(), sums:to_table()
+for blk = 1, 16 do
+  local want = 0
+  for i = (blk - 1) * 64 + 1, math.min(1000, blk * 64) do want = want + xt[i] end
+  check.near(st[blk], want, 1e-12, "block " .. blk .. " sum")
+end
+
+-- check_bounds names the array, the index and the shape (the CPU always checks)
+local past = kernels.jit(function(x, n)
+  local i = kernels.grid(1)
+  x[i + n] = 1
+end, { check_bounds = true })
+local ten = cuda.zeros(10, "float32")
+check.error("index x[11] is out of bounds: x has shape (10)", past.launch, past, { grid = 1, block = 6 }, ten, 5)
+-- the runtime is usable afterwards
+vadd:launch({ grid = 8, block = 128 }, a, b, out, n)
+check.eq(kernels.max_abs_diff(out, want), 0, "launch after a bounds error")
+
+-- bad input
+check.error("kernels.jit: bad argument #1 (a Lua function expected, got number)", kernels.jit, 42)
+check.error("kernels.jit: bad argument #1 (a function written in a script is expected", kernels.jit, print)
+check.error("kernels.jit: bad argument #2 (unknown option grid", kernels.jit, function() end, { grid = 1 })
+check.error("jit: testdata/jit.lua:103: a table constructor is not allowed in a kernel", kernels.jit, function(x)
+  local t = {}
+end)
+check.error("the global or upvalue vadd is not allowed in a kernel", kernels.jit, function(x)
+  x[1] = vadd
+end)
+check.error("takes 4 arguments, got 3", vadd.launch, vadd, { grid = 1, block = 1 }, a, b, out)
+check.error("p is not an array parameter or a shared array", kernels.jit(function(p) p[1] = 0 end).launch,
+  kernels.jit(function(p) p[1] = 0 end), { grid = 1, block = 1 }, 3)
+check.error("the array n can only be indexed", vadd.launch, vadd, { grid = 1, block = 1 }, a, b, out, out)
+check.error("Kernel:launch: bad argument #3 (DeviceArray or number expected, got string)", vadd.launch, vadd, { grid = 1, block = 1 }, a, "b", out, n)
+check.error("the launch configuration needs block", vadd.launch, vadd, { grid = 1 }, a, b, out, n)
+check.error("kernels.grid: only inside a function compiled by kernels.jit", kernels.grid, 1)

@@ -1,0 +1,108 @@
+package jit
+
+import (
+	"strconv"
+
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// callExpr types math.f(...), kernels.grid(1) and kernels.gridsize(1).
+func (t *typer) callExpr(ex *ast.FuncCallExpr, hint Type) Expr {
+	mod, name := t.library(ex.Func)
+	if mod == "kernels" {
+		switch name {
+		case "grid", "gridsize":
+			if vals := t.multiValue(ex, 1); vals != nil {
+				return vals[0]
+			}
+		case "shared":
+			t.fail(ex.Line(), "kernels.shared must be the value of a local: local s = kernels.shared(n, dtype)")
+		}
+		t.fail(ex.Line(), "kernels.%s has no value", name)
+	}
+	return t.mathCall(ex, name, hint)
+}
+
+// multiValue types kernels.grid(n) or kernels.gridsize(n) assigned to
+// want names; nil if e is neither.
+func (t *typer) multiValue(e ast.Expr, want int) []Expr {
+	c, ok := e.(*ast.FuncCallExpr)
+	if !ok || c.Func == nil {
+		return nil
+	}
+	mod, name := t.library(c.Func)
+	if mod != "kernels" || name != "grid" && name != "gridsize" {
+		return nil
+	}
+	n, isNum := c.Args[0].(*ast.NumberExpr)
+	dims, err := strconv.Atoi(valueOr(n))
+	if !isNum || err != nil || dims < 1 || dims > 3 {
+		t.fail(c.Line(), "kernels.%s takes the number of dimensions, 1, 2 or 3, as a literal", name)
+	}
+	if dims != want {
+		t.fail(c.Line(), "kernels.%s(%d) gives %d value(s), assigned to %d name(s)", name, dims, dims, want)
+	}
+	vals := make([]Expr, dims)
+	for i := range vals {
+		if name == "grid" {
+			vals[i] = &Grid{Axis: i}
+		} else {
+			vals[i] = &GridSize{Axis: i}
+		}
+	}
+	return vals
+}
+
+// mathCall types math.f(args): the float functions keep a float
+// argument's type and make integers float64, as Numba does; abs, min and
+// max keep integers; floor and ceil give integers.
+func (t *typer) mathCall(ex *ast.FuncCallExpr, name string, hint Type) Expr {
+	args := make([]Expr, len(ex.Args))
+	typ := Int
+	for i, a := range ex.Args {
+		args[i] = t.expr(a, hint)
+		t.numeric(args[i], a)
+		typ = join(typ, args[i].Type())
+	}
+	if len(args) > 1 && typ.IsFloat() {
+		// literals among min/max's arguments take the others' float type
+		for i, a := range ex.Args {
+			if isLiteral(a) {
+				args[i] = t.expr(a, typ)
+			}
+		}
+	}
+	switch name {
+	case "floor", "ceil":
+		return &Math{Fn: name, Args: args, T: Int}
+	case "abs", "min", "max":
+	default:
+		if typ == Int {
+			typ = Float64
+		}
+	}
+	for i := range args {
+		args[i] = t.to(args[i], typ)
+	}
+	return &Math{Fn: name, Args: args, T: typ}
+}
+
+// callStmt types kernels.syncthreads() and kernels.atomic_add(A, i, v).
+func (t *typer) callStmt(ex *ast.FuncCallExpr) Stmt {
+	_, name := t.library(ex.Func)
+	if name == "syncthreads" {
+		t.prog.UsesSync = true
+		return &SyncThreads{}
+	}
+	arr := t.array(ex.Args[0])
+	if !atomicDType(arr.DType) {
+		t.fail(ex.Line(), "kernels.atomic_add works on float32, float64, int32 and int64 arrays; %s is %s", arr.Name, arr.DType)
+	}
+	if arr.Rank != 1 {
+		t.fail(ex.Line(), "kernels.atomic_add takes a 1-D array; %s has %d dimensions", arr.Name, arr.Rank)
+	}
+	idx := t.index(ex.Args[1], arr)
+	x := t.expr(ex.Args[2], computeType(arr.DType))
+	t.numeric(x, ex.Args[2])
+	return &AtomicAdd{Arr: arr, Index: []Expr{idx}, X: x, Line: ex.Line()}
+}

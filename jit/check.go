@@ -1,0 +1,351 @@
+package jit
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// Options are kernels.jit's options that change the translation.
+type Options struct {
+	Name        string // the CUDA entry; "glua_jit" when empty
+	CheckBounds bool
+}
+
+// Check types f for one call signature and returns its typed form.
+func Check(f *Function, sig Signature, o Options) (*Program, error) {
+	if len(sig) != len(f.Params) {
+		return nil, &Error{Chunk: f.Chunk, Line: f.Line(), Msg: fmt.Sprintf("the kernel takes %d arguments (%s), got %d", len(f.Params), strings.Join(f.Params, ", "), len(sig))}
+	}
+	name := o.Name
+	if name == "" {
+		name = "glua_jit"
+	}
+	t := &typer{parser: parser{chunk: f.Chunk}, prog: &Program{
+		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: sig, CheckBounds: o.CheckBounds,
+	}}
+	t.defaultFloat = defaultFloat(sig)
+	err := t.catch(func() {
+		t.params(f, sig)
+		t.prog.Body = t.block(f.Tree.Stmts)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t.prog, nil
+}
+
+// defaultFloat is the type of a float literal with no float beside it:
+// float32 when the kernel's float arrays are all 32 bits or narrower, so
+// that `local acc = 0.0` does not turn a float32 kernel into float64 work.
+func defaultFloat(sig Signature) Type {
+	t := Float64
+	for _, a := range sig {
+		if a.Array && a.DType == device.Float64 {
+			return Float64
+		}
+		if a.Array && a.DType.IsFloat() {
+			t = Float32
+		}
+	}
+	return t
+}
+
+// typer builds the typed form; it reuses the parser's scopes, whose
+// entries here are bindings.
+type typer struct {
+	parser
+	prog         *Program
+	defaultFloat Type
+	names        []map[string]binding
+}
+
+// binding is what a name means: a local's slot or an array.
+type binding struct {
+	slot int // -1 for an array
+	arr  *Array
+	// line of the declaration, for the message when the first assignment
+	// is missing
+	line int
+}
+
+func (t *typer) params(f *Function, sig Signature) {
+	t.names = []map[string]binding{{}}
+	for i, name := range f.Params {
+		a := sig[i]
+		p := Param{Name: name, Slot: -1}
+		if a.Array {
+			if a.Rank < 1 || a.Rank > MaxRank {
+				t.fail(f.Line(), "argument %d (%s) has %d dimensions; a kernel takes arrays of 1 to %d", i+1, name, a.Rank, MaxRank)
+			}
+			p.Array = &Array{Name: name, DType: a.DType, Rank: a.Rank, Param: i, Shared: -1}
+			t.bind(name, binding{slot: -1, arr: p.Array})
+		} else {
+			typ := Int
+			if a.Float {
+				typ = Float64
+			}
+			p.Slot = t.newLocal(name, typ)
+			t.bind(name, binding{slot: p.Slot})
+		}
+		t.prog.Params = append(t.prog.Params, p)
+	}
+}
+
+func (t *typer) newLocal(name string, typ Type) int {
+	t.prog.Locals = append(t.prog.Locals, Local{Name: name, Type: typ})
+	return len(t.prog.Locals) - 1
+}
+
+func (t *typer) bind(name string, b binding) { t.names[len(t.names)-1][name] = b }
+
+func (t *typer) lookup(name string) (binding, bool) {
+	for i := len(t.names) - 1; i >= 0; i-- {
+		if b, ok := t.names[i][name]; ok {
+			return b, true
+		}
+	}
+	return binding{}, false
+}
+
+func (t *typer) block(stmts []ast.Stmt) []Stmt {
+	t.names = append(t.names, map[string]binding{})
+	var out []Stmt
+	for _, s := range stmts {
+		out = append(out, t.stmt(s)...)
+	}
+	t.names = t.names[:len(t.names)-1]
+	return out
+}
+
+func (t *typer) stmt(s ast.Stmt) []Stmt {
+	switch st := s.(type) {
+	case *ast.LocalAssignStmt:
+		return t.local(st)
+	case *ast.AssignStmt:
+		return t.assign(st)
+	case *ast.FuncCallStmt:
+		return []Stmt{t.callStmt(st.Expr.(*ast.FuncCallExpr))}
+	case *ast.DoBlockStmt:
+		return t.block(st.Stmts)
+	case *ast.IfStmt:
+		return []Stmt{&If{Cond: t.cond(st.Condition), Then: t.block(st.Then), Else: t.block(st.Else)}}
+	case *ast.WhileStmt:
+		return []Stmt{&While{Cond: t.cond(st.Condition), Body: t.block(st.Stmts)}}
+	case *ast.NumberForStmt:
+		return []Stmt{t.numericFor(st)}
+	case *ast.BreakStmt:
+		return []Stmt{&Break{}}
+	case *ast.ReturnStmt:
+		return []Stmt{&Return{}}
+	}
+	t.fail(s.Line(), "%s is not allowed in a kernel", stmtName(s))
+	return nil
+}
+
+// cond is a condition: a boolean, because Lua takes every number as true
+// (0 included) and C takes 0 as false, so a number would mean one thing on
+// the CPU and another on the GPU.
+func (t *typer) cond(e ast.Expr) Expr {
+	x := t.expr(e, Void)
+	if x.Type() != Bool {
+		t.fail(e.Line(), "a condition must be a comparison or a boolean, not %s (in Lua every number is true; write x ~= 0)", x.Type())
+	}
+	return x
+}
+
+// local declares locals: `local x = e`, `local r, c = kernels.grid(2)`,
+// `local s = kernels.shared(n, dtype)` or `local x` to be assigned later.
+func (t *typer) local(st *ast.LocalAssignStmt) []Stmt {
+	line := st.Line()
+	if len(st.Exprs) == 1 && len(st.Names) > 1 {
+		if multi := t.multiValue(st.Exprs[0], len(st.Names)); multi != nil {
+			var out []Stmt
+			for i, n := range st.Names {
+				slot := t.newLocal(n, Int)
+				out = append(out, &Set{Slot: slot, X: multi[i]})
+				t.bind(n, binding{slot: slot})
+			}
+			return out
+		}
+	}
+	if len(st.Exprs) > len(st.Names) {
+		t.fail(line, "more values than names in local")
+	}
+	if len(st.Exprs) == 1 && len(st.Names) == 1 && t.isShared(st.Exprs[0]) {
+		t.bind(st.Names[0], binding{slot: -1, arr: t.shared(st.Names[0], st.Exprs[0].(*ast.FuncCallExpr))})
+		return nil
+	}
+	var out []Stmt
+	vals := make([]Expr, len(st.Exprs))
+	for i, e := range st.Exprs {
+		vals[i] = t.value(e)
+	}
+	for i, n := range st.Names {
+		if i >= len(vals) {
+			// Declared now, typed by its first assignment.
+			t.bind(n, binding{slot: t.newLocal(n, Void), line: line})
+			continue
+		}
+		slot := t.newLocal(n, vals[i].Type())
+		out = append(out, &Set{Slot: slot, X: vals[i]})
+		t.bind(n, binding{slot: slot})
+	}
+	return out
+}
+
+// value types an expression that becomes a local's value: a float literal
+// alone takes the kernel's default float.
+func (t *typer) value(e ast.Expr) Expr {
+	x := t.expr(e, Void)
+	if x.Type() == Void {
+		t.fail(e.Line(), "%s has no value", exprName(e))
+	}
+	return x
+}
+
+func (t *typer) assign(st *ast.AssignStmt) []Stmt {
+	if len(st.Lhs) != 1 || len(st.Rhs) != 1 {
+		// internal/luac has made every multiple assignment single ones.
+		t.fail(st.Line(), "one value per assignment in a kernel")
+	}
+	switch l := st.Lhs[0].(type) {
+	case *ast.IdentExpr:
+		return []Stmt{t.setLocal(l, st.Rhs[0])}
+	case *ast.AttrGetExpr:
+		arr, idx := t.element(l)
+		x := t.expr(st.Rhs[0], computeType(arr.DType))
+		t.numeric(x, st.Rhs[0])
+		return []Stmt{&Store{Arr: arr, Index: idx, X: x, Line: l.Line()}}
+	}
+	t.fail(st.Line(), "cannot assign to %s", exprName(st.Lhs[0]))
+	return nil
+}
+
+// setLocal assigns to a local, which keeps its type: an integer local
+// takes no float, because the first assignment decided it and a silent
+// truncation would lose the fraction.
+func (t *typer) setLocal(l *ast.IdentExpr, rhs ast.Expr) Stmt {
+	b, _ := t.lookup(l.Value)
+	if b.arr != nil {
+		t.fail(l.Line(), "the array %s cannot be assigned", l.Value)
+	}
+	local := &t.prog.Locals[b.slot]
+	x := t.expr(rhs, local.Type)
+	if local.Type == Void {
+		if x.Type() == Void {
+			t.fail(rhs.Line(), "%s has no value", exprName(rhs))
+		}
+		local.Type = x.Type()
+	}
+	return &Set{Slot: b.slot, X: t.convertTo(x, local.Type, l.Value, l.Line())}
+}
+
+// convertTo converts x to a local's type where that loses nothing a user
+// would not expect: integers to floats, floats to floats.
+func (t *typer) convertTo(x Expr, to Type, name string, line int) Expr {
+	from := x.Type()
+	switch {
+	case from == to:
+		return x
+	case to.IsFloat() && (from == Int || from.IsFloat()):
+		return &Convert{X: x, T: to}
+	case to == Int && from.IsFloat():
+		t.fail(line, "%s is an integer (from its first assignment) and cannot take a %s; give it a float first value (0.0) or use math.floor", name, from)
+	}
+	t.fail(line, "%s is %s and cannot take %s", name, to, from)
+	return nil
+}
+
+func (t *typer) numeric(x Expr, e ast.Expr) {
+	if x.Type() != Int && !x.Type().IsFloat() {
+		t.fail(e.Line(), "a number is expected, got %s", x.Type())
+	}
+}
+
+func (t *typer) numericFor(st *ast.NumberForStmt) Stmt {
+	start, stop := t.expr(st.Init, Void), t.expr(st.Limit, Void)
+	var step Expr = &Const{T: Int, I: 1}
+	if st.Step != nil {
+		step = t.expr(st.Step, Void)
+	}
+	t.numeric(start, st.Init)
+	t.numeric(stop, st.Limit)
+	if st.Step != nil {
+		t.numeric(step, st.Step)
+	}
+	typ := join(join(start.Type(), stop.Type()), step.Type())
+	t.names = append(t.names, map[string]binding{})
+	slot := t.newLocal(st.Name, typ)
+	t.bind(st.Name, binding{slot: slot})
+	body := t.block(st.Stmts)
+	t.names = t.names[:len(t.names)-1]
+	return &For{Slot: slot, Start: t.to(start, typ), Stop: t.to(stop, typ), Step: t.to(step, typ), Body: body}
+}
+
+// join is the type of arithmetic between a and b: integers stay integers,
+// float64 wins over float32, float32 over integers.
+func join(a, b Type) Type {
+	switch {
+	case a == Float64 || b == Float64:
+		return Float64
+	case a == Float32 || b == Float32:
+		return Float32
+	}
+	return Int
+}
+
+// to converts x to typ, folding constants so that literals adapt.
+func (t *typer) to(x Expr, typ Type) Expr {
+	if x.Type() == typ {
+		return x
+	}
+	if c, ok := x.(*Const); ok && typ.IsFloat() {
+		f := c.F
+		if c.T == Int {
+			f = float64(c.I)
+		}
+		if typ == Float32 {
+			f = float64(float32(f))
+		}
+		return &Const{T: typ, F: f}
+	}
+	return &Convert{X: x, T: typ}
+}
+
+func isFloatText(s string) bool {
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		return false
+	}
+	return strings.ContainsAny(s, ".eE")
+}
+
+// number types a numeric literal: a float where it is written as one or
+// is not an integer, adapting to hint when that is a float type.
+func (t *typer) number(ex *ast.NumberExpr, hint Type) Expr {
+	v, err := parseNumber(ex.Value)
+	if err != nil {
+		t.fail(ex.Line(), "malformed number %s", ex.Value)
+	}
+	if !isFloatText(ex.Value) && v == math.Trunc(v) && math.Abs(v) < 1<<63 && !hint.IsFloat() {
+		return &Const{T: Int, I: int64(v)}
+	}
+	typ := t.defaultFloat
+	if hint.IsFloat() {
+		typ = hint
+	}
+	return t.to(&Const{T: Float64, F: v}, typ)
+}
+
+func parseNumber(s string) (float64, error) {
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		u, err := strconv.ParseUint(s[2:], 16, 64)
+		return float64(u), err
+	}
+	return strconv.ParseFloat(s, 64)
+}

@@ -1,0 +1,25 @@
+// Package jit is glua's kernel language: a typed subset of Lua that
+// kernels.jit translates to CUDA C, and a Go evaluator of the same typed
+// form that the CPU backend runs instead.
+//
+// Parse checks a function's syntax tree (as internal/luac recorded it) for
+// what a kernel may contain and resolves its names; Check types the
+// result for one call signature (each argument's dtype and rank, or
+// whether a number is an integer) as Numba types a @cuda.jit function;
+// CUDA emits the kernel's C source and Run executes the typed program over
+// a grid of blocks of threads on host memory.
+//
+// The package owns translation and evaluation only: it allocates no device
+// memory, launches nothing and knows nothing of Lua states; the runtime
+// decides when to translate, compile and launch.
+//
+// Types: integers compute in int64, floats in float32 or float64. A local
+// takes the type of its first assignment; a float literal takes the float
+// type of the operand beside it (or the kernel's default float, float32
+// when every float array is 32 bits or narrower, else float64); float32
+// work stays float32 unless a float64 operand appears; `/` and `^` are
+// float operations; integers and float32 give float32. Loads from float16
+// and bfloat16 arrays compute in float32, from integer arrays in int64.
+// Stores convert to the array's dtype: floats into integer arrays truncate
+// and saturate as device.Set does, integers wrap.
+package jit

@@ -1,0 +1,309 @@
+package jit
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// thread is one kernel thread's state on the CPU.
+type thread struct {
+	ints   []int64
+	floats []float64
+	bools  []bool
+	tid    [3]int
+	bid    [3]int
+	run    *launch
+	shared [][]byte // the block's shared arrays
+	block  *barrier // nil when the kernel does not synchronise
+}
+
+type (
+	floatFn func(*thread) float64
+	intFn   func(*thread) int64
+	boolFn  func(*thread) bool
+	stmtFn  func(*thread) flow
+)
+
+// flow is how a statement ends.
+type flow uint8
+
+const (
+	next flow = iota
+	breakLoop
+	returnKernel
+)
+
+// compiler turns a typed program into Go closures, once per launch.
+type compiler struct{ p *Program }
+
+// f32 rounds to float32: float32 work rounds after every operation, as the
+// GPU's does (the translation is compiled with --fmad=false).
+func f32(v float64) float64 { return float64(float32(v)) }
+
+func (c *compiler) float(x Expr) floatFn {
+	round := x.Type() == Float32
+	fn := c.floatRaw(x)
+	if !round {
+		return fn
+	}
+	switch x.(type) {
+	case *Const, *LocalGet, *Load, *Neg:
+		return fn // already float32 values
+	}
+	return func(t *thread) float64 { return f32(fn(t)) }
+}
+
+func (c *compiler) floatRaw(x Expr) floatFn {
+	switch ex := x.(type) {
+	case *Const:
+		v := ex.F
+		return func(*thread) float64 { return v }
+	case *LocalGet:
+		s := ex.Slot
+		return func(t *thread) float64 { return t.floats[s] }
+	case *Convert:
+		if ex.X.Type() == Int {
+			i := c.int(ex.X)
+			return func(t *thread) float64 { return float64(i(t)) }
+		}
+		return c.float(ex.X)
+	case *Neg:
+		f := c.float(ex.X)
+		return func(t *thread) float64 { return -f(t) }
+	case *Arith:
+		return c.floatArith(ex)
+	case *Load:
+		return c.floatLoad(ex)
+	case *Math:
+		return c.floatMath(ex)
+	}
+	panic(fmt.Sprintf("jit: no float evaluation of %T", x))
+}
+
+func (c *compiler) floatArith(ex *Arith) floatFn {
+	x, y := c.float(ex.X), c.float(ex.Y)
+	single := ex.T == Float32
+	switch ex.Op {
+	case "+":
+		return func(t *thread) float64 { return x(t) + y(t) }
+	case "-":
+		return func(t *thread) float64 { return x(t) - y(t) }
+	case "*":
+		return func(t *thread) float64 { return x(t) * y(t) }
+	case "/":
+		return func(t *thread) float64 { return x(t) / y(t) }
+	case "%":
+		return func(t *thread) float64 {
+			a, b := x(t), y(t)
+			q := a / b
+			if single {
+				q = f32(q)
+			}
+			p := math.Floor(q) * b
+			if single {
+				p = f32(p)
+			}
+			return a - p
+		}
+	}
+	return func(t *thread) float64 { return math.Pow(x(t), y(t)) }
+}
+
+func (c *compiler) floatMath(ex *Math) floatFn {
+	args := make([]floatFn, len(ex.Args))
+	for i, a := range ex.Args {
+		args[i] = c.float(a)
+	}
+	a := args[0]
+	switch ex.Fn {
+	case "min", "max":
+		less := ex.Fn == "min"
+		return func(t *thread) float64 {
+			m := a(t)
+			for _, f := range args[1:] {
+				if v := f(t); less && v < m || !less && v > m {
+					m = v
+				}
+			}
+			return m
+		}
+	}
+	f := map[string]func(float64) float64{
+		"sqrt": math.Sqrt, "exp": math.Exp, "log": math.Log, "abs": math.Abs,
+		"sin": math.Sin, "cos": math.Cos,
+	}[ex.Fn]
+	return func(t *thread) float64 { return f(a(t)) }
+}
+
+func (c *compiler) int(x Expr) intFn {
+	switch ex := x.(type) {
+	case *Const:
+		v := ex.I
+		return func(*thread) int64 { return v }
+	case *LocalGet:
+		s := ex.Slot
+		return func(t *thread) int64 { return t.ints[s] }
+	case *Neg:
+		f := c.int(ex.X)
+		return func(t *thread) int64 { return -f(t) }
+	case *Arith:
+		return c.intArith(ex)
+	case *Load:
+		return c.intLoad(ex)
+	case *Dim:
+		return c.dim(ex.Arr, ex.K)
+	case *Size:
+		return c.size(ex.Arr)
+	case *Math:
+		return c.intMath(ex)
+	case *Grid:
+		k := ex.Axis
+		return func(t *thread) int64 { return int64(t.bid[k]*t.run.block[k]+t.tid[k]) + 1 }
+	case *GridSize:
+		k := ex.Axis
+		return func(t *thread) int64 { return int64(t.run.grid[k] * t.run.block[k]) }
+	}
+	panic(fmt.Sprintf("jit: no integer evaluation of %T", x))
+}
+
+func (c *compiler) intArith(ex *Arith) intFn {
+	x, y := c.int(ex.X), c.int(ex.Y)
+	switch ex.Op {
+	case "+":
+		return func(t *thread) int64 { return x(t) + y(t) }
+	case "-":
+		return func(t *thread) int64 { return x(t) - y(t) }
+	case "*":
+		return func(t *thread) int64 { return x(t) * y(t) }
+	}
+	line := ex.Line
+	return func(t *thread) int64 {
+		a, b := x(t), y(t)
+		if b == 0 {
+			t.fail(line, "integer modulo by zero")
+		}
+		r := a % b
+		if r != 0 && (r^b) < 0 {
+			r += b
+		}
+		return r
+	}
+}
+
+func (c *compiler) intMath(ex *Math) intFn {
+	if ex.Fn == "floor" || ex.Fn == "ceil" {
+		round := math.Floor
+		if ex.Fn == "ceil" {
+			round = math.Ceil
+		}
+		if ex.Args[0].Type() == Int {
+			return c.int(ex.Args[0])
+		}
+		f := c.float(ex.Args[0])
+		return func(t *thread) int64 { return saturate(round(f(t)), math.MinInt64, math.MaxInt64) }
+	}
+	args := make([]intFn, len(ex.Args))
+	for i, a := range ex.Args {
+		args[i] = c.int(a)
+	}
+	switch ex.Fn {
+	case "abs":
+		return func(t *thread) int64 {
+			if v := args[0](t); v < 0 {
+				return -v
+			} else {
+				return v
+			}
+		}
+	}
+	less := ex.Fn == "min"
+	return func(t *thread) int64 {
+		m := args[0](t)
+		for _, f := range args[1:] {
+			if v := f(t); less && v < m || !less && v > m {
+				m = v
+			}
+		}
+		return m
+	}
+}
+
+func (c *compiler) bool(x Expr) boolFn {
+	switch ex := x.(type) {
+	case *Const:
+		v := ex.B
+		return func(*thread) bool { return v }
+	case *LocalGet:
+		s := ex.Slot
+		return func(t *thread) bool { return t.bools[s] }
+	case *Not:
+		f := c.bool(ex.X)
+		return func(t *thread) bool { return !f(t) }
+	case *Logic:
+		x, y := c.bool(ex.X), c.bool(ex.Y)
+		if ex.Op == "and" {
+			return func(t *thread) bool { return x(t) && y(t) }
+		}
+		return func(t *thread) bool { return x(t) || y(t) }
+	case *Compare:
+		return c.compare(ex)
+	}
+	panic(fmt.Sprintf("jit: no boolean evaluation of %T", x))
+}
+
+func (c *compiler) compare(ex *Compare) boolFn {
+	switch ex.X.Type() {
+	case Bool:
+		x, y := c.bool(ex.X), c.bool(ex.Y)
+		eq := ex.Op == "=="
+		return func(t *thread) bool { return (x(t) == y(t)) == eq }
+	case Int:
+		x, y := c.int(ex.X), c.int(ex.Y)
+		return ordered(ex.Op, func(t *thread) (int64, int64) { return x(t), y(t) })
+	}
+	x, y := c.float(ex.X), c.float(ex.Y)
+	return ordered(ex.Op, func(t *thread) (float64, float64) { return x(t), y(t) })
+}
+
+func ordered[T int64 | float64](op string, xy func(*thread) (T, T)) boolFn {
+	switch op {
+	case "==":
+		return func(t *thread) bool { a, b := xy(t); return a == b }
+	case "~=":
+		return func(t *thread) bool { a, b := xy(t); return a != b }
+	case "<":
+		return func(t *thread) bool { a, b := xy(t); return a < b }
+	case "<=":
+		return func(t *thread) bool { a, b := xy(t); return a <= b }
+	case ">":
+		return func(t *thread) bool { a, b := xy(t); return a > b }
+	}
+	return func(t *thread) bool { a, b := xy(t); return a >= b }
+}
+
+// runError is a failure inside a thread, carried by panic to the block.
+type runError struct{ err *Error }
+
+func (t *thread) fail(line int, format string, args ...any) {
+	panic(runError{&Error{Chunk: t.run.p.Chunk, Line: line, Msg: fmt.Sprintf(format, args...)}})
+}
+
+// shapeText writes a shape as the bounds error shows it: (4, 3).
+func shapeText(shape []int) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = fmt.Sprint(d)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// BoundsError is the message of an index out of range, the same for the
+// CPU and for a GPU launch with check_bounds.
+func BoundsError(p *Program, arr *Array, line int, idx []int64, shape []int) *Error {
+	parts := make([]string, len(idx))
+	for i, v := range idx {
+		parts[i] = fmt.Sprintf("[%d]", v)
+	}
+	return &Error{Chunk: p.Chunk, Line: line, Msg: fmt.Sprintf("index %s%s is out of bounds: %s has shape %s", arr.Name, strings.Join(parts, ""), arr.Name, shapeText(shape))}
+}

@@ -1,0 +1,363 @@
+package jit
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Error is a kernel the language does not allow, or a launch that fails,
+// at a line of the script.
+type Error struct {
+	Chunk string
+	Line  int
+	Msg   string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("jit: %s:%d: %s", e.Chunk, e.Line, e.Msg) }
+
+// Function is a Lua function accepted as a kernel, before types.
+type Function struct {
+	Tree   *ast.FunctionExpr
+	Chunk  string
+	Params []string
+}
+
+// Line is where the function starts.
+func (f *Function) Line() int { return f.Tree.Line() }
+
+// mathFuncs are the math functions a kernel may call, with how many
+// arguments each takes (-2: two or more).
+var mathFuncs = map[string]int{
+	"sqrt": 1, "exp": 1, "log": 1, "abs": 1, "floor": 1, "ceil": 1,
+	"sin": 1, "cos": 1, "min": -2, "max": -2,
+}
+
+// mathConsts are the math fields a kernel may read.
+var mathConsts = map[string]bool{"pi": true, "huge": true}
+
+// kernelFuncs are the kernels functions of the language, with how many
+// arguments each takes.
+var kernelFuncs = map[string]int{
+	"grid": 1, "gridsize": 1, "syncthreads": 0, "shared": 2, "atomic_add": 3,
+}
+
+// Parse accepts fn as a kernel if it uses only the kernel language, so
+// that kernels.jit reports a construct outside it at once rather than at
+// the first launch. Types are checked later, per signature, by Check.
+func Parse(fn *ast.FunctionExpr, chunk string) (*Function, error) {
+	p := &parser{chunk: chunk}
+	err := p.catch(func() {
+		if fn.ParList.HasVargs {
+			p.fail(fn.Line(), "a kernel cannot take `...`; name each parameter")
+		}
+		p.push()
+		for _, n := range fn.ParList.Names {
+			p.declare(n)
+		}
+		p.block(fn.Stmts, 0)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Function{Tree: fn, Chunk: chunk, Params: fn.ParList.Names}, nil
+}
+
+// parser walks a function, tracking which names are locals.
+type parser struct {
+	chunk  string
+	scopes []map[string]bool
+}
+
+func (p *parser) fail(line int, format string, args ...any) {
+	panic(&Error{Chunk: p.chunk, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// catch runs f and returns the first *Error it raised.
+func (p *parser) catch(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*Error)
+			if !ok {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	f()
+	return nil
+}
+
+func (p *parser) push()               { p.scopes = append(p.scopes, map[string]bool{}) }
+func (p *parser) pop()                { p.scopes = p.scopes[:len(p.scopes)-1] }
+func (p *parser) declare(name string) { p.scopes[len(p.scopes)-1][name] = true }
+
+func (p *parser) isLocal(name string) bool {
+	for i := len(p.scopes) - 1; i >= 0; i-- {
+		if p.scopes[i][name] {
+			return true
+		}
+	}
+	return false
+}
+
+// block walks a block in a scope of its own; loops counts the loops
+// around it, for break.
+func (p *parser) block(stmts []ast.Stmt, loops int) {
+	p.push()
+	for _, s := range stmts {
+		p.stmt(s, loops)
+	}
+	p.pop()
+}
+
+func (p *parser) stmt(s ast.Stmt, loops int) {
+	line := s.Line()
+	switch st := s.(type) {
+	case *ast.LocalAssignStmt:
+		p.exprs(st.Exprs)
+		for _, n := range st.Names {
+			p.declare(n)
+		}
+	case *ast.AssignStmt:
+		for _, l := range st.Lhs {
+			p.target(l)
+		}
+		p.exprs(st.Rhs)
+	case *ast.FuncCallStmt:
+		p.call(st.Expr.(*ast.FuncCallExpr), true)
+	case *ast.DoBlockStmt:
+		p.block(st.Stmts, loops)
+	case *ast.IfStmt:
+		p.expr(st.Condition)
+		p.block(st.Then, loops)
+		p.block(st.Else, loops)
+	case *ast.WhileStmt:
+		p.expr(st.Condition)
+		p.block(st.Stmts, loops+1)
+	case *ast.NumberForStmt:
+		p.exprs([]ast.Expr{st.Init, st.Limit, st.Step})
+		p.push()
+		p.declare(st.Name)
+		p.block(st.Stmts, loops+1)
+		p.pop()
+	case *ast.BreakStmt:
+		if loops == 0 {
+			p.fail(line, "break outside a loop")
+		}
+	case *ast.ReturnStmt:
+		if len(st.Exprs) > 0 {
+			p.fail(line, "a kernel returns nothing; write its results into an array")
+		}
+	default:
+		p.fail(line, "%s is not allowed in a kernel", stmtName(s))
+	}
+}
+
+// target checks the left side of an assignment: a local or an element.
+func (p *parser) target(e ast.Expr) {
+	switch ex := e.(type) {
+	case *ast.IdentExpr:
+		if !p.isLocal(ex.Value) {
+			p.fail(ex.Line(), "assignment to the global %s is not allowed in a kernel; declare it with local", ex.Value)
+		}
+	case *ast.AttrGetExpr:
+		p.expr(ex)
+	default:
+		p.fail(e.Line(), "cannot assign to %s", exprName(e))
+	}
+}
+
+func (p *parser) exprs(es []ast.Expr) {
+	for _, e := range es {
+		if e != nil {
+			p.expr(e)
+		}
+	}
+}
+
+func (p *parser) expr(e ast.Expr) {
+	line := e.Line()
+	switch ex := e.(type) {
+	case *ast.NumberExpr, *ast.TrueExpr, *ast.FalseExpr:
+	case *ast.IdentExpr:
+		if !p.isLocal(ex.Value) {
+			p.global(ex)
+		}
+	case *ast.AttrGetExpr:
+		p.attr(ex)
+	case *ast.FuncCallExpr:
+		p.call(ex, false)
+	case *ast.ArithmeticOpExpr:
+		p.exprs([]ast.Expr{ex.Lhs, ex.Rhs})
+	case *ast.RelationalOpExpr:
+		p.exprs([]ast.Expr{ex.Lhs, ex.Rhs})
+	case *ast.LogicalOpExpr:
+		p.exprs([]ast.Expr{ex.Lhs, ex.Rhs})
+	case *ast.UnaryMinusOpExpr:
+		p.expr(ex.Expr)
+	case *ast.UnaryNotOpExpr:
+		p.expr(ex.Expr)
+	case *ast.UnaryLenOpExpr:
+		p.expr(ex.Expr)
+	default:
+		p.fail(line, "%s is not allowed in a kernel", exprName(e))
+	}
+}
+
+// global reports a free name: math and kernels only appear as the start
+// of math.f and kernels.f, everything else is outside a kernel's reach.
+func (p *parser) global(ex *ast.IdentExpr) {
+	switch ex.Value {
+	case "math", "kernels":
+		p.fail(ex.Line(), "%s can only be used as %s.<name> in a kernel", ex.Value, ex.Value)
+	}
+	p.fail(ex.Line(), "the global or upvalue %s is not allowed in a kernel; pass it as a parameter", ex.Value)
+}
+
+// attr checks A[i], A.shape[k] and math.pi.
+func (p *parser) attr(ex *ast.AttrGetExpr) {
+	if id, ok := ex.Object.(*ast.IdentExpr); ok && !p.isLocal(id.Value) && id.Value == "math" {
+		if k, ok := ex.Key.(*ast.StringExpr); ok && mathConsts[k.Value] {
+			return
+		}
+		p.fail(ex.Line(), "math.%s is not allowed in a kernel (math.pi and math.huge are)", keyText(ex.Key))
+	}
+	if k, ok := ex.Key.(*ast.StringExpr); ok {
+		if k.Value != "shape" {
+			p.fail(ex.Line(), "the field .%s is not allowed in a kernel (only A.shape[k])", k.Value)
+		}
+		p.expr(ex.Object)
+		return
+	}
+	p.expr(ex.Object)
+	p.expr(ex.Key)
+}
+
+// call checks math.f(...) and kernels.f(...); asStmt is set for a call
+// standing as a statement.
+func (p *parser) call(ex *ast.FuncCallExpr, asStmt bool) {
+	line := ex.Line()
+	if ex.Func == nil {
+		p.fail(line, "the method call :%s() is not allowed in a kernel", ex.Method)
+	}
+	mod, name := p.library(ex.Func)
+	if mod == "" {
+		p.fail(line, "a call of %s is not allowed in a kernel (only math and kernels functions)", exprName(ex.Func))
+	}
+	want, ok := kernelFuncs[name]
+	if mod == "math" {
+		want, ok = mathFuncs[name]
+	}
+	if !ok {
+		p.fail(line, "%s.%s is not allowed in a kernel", mod, name)
+	}
+	if want >= 0 && len(ex.Args) != want || want == -2 && len(ex.Args) < 2 {
+		p.fail(line, "%s.%s takes %s", mod, name, argCount(want))
+	}
+	if asStmt && !(mod == "kernels" && (name == "syncthreads" || name == "atomic_add")) {
+		p.fail(line, "the value of %s.%s is not used", mod, name)
+	}
+	if !asStmt && mod == "kernels" && (name == "syncthreads" || name == "atomic_add") {
+		p.fail(line, "kernels.%s is a statement in a kernel; it has no value", name)
+	}
+	if mod == "kernels" && name == "shared" {
+		p.sharedArgs(ex)
+		return
+	}
+	p.exprs(ex.Args)
+}
+
+// sharedArgs checks kernels.shared(n, dtype): both constants, because a
+// block's shared memory is sized when the kernel is compiled.
+func (p *parser) sharedArgs(ex *ast.FuncCallExpr) {
+	if _, ok := ex.Args[0].(*ast.NumberExpr); !ok {
+		p.fail(ex.Line(), "kernels.shared's length must be a number literal")
+	}
+	if _, ok := ex.Args[1].(*ast.StringExpr); !ok {
+		p.fail(ex.Line(), "kernels.shared's dtype must be a string literal such as \"float32\"")
+	}
+}
+
+// library splits math.f or kernels.f; "" if e is neither.
+func (p *parser) library(e ast.Expr) (mod, name string) {
+	a, ok := e.(*ast.AttrGetExpr)
+	if !ok {
+		return "", ""
+	}
+	id, ok := a.Object.(*ast.IdentExpr)
+	k, isString := a.Key.(*ast.StringExpr)
+	if !ok || !isString || p.isLocal(id.Value) || id.Value != "math" && id.Value != "kernels" {
+		return "", ""
+	}
+	return id.Value, k.Value
+}
+
+func argCount(n int) string {
+	switch n {
+	case -2:
+		return "two or more arguments"
+	case 1:
+		return "one argument"
+	}
+	return fmt.Sprintf("%d arguments", n)
+}
+
+func keyText(e ast.Expr) string {
+	if k, ok := e.(*ast.StringExpr); ok {
+		return k.Value
+	}
+	return "?"
+}
+
+func stmtName(s ast.Stmt) string {
+	switch s.(type) {
+	case *ast.FuncDefStmt:
+		return "a function definition"
+	case *ast.GenericForStmt:
+		return "a generic for (for ... in)"
+	case *ast.RepeatStmt:
+		return "repeat ... until"
+	case *ast.GotoStmt:
+		return "goto"
+	case *ast.LabelStmt:
+		return "a label"
+	}
+	return fmt.Sprintf("the statement %T", s)
+}
+
+func exprName(e ast.Expr) string {
+	switch ex := e.(type) {
+	case *ast.TableExpr:
+		return "a table constructor"
+	case *ast.FunctionExpr:
+		return "a closure (function literal)"
+	case *ast.StringExpr:
+		return "a string"
+	case *ast.StringConcatOpExpr:
+		return "string concatenation (..)"
+	case *ast.NilExpr:
+		return "nil"
+	case *ast.Comma3Expr:
+		return "..."
+	case *ast.IdentExpr:
+		return ex.Value
+	case *ast.AttrGetExpr:
+		return exprName(ex.Object) + "." + keyText(ex.Key)
+	case *ast.FuncCallExpr:
+		return "a function call"
+	}
+	return fmt.Sprintf("the expression %T", e)
+}
+
+// KernelFunctions are the names of the kernels module's functions that
+// only a kernel can call (kernels.grid, kernels.syncthreads...).
+func KernelFunctions() []string {
+	names := make([]string, 0, len(kernelFuncs))
+	for n := range kernelFuncs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

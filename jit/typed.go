@@ -1,0 +1,180 @@
+package jit
+
+import "github.com/gluaproject/glua/device"
+
+// Program is a kernel in typed form: what CUDA emits and Run evaluates.
+type Program struct {
+	Name      string    // the CUDA entry
+	Chunk     string    // the script the function came from
+	Line      int       // where the function starts
+	Signature Signature // the launch's argument types
+	Params    []Param
+	Locals    []Local  // every local of the function, shadowed ones included
+	Shared    []*Array // kernels.shared arrays, one per block
+	Body      []Stmt
+	// UsesSync is set when the body calls kernels.syncthreads, so that
+	// the CPU runs a block's threads together.
+	UsesSync    bool
+	CheckBounds bool // the GPU checks indices too (the CPU always does)
+}
+
+// Param is one parameter: an array, or a number held in a local.
+type Param struct {
+	Name  string
+	Array *Array // nil for a number
+	Slot  int    // a number's local
+}
+
+// Local is one local variable; a slot of the typed form.
+type Local struct {
+	Name string
+	Type Type
+}
+
+// Array is an array a kernel indexes: a parameter or a shared array.
+type Array struct {
+	Name   string
+	DType  device.DType
+	Rank   int
+	Param  int // the parameter's index, or -1
+	Shared int // the shared array's index, or -1
+	Size   int // a shared array's length
+}
+
+// Expr is a typed expression. Every expression is free of side effects,
+// so a translation may evaluate one twice (the bounds checks do).
+type Expr interface{ Type() Type }
+
+type (
+	// Const is a literal of type T.
+	Const struct {
+		T Type
+		I int64
+		F float64
+		B bool
+	}
+	LocalGet struct {
+		Slot int
+		T    Type
+	}
+	// Convert converts X to T (integers to floats, floats to floats).
+	Convert struct {
+		X Expr
+		T Type
+	}
+	// Neg is -X.
+	Neg struct{ X Expr }
+	// Not is `not X` on a boolean.
+	Not struct{ X Expr }
+	// Arith is X op Y with op one of + - * / % ^, both of type T.
+	Arith struct {
+		Op   string
+		X, Y Expr
+		T    Type
+		Line int // where an integer % by zero is reported
+	}
+	// Compare is X op Y, op one of == ~= < <= > >=, both of one type.
+	Compare struct {
+		Op   string
+		X, Y Expr
+	}
+	// Logic is X and Y, X or Y, on booleans.
+	Logic struct {
+		Op   string
+		X, Y Expr
+	}
+	// Load reads an element; Index holds 1-based integer indices, one per
+	// dimension.
+	Load struct {
+		Arr   *Array
+		Index []Expr
+		Line  int
+	}
+	// Dim is A.shape[K+1]; K is 0-based.
+	Dim struct {
+		Arr *Array
+		K   int
+	}
+	// Size is #A, the number of elements.
+	Size struct{ Arr *Array }
+	// Math is math.<Fn>(Args...) computed in T; floor and ceil return
+	// integers, so T is Int for them and ArgT is the argument's type.
+	Math struct {
+		Fn   string
+		Args []Expr
+		T    Type
+	}
+	// Grid is the 1-based global thread index along Axis (0: x, 1: y, 2: z).
+	Grid struct{ Axis int }
+	// GridSize is the number of threads of the grid along Axis.
+	GridSize struct{ Axis int }
+)
+
+func (e *Const) Type() Type    { return e.T }
+func (e *LocalGet) Type() Type { return e.T }
+func (e *Convert) Type() Type  { return e.T }
+func (e *Neg) Type() Type      { return e.X.Type() }
+func (e *Not) Type() Type      { return Bool }
+func (e *Arith) Type() Type    { return e.T }
+func (e *Compare) Type() Type  { return Bool }
+func (e *Logic) Type() Type    { return Bool }
+func (e *Load) Type() Type     { return computeType(e.Arr.DType) }
+func (e *Dim) Type() Type      { return Int }
+func (e *Size) Type() Type     { return Int }
+func (e *Math) Type() Type     { return e.T }
+func (e *Grid) Type() Type     { return Int }
+func (e *GridSize) Type() Type { return Int }
+
+// Stmt is a typed statement.
+type Stmt interface{ stmt() }
+
+type (
+	// Set assigns X (already of the local's type) to a local.
+	Set struct {
+		Slot int
+		X    Expr
+	}
+	// Store writes X into an element, converting it to the array's dtype.
+	Store struct {
+		Arr   *Array
+		Index []Expr
+		X     Expr
+		Line  int
+	}
+	// AtomicAdd adds X to an element atomically.
+	AtomicAdd struct {
+		Arr   *Array
+		Index []Expr
+		X     Expr
+		Line  int
+	}
+	If struct {
+		Cond       Expr
+		Then, Else []Stmt
+	}
+	// For is Lua's numeric for: Start, Stop and Step are evaluated once,
+	// in the loop variable's type, and the variable is a copy the body may
+	// change without changing the count.
+	For struct {
+		Slot              int
+		Start, Stop, Step Expr
+		Body              []Stmt
+	}
+	While struct {
+		Cond Expr
+		Body []Stmt
+	}
+	Break       struct{}
+	Return      struct{}
+	SyncThreads struct{}
+)
+
+func (*Set) stmt()         {}
+func (*Store) stmt()       {}
+func (*AtomicAdd) stmt()   {}
+func (*If) stmt()          {}
+func (*For) stmt()         {}
+func (*While) stmt()       {}
+func (*Break) stmt()       {}
+func (*Return) stmt()      {}
+func (*SyncThreads) stmt() {}

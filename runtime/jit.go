@@ -1,0 +1,222 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/jit"
+)
+
+// JITKernel is a Lua function in the kernel language (package jit). It is
+// translated at its first launch for each signature: to CUDA C compiled by
+// NVRTC on the cuda backend, to the jit evaluator on a host backend.
+type JITKernel struct {
+	rt   *Runtime
+	fn   *jit.Function
+	opts jit.Options
+
+	mu       sync.Mutex
+	variants map[string]*jitVariant // by signature
+}
+
+type jitVariant struct {
+	prog   *jit.Program
+	kernel *Kernel // nil on a host backend
+}
+
+// jitOptions are the NVRTC options of translated kernels: no contraction
+// into fma, so that float32 work rounds as the CPU evaluator's does.
+var jitOptions = []string{"--fmad=false"}
+
+// JIT accepts a function's syntax tree as a kernel; chunk is the script it
+// came from, for error messages. A construct outside the kernel language
+// is an error now; types are checked at each new signature's first launch.
+func (rt *Runtime) JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*JITKernel, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
+	if o.Name != "" && !validIdent(o.Name) {
+		return nil, fmt.Errorf("name %q is not a C identifier", o.Name)
+	}
+	if _, host := rt.backend.(HostMemory); !host {
+		if _, ok := rt.backend.(KernelCompiler); !ok {
+			return nil, fmt.Errorf("Lua kernels need the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
+		}
+	}
+	f, err := jit.Parse(tree, chunk)
+	if err != nil {
+		return nil, err
+	}
+	return &JITKernel{rt: rt, fn: f, opts: o, variants: map[string]*jitVariant{}}, nil
+}
+
+// Launch runs the kernel over cfg's grid. Each argument is an *Array or a
+// float64; a number that is an integer is passed as one.
+func (k *JITKernel) Launch(cfg LaunchConfig, args ...any) error {
+	if err := cfg.check(k.rt); err != nil {
+		return err
+	}
+	sig, err := k.signature(args)
+	if err != nil {
+		return err
+	}
+	v, err := k.variant(sig)
+	if err != nil {
+		return err
+	}
+	if v.kernel == nil {
+		return k.runOnHost(v.prog, cfg, args)
+	}
+	return k.launchOnDevice(v, cfg, args)
+}
+
+func (k *JITKernel) signature(args []any) (jit.Signature, error) {
+	if len(args) != len(k.fn.Params) {
+		return nil, fmt.Errorf("the kernel at %s:%d takes %d arguments, got %d", k.fn.Chunk, k.fn.Line(), len(k.fn.Params), len(args))
+	}
+	sig := make(jit.Signature, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case *Array:
+			if err := v.live(k.rt, "argument "+k.fn.Params[i]); err != nil {
+				return nil, err
+			}
+			sig[i] = jit.Arg{Array: true, DType: v.dtype, Rank: len(v.shape)}
+		case float64:
+			sig[i] = jit.Arg{Float: v != math.Trunc(v) || math.Abs(v) > 1<<53}
+		default:
+			return nil, fmt.Errorf("argument %d (%s): a DeviceArray or a number is expected, got %s", i+1, k.fn.Params[i], describe(a))
+		}
+	}
+	return sig, nil
+}
+
+// variant translates (and on the cuda backend compiles) the kernel for sig
+// once; later launches with the same signature reuse it.
+func (k *JITKernel) variant(sig jit.Signature) (*jitVariant, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	key := sig.String()
+	if v, ok := k.variants[key]; ok {
+		return v, nil
+	}
+	prog, err := jit.Check(k.fn, sig, k.opts)
+	if err != nil {
+		return nil, err
+	}
+	v := &jitVariant{prog: prog}
+	if _, host := k.rt.backend.(HostMemory); !host {
+		cb := k.rt.backend.(KernelCompiler)
+		if v.kernel, err = k.rt.newKernel(cb, jit.CUDA(prog), prog.Name, jitOptions, jitParams(prog)); err != nil {
+			return nil, err
+		}
+	}
+	k.variants[key] = v
+	return v, nil
+}
+
+// jitParams are the translated entry's parameters as Kernel checks them.
+func jitParams(p *jit.Program) []Param {
+	var params []Param
+	decls := jit.ParamDecls(p)
+	add := func(kind ParamKind, dt device.DType) {
+		params = append(params, Param{Kind: kind, DType: dt, Decl: decls[len(params)]})
+	}
+	for _, prm := range p.Params {
+		switch {
+		case prm.Array != nil:
+			add(ParamPointer, prm.Array.DType)
+			for range prm.Array.Rank {
+				add(ParamInt64, device.Invalid)
+			}
+		case p.Locals[prm.Slot].Type == jit.Int:
+			add(ParamInt64, device.Invalid)
+		default:
+			add(ParamFloat64, device.Invalid)
+		}
+	}
+	if p.CheckBounds {
+		add(ParamPointer, device.Int64)
+	}
+	return params
+}
+
+// launchOnDevice passes each array as its pointer and dimensions and,
+// with check_bounds, a zeroed error record that it reads back afterwards.
+func (k *JITKernel) launchOnDevice(v *jitVariant, cfg LaunchConfig, args []any) error {
+	var vals []any
+	for _, a := range args {
+		vals = append(vals, a)
+		if arr, ok := a.(*Array); ok {
+			for _, d := range arr.shape {
+				vals = append(vals, float64(d))
+			}
+		}
+	}
+	if !v.prog.CheckBounds {
+		return v.kernel.Launch(cfg, vals...)
+	}
+	rec, err := k.rt.Zeros([]int{jit.ErrorSlots}, device.Int64)
+	if err != nil {
+		return err
+	}
+	defer rec.Free()
+	if err := v.kernel.Launch(cfg, append(vals, rec)...); err != nil {
+		return err
+	}
+	if cfg.Stream != nil {
+		if err := cfg.Stream.Synchronize(); err != nil {
+			return err
+		}
+	}
+	got, err := rec.Float64s()
+	if err != nil {
+		return err
+	}
+	return boundsError(v.prog, args, got)
+}
+
+// boundsError reads a check_bounds record: nil if no thread was out of
+// bounds.
+func boundsError(p *jit.Program, args []any, rec []float64) error {
+	if rec[0] == 0 {
+		return nil
+	}
+	n := int(rec[1])
+	var arr *jit.Array
+	var shape []int
+	if n <= len(p.Params) {
+		arr, shape = p.Params[n-1].Array, args[n-1].(*Array).Shape()
+	} else if n-len(p.Params)-1 < len(p.Shared) {
+		arr = p.Shared[n-len(p.Params)-1]
+		shape = []int{arr.Size}
+	}
+	if arr == nil {
+		return errors.New("a thread was out of bounds, in an array the record does not name")
+	}
+	idx := make([]int64, arr.Rank)
+	for i := range idx {
+		idx[i] = int64(rec[3+i])
+	}
+	return jit.BoundsError(p, arr, int(rec[2]), idx, shape)
+}
+
+// runOnHost runs the evaluator on the arrays' host memory.
+func (k *JITKernel) runOnHost(p *jit.Program, cfg LaunchConfig, args []any) error {
+	mem := k.rt.backend.(HostMemory)
+	vals := make([]any, len(args))
+	for i, a := range args {
+		if arr, ok := a.(*Array); ok {
+			vals[i] = jit.HostArray{DType: arr.dtype, Shape: arr.Shape(), Data: mem.Bytes(arr.ptr(), arr.NBytes())}
+		} else {
+			vals[i] = a
+		}
+	}
+	dims := func(d [3]uint32) [3]int { return [3]int{int(d[0]), int(d[1]), int(d[2])} }
+	return jit.Run(p, dims(cfg.Grid), dims(cfg.Block), vals)
+}
