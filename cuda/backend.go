@@ -23,6 +23,9 @@ type Config struct {
 	// tries, in order. Empty means the defaults (device.DefaultLibCUDA and
 	// its siblings).
 	LibCUDA, LibNVRTC, LibCUBLAS []string
+	// LibNCCL is opened by the first OpenComm of a group of several
+	// processes, never by Load: one process must not need NCCL.
+	LibNCCL []string
 	// KernelCache is the directory compiled kernels are cached in. "" is
 	// os.UserCacheDir()/glua/kernels; "off" disables the cache.
 	KernelCache string
@@ -104,6 +107,9 @@ func Load(cfg Config) (b *Backend, err error) {
 	}
 	if len(cfg.LibCUBLAS) == 0 {
 		cfg.LibCUBLAS = device.DefaultLibCUBLAS()
+	}
+	if len(cfg.LibNCCL) == 0 {
+		cfg.LibNCCL = device.DefaultLibNCCL()
 	}
 	if cfg.Device < 0 {
 		return nil, fmt.Errorf("cuda: device %d: the ordinal must not be negative", cfg.Device)
