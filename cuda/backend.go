@@ -87,6 +87,12 @@ type Backend struct {
 
 	compiles  atomic.Int64
 	cacheHits atomic.Int64
+
+	// NCCL is opened by the first OpenComm or Describe (ncclLib).
+	ncclOnce   sync.Once
+	ncclOpened *ncclLibrary
+	ncclErr    error
+	comms      map[*comm]struct{} // open communicators, guarded by mu
 }
 
 // Load opens the CUDA libraries, initialises the driver and retains the
@@ -122,6 +128,7 @@ func Load(cfg Config) (b *Backend, err error) {
 		modules: map[*Module]struct{}{},
 		shared:  map[string]*Module{},
 		pinned:  map[uintptr]uint64{},
+		comms:   map[*comm]struct{}{},
 	}
 	// Libraries stay loaded for the life of the process, as with CuPy and
 	// PyTorch: unloading libcuda after cuInit is not supported by NVIDIA.
