@@ -75,6 +75,8 @@ type CUDAConfig struct {
 	LibCUDA   []string `toml:"libcuda"`
 	LibNVRTC  []string `toml:"libnvrtc"`
 	LibCUBLAS []string `toml:"libcublas"`
+	// LibNCCL is loaded only when a group of several processes opens.
+	LibNCCL []string `toml:"libnccl"`
 	// KernelCache is the directory of compiled kernels; "" means the user's
 	// cache directory, "off" disables the cache.
 	KernelCache string `toml:"kernel_cache"`
@@ -151,6 +153,7 @@ func Default() Config {
 			LibCUDA:   device.DefaultLibCUDA(),
 			LibNVRTC:  device.DefaultLibNVRTC(),
 			LibCUBLAS: device.DefaultLibCUBLAS(),
+			LibNCCL:   device.DefaultLibNCCL(),
 		},
 		Lua:  LuaConfig{CallDepth: 20000, StackSlots: 1 << 22},
 		REPL: REPLConfig{History: "~/.glua_history"},
@@ -331,6 +334,8 @@ func (c Config) check(key string) error {
 		return someLibrary(c.CUDA.LibNVRTC)
 	case "cuda.libcublas":
 		return someLibrary(c.CUDA.LibCUBLAS)
+	case "cuda.libnccl":
+		return someLibrary(c.CUDA.LibNCCL)
 	// Below these gopher-lua cannot start a script at all.
 	case "lua.call_depth":
 		return atLeast(c.Lua.CallDepth, MinCallDepth)

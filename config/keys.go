@@ -38,6 +38,7 @@ var Keys = []Key{
 	{"cuda.libcuda", "GLUA_LIBCUDA"},
 	{"cuda.libnvrtc", "GLUA_LIBNVRTC"},
 	{"cuda.libcublas", "GLUA_LIBCUBLAS"},
+	{"cuda.libnccl", "GLUA_LIBNCCL"},
 	{"cuda.kernel_cache", "GLUA_KERNEL_CACHE"},
 	{"lua.call_depth", "GLUA_LUA_CALL_DEPTH"},
 	{"lua.stack_slots", "GLUA_LUA_STACK_SLOTS"},

@@ -23,6 +23,9 @@ type Config struct {
 	// tries, in order. Empty means the defaults (device.DefaultLibCUDA and
 	// its siblings).
 	LibCUDA, LibNVRTC, LibCUBLAS []string
+	// LibNCCL is opened by the first OpenComm of a group of several
+	// processes, never by Load: one process must not need NCCL.
+	LibNCCL []string
 	// KernelCache is the directory compiled kernels are cached in. "" is
 	// os.UserCacheDir()/glua/kernels; "off" disables the cache.
 	KernelCache string
@@ -84,6 +87,12 @@ type Backend struct {
 
 	compiles  atomic.Int64
 	cacheHits atomic.Int64
+
+	// NCCL is opened by the first OpenComm or Describe (ncclLib).
+	ncclOnce   sync.Once
+	ncclOpened *ncclLibrary
+	ncclErr    error
+	comms      map[*comm]struct{} // open communicators, guarded by mu
 }
 
 // Load opens the CUDA libraries, initialises the driver and retains the
@@ -105,6 +114,9 @@ func Load(cfg Config) (b *Backend, err error) {
 	if len(cfg.LibCUBLAS) == 0 {
 		cfg.LibCUBLAS = device.DefaultLibCUBLAS()
 	}
+	if len(cfg.LibNCCL) == 0 {
+		cfg.LibNCCL = device.DefaultLibNCCL()
+	}
 	if cfg.Device < 0 {
 		return nil, fmt.Errorf("cuda: device %d: the ordinal must not be negative", cfg.Device)
 	}
@@ -116,6 +128,7 @@ func Load(cfg Config) (b *Backend, err error) {
 		modules: map[*Module]struct{}{},
 		shared:  map[string]*Module{},
 		pinned:  map[uintptr]uint64{},
+		comms:   map[*comm]struct{}{},
 	}
 	// Libraries stay loaded for the life of the process, as with CuPy and
 	// PyTorch: unloading libcuda after cuInit is not supported by NVIDIA.

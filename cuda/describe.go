@@ -42,17 +42,11 @@ func (b *Backend) Versions() Versions {
 // the kernel target and the kernel cache.
 func (b *Backend) Describe() []string {
 	v := b.Versions()
-	lib := func(what string, l Library) string {
-		where := l.Name
-		if l.Path != "" && l.Path != l.Name {
-			where += " → " + l.Path
-		}
-		return fmt.Sprintf("%s %s (%s)", what, l.Version, where)
-	}
 	lines := []string{
 		lib("CUDA driver", v.Driver),
 		lib("NVRTC", v.NVRTC),
 		lib("cuBLAS", v.CUBLAS),
+		b.describeNCCL(),
 	}
 	arch, cubin, err := chooseTarget(b.cc, b.archs, b.nvrtc.nvrtcGetCUBIN != 0)
 	switch {
@@ -78,4 +72,25 @@ func (b *Backend) Describe() []string {
 		lines = append(lines, "state: "+strings.SplitN(e.Error(), "\n", 2)[0])
 	}
 	return lines
+}
+
+// describeNCCL opens NCCL to report it, as a group would; its absence
+// only matters to a group of several processes.
+func (b *Backend) describeNCCL() string {
+	n, err := b.ncclLib()
+	if err != nil {
+		if strings.Contains(err.Error(), "has no symbol") {
+			return "NCCL: " + err.Error()
+		}
+		return fmt.Sprintf("NCCL: not found (tried %s)", strings.Join(b.cfg.LibNCCL, ", "))
+	}
+	return lib("NCCL", Library{Version: ncclVersionString(n.version), Name: n.lib.name, Path: mappedPath(uintptr(n.api.ncclGetVersion))})
+}
+
+func lib(what string, l Library) string {
+	where := l.Name
+	if l.Path != "" && l.Path != l.Name {
+		where += " → " + l.Path
+	}
+	return fmt.Sprintf("%s %s (%s)", what, l.Version, where)
 }

@@ -17,6 +17,7 @@ func open(cfg config.Config) (backend.Backend, error) {
 		LibCUDA:     cfg.CUDA.LibCUDA,
 		LibNVRTC:    cfg.CUDA.LibNVRTC,
 		LibCUBLAS:   cfg.CUDA.LibCUBLAS,
+		LibNCCL:     cfg.CUDA.LibNCCL,
 		KernelCache: cfg.CUDA.KernelCache,
 	})
 	if err != nil {

@@ -49,12 +49,17 @@ func (b *Backend) DestroyStream(s device.Stream) error {
 	return first
 }
 
-// StreamSynchronize waits for the work queued on s.
+// StreamSynchronize waits for the work queued on s. While a group is open
+// the wait watches it (waitStream), since an NCCL kernel whose peer died
+// would hold cuStreamSynchronize forever.
 func (b *Backend) StreamSynchronize(s device.Stream) error {
 	if err := b.begin(); err != nil {
 		return err
 	}
 	defer b.end()
+	if b.hasComms() {
+		return b.waitStream(s)
+	}
 	return b.check("cuStreamSynchronize", "", cuResult(b.drv.cuStreamSynchronize.call(uintptr(s))))
 }
 
@@ -114,6 +119,9 @@ func (b *Backend) EventSynchronize(e device.Event) error {
 		return err
 	}
 	defer b.end()
+	if b.hasComms() {
+		return b.waitEvent("cuEventSynchronize", uintptr(e))
+	}
 	return b.check("cuEventSynchronize", "", cuResult(b.drv.cuEventSynchronize.call(uintptr(e))))
 }
 

@@ -54,3 +54,4 @@ func DefaultLibNVRTC() []string { return []string{"libnvrtc.so.13", "libnvrtc.so
 func DefaultLibCUBLAS() []string {
 	return []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so"}
 }
+func DefaultLibNCCL() []string { return []string{"libnccl.so.2", "libnccl.so"} }

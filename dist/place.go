@@ -28,7 +28,7 @@ type Place struct {
 	// "torchrun", "slurm", "openmpi", or "none" for a single process.
 	From string
 	// MasterAddr and MasterPort are where the ranks meet, when the
-	// launcher says (torchrun's MASTER_ADDR and MASTER_PORT, or
+	// launcher says (torchrun's MASTER_ADDR and MASTER_PORT+1, or
 	// NCCL_COMM_ID); "" and 0 when it does not.
 	MasterAddr string
 	MasterPort int
@@ -125,7 +125,9 @@ func number(getenv func(string) string, name string) (int, error) {
 
 // master is where the ranks meet: the launcher's own variables when it
 // has them, else NCCL_COMM_ID, which glua --nproc sets and a multi-node
-// user may set by hand.
+// user may set by hand. A launcher's MASTER_PORT is its own store's port
+// (torchrun's TCPStore listens there on rank 0's node), so the ranks meet
+// on the port after it; NCCL_COMM_ID is used as given.
 func master(getenv func(string) string, l launcher) (string, int, error) {
 	if l.masterAddr != "" && (getenv(l.masterAddr) != "" || getenv(l.masterPort) != "") {
 		addr := getenv(l.masterAddr)
@@ -136,7 +138,13 @@ func master(getenv func(string) string, l launcher) (string, int, error) {
 			return addr, 0, nil
 		}
 		port, err := portNumber(l.masterPort, getenv(l.masterPort))
-		return addr, port, err
+		if err != nil {
+			return "", 0, err
+		}
+		if port == 65535 {
+			return "", 0, fmt.Errorf("%s=65535 leaves no port after it for the ranks to meet on", l.masterPort)
+		}
+		return addr, port + 1, nil
 	}
 	id := getenv(EnvCommID)
 	if id == "" {

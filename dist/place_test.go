@@ -1,6 +1,9 @@
 package dist
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestPlaceIsReadFromTheFirstLauncherWhoseVariablesAreSet(t *testing.T) {
 	cases := []struct {
@@ -15,11 +18,11 @@ func TestPlaceIsReadFromTheFirstLauncherWhoseVariablesAreSet(t *testing.T) {
 			Place{Rank: 2, Size: 3, LocalRank: 2, From: "glua", MasterAddr: "127.0.0.1", MasterPort: 40123},
 			"rank 2 of 3 (local 2), from glua; master 127.0.0.1:40123"},
 		{"torchrun", map[string]string{"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500"},
-			Place{Rank: 1, Size: 4, LocalRank: 1, From: "torchrun", MasterAddr: "10.0.0.1", MasterPort: 29500},
-			"rank 1 of 4 (local 1), from torchrun; master 10.0.0.1:29500"},
+			Place{Rank: 1, Size: 4, LocalRank: 1, From: "torchrun", MasterAddr: "10.0.0.1", MasterPort: 29501},
+			"rank 1 of 4 (local 1), from torchrun; master 10.0.0.1:29501"},
 		{"torchrun's master wins over NCCL_COMM_ID", map[string]string{"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "node1", "MASTER_PORT": "29500", "NCCL_COMM_ID": "node9:1"},
-			Place{Rank: 0, Size: 2, LocalRank: 0, From: "torchrun", MasterAddr: "node1", MasterPort: 29500},
-			"rank 0 of 2 (local 0), from torchrun; master node1:29500"},
+			Place{Rank: 0, Size: 2, LocalRank: 0, From: "torchrun", MasterAddr: "node1", MasterPort: 29501},
+			"rank 0 of 2 (local 0), from torchrun; master node1:29501"},
 		{"slurm", map[string]string{"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1"},
 			Place{Rank: 5, Size: 8, LocalRank: 1, From: "slurm"},
 			"rank 5 of 8 (local 1), from slurm"},
@@ -118,4 +121,11 @@ func TestInconsistentLaunchEnvironmentIsAnErrorNamingTheVariable(t *testing.T) {
 
 func lookup(env map[string]string) func(string) string {
 	return func(name string) string { return env[name] }
+}
+
+func TestTorchrunRanksMeetBesideItsStoreNotOnIt(t *testing.T) {
+	env := map[string]string{"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "h", "MASTER_PORT": "65535"}
+	if _, err := FromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "MASTER_PORT=65535") {
+		t.Fatalf("MASTER_PORT=65535: got %v, want an error naming it", err)
+	}
 }

@@ -199,7 +199,7 @@ func TestInfoShowsTheRankEnvironmentFound(t *testing.T) {
 		want string
 	}{
 		{nil, "single process"},
-		{[]string{"RANK=1", "WORLD_SIZE=4", "LOCAL_RANK=1", "MASTER_ADDR=10.0.0.1", "MASTER_PORT=29500"}, "rank 1 of 4 (local 1), from torchrun; master 10.0.0.1:29500"},
+		{[]string{"RANK=1", "WORLD_SIZE=4", "LOCAL_RANK=1", "MASTER_ADDR=10.0.0.1", "MASTER_PORT=29500"}, "rank 1 of 4 (local 1), from torchrun; master 10.0.0.1:29501"},
 		{[]string{"SLURM_PROCID=3", "SLURM_NTASKS=8", "SLURM_LOCALID=1"}, "rank 3 of 8 (local 1), from slurm"},
 		{[]string{"WORLD_SIZE=4"}, "the torchrun launch environment: WORLD_SIZE is set but RANK is not"},
 	} {

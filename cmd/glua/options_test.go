@@ -123,6 +123,7 @@ func TestInfoShowsDeviceBackendPoolAndConfiguration(t *testing.T) {
 		`(?m)^  pool\.hard_limit +"1GiB" +--hard-limit +GLUA_HARD_MEMORY_LIMIT$`,
 		`(?m)^  pool\.soft_limit +"64MiB" +file +GLUA_SOFT_MEMORY_LIMIT$`,
 		`(?m)^  cuda\.libcublas +\["libcublas\.so`,
+		`(?m)^  cuda\.libnccl +\["libnccl\.so\.2", "libnccl\.so"\] +\w+ +GLUA_LIBNCCL$`,
 	} {
 		expect(t, r, 0, want, "")
 	}

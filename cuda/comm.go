@@ -1,0 +1,480 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// envCommID is where NCCL's bootstrap looks for the address of its root.
+const envCommID = "NCCL_COMM_ID"
+
+const cuEventDisableTiming = 0x2 // CU_EVENT_DISABLE_TIMING
+
+// OpenComm joins a group of processes through NCCL, which is opened here
+// and not by Load, so that one process never needs it.
+//
+// The ranks meet through NCCL's own bootstrap: with NCCL_COMM_ID=host:port
+// in the environment, ncclGetUniqueId makes no root of its own but writes
+// that address and a fixed magic into the id (bootstrap.cc,
+// bootstrapGetUniqueId), so every rank computes the same id without a
+// store, and ncclCommInitRank on rank 0 starts the bootstrap root on that
+// address (init.cc, ncclCommInitRankDev: bootstrapCreateRoot when
+// NCCL_COMM_ID is set and myrank == 0). cfg.Addr is put in the environment
+// first when it differs, as NCCL reads it with getenv; purego routes
+// os.Setenv to the C library's setenv.
+func (b *Backend) OpenComm(ctx context.Context, cfg device.CommConfig) (device.Comm, error) {
+	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size {
+		return nil, fmt.Errorf("cuda: rank %d of %d is no place in a group", cfg.Rank, cfg.Size)
+	}
+	if cfg.Addr == "" {
+		return nil, fmt.Errorf("cuda: no address where the ranks meet (%s=host:port)", envCommID)
+	}
+	if os.Getenv(envCommID) != cfg.Addr {
+		if err := os.Setenv(envCommID, cfg.Addr); err != nil {
+			return nil, fmt.Errorf("cuda: setting %s: %w", envCommID, err)
+		}
+	}
+	nl, err := b.ncclLib()
+	if err != nil {
+		return nil, fmt.Errorf("a group of %d processes on the cuda backend needs NCCL: %w", cfg.Size, err)
+	}
+	handle, err := b.initComm(ctx, nl, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &comm{b: b, nccl: nl, handle: handle, rank: cfg.Rank, size: cfg.Size, timeout: cfg.Timeout}
+	if err := c.setUp(); err != nil {
+		c.destroy(true)
+		return nil, err
+	}
+	b.mu.Lock()
+	b.comms[c] = struct{}{}
+	b.mu.Unlock()
+	return c, nil
+}
+
+// initComm runs ncclGetUniqueId and ncclCommInitRank, which blocks until
+// every rank has joined, on a goroutine of its own, so that a rank that
+// never comes costs cfg.Timeout and not forever. On a timeout that
+// goroutine is left behind: there is no communicator yet to abort, and
+// the process is about to fail anyway.
+func (b *Backend) initComm(ctx context.Context, nl *ncclLibrary, cfg device.CommConfig) (uintptr, error) {
+	type result struct {
+		handle uintptr
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		if err := b.begin(); err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer b.end()
+		var id ncclUniqueID
+		if err := nl.check("ncclGetUniqueId", envCommID+"="+cfg.Addr, nl.api.ncclGetUniqueId.call(uintptr(unsafe.Pointer(&id))), 0); err != nil {
+			done <- result{err: err}
+			return
+		}
+		handle := new(uintptr)
+		r := nl.api.commInitRank(handle, int32(cfg.Size), id, int32(cfg.Rank))
+		if r != ncclSuccess {
+			done <- result{err: nl.error("ncclCommInitRank", fmt.Sprintf("rank %d of %d at %s", cfg.Rank, cfg.Size, cfg.Addr), int(r), 0)}
+			return
+		}
+		done <- result{handle: *handle}
+	}()
+	var timeout <-chan time.Time
+	if cfg.Timeout > 0 {
+		t := time.NewTimer(cfg.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return 0, &device.CommError{Rank: cfg.Rank, Msg: fmt.Sprintf("rank %d of %d could not join the group at %s: %v", cfg.Rank, cfg.Size, cfg.Addr, r.err)}
+		}
+		return r.handle, nil
+	case <-timeout:
+		return 0, &device.CommError{Rank: cfg.Rank, Msg: fmt.Sprintf("rank %d of %d: the group at %s did not form within %v: a peer never came", cfg.Rank, cfg.Size, cfg.Addr, cfg.Timeout)}
+	case <-ctx.Done():
+		return 0, fmt.Errorf("rank %d of %d: joining the group at %s: %w", cfg.Rank, cfg.Size, cfg.Addr, ctx.Err())
+	}
+}
+
+// comm is one rank's NCCL communicator. Its collectives are enqueued on
+// the caller's stream and return at once; the backend's waits
+// (StreamSynchronize, EventSynchronize, Barrier, Close) watch every open
+// comm while they wait, so that a peer that died or hung ends the wait
+// with an error after the timeout instead of leaving the stream stuck.
+type comm struct {
+	b          *Backend
+	nccl       *ncclLibrary
+	rank, size int
+	timeout    time.Duration
+	scratch    device.Ptr // one byte that Barrier reduces
+
+	mu       sync.Mutex
+	handle   uintptr   // ncclComm_t; 0 once destroyed or aborted
+	done     uintptr   // CUevent recorded after the latest collective
+	enqueued time.Time // when the latest collective was enqueued; zero once it finished
+	failed   error     // why the comm was aborted
+}
+
+func (c *comm) setUp() error {
+	if err := c.b.begin(); err != nil {
+		return err
+	}
+	defer c.b.end()
+	if err := c.b.check("cuEventCreate", "", cuResult(c.b.drv.cuEventCreate.call(uintptr(unsafe.Pointer(&c.done)), cuEventDisableTiming))); err != nil {
+		return err
+	}
+	p, err := c.b.alloc(1)
+	if err != nil {
+		return err
+	}
+	c.scratch = p
+	return nil
+}
+
+// enqueue runs one NCCL call that queues work on s and records c.done
+// after it. Bad arguments come back as NCCL's error; a failure of the
+// group aborts the communicator.
+func (c *comm) enqueue(call string, s device.Stream, f func(handle uintptr) uintptr) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handle == 0 {
+		return c.gone()
+	}
+	if err := c.b.begin(); err != nil {
+		return err
+	}
+	defer c.b.end()
+	r := int(int32(uint32(f(c.handle))))
+	switch r {
+	case ncclSuccess, ncclInProgress:
+	case 4, 5: // ncclInvalidArgument, ncclInvalidUsage: this call, not the group
+		return c.nccl.error(call, "", r, c.handle)
+	default:
+		return c.abortLocked(fmt.Sprintf("rank %d of %d: %v", c.rank, c.size, c.nccl.error(call, "", r, c.handle)))
+	}
+	if err := c.b.check("cuEventRecord", "", cuResult(c.b.drv.cuEventRecord.call(c.done, uintptr(s)))); err != nil {
+		return err
+	}
+	c.enqueued = time.Now()
+	return nil
+}
+
+func (c *comm) gone() error {
+	if c.failed != nil {
+		return c.failed
+	}
+	return fmt.Errorf("cuda: rank %d of %d: the communicator is closed", c.rank, c.size)
+}
+
+// poll reports a fault of the group: an asynchronous NCCL error, or the
+// latest collective unfinished c.timeout after it was enqueued. Either
+// aborts the communicator, which also ends its kernels, so the streams
+// they hold drain. It runs inside begin/end.
+func (c *comm) poll() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handle == 0 {
+		return c.failed
+	}
+	var async int32
+	if err := c.nccl.check("ncclCommGetAsyncError", "", c.nccl.api.ncclCommGetAsyncError.call(c.handle, uintptr(unsafe.Pointer(&async))), c.handle); err != nil {
+		return c.abortLocked(fmt.Sprintf("rank %d of %d: %v", c.rank, c.size, err))
+	}
+	if async != ncclSuccess && async != ncclInProgress {
+		return c.abortLocked(fmt.Sprintf("rank %d of %d: NCCL reports %v", c.rank, c.size, c.nccl.error("ncclCommGetAsyncError", "", int(async), c.handle)))
+	}
+	if c.enqueued.IsZero() {
+		return nil
+	}
+	switch r := cuResult(c.b.drv.cuEventQuery.call(c.done)); r {
+	case cudaSuccess:
+		c.enqueued = time.Time{}
+	case cudaErrorNotReady:
+		if waited := time.Since(c.enqueued); c.timeout > 0 && waited > c.timeout {
+			return c.abortLocked(fmt.Sprintf("rank %d of %d: a peer stopped answering: a collective enqueued %v ago has not finished (timeout %v)",
+				c.rank, c.size, waited.Round(time.Millisecond), c.timeout))
+		}
+	default:
+		return c.b.driverError("cuEventQuery", "", r)
+	}
+	return nil
+}
+
+// abortLocked aborts the communicator with c.mu held and keeps msg as the
+// error of every later call.
+func (c *comm) abortLocked(msg string) error {
+	if r := int(int32(uint32(c.nccl.api.ncclCommAbort.call(c.handle)))); r != ncclSuccess {
+		msg += fmt.Sprintf("; ncclCommAbort: %s", ncclResultName(r))
+	}
+	c.handle = 0
+	c.enqueued = time.Time{}
+	c.failed = &device.CommError{Rank: c.rank, Msg: msg + "; the communicator was aborted"}
+	return c.failed
+}
+
+// waitEvent waits for e, watching every open comm meanwhile. It runs
+// inside begin/end. It spins briefly before sleeping, since a small
+// collective finishes in microseconds and a sleep costs more than that.
+func (b *Backend) waitEvent(call string, e uintptr) error {
+	start := time.Now()
+	for i := 0; ; i++ {
+		switch r := cuResult(b.drv.cuEventQuery.call(e)); r {
+		case cudaSuccess:
+			return nil
+		case cudaErrorNotReady:
+		default:
+			return b.driverError(call, "", r)
+		}
+		for _, c := range b.openComms() {
+			if err := c.poll(); err != nil {
+				return err
+			}
+		}
+		if time.Since(start) > 200*time.Microsecond {
+			time.Sleep(min(time.Duration(i)*time.Microsecond, time.Millisecond))
+		} else {
+			runtime.Gosched()
+		}
+	}
+}
+
+func (b *Backend) openComms() []*comm {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cs := make([]*comm, 0, len(b.comms))
+	for c := range b.comms {
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+func (b *Backend) hasComms() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.comms) > 0
+}
+
+// waitStream waits for the work queued on s through an event, so that the
+// wait can watch the open comms. It runs inside begin/end.
+func (b *Backend) waitStream(s device.Stream) error {
+	var e uintptr
+	if err := b.check("cuEventCreate", "", cuResult(b.drv.cuEventCreate.call(uintptr(unsafe.Pointer(&e)), cuEventDisableTiming))); err != nil {
+		return err
+	}
+	defer b.drv.cuEventDestroy.call(e)
+	if err := b.check("cuEventRecord", "", cuResult(b.drv.cuEventRecord.call(e, uintptr(s)))); err != nil {
+		return err
+	}
+	return b.waitEvent("cuStreamSynchronize", e)
+}
+
+func (c *comm) AllReduce(buf device.Ptr, count int, dt device.DType, op device.ReduceOp, s device.Stream) error {
+	t, o, err := c.types(count, dt, op)
+	if err != nil {
+		return err
+	}
+	return c.enqueue("ncclAllReduce", s, func(h uintptr) uintptr {
+		return c.nccl.api.ncclAllReduce.call(uintptr(buf), uintptr(buf), uintptr(count), t, o, h, uintptr(s))
+	})
+}
+
+func (c *comm) Broadcast(buf device.Ptr, count int, dt device.DType, root int, s device.Stream) error {
+	t, _, err := c.types(count, dt, device.ReduceSum)
+	if err != nil {
+		return err
+	}
+	if err := c.peer("root", root); err != nil {
+		return err
+	}
+	return c.enqueue("ncclBroadcast", s, func(h uintptr) uintptr {
+		return c.nccl.api.ncclBroadcast.call(uintptr(buf), uintptr(buf), uintptr(count), t, uintptr(root), h, uintptr(s))
+	})
+}
+
+func (c *comm) Reduce(buf device.Ptr, count int, dt device.DType, op device.ReduceOp, root int, s device.Stream) error {
+	t, o, err := c.types(count, dt, op)
+	if err != nil {
+		return err
+	}
+	if err := c.peer("root", root); err != nil {
+		return err
+	}
+	return c.enqueue("ncclReduce", s, func(h uintptr) uintptr {
+		return c.nccl.api.ncclReduce.call(uintptr(buf), uintptr(buf), uintptr(count), t, o, uintptr(root), h, uintptr(s))
+	})
+}
+
+func (c *comm) AllGather(out, in device.Ptr, count int, dt device.DType, s device.Stream) error {
+	t, _, err := c.types(count, dt, device.ReduceSum)
+	if err != nil {
+		return err
+	}
+	return c.enqueue("ncclAllGather", s, func(h uintptr) uintptr {
+		return c.nccl.api.ncclAllGather.call(uintptr(in), uintptr(out), uintptr(count), t, h, uintptr(s))
+	})
+}
+
+func (c *comm) ReduceScatter(out, in device.Ptr, count int, dt device.DType, op device.ReduceOp, s device.Stream) error {
+	t, o, err := c.types(count, dt, op)
+	if err != nil {
+		return err
+	}
+	return c.enqueue("ncclReduceScatter", s, func(h uintptr) uintptr {
+		return c.nccl.api.ncclReduceScatter.call(uintptr(in), uintptr(out), uintptr(count), t, o, h, uintptr(s))
+	})
+}
+
+// Send and Recv each make a group of one operation: a point-to-point call
+// outside a group would block on the host until the peer posts its half
+// on older NCCL versions.
+func (c *comm) Send(buf device.Ptr, count int, dt device.DType, peer int, s device.Stream) error {
+	return c.p2p("ncclSend", c.nccl.api.ncclSend, buf, count, dt, peer, s)
+}
+
+func (c *comm) Recv(buf device.Ptr, count int, dt device.DType, peer int, s device.Stream) error {
+	return c.p2p("ncclRecv", c.nccl.api.ncclRecv, buf, count, dt, peer, s)
+}
+
+func (c *comm) p2p(call string, f fn, buf device.Ptr, count int, dt device.DType, peer int, s device.Stream) error {
+	t, _, err := c.types(count, dt, device.ReduceSum)
+	if err != nil {
+		return err
+	}
+	if err := c.peer("peer", peer); err != nil {
+		return err
+	}
+	if peer == c.rank {
+		return fmt.Errorf("cuda: rank %d cannot send to or receive from itself", c.rank)
+	}
+	return c.enqueue(call, s, func(h uintptr) uintptr {
+		if r := c.nccl.api.ncclGroupStart.call(); r != ncclSuccess {
+			return r
+		}
+		r := f.call(uintptr(buf), uintptr(count), t, uintptr(peer), h, uintptr(s))
+		if end := c.nccl.api.ncclGroupEnd.call(); r == ncclSuccess {
+			r = end
+		}
+		return r
+	})
+}
+
+// Barrier all-reduces one byte of the comm's own and waits for it.
+func (c *comm) Barrier(s device.Stream) error {
+	if err := c.AllReduce(c.scratch, 1, device.Uint8, device.ReduceMax, s); err != nil {
+		return err
+	}
+	return c.wait()
+}
+
+// wait waits for the latest collective, watching the group.
+func (c *comm) wait() error {
+	c.mu.Lock()
+	e, live := c.done, c.handle != 0
+	c.mu.Unlock()
+	if !live {
+		return c.gone()
+	}
+	if err := c.b.begin(); err != nil {
+		return err
+	}
+	defer c.b.end()
+	return c.b.waitEvent("ncclCommGetAsyncError", e)
+}
+
+// Close waits (within the timeout) for the collectives still queued and
+// destroys the communicator; when they do not finish it aborts instead,
+// since ncclCommDestroy would wait for them forever.
+func (c *comm) Close() error {
+	waitErr := c.wait()
+	c.mu.Lock()
+	live := c.handle != 0
+	c.mu.Unlock()
+	if !live {
+		c.release()
+		if waitErr != nil && waitErr != c.failed {
+			return waitErr
+		}
+		return nil
+	}
+	err := c.destroy(waitErr != nil)
+	c.release()
+	if waitErr != nil {
+		return waitErr
+	}
+	return err
+}
+
+// destroy ends the communicator: ncclCommDestroy, or ncclCommAbort when
+// abort is set (a peer is gone and a clean end would wait for it).
+func (c *comm) destroy(abort bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handle == 0 {
+		return nil
+	}
+	if err := c.b.begin(); err != nil {
+		return err
+	}
+	defer c.b.end()
+	call, f := "ncclCommDestroy", c.nccl.api.ncclCommDestroy
+	if abort {
+		call, f = "ncclCommAbort", c.nccl.api.ncclCommAbort
+	}
+	err := c.nccl.check(call, "", f.call(c.handle), 0)
+	c.handle = 0
+	return err
+}
+
+// release frees what the comm holds of the backend's.
+func (c *comm) release() {
+	c.b.mu.Lock()
+	delete(c.b.comms, c)
+	c.b.mu.Unlock()
+	if c.b.begin() != nil {
+		return
+	}
+	defer c.b.end()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done != 0 {
+		c.b.drv.cuEventDestroy.call(c.done)
+		c.done = 0
+	}
+	if c.scratch != 0 {
+		c.b.drv.cuMemFree.call(uintptr(c.scratch))
+		c.scratch = 0
+	}
+}
+
+func (c *comm) types(count int, dt device.DType, op device.ReduceOp) (t, o uintptr, err error) {
+	if count < 0 {
+		return 0, 0, fmt.Errorf("cuda: %d elements", count)
+	}
+	if t, err = ncclDataType(dt); err != nil {
+		return 0, 0, fmt.Errorf("cuda: %w", err)
+	}
+	if o, err = ncclRedOp(op); err != nil {
+		return 0, 0, fmt.Errorf("cuda: %w", err)
+	}
+	return t, o, nil
+}
+
+func (c *comm) peer(what string, r int) error {
+	if r < 0 || r >= c.size {
+		return fmt.Errorf("cuda: %s %d is not a rank of a group of %d", what, r, c.size)
+	}
+	return nil
+}
