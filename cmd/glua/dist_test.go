@@ -101,3 +101,39 @@ func TestEveryCollectiveForEveryDTypeAndOpMatchesPlainLuaBetweenProcesses(t *tes
 		}
 	}
 }
+
+// Ranks whose all_reduce disagrees in shape or dtype each get an error
+// naming the ranks that disagree, at once and not after the timeout, and
+// every later call fails the same way instead of waiting.
+func TestMismatchedShapesOrDTypesAcrossProcessesFailOnEveryRank(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ mismatch, msg string }{
+		{"shapes", "rank 1 has 5 float32 elements, rank 0 has 4"},
+		{"dtypes", "rank 1 has 4 float64 elements, rank 0 has 4 float32 elements"},
+	} {
+		for _, size := range []int{2, 3} {
+			start := time.Now()
+			// The timeout is longer than the test allows: the ranks
+			// must fail because they disagree, not because they waited.
+			r := invocation{dir: "testdata", args: []string{"--nproc", strconv.Itoa(size), "--allow-oversubscribe", "--backend", "cpu", "dist_mismatch.lua", tc.mismatch},
+				env: []string{"GLUA_DIST_TIMEOUT=30s"}}.glua(t)
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("%s, --nproc %d: the ranks took %v to fail", tc.mismatch, size, d)
+			}
+			if r.code != 0 || r.stderr != "" {
+				t.Errorf("%s, --nproc %d: %v", tc.mismatch, size, r)
+				continue
+			}
+			var want []string
+			for rank := range size {
+				want = append(want,
+					fmt.Sprintf("[%d] error: dist_mismatch.lua:17: dist.all_reduce: %s", rank, tc.msg),
+					fmt.Sprintf("[%d] then: dist_mismatch.lua:19: dist.barrier: %s", rank, tc.msg))
+			}
+			slices.Sort(want)
+			if got := sortedLines(r.stdout); !slices.Equal(got, want) {
+				t.Errorf("%s, --nproc %d: stdout lines\n%q\nwant\n%q", tc.mismatch, size, got, want)
+			}
+		}
+	}
+}
