@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +59,81 @@ func TestShardedBatchesReachEachRankOnce(t *testing.T) {
 	} {
 		if !strings.Contains(r.stdout, line+"\n") {
 			t.Errorf("--nproc 3: no line %q in\n%s", line, r.stdout)
+		}
+	}
+}
+
+// sortedLines is out's lines in sorted order: the ranks' lines interleave
+// as they run, so a test compares them as a set.
+func sortedLines(out string) []string {
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	slices.Sort(lines)
+	return lines
+}
+
+// dist_conformance.lua runs every collective for every dtype and op between
+// the processes and checks each result against plain Lua; the ranks all
+// make the same number of checks, counted here so that a script that
+// skipped a case would not pass.
+func TestEveryCollectiveForEveryDTypeAndOpMatchesPlainLuaBetweenProcesses(t *testing.T) {
+	t.Parallel()
+	for _, size := range []int{2, 3} {
+		start := time.Now()
+		r := invocation{dir: "testdata", args: []string{"--nproc", strconv.Itoa(size), "--allow-oversubscribe", "--backend", "cpu", "dist_conformance.lua"},
+			env: []string{"GLUA_DIST_TIMEOUT=5s"}}.glua(t)
+		if r.code != 0 || r.stderr != "" {
+			t.Errorf("--nproc %d: %v", size, r)
+			continue
+		}
+		// Per dtype: per op, all_reduce, reduce from every root and
+		// reduce_scatter; broadcast from every root, all_gather, and a
+		// recv from each of the size-1 other ranks. Then one barrier.
+		checks := 7*(5*(1+size+1)+size+1+size-1) + 1
+		var want []string
+		for rank := range size {
+			want = append(want, fmt.Sprintf("[%d] rank %d: %d checks passed", rank, rank, checks))
+		}
+		if got := sortedLines(r.stdout); !slices.Equal(got, want) {
+			t.Errorf("--nproc %d: stdout lines\n%q\nwant\n%q", size, got, want)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("--nproc %d took %v", size, d)
+		}
+	}
+}
+
+// Ranks whose all_reduce disagrees in shape or dtype each get an error
+// naming the ranks that disagree, at once and not after the timeout, and
+// every later call fails the same way instead of waiting.
+func TestMismatchedShapesOrDTypesAcrossProcessesFailOnEveryRank(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ mismatch, msg string }{
+		{"shapes", "rank 1 has 5 float32 elements, rank 0 has 4"},
+		{"dtypes", "rank 1 has 4 float64 elements, rank 0 has 4 float32 elements"},
+	} {
+		for _, size := range []int{2, 3} {
+			start := time.Now()
+			// The timeout is longer than the test allows: the ranks
+			// must fail because they disagree, not because they waited.
+			r := invocation{dir: "testdata", args: []string{"--nproc", strconv.Itoa(size), "--allow-oversubscribe", "--backend", "cpu", "dist_mismatch.lua", tc.mismatch},
+				env: []string{"GLUA_DIST_TIMEOUT=30s"}}.glua(t)
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("%s, --nproc %d: the ranks took %v to fail", tc.mismatch, size, d)
+			}
+			if r.code != 0 || r.stderr != "" {
+				t.Errorf("%s, --nproc %d: %v", tc.mismatch, size, r)
+				continue
+			}
+			var want []string
+			for rank := range size {
+				want = append(want,
+					fmt.Sprintf("[%d] error: dist_mismatch.lua:17: dist.all_reduce: %s", rank, tc.msg),
+					fmt.Sprintf("[%d] then: dist_mismatch.lua:19: dist.barrier: %s", rank, tc.msg))
+			}
+			slices.Sort(want)
+			if got := sortedLines(r.stdout); !slices.Equal(got, want) {
+				t.Errorf("%s, --nproc %d: stdout lines\n%q\nwant\n%q", tc.mismatch, size, got, want)
+			}
 		}
 	}
 }
