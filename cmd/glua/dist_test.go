@@ -104,7 +104,7 @@ func TestEveryCollectiveForEveryDTypeAndOpMatchesPlainLuaBetweenProcesses(t *tes
 
 // Ranks whose all_reduce disagrees in shape or dtype each get an error
 // naming the ranks that disagree, at once and not after the timeout, and
-// every later call fails the same way instead of waiting.
+// every later call fails instead of waiting, saying what stopped the ranks.
 func TestMismatchedShapesOrDTypesAcrossProcessesFailOnEveryRank(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ mismatch, msg string }{
@@ -128,7 +128,7 @@ func TestMismatchedShapesOrDTypesAcrossProcessesFailOnEveryRank(t *testing.T) {
 			for rank := range size {
 				want = append(want,
 					fmt.Sprintf("[%d] error: dist_mismatch.lua:17: dist.all_reduce: %s", rank, tc.msg),
-					fmt.Sprintf("[%d] then: dist_mismatch.lua:19: dist.barrier: %s", rank, tc.msg))
+					fmt.Sprintf("[%d] then: dist_mismatch.lua:19: dist.barrier: the ranks stopped at an earlier all_reduce: %s", rank, tc.msg))
 			}
 			slices.Sort(want)
 			if got := sortedLines(r.stdout); !slices.Equal(got, want) {

@@ -92,9 +92,23 @@ func (c *Comm) begin(op string) (*call, error) {
 	c.mu.Unlock()
 	if err != nil {
 		c.callMu.Unlock()
-		return nil, err
+		return nil, earlier(op, err)
 	}
 	return &call{c: c, op: op}, nil
+}
+
+// earlier is the error of a call op made once the Comm is unusable: it
+// says that an earlier call stopped the group, and why, so that a script
+// catching it does not take op itself for what went wrong.
+func earlier(op string, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	if e.Op == "close" {
+		return &Error{Op: op, Rank: e.Rank, Msg: e.Msg}
+	}
+	return &Error{Op: op, Rank: e.Rank, Msg: fmt.Sprintf("the ranks stopped at an earlier %s: %s", e.Op, e.Msg)}
 }
 
 // end finishes a call. A failure makes the Comm unusable: this rank tells

@@ -21,7 +21,8 @@ func f32s(vs ...float32) []byte {
 }
 
 // expectOnEveryRank checks that every rank failed, with msg in its error,
-// naming rank at fault, and that a later call returns the same error.
+// naming rank at fault, and that a later call fails under its own name
+// saying that the first failure stopped the ranks.
 func expectOnEveryRank(t *testing.T, comms []*Comm, errs []error, msg string, atFault int) {
 	t.Helper()
 	for r, err := range errs {
@@ -33,8 +34,11 @@ func expectOnEveryRank(t *testing.T, comms []*Comm, errs []error, msg string, at
 			t.Errorf("rank %d: got %q (rank at fault %d), want %q naming rank %d", r, err, e.Rank, msg, atFault)
 		}
 		if comms[r] != nil {
-			if again := comms[r].Barrier(); again != err {
-				t.Errorf("rank %d: the call after the failure returned %v, want the first error", r, again)
+			var later *Error
+			again := comms[r].Barrier()
+			want := "barrier: the ranks stopped at an earlier " + e.Op + ": " + e.Msg
+			if !errors.As(again, &later) || again.Error() != want || later.Rank != atFault {
+				t.Errorf("rank %d: the call after the failure returned %v, want %q naming rank %d", r, again, want, atFault)
 			}
 		}
 	}
