@@ -20,6 +20,7 @@ type kernelsRuntime interface {
 	Matmul(C, A, B *runtime.Array, o runtime.MatmulOptions) error
 	Compile(source, entry string, options, signature []string) (*runtime.Kernel, error)
 	JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*runtime.JITKernel, error)
+	Map(tree *ast.FunctionExpr, chunk string, out *runtime.Array, args []any) error
 	KernelCacheStats() (compiles, cacheHits int64)
 }
 
@@ -41,6 +42,7 @@ func (m kernelsModule) funcs() map[string]lua.LGFunction {
 		"max_abs_diff": m.maxAbsDiff,
 		"cache_stats":  m.cacheStats,
 		"jit":          m.jit,
+		"map":          m.mapFn,
 	}
 	for _, name := range jit.KernelFunctions() {
 		funcs[name] = insideKernel(name)
