@@ -382,6 +382,10 @@ func (e *emitter) expr(x Expr) string {
 		return fmt.Sprintf("((i64)blockIdx.%s * blockDim.%s + threadIdx.%s + 1)", axes[ex.Axis], axes[ex.Axis], axes[ex.Axis])
 	case *GridSize:
 		return fmt.Sprintf("((i64)gridDim.%s * blockDim.%s)", axes[ex.Axis], axes[ex.Axis])
+	case *Thread:
+		return fmt.Sprintf("((i64)threadIdx.%s + 1)", axes[ex.Axis])
+	case *Block:
+		return fmt.Sprintf("((i64)blockIdx.%s + 1)", axes[ex.Axis])
 	}
 	panic(fmt.Sprintf("jit: no CUDA for %T", x))
 }

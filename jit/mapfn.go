@@ -90,11 +90,22 @@ func (t *typer) mapBody(f *Function, sig Signature, out device.DType) {
 	t.names = []map[string]binding{{}}
 	i := t.newLocal("i", Int)
 	index := []Expr{&LocalGet{Slot: i, T: Int}}
-	var before, loads []Stmt
+	before, body := t.mapElements(f, sig, index)
+	stmts, x, line := t.mapValue(f, computeType(out))
+	body = append(append(body, stmts...), &Store{Arr: outArr, Index: index, X: x, Line: line})
+	loop := &For{Slot: i, Start: &Grid{Axis: 0}, Stop: &Size{Arr: outArr}, Step: &GridSize{Axis: 0}, Body: body}
+	t.prog.Body = append(before, loop)
+}
+
+// mapElements adds a parameter for each of f's arguments after those
+// already in the program: an array read at index into the function's
+// parameter (loads, at the top of each element), or a number (a float
+// narrowed to float32 once, in before, beside float32 arrays).
+func (t *typer) mapElements(f *Function, sig Signature, index []Expr) (before, loads []Stmt) {
 	for k, pname := range f.Params {
 		a := sig[k]
 		if a.Array {
-			arr := &Array{Name: fmt.Sprintf("in%d", k+1), DType: a.DType, Rank: 1, Param: k + 1, Shared: -1}
+			arr := &Array{Name: fmt.Sprintf("in%d", k+1), DType: a.DType, Rank: 1, Param: len(t.prog.Params), Shared: -1}
 			t.prog.Params = append(t.prog.Params, Param{Name: arr.Name, Array: arr, Slot: -1})
 			slot := t.newLocal(pname, computeType(a.DType))
 			loads = append(loads, &Set{Slot: slot, X: &Load{Arr: arr, Index: index, Line: f.Line()}})
@@ -116,19 +127,23 @@ func (t *typer) mapBody(f *Function, sig Signature, out device.DType) {
 		}
 		t.bind(pname, binding{slot: slot})
 	}
+	return before, loads
+}
+
+// mapValue types the function's body and its returned number; hint is
+// the type a literal alone takes.
+func (t *typer) mapValue(f *Function, hint Type) ([]Stmt, Expr, int) {
 	stmts := f.Tree.Stmts
 	ret := stmts[len(stmts)-1].(*ast.ReturnStmt).Exprs[0]
 	t.names = append(t.names, map[string]binding{})
-	body := loads
+	var body []Stmt
 	for _, s := range stmts[:len(stmts)-1] {
 		body = append(body, t.stmt(s)...)
 	}
-	x := t.expr(ret, computeType(out))
+	x := t.expr(ret, hint)
 	if x.Type() == Bool {
 		t.fail(ret.Line(), "a map function returns a number, not a boolean (write `cond and 1 or 0` as an if)")
 	}
 	t.numeric(x, ret)
-	body = append(body, &Store{Arr: outArr, Index: index, X: x, Line: ret.Line()})
-	loop := &For{Slot: i, Start: &Grid{Axis: 0}, Stop: &Size{Arr: outArr}, Step: &GridSize{Axis: 0}, Body: body}
-	t.prog.Body = append(before, loop)
+	return body, x, ret.Line()
 }
