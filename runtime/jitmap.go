@@ -21,8 +21,9 @@ type mapKernels struct {
 }
 
 type mapFunc struct {
-	fn       *jit.Function
-	variants map[string]*jitVariant // by out's dtype and the signature
+	fn         *jit.Function
+	variants   map[string]*jitVariant       // by out's dtype and the signature
+	reductions map[string]*mapReduceVariant // by op and the signature
 }
 
 // mapBlock is the block of a map launch; the grid covers the elements
@@ -57,23 +58,9 @@ func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []
 	if len(args) != len(mf.fn.Params) {
 		return fmt.Errorf("the function at %s:%d takes %d arguments, got %d arrays and numbers after out", chunk, mf.fn.Line(), len(mf.fn.Params), len(args))
 	}
-	sig := make(jit.Signature, len(args))
-	for i, a := range args {
-		switch v := a.(type) {
-		case *Array:
-			if err := v.live(rt, fmt.Sprintf("argument %d (%s)", i+1, mf.fn.Params[i])); err != nil {
-				return err
-			}
-			if !slices.Equal(v.shape, out.shape) {
-				return fmt.Errorf("argument %d (%s) has shape %s and out has shape %s; kernels.map takes arrays of one shape (numbers broadcast)",
-					i+1, mf.fn.Params[i], shapeOrScalar(v.shape), shapeOrScalar(out.shape))
-			}
-			sig[i] = jit.Arg{Array: true, DType: v.dtype, Rank: len(v.shape)}
-		case float64:
-			sig[i] = jit.Arg{Float: v != math.Trunc(v) || math.Abs(v) > 1<<53}
-		default:
-			return fmt.Errorf("argument %d (%s): a DeviceArray or a number is expected, got %s", i+1, mf.fn.Params[i], describe(a))
-		}
+	sig, err := mapSignature(rt, mf, args, out.shape, "out")
+	if err != nil {
+		return err
 	}
 	v, err := rt.mapVariant(mf, sig, out.dtype, host, cb)
 	if err != nil {
@@ -107,6 +94,30 @@ func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []
 		}
 	}
 	return v.kernel.Launch(cfg, vals...)
+}
+
+// mapSignature checks args against the function's parameters and the
+// arrays' shape against shape (that of the array called what).
+func mapSignature(rt *Runtime, mf *mapFunc, args []any, shape []int, what string) (jit.Signature, error) {
+	sig := make(jit.Signature, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case *Array:
+			if err := v.live(rt, fmt.Sprintf("argument %d (%s)", i+1, mf.fn.Params[i])); err != nil {
+				return nil, err
+			}
+			if !slices.Equal(v.shape, shape) {
+				return nil, fmt.Errorf("argument %d (%s) has shape %s and %s has shape %s; the arrays must have one shape (numbers broadcast)",
+					i+1, mf.fn.Params[i], shapeOrScalar(v.shape), what, shapeOrScalar(shape))
+			}
+			sig[i] = jit.Arg{Array: true, DType: v.dtype, Rank: len(v.shape)}
+		case float64:
+			sig[i] = jit.Arg{Float: v != math.Trunc(v) || math.Abs(v) > 1<<53}
+		default:
+			return nil, fmt.Errorf("argument %d (%s): a DeviceArray or a number is expected, got %s", i+1, mf.fn.Params[i], describe(a))
+		}
+	}
+	return sig, nil
 }
 
 func shapeOrScalar(shape []int) string {
