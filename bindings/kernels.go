@@ -20,6 +20,8 @@ type kernelsRuntime interface {
 	Matmul(C, A, B *runtime.Array, o runtime.MatmulOptions) error
 	Compile(source, entry string, options, signature []string) (*runtime.Kernel, error)
 	JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*runtime.JITKernel, error)
+	Map(tree *ast.FunctionExpr, chunk string, out *runtime.Array, args []any) error
+	MapReduce(tree *ast.FunctionExpr, chunk, op string, args []any) (float64, error)
 	KernelCacheStats() (compiles, cacheHits int64)
 }
 
@@ -41,6 +43,8 @@ func (m kernelsModule) funcs() map[string]lua.LGFunction {
 		"max_abs_diff": m.maxAbsDiff,
 		"cache_stats":  m.cacheStats,
 		"jit":          m.jit,
+		"map":          m.mapFn,
+		"map_reduce":   m.mapReduce,
 	}
 	for _, name := range jit.KernelFunctions() {
 		funcs[name] = insideKernel(name)

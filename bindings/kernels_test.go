@@ -47,6 +47,12 @@ func (f *fakeKernels) Compile(source, entry string, options, signature []string)
 func (f *fakeKernels) JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*runtime.JITKernel, error) {
 	return nil, f.note("jit " + o.Name)
 }
+func (f *fakeKernels) Map(tree *ast.FunctionExpr, chunk string, out *runtime.Array, args []any) error {
+	return f.note("map")
+}
+func (f *fakeKernels) MapReduce(tree *ast.FunctionExpr, chunk, op string, args []any) (float64, error) {
+	return 0, f.note("map_reduce " + op)
+}
 func (f *fakeKernels) KernelCacheStats() (int64, int64) { return 3, 4 }
 
 func kernelsState(t *testing.T, f *fakeKernels) *lua.LState {

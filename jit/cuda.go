@@ -217,7 +217,7 @@ func (e *emitter) forStmt(st *For) {
 	e.depth++
 	e.line("%s f%d_i = %s, f%d_stop = %s, f%d_step = %s;", typ, n, e.expr(st.Start), n, e.expr(st.Stop), n, e.expr(st.Step))
 	cond := fmt.Sprintf("f%d_step > 0 ? f%d_i <= f%d_stop : f%d_i >= f%d_stop", n, n, n, n, n)
-	if c, ok := st.Step.(*Const); ok && (c.I > 0 || c.F > 0) {
+	if c, ok := st.Step.(*Const); ok && (c.I > 0 || c.F > 0) || isGridSize(st.Step) {
 		cond = fmt.Sprintf("f%d_i <= f%d_stop", n, n)
 	}
 	e.line("for (; %s; f%d_i += f%d_step) {", cond, n, n)
@@ -231,6 +231,13 @@ func (e *emitter) forStmt(st *For) {
 	e.line("}")
 	e.depth--
 	e.line("}")
+}
+
+// isGridSize reports a step of kernels.gridsize(1), which is positive (a
+// kernels.map loop's).
+func isGridSize(x Expr) bool {
+	_, ok := x.(*GridSize)
+	return ok
 }
 
 // offset is the 0-based row-major offset of a 1-based index tuple.
@@ -375,6 +382,10 @@ func (e *emitter) expr(x Expr) string {
 		return fmt.Sprintf("((i64)blockIdx.%s * blockDim.%s + threadIdx.%s + 1)", axes[ex.Axis], axes[ex.Axis], axes[ex.Axis])
 	case *GridSize:
 		return fmt.Sprintf("((i64)gridDim.%s * blockDim.%s)", axes[ex.Axis], axes[ex.Axis])
+	case *Thread:
+		return fmt.Sprintf("((i64)threadIdx.%s + 1)", axes[ex.Axis])
+	case *Block:
+		return fmt.Sprintf("((i64)blockIdx.%s + 1)", axes[ex.Axis])
 	}
 	panic(fmt.Sprintf("jit: no CUDA for %T", x))
 }

@@ -163,6 +163,12 @@ func (c *compiler) int(x Expr) intFn {
 	case *GridSize:
 		k := ex.Axis
 		return func(t *thread) int64 { return int64(t.run.grid[k] * t.run.block[k]) }
+	case *Thread:
+		k := ex.Axis
+		return func(t *thread) int64 { return int64(t.tid[k]) + 1 }
+	case *Block:
+		k := ex.Axis
+		return func(t *thread) int64 { return int64(t.bid[k]) + 1 }
 	}
 	panic(fmt.Sprintf("jit: no integer evaluation of %T", x))
 }

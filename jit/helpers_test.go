@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/luac"
@@ -13,6 +14,13 @@ import (
 // parseKernel compiles `return function ... end` as a script does and
 // parses the function's recorded tree as kernels.jit does.
 func parseKernel(t *testing.T, src string) (*Function, error) {
+	t.Helper()
+	return Parse(kernelTree(t, src), "kernel.lua")
+}
+
+// kernelTree is the syntax tree internal/luac records for the function
+// that src returns.
+func kernelTree(t *testing.T, src string) *ast.FunctionExpr {
 	t.Helper()
 	L := lua.NewState()
 	defer L.Close()
@@ -28,7 +36,7 @@ func parseKernel(t *testing.T, src string) (*Function, error) {
 	if !ok {
 		t.Fatal("no syntax tree recorded")
 	}
-	return Parse(tree, "kernel.lua")
+	return tree
 }
 
 // translate parses and checks src for sig.

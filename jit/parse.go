@@ -68,6 +68,7 @@ func Parse(fn *ast.FunctionExpr, chunk string) (*Function, error) {
 type parser struct {
 	chunk  string
 	scopes []map[string]bool
+	mapFn  bool // a kernels.map function: scalars in, one value out
 }
 
 func (p *parser) fail(line int, format string, args ...any) {
@@ -147,6 +148,9 @@ func (p *parser) stmt(s ast.Stmt, loops int) {
 			p.fail(line, "break outside a loop")
 		}
 	case *ast.ReturnStmt:
+		if p.mapFn {
+			p.fail(line, "a map function returns one value, once, as its last statement")
+		}
 		if len(st.Exprs) > 0 {
 			p.fail(line, "a kernel returns nothing; write its results into an array")
 		}
@@ -252,6 +256,9 @@ func (p *parser) call(ex *ast.FuncCallExpr, asStmt bool) {
 	}
 	if !ok {
 		p.fail(line, "%s.%s is not allowed in a kernel", mod, name)
+	}
+	if p.mapFn && mod == "kernels" {
+		p.fail(line, "kernels.%s is not allowed in a map function; it computes one element from its arguments' elements", name)
 	}
 	if want >= 0 && len(ex.Args) != want || want == -2 && len(ex.Args) < 2 {
 		p.fail(line, "%s.%s takes %s", mod, name, argCount(want))

@@ -108,6 +108,11 @@ type (
 	Grid struct{ Axis int }
 	// GridSize is the number of threads of the grid along Axis.
 	GridSize struct{ Axis int }
+	// Thread is the 1-based index of the thread in its block along Axis,
+	// and Block the 1-based index of its block; the language has no
+	// names for them, kernels.map_reduce's programs use them.
+	Thread struct{ Axis int }
+	Block  struct{ Axis int }
 )
 
 func (e *Const) Type() Type    { return e.T }
@@ -124,6 +129,8 @@ func (e *Size) Type() Type     { return Int }
 func (e *Math) Type() Type     { return e.T }
 func (e *Grid) Type() Type     { return Int }
 func (e *GridSize) Type() Type { return Int }
+func (e *Thread) Type() Type   { return Int }
+func (e *Block) Type() Type    { return Int }
 
 // Stmt is a typed statement.
 type Stmt interface{ stmt() }

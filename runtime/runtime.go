@@ -48,6 +48,8 @@ type Runtime struct {
 	copyStream *Stream
 	timer      [2]device.Event
 
+	maps mapKernels // kernels.map's translations (jitmap.go)
+
 	mu sync.Mutex
 	// buffers lists the buffers allocated and not yet freed, newest first,
 	// linked through the buffers themselves: a map cost a hash insert and

@@ -1,0 +1,170 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/jit"
+)
+
+// mapKernels caches kernels.map's translations: one jit.Function per
+// function literal (a closure written inline in a loop is a new Lua value
+// each time round but the same syntax tree), one variant per signature.
+type mapKernels struct {
+	mu  sync.Mutex
+	fns map[*ast.FunctionExpr]*mapFunc
+}
+
+type mapFunc struct {
+	fn         *jit.Function
+	variants   map[string]*jitVariant       // by out's dtype and the signature
+	reductions map[string]*mapReduceVariant // by op and the signature
+}
+
+// mapBlock is the block of a map launch; the grid covers the elements
+// up to mapMaxBlocks blocks, and each thread loops over the rest.
+const (
+	mapBlock     = 256
+	mapMaxBlocks = 65535
+)
+
+// Map writes out[i] = fn(args[1][i], args[2][i], ...) for every element i
+// in one kernel: tree is a function in the kernel language taking
+// elements and ending in `return expr` (jit.ParseMap), each argument an
+// *Array of out's shape (read flat, row-major) or a float64, the same
+// for every element. The result converts to out's dtype as a store into
+// an array does. Translated, and on cuda compiled, once per signature.
+func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []any) error {
+	if err := rt.usable(); err != nil {
+		return err
+	}
+	_, host := rt.backend.(HostMemory)
+	cb, compiles := rt.backend.(KernelCompiler)
+	if !host && !compiles {
+		return fmt.Errorf("kernels.map needs the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
+	}
+	if err := out.live(rt, "out"); err != nil {
+		return err
+	}
+	mf, err := rt.mapFunction(tree, chunk)
+	if err != nil {
+		return err
+	}
+	if len(args) != len(mf.fn.Params) {
+		return fmt.Errorf("the function at %s:%d takes %d arguments, got %d arrays and numbers after out", chunk, mf.fn.Line(), len(mf.fn.Params), len(args))
+	}
+	sig, err := mapSignature(rt, mf, args, out.shape, "out")
+	if err != nil {
+		return err
+	}
+	v, err := rt.mapVariant(mf, sig, out.dtype, host, cb)
+	if err != nil {
+		return err
+	}
+	n := out.size
+	if n == 0 {
+		return nil
+	}
+	cfg := LaunchConfig{Grid: [3]uint32{uint32(min((n+mapBlock-1)/mapBlock, mapMaxBlocks)), 1, 1}, Block: [3]uint32{mapBlock, 1, 1}}
+	if host {
+		mem := rt.backend.(HostMemory)
+		flat := func(a *Array) jit.HostArray {
+			return jit.HostArray{DType: a.dtype, Shape: []int{n}, Data: mem.Bytes(a.ptr(), a.NBytes())}
+		}
+		vals := []any{flat(out)}
+		for _, a := range args {
+			if arr, ok := a.(*Array); ok {
+				vals = append(vals, flat(arr))
+			} else {
+				vals = append(vals, a)
+			}
+		}
+		return jit.Run(v.prog, [3]int{int(cfg.Grid[0]), 1, 1}, [3]int{mapBlock, 1, 1}, vals)
+	}
+	vals := []any{out, float64(n)}
+	for _, a := range args {
+		vals = append(vals, a)
+		if _, ok := a.(*Array); ok {
+			vals = append(vals, float64(n))
+		}
+	}
+	return v.kernel.Launch(cfg, vals...)
+}
+
+// mapSignature checks args against the function's parameters and the
+// arrays' shape against shape (that of the array called what).
+func mapSignature(rt *Runtime, mf *mapFunc, args []any, shape []int, what string) (jit.Signature, error) {
+	sig := make(jit.Signature, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case *Array:
+			if err := v.live(rt, fmt.Sprintf("argument %d (%s)", i+1, mf.fn.Params[i])); err != nil {
+				return nil, err
+			}
+			if !slices.Equal(v.shape, shape) {
+				return nil, fmt.Errorf("argument %d (%s) has shape %s and %s has shape %s; the arrays must have one shape (numbers broadcast)",
+					i+1, mf.fn.Params[i], shapeOrScalar(v.shape), what, shapeOrScalar(shape))
+			}
+			sig[i] = jit.Arg{Array: true, DType: v.dtype, Rank: len(v.shape)}
+		case float64:
+			sig[i] = jit.Arg{Float: v != math.Trunc(v) || math.Abs(v) > 1<<53}
+		default:
+			return nil, fmt.Errorf("argument %d (%s): a DeviceArray or a number is expected, got %s", i+1, mf.fn.Params[i], describe(a))
+		}
+	}
+	return sig, nil
+}
+
+func shapeOrScalar(shape []int) string {
+	if len(shape) == 0 {
+		return "() (a scalar)"
+	}
+	return shapeString(shape)
+}
+
+// mapFunction parses tree once.
+func (rt *Runtime) mapFunction(tree *ast.FunctionExpr, chunk string) (*mapFunc, error) {
+	rt.maps.mu.Lock()
+	defer rt.maps.mu.Unlock()
+	if mf, ok := rt.maps.fns[tree]; ok {
+		return mf, nil
+	}
+	f, err := jit.ParseMap(tree, chunk)
+	if err != nil {
+		return nil, err
+	}
+	if rt.maps.fns == nil {
+		rt.maps.fns = map[*ast.FunctionExpr]*mapFunc{}
+	}
+	mf := &mapFunc{fn: f, variants: map[string]*jitVariant{}}
+	rt.maps.fns[tree] = mf
+	return mf, nil
+}
+
+// mapVariant translates (and on cuda compiles, through the kernel cache)
+// mf for one signature.
+func (rt *Runtime) mapVariant(mf *mapFunc, sig jit.Signature, out device.DType, host bool, cb KernelCompiler) (*jitVariant, error) {
+	rt.maps.mu.Lock()
+	defer rt.maps.mu.Unlock()
+	key := out.String() + sig.String()
+	if v, ok := mf.variants[key]; ok {
+		return v, nil
+	}
+	prog, err := jit.CheckMap(mf.fn, sig, out, jit.Options{})
+	if err != nil {
+		return nil, err
+	}
+	v := &jitVariant{prog: prog}
+	if !host {
+		if v.kernel, err = rt.newKernel(cb, jit.CUDA(prog), prog.Name, jitOptions, jitParams(prog)); err != nil {
+			return nil, err
+		}
+	}
+	mf.variants[key] = v
+	return v, nil
+}
