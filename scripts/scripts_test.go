@@ -35,6 +35,7 @@ var smallArgs = map[string][]string{
 	"numba_kernels.lua": {"40", "2"},
 	"dist_sum.lua":      {"1000"},
 	"fused.lua":         {"1000", "3"},
+	"dist_matmul.lua":   {"37", "float32", "2"}, // one process
 }
 
 func run(t *testing.T, script string, args []string) string {
