@@ -34,6 +34,8 @@ var smallArgs = map[string][]string{
 	"out_of_core.lua":   {"200", "1MiB"},
 	"numba_kernels.lua": {"40", "2"},
 	"dist_sum.lua":      {"1000"},
+	"fused.lua":         {"1000", "3"},
+	"dist_matmul.lua":   {"37", "float32", "2"}, // one process
 }
 
 func run(t *testing.T, script string, args []string) string {
@@ -111,5 +113,20 @@ func TestNumbaKernelsInLuaMatchMatmul(t *testing.T) {
 		if !strings.Contains(out, label+" ") || !strings.Contains(out, "rel. error against kernels.matmul") {
 			t.Errorf("no %s line in:\n%s", label, out)
 		}
+	}
+}
+
+// TestFusedChainAgreesThreeWays runs the five-step chain as separate
+// kernels, as operators and as one kernels.map; the script asserts that
+// each agrees with the fused kernel.
+func TestFusedChainAgreesThreeWays(t *testing.T) {
+	out := run(t, "fused.lua", []string{"1001", "2"})
+	for _, label := range []string{"in place", "operators", "fused"} {
+		if !strings.Contains(out, label+" ") {
+			t.Errorf("no %s line in:\n%s", label, out)
+		}
+	}
+	if !strings.Contains(out, "rel. error against fused") || !strings.Contains(out, "GB/s") {
+		t.Errorf("no error or bandwidth column in:\n%s", out)
 	}
 }

@@ -24,6 +24,28 @@ func TestDistSumScriptGivesOneProcessTotalWithTwoRanks(t *testing.T) {
 	}
 }
 
+// dist_matmul.lua splits A's rows over the ranks, padding the last block
+// when n is not a multiple of the rank count, and checks the gathered C on
+// rank 0 against one device's product (the script asserts the tolerance).
+func TestDistMatmulScriptGathersOneDeviceProductWithTwoAndThreeRanks(t *testing.T) {
+	t.Parallel()
+	for _, nproc := range []string{"2", "3"} {
+		r := invocation{dir: ".", args: []string{"--nproc", nproc, "--allow-oversubscribe", "--backend", "cpu", "../../scripts/dist_matmul.lua", "31", "float64", "2"}}.glua(t)
+		if r.code != 0 {
+			t.Fatalf("--nproc %s: %v", nproc, r)
+		}
+		for _, want := range []string{
+			"[0] C = A·B, 31x31 float64, " + nproc + " ranks of ",
+			"[0] " + nproc + " ranks, gathered ",
+			"[0] check: gathered C against one device's A·B, rel. error ",
+		} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("--nproc %s: no %q in stdout:\n%s", nproc, want, r.stdout)
+			}
+		}
+	}
+}
+
 func TestDistRankThatExitsEarlyFailsTheOthersWithinTheTimeout(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
