@@ -46,8 +46,11 @@ func (c *comm) bytes(what string, p device.Ptr, count int, dt device.DType, s de
 	return v, nil
 }
 
+// ringOp refuses an unknown op here, before the ring call, which would
+// stop every rank's group for it.
 func ringOp(op device.ReduceOp) (ring.Op, error) {
-	return ring.ParseOp(op.String())
+	_, err := device.ParseReduceOp(op.String())
+	return op, err
 }
 
 func (c *comm) AllReduce(buf device.Ptr, count int, dt device.DType, op device.ReduceOp, s device.Stream) error {

@@ -42,7 +42,7 @@ func (k *call) allReduce(buf []byte, dt device.DType, op Op) error {
 	if err != nil {
 		return err
 	}
-	if !op.valid() {
+	if !op.Valid() {
 		return fmt.Errorf("invalid reduction %s", op)
 	}
 	if err := k.agree(header{kind: callAllReduce, dtype: dt, op: op, root: -1, count: uint64(n)}); err != nil {
@@ -139,7 +139,7 @@ func (k *call) reduce(buf []byte, dt device.DType, op Op, root int) error {
 	if err != nil {
 		return err
 	}
-	if !op.valid() {
+	if !op.Valid() {
 		return fmt.Errorf("invalid reduction %s", op)
 	}
 	if err := c.checkRoot("root", root); err != nil {
@@ -208,7 +208,7 @@ func (k *call) reduceScatter(out, in []byte, dt device.DType, op Op) error {
 	if err != nil {
 		return err
 	}
-	if !op.valid() {
+	if !op.Valid() {
 		return fmt.Errorf("invalid reduction %s", op)
 	}
 	if len(in) != c.size*len(out) {

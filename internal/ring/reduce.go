@@ -2,50 +2,30 @@ package ring
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 
 	"github.com/gluaproject/glua/device"
 )
 
-// Op is a reduction operation.
-type Op uint8
+// Op is a reduction operation: device.ReduceOp, the reductions every
+// backend's collectives take, so that the CPU backend passes its callers'
+// op through as it is.
+type Op = device.ReduceOp
 
 const (
-	Sum Op = iota + 1
-	Prod
-	Max
-	Min
+	Sum  = device.ReduceSum
+	Prod = device.ReduceProd
+	Max  = device.ReduceMax
+	Min  = device.ReduceMin
 	// Avg is the sum divided by Size. Floats divide once, after the sum
 	// (float16 and bfloat16 in float32, then rounded). Integers sum in
 	// their own type, wrapping on overflow as Sum does, and divide with
 	// truncation toward zero, as NCCL's ncclAvg does for integer types.
-	Avg
+	Avg = device.ReduceAvg
 )
-
-var opNames = [...]string{Sum: "sum", Prod: "prod", Max: "max", Min: "min", Avg: "avg"}
 
 // Ops lists every reduction in the order the documentation gives them.
 var Ops = []Op{Sum, Prod, Max, Min, Avg}
-
-// ParseOp turns "sum", "prod", "max", "min" or "avg" into an Op.
-func ParseOp(name string) (Op, error) {
-	for _, op := range Ops {
-		if opNames[op] == name {
-			return op, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown reduction %q (expected sum, prod, max, min or avg)", name)
-}
-
-func (op Op) String() string {
-	if op.valid() {
-		return opNames[op]
-	}
-	return fmt.Sprintf("op(%d)", uint8(op))
-}
-
-func (op Op) valid() bool { return op >= Sum && op <= Avg }
 
 var le = binary.LittleEndian
 
