@@ -3,7 +3,6 @@ package bindings
 import (
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/gluaproject/glua/internal/luac"
 	"github.com/gluaproject/glua/jit"
 	"github.com/gluaproject/glua/runtime"
 )
@@ -11,14 +10,7 @@ import (
 // jit is kernels.jit(fn [, {name =, check_bounds = false}]).
 func (m kernelsModule) jit(L *lua.LState) int {
 	const name = "kernels.jit"
-	fn, ok := L.Get(1).(*lua.LFunction)
-	if !ok {
-		argError(L, name, 1, "a Lua function expected, got %s", typeName(L.Get(1)))
-	}
-	tree, ok := luac.FunctionTree(fn)
-	if !ok {
-		argError(L, name, 1, "a function written in a script is expected (a Go function, or one compiled outside glua's loader, has no source to translate)")
-	}
+	tree, fn := functionTree(L, name)
 	opts := options(L, name, 2, "name", "check_bounds")
 	o := jit.Options{
 		Name:        optString(L, name, opts, "name", ""),

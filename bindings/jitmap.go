@@ -11,7 +11,7 @@ import (
 // kernel, numbers broadcast.
 func (m kernelsModule) mapFn(L *lua.LState) int {
 	const name = "kernels.map"
-	tree, fn := mapTree(L, name)
+	tree, fn := functionTree(L, name)
 	out := checkArray(L, name, 2)
 	args := mapArgs(L, name, 3)
 	if err := m.rt.Map(tree, fn.Proto.SourceName, out, args); err != nil {
@@ -25,7 +25,7 @@ func (m kernelsModule) mapFn(L *lua.LState) int {
 // element combined by op, a number.
 func (m kernelsModule) mapReduce(L *lua.LState) int {
 	const name = "kernels.map_reduce"
-	tree, fn := mapTree(L, name)
+	tree, fn := functionTree(L, name)
 	op := L.Get(2)
 	if op.Type() != lua.LTString {
 		argError(L, name, 2, "\"sum\", \"prod\", \"max\" or \"min\" expected, got %s", typeName(op))
@@ -39,9 +39,9 @@ func (m kernelsModule) mapReduce(L *lua.LState) int {
 	return 1
 }
 
-// mapTree is argument 1 of kernels.map and map_reduce and its syntax
-// tree.
-func mapTree(L *lua.LState, name string) (*ast.FunctionExpr, *lua.LFunction) {
+// functionTree is argument 1 of kernels.jit, map and map_reduce, and its
+// syntax tree.
+func functionTree(L *lua.LState, name string) (*ast.FunctionExpr, *lua.LFunction) {
 	fn, ok := L.Get(1).(*lua.LFunction)
 	if !ok {
 		argError(L, name, 1, "a Lua function expected, got %s", typeName(L.Get(1)))
