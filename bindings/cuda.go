@@ -64,8 +64,10 @@ func (m cudaModule) funcs() map[string]lua.LGFunction {
 func openCuda(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L)
 	registerStreamTypes(L)
+	registerGraphType(L)
 	mod := L.SetFuncs(L.NewTable(), cudaModule{rt}.funcs())
 	L.SetFuncs(mod, streamsModule{rt}.funcs())
+	L.SetFuncs(mod, graphsModule{rt}.funcs())
 	L.Push(strictModule(L, "cuda", mod))
 	return 1
 }

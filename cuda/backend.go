@@ -76,14 +76,19 @@ type Backend struct {
 
 	sticky atomic.Pointer[Error]
 	closed atomic.Bool
+	// capturing counts the streams recording a graph, which captures
+	// names (graph.go): work on them that waits or touches host memory is
+	// refused, and so is a wait for the whole device while any records.
+	capturing atomic.Int32
 
-	mu      sync.Mutex
-	handles map[device.Stream]*blasHandle
-	streams map[device.Stream]struct{}
-	events  map[device.Event]struct{}
-	modules map[*Module]struct{}
-	shared  map[string]*Module // Launcher's modules, by source and options
-	pinned  map[uintptr]uint64 // base address → size of AllocHost buffers
+	mu       sync.Mutex
+	handles  map[device.Stream]*blasHandle
+	streams  map[device.Stream]struct{}
+	events   map[device.Event]struct{}
+	modules  map[*Module]struct{}
+	shared   map[string]*Module // Launcher's modules, by source and options
+	pinned   map[uintptr]uint64 // base address → size of AllocHost buffers
+	captures map[device.Stream]bool
 
 	compiles  atomic.Int64
 	cacheHits atomic.Int64
@@ -392,6 +397,9 @@ func (b *Backend) MemInfo() (free, total uint64, err error) {
 
 // Synchronize waits for all queued work on the device.
 func (b *Backend) Synchronize() error {
+	if err := b.refuseInCapture("cuCtxSynchronize", 0, true); err != nil {
+		return err
+	}
 	if err := b.begin(); err != nil {
 		return err
 	}

@@ -51,6 +51,13 @@ type driverAPI struct {
 	cuMemPoolSetAttribute     fn // optional
 	cuMemPoolGetAttribute     fn // optional
 	cuMemPoolTrimTo           fn // optional
+	cuStreamBeginCapture      fn // optional: graphs, CUDA 10.1+
+	cuStreamEndCapture        fn // optional
+	cuGraphInstantiate        fn // optional: cuGraphInstantiateWithFlags, CUDA 11.4+
+	cuGraphGetNodes           fn // optional
+	cuGraphLaunch             fn // optional
+	cuGraphExecDestroy        fn // optional
+	cuGraphDestroy            fn // optional
 }
 
 func (d *driverAPI) symbols() []symbol {
@@ -104,6 +111,13 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuMemPoolSetAttribute", &d.cuMemPoolSetAttribute, true},
 		{"cuMemPoolGetAttribute", &d.cuMemPoolGetAttribute, true},
 		{"cuMemPoolTrimTo", &d.cuMemPoolTrimTo, true},
+		{"cuStreamBeginCapture_v2", &d.cuStreamBeginCapture, true},
+		{"cuStreamEndCapture", &d.cuStreamEndCapture, true},
+		{"cuGraphInstantiateWithFlags", &d.cuGraphInstantiate, true},
+		{"cuGraphGetNodes", &d.cuGraphGetNodes, true},
+		{"cuGraphLaunch", &d.cuGraphLaunch, true},
+		{"cuGraphExecDestroy", &d.cuGraphExecDestroy, true},
+		{"cuGraphDestroy", &d.cuGraphDestroy, true},
 	}
 }
 

@@ -48,6 +48,9 @@ func (b *Backend) Free(p device.Ptr, nbytes uint64) error {
 // an asynchronous copy from pageable memory gives no promise about when src
 // has been read.
 func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
+	if err := b.refuseInCapture("cuMemcpyHtoD", s, false); err != nil {
+		return err
+	}
 	if len(src) == 0 {
 		return nil
 	}
@@ -68,6 +71,9 @@ func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
 
 // Download copies len(dst) bytes from src and returns when dst holds them.
 func (b *Backend) Download(dst []byte, src device.Ptr, s device.Stream) error {
+	if err := b.refuseInCapture("cuMemcpyDtoH", s, false); err != nil {
+		return err
+	}
 	if len(dst) == 0 {
 		return nil
 	}
@@ -179,6 +185,9 @@ func (b *Backend) isPinned(buf []byte) bool {
 // memory is refused, because the driver would silently make the copy
 // synchronous or read it late.
 func (b *Backend) UploadAsync(dst device.Ptr, src []byte, s device.Stream) error {
+	if err := b.refuseInCapture("cuMemcpyHtoDAsync", s, false); err != nil {
+		return err
+	}
 	if len(src) == 0 {
 		return nil
 	}
@@ -197,6 +206,9 @@ func (b *Backend) UploadAsync(dst device.Ptr, src []byte, s device.Stream) error
 // AllocHost buffer) on s and returns at once: dst holds the data once the
 // stream has reached this point.
 func (b *Backend) DownloadAsync(dst []byte, src device.Ptr, s device.Stream) error {
+	if err := b.refuseInCapture("cuMemcpyDtoHAsync", s, false); err != nil {
+		return err
+	}
 	if len(dst) == 0 {
 		return nil
 	}

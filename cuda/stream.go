@@ -53,6 +53,9 @@ func (b *Backend) DestroyStream(s device.Stream) error {
 // the wait watches it (waitStream), since an NCCL kernel whose peer died
 // would hold cuStreamSynchronize forever.
 func (b *Backend) StreamSynchronize(s device.Stream) error {
+	if err := b.refuseInCapture("cuStreamSynchronize", s, false); err != nil {
+		return err
+	}
 	if err := b.begin(); err != nil {
 		return err
 	}

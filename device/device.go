@@ -13,6 +13,22 @@ type Stream uintptr
 // Event marks a point in a stream.
 type Event uintptr
 
+// Graph is a backend's recorded work, ready to be replayed (a CUDA graph).
+type Graph uintptr
+
+// CaptureError is work refused while a graph was being captured: work that
+// waits for the device or moves data to or from the host, which a graph,
+// recorded now and run later, cannot hold.
+type CaptureError struct {
+	Op string // what was refused: "a copy to the host", "cuStreamSynchronize"
+}
+
+func (e *CaptureError) Error() string {
+	return e.Op + " cannot be captured in a graph: a graph records work to run it later, " +
+		"so nothing in it may wait for the device or move data to or from the host; " +
+		"do that before the capture or after g:launch()"
+}
+
 // Info describes a device as `cuda.device()` shows it.
 type Info struct {
 	Name              string

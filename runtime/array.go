@@ -44,6 +44,11 @@ type buffer struct {
 	dims  [4]int
 	id    uint64
 	freed bool
+	// graphs counts the graphs whose recorded work uses the buffer; while
+	// any does, a free leaves the memory to them (orphan) instead of the
+	// pool (graph.go). Guarded by the runtime's mu.
+	graphs int32
+	orphan bool
 	// script is set while the array that allocated it belongs to the
 	// script (Runtime.GiveToScript); mark is the last walk that reached one of its
 	// arrays, swept says a walk freed it (sweep.go).
@@ -189,6 +194,9 @@ func (a *Array) download(dst []byte, start, count int) error {
 		return nil
 	}
 	rt := a.buf.rt
+	if err := rt.uncapturable("a copy to the host"); err != nil {
+		return err
+	}
 	return rt.backend.Download(dst[:count*a.dtype.Size()], a.ptr()+device.Ptr(start*a.dtype.Size()), rt.stream)
 }
 
@@ -226,6 +234,9 @@ func (a *Array) live(rt *Runtime, name string) error {
 			return err
 		}
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	if c := rt.capture; c != nil {
+		c.hold(rt, a.buf)
 	}
 	return nil
 }

@@ -50,6 +50,9 @@ func (rt *Runtime) ToDevice(h *HostArray) (*Array, error) {
 	if h == nil {
 		return nil, fmt.Errorf("source is nil")
 	}
+	if err := rt.uncapturable("a copy from the host"); err != nil {
+		return nil, err
+	}
 	a, err := rt.DeviceArray(h.shape, h.dtype)
 	if err != nil {
 		return nil, err
@@ -83,6 +86,9 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 	if a.size == 0 {
 		return dst, nil
 	}
+	if err := rt.uncapturable("a copy to the host"); err != nil {
+		return nil, err
+	}
 	err := rt.backend.Download(dst.data, a.ptr(), rt.stream)
 	goruntime.KeepAlive(dst)
 	if err != nil {
@@ -115,7 +121,11 @@ func (a *Array) upload(data []byte) error {
 	if a.size == 0 {
 		return nil
 	}
-	return a.buf.rt.backend.Upload(a.ptr(), data, a.buf.rt.stream)
+	rt := a.buf.rt
+	if err := rt.uncapturable("a copy from the host"); err != nil {
+		return err
+	}
+	return rt.backend.Upload(a.ptr(), data, rt.stream)
 }
 
 // copyDevice copies src into dst (same size), skipping empty copies.
@@ -207,6 +217,9 @@ func (a *Array) Set(i int, v float64) error {
 	var buf [8]byte
 	device.Set(a.dtype, buf[:], 0, v)
 	rt := a.buf.rt
+	if err := rt.uncapturable("a copy from the host"); err != nil {
+		return err
+	}
 	size := a.dtype.Size()
 	return rt.backend.Upload(a.ptr()+device.Ptr(i*size), buf[:size], rt.stream)
 }

@@ -51,6 +51,9 @@ func (a *Array) asyncCopy(what string, host *HostArray, s *Stream) (device.Strea
 	if err := a.live(rt, ""); err != nil {
 		return 0, nil, err
 	}
+	if err := rt.uncapturable("a copy between host and device"); err != nil {
+		return 0, nil, err
+	}
 	if host == nil {
 		return 0, nil, fmt.Errorf("%s is nil", what)
 	}

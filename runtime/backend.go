@@ -54,3 +54,21 @@ type DeviceCounter interface {
 type Collectives interface {
 	OpenComm(ctx context.Context, cfg device.CommConfig) (device.Comm, error)
 }
+
+// GraphCapturer is implemented by backends that can record the work queued
+// on a stream instead of running it, and replay the recording with one
+// launch (CUDA graphs). Runtime.Capture needs it; without it a Graph runs
+// its function again at each launch.
+type GraphCapturer interface {
+	// BeginCapture starts recording the work queued on s (not the default
+	// stream). Work that would wait for the device or touch host memory is
+	// refused with a *device.CaptureError until EndCapture.
+	BeginCapture(s device.Stream) error
+	// EndCapture stops recording on s, even when it fails, and returns the
+	// recording ready to launch and how many operations it holds.
+	EndCapture(s device.Stream) (g device.Graph, nodes int, err error)
+	// LaunchGraph queues a replay of g on s.
+	LaunchGraph(g device.Graph, s device.Stream) error
+	// DestroyGraph releases g; a replay in flight still completes.
+	DestroyGraph(g device.Graph) error
+}

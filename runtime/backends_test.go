@@ -19,5 +19,6 @@ var (
 	_ runtime.KernelCacher   = (*cuda.Backend)(nil)
 	_ runtime.AsyncCopier    = (*cuda.Backend)(nil)
 	_ runtime.AsyncCopier    = (*cpu.Backend)(nil)
+	_ runtime.GraphCapturer  = (*cuda.Backend)(nil)
 	_ kernels.Device         = (*cuda.Backend)(nil)
 )

@@ -50,6 +50,9 @@ func (c *Comm) Size() int { return c.size }
 
 // AllReduce reduces x over the ranks, in place.
 func (c *Comm) AllReduce(x *Array, op device.ReduceOp) error {
+	if err := c.rt.uncapturable("a collective"); err != nil {
+		return err
+	}
 	if err := x.live(c.rt, "x"); err != nil {
 		return err
 	}
@@ -58,6 +61,9 @@ func (c *Comm) AllReduce(x *Array, op device.ReduceOp) error {
 
 // Broadcast copies root's x into every rank's x.
 func (c *Comm) Broadcast(x *Array, root int) error {
+	if err := c.rt.uncapturable("a collective"); err != nil {
+		return err
+	}
 	if err := x.live(c.rt, "x"); err != nil {
 		return err
 	}
@@ -66,6 +72,9 @@ func (c *Comm) Broadcast(x *Array, root int) error {
 
 // Reduce leaves the reduction over the ranks in root's x.
 func (c *Comm) Reduce(x *Array, root int, op device.ReduceOp) error {
+	if err := c.rt.uncapturable("a collective"); err != nil {
+		return err
+	}
 	if err := x.live(c.rt, "x"); err != nil {
 		return err
 	}
@@ -74,6 +83,9 @@ func (c *Comm) Reduce(x *Array, root int, op device.ReduceOp) error {
 
 // AllGather fills out, Size times x's elements, with every rank's x.
 func (c *Comm) AllGather(out, x *Array) error {
+	if err := c.rt.uncapturable("a collective"); err != nil {
+		return err
+	}
 	if err := c.pair(out, x, c.size, 1); err != nil {
 		return err
 	}
@@ -83,6 +95,9 @@ func (c *Comm) AllGather(out, x *Array) error {
 // ReduceScatter leaves in out, on rank r, the reduction of slice r of
 // every rank's x, which holds Size times out's elements.
 func (c *Comm) ReduceScatter(out, x *Array, op device.ReduceOp) error {
+	if err := c.rt.uncapturable("a collective"); err != nil {
+		return err
+	}
 	if err := c.pair(out, x, 1, c.size); err != nil {
 		return err
 	}
@@ -109,6 +124,9 @@ func (c *Comm) pair(out, x *Array, outTimes, xTimes int) error {
 
 // Send sends x to peer, whose Recv takes as many elements of its dtype.
 func (c *Comm) Send(x *Array, peer int) error {
+	if err := c.rt.uncapturable("a collective"); err != nil {
+		return err
+	}
 	if err := x.live(c.rt, "x"); err != nil {
 		return err
 	}
@@ -117,6 +135,9 @@ func (c *Comm) Send(x *Array, peer int) error {
 
 // Recv receives into x what peer sends.
 func (c *Comm) Recv(x *Array, peer int) error {
+	if err := c.rt.uncapturable("a collective"); err != nil {
+		return err
+	}
 	if err := x.live(c.rt, "x"); err != nil {
 		return err
 	}
@@ -125,6 +146,9 @@ func (c *Comm) Recv(x *Array, peer int) error {
 
 // Barrier returns once every rank has called it.
 func (c *Comm) Barrier() error {
+	if err := c.rt.uncapturable("a collective"); err != nil {
+		return err
+	}
 	if err := c.rt.usable(); err != nil {
 		return err
 	}

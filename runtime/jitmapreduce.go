@@ -25,6 +25,9 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk, op string, args []an
 	if err := rt.usable(); err != nil {
 		return 0, err
 	}
+	if err := rt.uncapturable("a reduction to a number"); err != nil {
+		return 0, err
+	}
 	if !jit.IsReduceOp(op) {
 		return 0, fmt.Errorf("op %q is not a reduction (sum, prod, max or min)", op)
 	}

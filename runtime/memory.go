@@ -74,7 +74,7 @@ func (rt *Runtime) Reclaim(nbytes uint64) (uint64, error) {
 // pool's figures (every runtime's arrays, reserved and cached memory) and
 // limits, so that no line mixes one runtime's use with the others'.
 func (rt *Runtime) Status() string {
-	s := rt.pool.Stats()
+	s := rt.Stats()
 	var b strings.Builder
 	total := s.DeviceTotal
 	usedDevice := total - min(s.DeviceFree, total)
@@ -100,11 +100,29 @@ func (rt *Runtime) Status() string {
 	} else if n > 1 {
 		held += fmt.Sprintf(" and %d cuBLAS workspaces (%s)", n, config.FormatSize(bytes))
 	}
+	if _, _, orphaned := rt.GraphMemory(); orphaned > 0 {
+		held += fmt.Sprintf(" and %s kept by graphs", config.FormatSize(orphaned))
+	}
 	fmt.Fprintf(&b, "Memory pool usage: %s in %s (%s reserved, %s cached)\n",
 		config.FormatSize(s.Used), held, config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
 	fmt.Fprintf(&b, "Limits: soft %s, hard %s; strategy %s\n", limitString(s.SoftLimit), limitString(s.HardLimit), rt.pool.Strategy())
+	rt.writeGraphStatus(&b)
 	rt.writePinnedStatus(&b)
 	return b.String()
+}
+
+// writeGraphStatus is Status's line on the memory graphs keep, when any
+// graph lives.
+func (rt *Runtime) writeGraphStatus(b *strings.Builder) {
+	n, held, orphaned := rt.GraphMemory()
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Graphs: %s, whose work uses %s", plural(n, "graph", "graphs"), config.FormatSize(held))
+	if orphaned > 0 {
+		fmt.Fprintf(b, " (%s of it in arrays freed since, kept until the graphs are freed)", config.FormatSize(orphaned))
+	}
+	b.WriteString("\n")
 }
 
 func (rt *Runtime) memoryWord() string {

@@ -95,6 +95,9 @@ func (rt *Runtime) Sum(x *Array) (float64, error) {
 	if x.size == 0 {
 		return 0, nil
 	}
+	if err := rt.uncapturable("a reduction to a number"); err != nil {
+		return 0, err
+	}
 	return rt.exec.sum(x.span())
 }
 
@@ -106,6 +109,9 @@ func (rt *Runtime) Norm(x *Array) (float64, error) {
 	if x.size == 0 {
 		return 0, nil
 	}
+	if err := rt.uncapturable("a reduction to a number"); err != nil {
+		return 0, err
+	}
 	return rt.exec.norm(x.span())
 }
 
@@ -116,6 +122,9 @@ func (rt *Runtime) MaxAbsDiff(x, y *Array) (float64, error) {
 	}
 	if x.size == 0 {
 		return 0, nil
+	}
+	if err := rt.uncapturable("a reduction to a number"); err != nil {
+		return 0, err
 	}
 	return rt.exec.maxAbsDiff(x.span(), y.span())
 }

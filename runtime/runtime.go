@@ -50,6 +50,23 @@ type Runtime struct {
 
 	maps mapKernels // kernels.map's translations (jitmap.go)
 
+	// capture is the graph being recorded, nil when none is; replaying
+	// counts the graphs running their function again (graph.go). Only
+	// the runtime's goroutine touches them. graphStream and graphFork are
+	// the stream graphs are recorded on and the event that orders it after
+	// the runtime's stream, made on first use.
+	capture     *capture
+	replaying   int
+	graphStream device.Stream
+	graphFork   *Event
+	// graphs are the live graphs; pendingGraphs those the collector found
+	// unreachable, for drain; graphOrphans the bytes of freed arrays that
+	// only graphs keep. Guarded by mu.
+	graphs        map[*graphState]struct{}
+	pendingGraphs []*graphState
+	graphOrphans  uint64
+	graphOrphanN  int
+
 	mu sync.Mutex
 	// buffers lists the buffers allocated and not yet freed, newest first,
 	// linked through the buffers themselves: a map cost a hash insert and
@@ -464,6 +481,9 @@ func (rt *Runtime) Synchronize() error {
 	if err := rt.usable(); err != nil {
 		return err
 	}
+	if err := rt.uncapturable("synchronizing"); err != nil {
+		return err
+	}
 	if err := rt.synchronize(); err != nil {
 		return err
 	}
@@ -534,6 +554,7 @@ func (rt *Runtime) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, rt.closeGraphs()...)
 	if rt.shared != nil { // step 4
 		if err := rt.pool.Close(); err != nil {
 			errs = append(errs, err)
@@ -583,7 +604,7 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	rt.drain()
 	nbytes := uint64(product(shape)) * uint64(dt.Size())
 	b := &buffer{rt: rt, dtype: dt}
-	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.stream); err != nil {
+	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.orderStream()); err != nil {
 		rt.explainOOM(err)
 		if rec := rt.record; rec != nil {
 			rt.recordOOM(rec, rt.callerSite(), nbytes, err)
@@ -594,6 +615,9 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	b.site = rt.callerSite()
 	if rec := rt.record; rec != nil {
 		rt.recordAlloc(rec, b.site, &b.blk)
+	}
+	if c := rt.capture; c != nil {
+		c.hold(rt, b)
 	}
 	rt.mu.Lock()
 	rt.nextID++
@@ -627,7 +651,19 @@ func (rt *Runtime) release(b *buffer, explicit bool) error {
 	}
 	b.freed = true
 	rt.buffers.remove(b)
+	if b.graphs > 0 { // a graph's replays still use the memory: it frees it
+		b.orphan = true
+		rt.graphOrphans += b.blk.Size
+		rt.graphOrphanN++
+		rt.mu.Unlock()
+		return nil
+	}
 	rt.mu.Unlock()
+	return rt.returnBlock(b)
+}
+
+// returnBlock gives a freed buffer's memory back to the pool.
+func (rt *Runtime) returnBlock(b *buffer) error {
 	if rec := rt.record; rec != nil {
 		return rt.recordedFree(rec, rt.pool, b.site, &b.blk)
 	}
@@ -658,10 +694,15 @@ func (rt *Runtime) drain() {
 	rt.queued.Store(false)
 	pending := rt.pending
 	rt.pending = nil
+	graphs := rt.pendingGraphs
+	rt.pendingGraphs = nil
 	host := len(rt.pendingHost) > 0
 	rt.mu.Unlock()
 	for _, b := range pending {
 		rt.freeBuffer(b)
+	}
+	for _, st := range graphs {
+		rt.freeGraph(st)
 	}
 	if host {
 		rt.freePinned(false)
@@ -702,7 +743,8 @@ func collectAndWait(timeout time.Duration) {
 // LargestFreeBlock, and the device's DeviceFree and DeviceTotal. Reserved
 // therefore covers every runtime's arrays and the shared cache; the shared
 // pool's own figures are Shared.Stats. LiveBlocks counts arrays only: the
-// cuBLAS workspaces the runtime takes from its own pool are in Used, not
+// cuBLAS workspaces the runtime takes from its own pool, and the memory
+// graphs keep for arrays freed since their capture, are in Used, not
 // among the arrays (Status names them).
 func (rt *Runtime) Stats() pool.Stats {
 	s := rt.pool.Stats()
@@ -710,6 +752,9 @@ func (rt *Runtime) Stats() pool.Stats {
 		n, _ := rt.ownBlocks()
 		s.LiveBlocks -= min(n, s.LiveBlocks)
 	}
+	rt.mu.Lock()
+	s.LiveBlocks -= min(rt.graphOrphanN, s.LiveBlocks)
+	rt.mu.Unlock()
 	return s
 }
 

@@ -8,7 +8,9 @@ import (
 // openBackend starts the configured backend among those linked into the
 // program (see package backend). With "auto" a machine without a usable
 // GPU falls back to the CPU, and the returned note says why, for --info.
-func openBackend(cfg config.Config) (Backend, string, error) { return backend.Open(cfg) }
+// It is a variable so that tests can wrap the backend in abilities it
+// lacks (export_test.go).
+var openBackend = backend.Open
 
 // DeviceCount opens the backend cfg chooses just long enough to ask how
 // many devices it has, for a launcher that must not start more ranks

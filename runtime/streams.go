@@ -38,7 +38,12 @@ func (rt *Runtime) NewStream() (*Stream, error) {
 }
 
 // Synchronize waits for the stream's queued work.
-func (s *Stream) Synchronize() error { return s.rt.backend.StreamSynchronize(s.handle) }
+func (s *Stream) Synchronize() error {
+	if err := s.rt.uncapturable("synchronizing"); err != nil {
+		return err
+	}
+	return s.rt.backend.StreamSynchronize(s.handle)
+}
 
 // NewEvent creates an event.
 func (rt *Runtime) NewEvent() (*Event, error) {
@@ -76,6 +81,9 @@ func (e *Event) Synchronize() error {
 	if !e.recorded {
 		return errors.New("the event was never recorded")
 	}
+	if err := e.rt.uncapturable("synchronizing"); err != nil {
+		return err
+	}
 	return e.rt.backend.EventSynchronize(e.handle)
 }
 
@@ -103,6 +111,9 @@ func (e *Event) Since(start *Event) (float64, error) {
 // seconds, measured with events on the runtime's stream.
 func (rt *Runtime) Timer(fn func() error) (float64, error) {
 	if err := rt.usable(); err != nil {
+		return 0, err
+	}
+	if err := rt.uncapturable("timing"); err != nil {
 		return 0, err
 	}
 	start, err := rt.timerEvents()

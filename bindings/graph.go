@@ -1,0 +1,98 @@
+package bindings
+
+import (
+	"fmt"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/runtime"
+)
+
+const graphType = "glua.Graph"
+
+// graphsRuntime is what cuda.graph needs from a runtime.
+type graphsRuntime interface {
+	Capture(fn func() error) (*runtime.Graph, error)
+}
+
+// graphsModule is the part of the cuda module that records graphs; its
+// methods join the cuda module's table.
+type graphsModule struct{ rt graphsRuntime }
+
+func (m graphsModule) funcs() map[string]lua.LGFunction {
+	return map[string]lua.LGFunction{"graph": m.graph}
+}
+
+// registerGraphType makes the Graph metatable, once per state.
+func registerGraphType(L *lua.LState) {
+	mt := L.NewTypeMetatable(graphType)
+	methods := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
+		"launch": graphLaunch,
+		"free":   graphFree,
+	})
+	strictMethods(L, "Graph", methods)
+	L.SetField(mt, "__index", methods)
+	L.SetField(mt, "__tostring", L.NewFunction(graphString))
+}
+
+// graph is cuda.graph(fn): fn runs once, its device work recorded rather
+// than run, and the recording comes back as a Graph.
+func (m graphsModule) graph(L *lua.LState) int {
+	const name = "cuda.graph"
+	fn, ok := L.Get(1).(*lua.LFunction)
+	if !ok {
+		argError(L, name, 1, "function expected, got %s", typeName(L.Get(1)))
+	}
+	if L.GetTop() > 1 {
+		argError(L, name, 2, "cuda.graph takes only the function; it captures the values it needs as upvalues")
+	}
+	g, err := m.rt.Capture(func() error {
+		L.Push(fn)
+		return L.PCall(0, 0, nil)
+	})
+	if err != nil {
+		raise(L, name, err)
+	}
+	pushUserData(L, g, graphType)
+	return 1
+}
+
+func checkGraph(L *lua.LState, name string, n int) *runtime.Graph {
+	if g, ok := userValue[*runtime.Graph](L.Get(n)); ok {
+		return g
+	}
+	argError(L, name, n, "Graph expected, got %s", typeName(L.Get(n)))
+	return nil
+}
+
+func graphLaunch(L *lua.LState) int {
+	const name = "Graph:launch"
+	if err := checkGraph(L, name, 1).Launch(); err != nil {
+		raise(L, name, err)
+	}
+	return 0
+}
+
+func graphFree(L *lua.LState) int {
+	const name = "Graph:free"
+	if err := checkGraph(L, name, 1).Free(); err != nil {
+		raise(L, name, err)
+	}
+	return 0
+}
+
+func graphString(L *lua.LState) int {
+	g := checkGraph(L, "tostring", 1)
+	var s string
+	switch {
+	case g.IsFreed():
+		s = "Graph (freed)"
+	case g.Replays():
+		s = "Graph (runs its function again at each launch: this backend records no graphs)"
+	default:
+		s = fmt.Sprintf("Graph (%d operations, %s held)", g.Nodes(), config.FormatSize(g.HeldBytes()))
+	}
+	L.Push(lua.LString(s))
+	return 1
+}

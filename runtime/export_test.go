@@ -1,0 +1,17 @@
+package runtime
+
+import "github.com/gluaproject/glua/config"
+
+// WrapBackend makes New wrap every backend it opens with wrap, until
+// restore is called: tests give the CPU backend abilities it lacks.
+func WrapBackend(wrap func(Backend) Backend) (restore func()) {
+	old := openBackend
+	openBackend = func(cfg config.Config) (Backend, string, error) {
+		b, note, err := old(cfg)
+		if err != nil {
+			return nil, note, err
+		}
+		return wrap(b), note, nil
+	}
+	return func() { openBackend = old }
+}
