@@ -4,6 +4,7 @@ package scripts_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,5 +129,41 @@ func TestFusedChainAgreesThreeWays(t *testing.T) {
 	}
 	if !strings.Contains(out, "rel. error against fused") || !strings.Contains(out, "GB/s") {
 		t.Errorf("no error or bandwidth column in:\n%s", out)
+	}
+}
+
+// TestJITBenchLinesAreJSONAndItsKernelsAgree runs the kernel language's
+// benchmark on the CPU backend, where its kernels run in the evaluator:
+// every line it prints must be a JSON object, each kernel written in Lua
+// must have been measured, and each of its checks against the built-in
+// kernels must have passed.
+func TestJITBenchLinesAreJSONAndItsKernelsAgree(t *testing.T) {
+	out := run(t, filepath.Join("bench", "jit.lua"), nil)
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not a JSON object: %q: %v", line, err)
+		}
+		bench, _ := m["bench"].(string)
+		how, _ := m["how"].(string)
+		seen[bench+" "+how] = true
+		if ok, has := m["ok"]; has && ok != true {
+			t.Errorf("a check failed: %s", line)
+		}
+		if _, has := m["ok"]; has {
+			seen[bench+" "+how+" checked"] = true
+		}
+	}
+	for _, want := range []string{
+		"jit_first_launch kernels.map axpy", "jit_first_launch kernels.map chain", "jit_first_launch kernels.jit matmul",
+		"jit_axpy kernels.axpy", "jit_axpy kernels.map checked",
+		"jit_chain built-ins in place", "jit_chain kernels.map checked",
+		"jit_matmul kernels.jit checked", "jit_matmul kernels.matmul",
+		"jit_cache ",
+	} {
+		if !seen[want] {
+			t.Errorf("no %q line in:\n%s", want, out)
+		}
 	}
 }

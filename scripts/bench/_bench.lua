@@ -47,10 +47,14 @@ function M.emit(fields)
   local parts = {}
   for _, k in ipairs(keys) do
     local v = fields[k]
-    if type(v) == "number" and v == math.floor(v) and math.abs(v) < 2 ^ 53 then
+    if type(v) == "number" and (v ~= v or v == math.huge or v == -math.huge) then
+      parts[#parts + 1] = string.format("%q: null", k) -- JSON has no NaN or infinity
+    elseif type(v) == "number" and v == math.floor(v) and math.abs(v) < 2 ^ 53 then
       parts[#parts + 1] = string.format("%q: %d", k, v)
     elseif type(v) == "number" then
       parts[#parts + 1] = string.format("%q: %.6g", k, v)
+    elseif type(v) == "boolean" then -- a check's outcome, JSON's true or false
+      parts[#parts + 1] = string.format("%q: %s", k, tostring(v))
     else
       parts[#parts + 1] = string.format("%q: %q", k, tostring(v))
     end
