@@ -160,7 +160,7 @@ func TestJITBenchLinesAreJSONAndItsKernelsAgree(t *testing.T) {
 		"jit_axpy kernels.axpy", "jit_axpy kernels.map checked",
 		"jit_chain built-ins in place", "jit_chain kernels.map checked",
 		"jit_matmul kernels.jit checked", "jit_matmul kernels.matmul",
-		"jit_cache ",
+		"jit_cache ", "graph100 eager", "graph100 cuda graph checked",
 	} {
 		if !seen[want] {
 			t.Errorf("no %q line in:\n%s", want, out)
