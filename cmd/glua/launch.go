@@ -50,7 +50,12 @@ func launch(o options, argv []string, n int) int {
 		message(err.Error())
 		return 1
 	}
-	plan, err := planRanks(cfg, n, o.oversubscribe, os.Getenv("CUDA_VISIBLE_DEVICES"), os.LookupEnv)
+	backendName, count, err := runtime.DeviceCount(cfg)
+	if err != nil {
+		message(fmt.Sprintf("--nproc %d: counting the devices: %v", n, err))
+		return 1
+	}
+	plan, err := planRanks(backendName, count, n, o.oversubscribe, os.Getenv("CUDA_VISIBLE_DEVICES"), os.LookupEnv)
 	if err != nil {
 		message(err.Error())
 		return 1
@@ -98,16 +103,13 @@ var deviceEnv = func() string {
 // rankPlan is what the launcher gives each rank: its variables.
 type rankPlan [][]string
 
-// planRanks chooses each rank's device and the address where the ranks
-// meet. Rank r gets device r; with CUDA_VISIBLE_DEVICES set, it sees only
-// that list's r-th device, as device 0. More ranks than devices is
-// allowed only on the CPU backend, whose one device the ranks then share:
-// two ranks cannot share a GPU under NCCL.
-func planRanks(cfg config.Config, n int, oversubscribe bool, visible string, lookup func(string) (string, bool)) (rankPlan, error) {
-	backendName, count, err := runtime.DeviceCount(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("--nproc %d: counting the devices: %w", n, err)
-	}
+// planRanks chooses each rank's device, among the count devices of the
+// backend named, and the address where the ranks meet. Rank r gets device
+// r; with CUDA_VISIBLE_DEVICES set, it sees only that list's r-th device,
+// as device 0. More ranks than devices is allowed only on the CPU backend,
+// whose one device the ranks then share: two ranks cannot share a GPU
+// under NCCL.
+func planRanks(backendName string, count, n int, oversubscribe bool, visible string, lookup func(string) (string, bool)) (rankPlan, error) {
 	_, visibleSet := lookup("CUDA_VISIBLE_DEVICES")
 	var entries []string
 	for _, e := range strings.Split(visible, ",") {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,6 +122,53 @@ func TestBadNprocIsAnErrorBeforeAnythingRuns(t *testing.T) {
 	for _, args := range [][]string{{"--nproc", "2", "--allow-oversubscribe"}, {"--nproc", "2", "--allow-oversubscribe", "-"}} {
 		r := invocation{dir: t.TempDir(), args: args, stdin: "print('ran')"}.glua(t)
 		expect(t, r, 1, "", `^glua: --nproc 2: the ranks need a script or -e; stdin cannot be shared by 2 ranks\n$`)
+	}
+}
+
+// More ranks than GPUs is refused before anything starts, naming the
+// count (and CUDA_VISIBLE_DEVICES where it set the count), even with
+// --allow-oversubscribe, which is for the CPU backend only: two ranks
+// cannot share a GPU under NCCL.
+func TestNprocPastTheGPUCountIsAnErrorNamingIt(t *testing.T) {
+	t.Parallel()
+	unset := func(string) (string, bool) { return "", false }
+	visible := func(string) (string, bool) { return "3,5", true }
+	for _, tc := range []struct {
+		backend       string
+		count, n      int
+		oversubscribe bool
+		visible       string
+		lookup        func(string) (string, bool)
+		want          string // "" when the plan is made
+	}{
+		{"cuda", 1, 2, false, "", unset, "--nproc 2: the cuda backend has 1 device; one rank a device"},
+		{"cuda", 2, 4, true, "", unset, "--nproc 4: the cuda backend has 2 devices; one rank a device (--allow-oversubscribe is for the CPU backend only)"},
+		{"cuda", 2, 3, false, "3,5", visible, "--nproc 3: the cuda backend has 2 devices (CUDA_VISIBLE_DEVICES=3,5); one rank a device"},
+		{"cpu", 1, 2, false, "", unset, "--nproc 2: the cpu backend has 1 device, which 2 ranks would share; add --allow-oversubscribe to run them so"},
+		{"cuda", 2, 2, false, "", unset, ""},
+		{"cuda", 2, 2, false, "3,5", visible, ""},
+		{"cpu", 1, 3, true, "", unset, ""},
+	} {
+		plan, err := planRanks(tc.backend, tc.count, tc.n, tc.oversubscribe, tc.visible, tc.lookup)
+		if tc.want != "" {
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("%s with %d, --nproc %d: %v, want %s", tc.backend, tc.count, tc.n, err, tc.want)
+			}
+			continue
+		}
+		if err != nil || len(plan) != tc.n {
+			t.Errorf("%s with %d, --nproc %d: %d ranks, %v", tc.backend, tc.count, tc.n, len(plan), err)
+			continue
+		}
+		for r, env := range plan {
+			want := "GLUA_DEVICE=" + strconv.Itoa(r%tc.count)
+			if tc.visible != "" {
+				want = "CUDA_VISIBLE_DEVICES=" + strings.Split(tc.visible, ",")[r]
+			}
+			if !slices.Contains(env, want) || !slices.Contains(env, "GLUA_RANK="+strconv.Itoa(r)) {
+				t.Errorf("%s with %d, --nproc %d: rank %d's variables %q lack %s", tc.backend, tc.count, tc.n, r, env, want)
+			}
+		}
 	}
 }
 
