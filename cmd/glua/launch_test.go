@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gluaproject/glua/config"
 )
 
 // These are glua --nproc, the launcher of several ranks on one host, and
@@ -168,6 +170,66 @@ func TestNprocPastTheGPUCountIsAnErrorNamingIt(t *testing.T) {
 			if !slices.Contains(env, want) || !slices.Contains(env, "GLUA_RANK="+strconv.Itoa(r)) {
 				t.Errorf("%s with %d, --nproc %d: rank %d's variables %q lack %s", tc.backend, tc.count, tc.n, r, env, want)
 			}
+		}
+	}
+}
+
+// A rank that torchrun, srun or mpirun started uses device local_rank, as
+// glua --nproc's rank r uses device r, unless the device was chosen or the
+// backend has one device (the CPU's, or the one GPU the launcher left it).
+func TestALaunchersRankUsesTheDeviceOfItsLocalRank(t *testing.T) {
+	t.Parallel()
+	torchrun := map[string]string{"RANK": "5", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500"}
+	slurm := map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "4", "SLURM_LOCALID": "3"}
+	glua := map[string]string{"GLUA_RANK": "1", "GLUA_WORLD_SIZE": "2", "GLUA_LOCAL_RANK": "1"}
+	with := func(env map[string]string, k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for k, v := range env {
+			m[k] = v
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		devices int
+		device  string // cuda.device after, "" when an error is wanted
+		origin  string
+		err     string
+	}{
+		{"torchrun, 4 GPUs", torchrun, 4, "1", "local rank (torchrun)", ""},
+		{"slurm, 4 GPUs", slurm, 4, "3", "local rank (slurm)", ""},
+		{"one GPU visible", slurm, 1, "0", "default", ""},
+		{"the CPU backend", torchrun, 1, "0", "default", ""},
+		{"no launcher", map[string]string{}, 4, "0", "default", ""},
+		{"glua --nproc", glua, 4, "0", "default", ""},
+		{"a bad environment, for dist to report", map[string]string{"RANK": "1"}, 4, "0", "default", ""},
+		{"GLUA_DEVICE chosen", with(torchrun, "GLUA_DEVICE", "2"), 4, "2", "$GLUA_DEVICE", ""},
+		{"a file's device, every rank's", with(torchrun, "GLUA_CONFIG", "../../config.toml"), 4, "1", "local rank (torchrun)", ""},
+		{"more local ranks than GPUs", slurm, 2, "", "",
+			"rank 3 of 4 (local 3), from slurm: the cuda backend has 2 devices here, one a rank: start at most 2 ranks on this node, or set GLUA_DEVICE"},
+	} {
+		env := tc.env
+		getenv := func(k string) string { return env[k] }
+		cfg, err := (options{}).configure(func(k string) string {
+			if k == "GLUA_CONFIG" && env[k] == "" {
+				return "/dev/null"
+			}
+			return getenv(k)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := func(config.Config) (string, int, error) { return "cuda", tc.devices, nil }
+		err = rankDevice(&cfg, getenv, count)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: %v, want %s", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || cfg.Value("cuda.device") != tc.device || cfg.Origin("cuda.device") != tc.origin {
+			t.Errorf("%s: device %s from %s, %v; want %s from %s", tc.name, cfg.Value("cuda.device"), cfg.Origin("cuda.device"), err, tc.device, tc.origin)
 		}
 	}
 }
