@@ -263,3 +263,28 @@ func TestNCCLRankThatExitsEarlyFailsTheOtherWithinTheTimeout(t *testing.T) {
 	}
 	fmt.Println("FAULT-SEEN:", err)
 }
+
+// Without NCCL one GPU does all it did: Load never opens NCCL, and only a
+// group of several processes fails, naming the library.
+func TestOneGPUWorksWithoutNCCL(t *testing.T) {
+	missing := "/nonexistent/libglua-missing-nccl.so"
+	b := cudatest.Load(t, cuda.Config{LibNCCL: []string{missing}})
+	p, err := b.Alloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free(p, 4096)
+	src := []byte(strings.Repeat("nccl", 1024))
+	got := make([]byte, len(src))
+	if err := b.Upload(p, src, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Download(got, p, 0); err != nil || string(got) != string(src) {
+		t.Fatalf("round trip without NCCL: %v", err)
+	}
+	t.Setenv("NCCL_COMM_ID", "")
+	_, err = b.OpenComm(context.Background(), device.CommConfig{Rank: 1, Size: 2, Addr: "127.0.0.1:1", Timeout: time.Second})
+	if err == nil || !strings.Contains(err.Error(), "needs NCCL") || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("OpenComm without NCCL = %v, want an error naming %s", err, missing)
+	}
+}

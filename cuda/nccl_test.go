@@ -1,8 +1,10 @@
 package cuda
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/gluaproject/glua/config"
@@ -90,5 +92,28 @@ func TestGLUALIBNCCLChoosesTheNamesTried(t *testing.T) {
 	}
 	if _, err := openNCCL(cfg.CUDA.LibNCCL); err == nil || !strings.Contains(err.Error(), "libglua-missing-nccl.so") {
 		t.Fatalf("got %v, want an error naming the configured library", err)
+	}
+}
+
+// A group of several processes on a machine without NCCL fails where the
+// group is formed, with an error naming the library and each name tried,
+// before touching the device or the network; --info reports the absence
+// as a line, not a failure. Load never opens NCCL, so one process on one
+// GPU does not need it (TestOneGPUWorksWithoutNCCL checks that on a GPU).
+func TestAGroupWithoutNCCLFailsNamingTheLibrary(t *testing.T) {
+	t.Setenv(envCommID, "") // OpenComm sets it; t restores it after
+	missing := []string{"/nonexistent/libglua-missing-nccl.so", "libglua-missing-nccl.so.2"}
+	b := &Backend{cfg: Config{LibNCCL: missing}}
+	_, err := b.OpenComm(context.Background(), device.CommConfig{Rank: 1, Size: 2, Addr: "127.0.0.1:1", Timeout: time.Second})
+	if err == nil {
+		t.Fatal("a group formed without NCCL")
+	}
+	for _, want := range append([]string{"a group of 2 processes on the cuda backend needs NCCL", "tried"}, missing...) {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if got, want := b.describeNCCL(), "NCCL: not found (tried "+strings.Join(missing, ", ")+")"; got != want {
+		t.Errorf("--info's line %q, want %q", got, want)
 	}
 }

@@ -372,3 +372,60 @@ func TestPeerOutOfRangeIsRefusedBeforeAnythingIsSent(t *testing.T) {
 		}
 	}
 }
+
+// A group of several processes needs a place among them and an address
+// where they meet; without either, joining fails at once, saying which,
+// instead of waiting for peers that cannot come.
+func TestJoiningWithoutAPlaceOrAnAddressIsAnErrorNamingIt(t *testing.T) {
+	rt := newRuntime(t)
+	for _, tc := range []struct {
+		place Place
+		want  string
+	}{
+		{Place{Rank: 2, Size: 2, From: "glua"}, "init: rank 2 of 2 is no place"},
+		{Place{Rank: -1, Size: 2, From: "glua"}, "init: rank -1 of 2 is no place"},
+		{Place{Rank: 0, Size: 2, LocalRank: 0, From: "slurm"}, "init: rank 0 of 2 (local 0), from slurm: no address where the ranks meet (set NCCL_COMM_ID=host:port, rank 0's)"},
+		{Place{Rank: 1, Size: 2, LocalRank: 1, From: "torchrun", MasterAddr: "10.0.0.1"}, "init: rank 1 of 2 (local 1), from torchrun; master 10.0.0.1: no address where the ranks meet (set NCCL_COMM_ID=host:port, rank 0's)"},
+	} {
+		g, err := New(rt, Options{Place: tc.place, Timeout: time.Second})
+		if err == nil {
+			g.Close()
+		}
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%+v: %v\nwant %s", tc.place, err, tc.want)
+		}
+	}
+}
+
+// A group that has left (Close) refuses every later call with an error
+// naming the call, at once: nothing waits for ranks that are gone.
+func TestCallsAfterCloseFailNamingTheCall(t *testing.T) {
+	errs := ranks(t, 2, 5*time.Second, func(g *Group, rt *runtime.Runtime) error {
+		x := array(t, rt, 4, device.Float32, value0)
+		if err := g.AllReduce(x, Sum); err != nil {
+			return err
+		}
+		if err := g.Close(); err != nil {
+			return err
+		}
+		start := time.Now()
+		for call, err := range map[string]error{
+			"all_reduce": g.AllReduce(x, Sum),
+			"broadcast":  g.Broadcast(x, 0),
+			"barrier":    g.Barrier(),
+		} {
+			if err == nil || !strings.HasPrefix(err.Error(), call+": ") {
+				return fmt.Errorf("%s after Close: %v, want an error naming the call", call, err)
+			}
+		}
+		if d := time.Since(start); d > time.Second {
+			return fmt.Errorf("calls after Close took %v", d)
+		}
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}

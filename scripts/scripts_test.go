@@ -37,6 +37,7 @@ var smallArgs = map[string][]string{
 	"dist_sum.lua":      {"1000"},
 	"fused.lua":         {"1000", "3"},
 	"dist_matmul.lua":   {"37", "float32", "2"}, // one process
+	"allreduce.lua":     {"64"},                 // one process; cmd/glua runs it with --nproc
 }
 
 func run(t *testing.T, script string, args []string) string {

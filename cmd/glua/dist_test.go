@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +44,61 @@ func TestDistMatmulScriptGathersOneDeviceProductWithTwoAndThreeRanks(t *testing.
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("--nproc %s: no %q in stdout:\n%s", nproc, want, r.stdout)
 			}
+		}
+	}
+}
+
+// scripts/bench/allreduce.lua times all_reduce from 8 bytes up to the
+// largest size asked for, doubling; rank 0 alone prints one JSON line a
+// size with nccl-tests' bandwidths, busbw = algbw · 2(n−1)/n.
+func TestAllReduceBenchmarkPrintsOneJSONLineASizeFromRankZero(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		nproc int
+		max   string
+		sizes []int
+	}{
+		{2, "64", []int{8, 16, 32, 64}},
+		{2, "1KiB", []int{8, 16, 32, 64, 128, 256, 512, 1024}},
+		{3, "100", []int{8, 16, 32, 64}},
+	} {
+		r := invocation{dir: ".", args: []string{"--nproc", strconv.Itoa(tc.nproc), "--allow-oversubscribe", "--backend", "cpu", "../../scripts/bench/allreduce.lua", tc.max},
+			env: []string{"GLUA_DIST_TIMEOUT=10s"}}.glua(t)
+		if r.code != 0 || r.stderr != "" {
+			t.Errorf("--nproc %d, max %s: %v", tc.nproc, tc.max, r)
+			continue
+		}
+		var sizes []int
+		for _, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+			text, ok := strings.CutPrefix(line, "[0] ")
+			if !ok {
+				t.Errorf("--nproc %d: a line not from rank 0: %q", tc.nproc, line)
+				continue
+			}
+			var m struct {
+				Bench, Impl, DType, Backend string
+				Ranks, Bytes                int
+				Us                          float64
+				AlgBW                       float64 `json:"algbw_gbs"`
+				BusBW                       float64 `json:"busbw_gbs"`
+			}
+			if err := json.Unmarshal([]byte(text), &m); err != nil {
+				t.Errorf("--nproc %d: %q is not a JSON object: %v", tc.nproc, text, err)
+				continue
+			}
+			sizes = append(sizes, m.Bytes)
+			n := float64(tc.nproc)
+			switch {
+			case m.Bench != "all_reduce" || m.Impl != "glua" || m.DType != "float32" || m.Backend != "cpu" || m.Ranks != tc.nproc:
+				t.Errorf("--nproc %d: %q", tc.nproc, text)
+			case !(m.Us > 0) || math.Abs(m.AlgBW-float64(m.Bytes)/m.Us/1e3) > 1e-3*m.AlgBW:
+				t.Errorf("--nproc %d: algbw is not bytes/time: %q", tc.nproc, text)
+			case math.Abs(m.BusBW-m.AlgBW*2*(n-1)/n) > 1e-3*m.BusBW:
+				t.Errorf("--nproc %d: busbw is not algbw·2(n−1)/n: %q", tc.nproc, text)
+			}
+		}
+		if !slices.Equal(sizes, tc.sizes) {
+			t.Errorf("--nproc %d, max %s: sizes %v, want %v", tc.nproc, tc.max, sizes, tc.sizes)
 		}
 	}
 }

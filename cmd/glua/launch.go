@@ -36,6 +36,37 @@ func rankEnvironment() string {
 	return p.String()
 }
 
+// rankDevice gives a rank that torchrun, srun or mpirun started its own
+// device, as glua --nproc does through GLUA_DEVICE: device local_rank,
+// since ranks cannot share a GPU under NCCL. It leaves cuda.device alone
+// when this rank was given one (--device, GLUA_DEVICE; a configuration
+// file's is every rank's, so not this rank's own), without a launcher or
+// under glua's own, and when the backend has one device: the CPU's, or
+// a GPU the launcher gave this process alone (CUDA_VISIBLE_DEVICES naming
+// one, as Slurm's per-task GPU binding does), which is then device 0. A
+// launch environment that describes no place is left for dist to report
+// at its first call, so that a script that never calls dist still runs.
+func rankDevice(cfg *config.Config, getenv func(string) string, count func(config.Config) (string, int, error)) error {
+	const key = "cuda.device"
+	if o := cfg.Origin(key); o != "default" && o != "file" {
+		return nil
+	}
+	p, err := dist.FromEnv(getenv)
+	if err != nil || p.From == "none" || p.From == "glua" || p.LocalRank == 0 {
+		return nil
+	}
+	backendName, n, err := count(*cfg)
+	if err != nil || n <= 1 {
+		// Opening the backend again reports what went wrong.
+		return nil
+	}
+	if p.LocalRank >= n {
+		return fmt.Errorf("%s: the %s backend has %s here, one a rank: start at most %d ranks on this node, or set %s",
+			p, backendName, plural(n, "device"), n, deviceEnv)
+	}
+	return cfg.Set(key, strconv.Itoa(p.LocalRank), "local rank ("+p.From+")")
+}
+
 // stopGrace is how long a rank told to stop (SIGTERM) has before it is
 // killed.
 const stopGrace = 3 * time.Second
@@ -50,7 +81,12 @@ func launch(o options, argv []string, n int) int {
 		message(err.Error())
 		return 1
 	}
-	plan, err := planRanks(cfg, n, o.oversubscribe, os.Getenv("CUDA_VISIBLE_DEVICES"), os.LookupEnv)
+	backendName, count, err := runtime.DeviceCount(cfg)
+	if err != nil {
+		message(fmt.Sprintf("--nproc %d: counting the devices: %v", n, err))
+		return 1
+	}
+	plan, err := planRanks(backendName, count, n, o.oversubscribe, os.Getenv("CUDA_VISIBLE_DEVICES"), os.LookupEnv)
 	if err != nil {
 		message(err.Error())
 		return 1
@@ -98,16 +134,13 @@ var deviceEnv = func() string {
 // rankPlan is what the launcher gives each rank: its variables.
 type rankPlan [][]string
 
-// planRanks chooses each rank's device and the address where the ranks
-// meet. Rank r gets device r; with CUDA_VISIBLE_DEVICES set, it sees only
-// that list's r-th device, as device 0. More ranks than devices is
-// allowed only on the CPU backend, whose one device the ranks then share:
-// two ranks cannot share a GPU under NCCL.
-func planRanks(cfg config.Config, n int, oversubscribe bool, visible string, lookup func(string) (string, bool)) (rankPlan, error) {
-	backendName, count, err := runtime.DeviceCount(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("--nproc %d: counting the devices: %w", n, err)
-	}
+// planRanks chooses each rank's device, among the count devices of the
+// backend named, and the address where the ranks meet. Rank r gets device
+// r; with CUDA_VISIBLE_DEVICES set, it sees only that list's r-th device,
+// as device 0. More ranks than devices is allowed only on the CPU backend,
+// whose one device the ranks then share: two ranks cannot share a GPU
+// under NCCL.
+func planRanks(backendName string, count, n int, oversubscribe bool, visible string, lookup func(string) (string, bool)) (rankPlan, error) {
 	_, visibleSet := lookup("CUDA_VISIBLE_DEVICES")
 	var entries []string
 	for _, e := range strings.Split(visible, ",") {

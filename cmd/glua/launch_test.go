@@ -8,10 +8,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gluaproject/glua/config"
 )
 
 // These are glua --nproc, the launcher of several ranks on one host, and
@@ -121,6 +124,113 @@ func TestBadNprocIsAnErrorBeforeAnythingRuns(t *testing.T) {
 	for _, args := range [][]string{{"--nproc", "2", "--allow-oversubscribe"}, {"--nproc", "2", "--allow-oversubscribe", "-"}} {
 		r := invocation{dir: t.TempDir(), args: args, stdin: "print('ran')"}.glua(t)
 		expect(t, r, 1, "", `^glua: --nproc 2: the ranks need a script or -e; stdin cannot be shared by 2 ranks\n$`)
+	}
+}
+
+// More ranks than GPUs is refused before anything starts, naming the
+// count (and CUDA_VISIBLE_DEVICES where it set the count), even with
+// --allow-oversubscribe, which is for the CPU backend only: two ranks
+// cannot share a GPU under NCCL.
+func TestNprocPastTheGPUCountIsAnErrorNamingIt(t *testing.T) {
+	t.Parallel()
+	unset := func(string) (string, bool) { return "", false }
+	visible := func(string) (string, bool) { return "3,5", true }
+	for _, tc := range []struct {
+		backend       string
+		count, n      int
+		oversubscribe bool
+		visible       string
+		lookup        func(string) (string, bool)
+		want          string // "" when the plan is made
+	}{
+		{"cuda", 1, 2, false, "", unset, "--nproc 2: the cuda backend has 1 device; one rank a device"},
+		{"cuda", 2, 4, true, "", unset, "--nproc 4: the cuda backend has 2 devices; one rank a device (--allow-oversubscribe is for the CPU backend only)"},
+		{"cuda", 2, 3, false, "3,5", visible, "--nproc 3: the cuda backend has 2 devices (CUDA_VISIBLE_DEVICES=3,5); one rank a device"},
+		{"cpu", 1, 2, false, "", unset, "--nproc 2: the cpu backend has 1 device, which 2 ranks would share; add --allow-oversubscribe to run them so"},
+		{"cuda", 2, 2, false, "", unset, ""},
+		{"cuda", 2, 2, false, "3,5", visible, ""},
+		{"cpu", 1, 3, true, "", unset, ""},
+	} {
+		plan, err := planRanks(tc.backend, tc.count, tc.n, tc.oversubscribe, tc.visible, tc.lookup)
+		if tc.want != "" {
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("%s with %d, --nproc %d: %v, want %s", tc.backend, tc.count, tc.n, err, tc.want)
+			}
+			continue
+		}
+		if err != nil || len(plan) != tc.n {
+			t.Errorf("%s with %d, --nproc %d: %d ranks, %v", tc.backend, tc.count, tc.n, len(plan), err)
+			continue
+		}
+		for r, env := range plan {
+			want := "GLUA_DEVICE=" + strconv.Itoa(r%tc.count)
+			if tc.visible != "" {
+				want = "CUDA_VISIBLE_DEVICES=" + strings.Split(tc.visible, ",")[r]
+			}
+			if !slices.Contains(env, want) || !slices.Contains(env, "GLUA_RANK="+strconv.Itoa(r)) {
+				t.Errorf("%s with %d, --nproc %d: rank %d's variables %q lack %s", tc.backend, tc.count, tc.n, r, env, want)
+			}
+		}
+	}
+}
+
+// A rank that torchrun, srun or mpirun started uses device local_rank, as
+// glua --nproc's rank r uses device r, unless the device was chosen or the
+// backend has one device (the CPU's, or the one GPU the launcher left it).
+func TestALaunchersRankUsesTheDeviceOfItsLocalRank(t *testing.T) {
+	t.Parallel()
+	torchrun := map[string]string{"RANK": "5", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500"}
+	slurm := map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "4", "SLURM_LOCALID": "3"}
+	glua := map[string]string{"GLUA_RANK": "1", "GLUA_WORLD_SIZE": "2", "GLUA_LOCAL_RANK": "1"}
+	with := func(env map[string]string, k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for k, v := range env {
+			m[k] = v
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		devices int
+		device  string // cuda.device after, "" when an error is wanted
+		origin  string
+		err     string
+	}{
+		{"torchrun, 4 GPUs", torchrun, 4, "1", "local rank (torchrun)", ""},
+		{"slurm, 4 GPUs", slurm, 4, "3", "local rank (slurm)", ""},
+		{"one GPU visible", slurm, 1, "0", "default", ""},
+		{"the CPU backend", torchrun, 1, "0", "default", ""},
+		{"no launcher", map[string]string{}, 4, "0", "default", ""},
+		{"glua --nproc", glua, 4, "0", "default", ""},
+		{"a bad environment, for dist to report", map[string]string{"RANK": "1"}, 4, "0", "default", ""},
+		{"GLUA_DEVICE chosen", with(torchrun, "GLUA_DEVICE", "2"), 4, "2", "$GLUA_DEVICE", ""},
+		{"a file's device, every rank's", with(torchrun, "GLUA_CONFIG", "../../config.toml"), 4, "1", "local rank (torchrun)", ""},
+		{"more local ranks than GPUs", slurm, 2, "", "",
+			"rank 3 of 4 (local 3), from slurm: the cuda backend has 2 devices here, one a rank: start at most 2 ranks on this node, or set GLUA_DEVICE"},
+	} {
+		env := tc.env
+		getenv := func(k string) string { return env[k] }
+		cfg, err := (options{}).configure(func(k string) string {
+			if k == "GLUA_CONFIG" && env[k] == "" {
+				return "/dev/null"
+			}
+			return getenv(k)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := func(config.Config) (string, int, error) { return "cuda", tc.devices, nil }
+		err = rankDevice(&cfg, getenv, count)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: %v, want %s", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || cfg.Value("cuda.device") != tc.device || cfg.Origin("cuda.device") != tc.origin {
+			t.Errorf("%s: device %s from %s, %v; want %s from %s", tc.name, cfg.Value("cuda.device"), cfg.Origin("cuda.device"), err, tc.device, tc.origin)
+		}
 	}
 }
 

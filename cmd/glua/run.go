@@ -72,6 +72,12 @@ func run(argv []string) int {
 		message(err.Error())
 		return 1
 	}
+	if !o.ignoreEnv {
+		if err := rankDevice(&cfg, os.Getenv, runtime.DeviceCount); err != nil {
+			message(err.Error())
+			return 1
+		}
+	}
 	rt, err := runtime.New(runtime.Options{Config: &cfg, Sandbox: o.sandbox})
 	if err != nil {
 		message(err.Error())

@@ -2,6 +2,11 @@
 # Runs every benchmark and its PyTorch/CuPy peer back to back on this
 # machine's GPU and collects the JSON lines in one file.
 #   scripts/bench/run.sh [glua binary] [output file]
+# A script with a line "-- nproc: N" needs N processes and is skipped here;
+# allreduce.lua and its peer are run on two GPUs by hand, rank 0's lines
+# (glua --nproc prefixes them "[0] ") appended to the same file:
+#   glua --nproc 2 scripts/bench/allreduce.lua | sed 's/^\[0\] //' >>bench.jsonl
+#   (cd scripts/bench && torchrun --nproc-per-node 2 allreduce.py) >>bench.jsonl
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 glua="${1:-glua}"
@@ -10,6 +15,10 @@ out="${2:-bench.jsonl}"
 status=0
 for lua in "$here"/[!_]*.lua; do
   name="$(basename "$lua" .lua)"
+  if grep -q '^-- nproc: ' "$lua"; then
+    echo "== $name: skipped, it needs several processes (see the top of run.sh)" >&2
+    continue
+  fi
   echo "== $name" >&2
   if [ "$name" = jit ]; then
     # First launches that translate and compile: a kernel cache of its own,
