@@ -54,11 +54,11 @@ func planTiles(m, n, k, size int, budget uint64) (plan, error) {
 	}
 	// t² + 4kt ≤ words, with tk = k
 	if t := int(math.Sqrt(4*float64(k)*float64(k)+words) - 2*float64(k)); t >= 1 {
-		return plan{m, n, k, min(t, m), min(t, n), k, size}, nil
+		return plan{m, n, k, even(m, t), even(n, t), k, size}, nil
 	}
 	// 5t² ≤ words, with tm = tn = tk = t
 	if t := int(math.Sqrt(words / 5)); t >= 1 {
-		return plan{m, n, k, min(t, m), min(t, n), min(t, k), size}, nil
+		return plan{m, n, k, even(m, t), even(n, t), even(k, t), size}, nil
 	}
 	smallest := plan{m, n, k, 1, 1, 1, size}
 	return plan{}, fmt.Errorf("a budget of %s leaves no room for any tiling; the smallest that works is %s (tiles of one element)",
@@ -82,12 +82,24 @@ func wholeRows(m, n, k, size int, words float64) (plan, bool) {
 		if tm < min(m, minRows) || (i > 0 && tm < min(m, tallRows)) {
 			break
 		}
-		best = plan{m, n, k, min(tm, m), n, tk, size}
+		best = plan{m, n, k, even(m, tm), n, tk, size}
 		if best.tm == m {
 			break
 		}
 	}
 	return best, best.tm > 0
+}
+
+// even is the tile length that splits length into the fewest tiles of at
+// most most, all of one size but the last: every tile costs a pass over
+// the other operand, and a last tile of a few rows would pay a whole pass
+// for them while the others ran as long as the largest (16384 rows in
+// tiles of at most 5461 are four of 4096, not three of 5461 and one row).
+func even(length, most int) int {
+	if most >= length {
+		return length
+	}
+	return ceilDiv(length, ceilDiv(length, most))
 }
 
 // panelDepths are the inner dimensions a panel may have when C's tiles
