@@ -288,3 +288,97 @@ func TestOneGPUWorksWithoutNCCL(t *testing.T) {
 		t.Fatalf("OpenComm without NCCL = %v, want an error naming %s", err, missing)
 	}
 }
+
+// A group of one process on one GPU goes through NCCL as a larger group
+// does (the id from NCCL's bootstrap at NCCL_COMM_ID, ncclCommInitRank
+// with the id by value, every collective on the stream): each collective
+// must leave a rank's data as a group of one defines it, for float32 and
+// int32 and every op. It needs only one device, so it runs where two are
+// not to be had.
+func TestNCCLGroupOfOneOnOneGPU(t *testing.T) {
+	b := cudatest.Shared(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c, err := b.OpenComm(context.Background(), device.CommConfig{Rank: 0, Size: 1, Addr: addr, Timeout: time.Minute})
+	if err != nil {
+		if strings.Contains(err.Error(), "needs NCCL") && !requireNCCL() {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	const n = 1000
+	s, err := b.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.DestroyStream(s)
+	for _, dt := range []device.DType{device.Float32, device.Int32} {
+		want := input(0, n)
+		bytes := uint64(n * dt.Size())
+		buf, err := b.Alloc(bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := b.Alloc(bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(what string, p device.Ptr) {
+			t.Helper()
+			if err := b.StreamSynchronize(s); err != nil {
+				t.Fatalf("%s %s: %v", dt, what, err)
+			}
+			got := make([]byte, bytes)
+			if err := b.Download(got, p, 0); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range decode(dt, got) {
+				if v != want[i] {
+					t.Fatalf("%s %s: element %d is %v, want %v", dt, what, i, v, want[i])
+				}
+			}
+		}
+		if err := b.Upload(buf, encode(dt, want), 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range []device.ReduceOp{device.ReduceSum, device.ReduceProd, device.ReduceMax, device.ReduceMin, device.ReduceAvg} {
+			if err := c.AllReduce(buf, n, dt, op, s); err != nil {
+				t.Fatalf("%s all_reduce %v: %v", dt, op, err)
+			}
+			check(fmt.Sprintf("all_reduce %v", op), buf)
+			if err := c.Reduce(buf, n, dt, op, 0, s); err != nil {
+				t.Fatalf("%s reduce %v: %v", dt, op, err)
+			}
+			check(fmt.Sprintf("reduce %v", op), buf)
+		}
+		if err := c.Broadcast(buf, n, dt, 0, s); err != nil {
+			t.Fatal(err)
+		}
+		check("broadcast", buf)
+		if err := c.AllGather(out, buf, n, dt, s); err != nil {
+			t.Fatal(err)
+		}
+		check("all_gather", out)
+		if err := b.Memset(out, 0, bytes, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ReduceScatter(out, buf, n, dt, device.ReduceSum, s); err != nil {
+			t.Fatal(err)
+		}
+		check("reduce_scatter", out)
+		if err := c.Barrier(s); err != nil {
+			t.Fatal(err)
+		}
+		b.Free(buf, bytes)
+		b.Free(out, bytes)
+	}
+}

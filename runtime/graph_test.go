@@ -4,8 +4,10 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gluaproject/glua/cpu"
 	"github.com/gluaproject/glua/device"
@@ -292,6 +294,46 @@ func TestGraphCaptureErrors(t *testing.T) {
 		x, _ := randomArray(t, rt, 10)
 		if _, err := rt.Sum(x); err != nil {
 			t.Fatalf("the runtime after the failed captures: %v", err)
+		}
+	})
+}
+
+// A graph the program drops is freed by the garbage collector, with the
+// memory it kept for arrays freed since its capture.
+func TestGraphDroppedIsCollected(t *testing.T) {
+	recordingBackends(t, func(t *testing.T, rt *runtime.Runtime) {
+		x, _ := randomArray(t, rt, 1<<18)
+		before := rt.Stats().Used
+		func() {
+			var tmp *runtime.Array
+			g, err := rt.Capture(func() error {
+				var err error
+				tmp, err = x.Clone()
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Launch(); err != nil {
+				t.Fatal(err)
+			}
+			tmp.Free()
+		}()
+		if rt.Stats().Used == before {
+			t.Fatal("the graph kept nothing for the freed array")
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for rt.Stats().Used != before {
+			if time.Now().After(deadline) {
+				t.Fatalf("the pool holds %d bytes after the graph was dropped, want %d:\n%s", rt.Stats().Used, before, rt.Status())
+			}
+			goruntime.GC()
+			if err := rt.Synchronize(); err != nil { // drains what the collector queued
+				t.Fatal(err)
+			}
+		}
+		if n, _, _ := rt.GraphMemory(); n != 0 {
+			t.Errorf("%d graphs live after the collection", n)
 		}
 	})
 }
