@@ -4,14 +4,39 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
 )
 
 //go:embed prelude.cu
-var prelude string
+var jitPrelude string
+
+// prelude is what every generated source starts with: the built-in
+// kernels' dtypes.cu (typedefs, 2-byte float conversions, saturating
+// stores), then prelude.cu, which uses them.
+var prelude = kernels.DtypesSource() + "\n" + jitPrelude
+
+// preludeDefinition matches what the prelude defines at file scope: a
+// typedef, a function, a struct or a macro.
+var preludeDefinition = regexp.MustCompile(`(?m)^(?:typedef [\w ]+ (\w+);|__device__ inline \w+\*? (\w+)\(|struct (?:alignas\(\d+\) )?(\w+)|#define (\w+))`)
+
+// PreludeNames are the names the prelude defines at file scope; a kernel
+// named after one of them would not compile.
+func PreludeNames() map[string]bool {
+	names := map[string]bool{}
+	for _, m := range preludeDefinition.FindAllStringSubmatch(prelude, -1) {
+		for _, n := range m[1:] {
+			if n != "" {
+				names[n] = true
+			}
+		}
+	}
+	return names
+}
 
 // ErrorSlots is the length of the int64 array a kernel translated with
 // CheckBounds takes last: a flag, the array's parameter number (1-based;
