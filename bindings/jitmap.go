@@ -5,6 +5,7 @@ import (
 	"github.com/yuin/gopher-lua/ast"
 
 	"github.com/gluaproject/glua/internal/luac"
+	"github.com/gluaproject/glua/runtime"
 )
 
 // mapFn is kernels.map(fn, out, ...): out[i] = fn(a[i], b[i], ...) in one
@@ -22,21 +23,36 @@ func (m kernelsModule) mapFn(L *lua.LState) int {
 }
 
 // mapReduce is kernels.map_reduce(fn, op, x, ...): fn's values over every
-// element combined by op, a number.
+// element combined by op (a name or a Lua function of two values), a
+// number.
 func (m kernelsModule) mapReduce(L *lua.LState) int {
 	const name = "kernels.map_reduce"
 	tree, fn := functionTree(L, name)
-	op := L.Get(2)
-	if op.Type() != lua.LTString {
-		argError(L, name, 2, "\"sum\", \"prod\", \"max\" or \"min\" expected, got %s", typeName(op))
-	}
+	op := reduceOp(L, name)
 	args := mapArgs(L, name, 3)
-	v, err := m.rt.MapReduce(tree, fn.Proto.SourceName, op.String(), args)
+	v, err := m.rt.MapReduce(tree, fn.Proto.SourceName, op, args)
 	if err != nil {
 		raise(L, name, err)
 	}
 	L.Push(lua.LNumber(v))
 	return 1
+}
+
+// reduceOp is argument 2 of kernels.map_reduce: the name of an op, or a
+// Lua function of two values written in a script.
+func reduceOp(L *lua.LState, name string) runtime.ReduceOp {
+	switch op := L.Get(2).(type) {
+	case lua.LString:
+		return runtime.ReduceOp{Name: string(op)}
+	case *lua.LFunction:
+		tree, ok := luac.FunctionTree(op)
+		if !ok {
+			argError(L, name, 2, "an op function written in a script is expected (a Go function, or one compiled outside glua's loader, has no source to translate)")
+		}
+		return runtime.ReduceOp{Tree: tree, Chunk: op.Proto.SourceName}
+	}
+	argError(L, name, 2, "\"sum\", \"prod\", \"max\", \"min\" or a function of two values expected, got %s", typeName(L.Get(2)))
+	return runtime.ReduceOp{}
 }
 
 // functionTree is argument 1 of kernels.jit, map and map_reduce, and its

@@ -21,7 +21,7 @@ type kernelsRuntime interface {
 	Compile(source, entry string, options, signature []string) (*runtime.Kernel, error)
 	JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*runtime.JITKernel, error)
 	Map(tree *ast.FunctionExpr, chunk string, out *runtime.Array, args []any) error
-	MapReduce(tree *ast.FunctionExpr, chunk, op string, args []any) (float64, error)
+	MapReduce(tree *ast.FunctionExpr, chunk string, op runtime.ReduceOp, args []any) (float64, error)
 	KernelCacheStats() (compiles, cacheHits int64)
 }
 

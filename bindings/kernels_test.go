@@ -50,8 +50,8 @@ func (f *fakeKernels) JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (
 func (f *fakeKernels) Map(tree *ast.FunctionExpr, chunk string, out *runtime.Array, args []any) error {
 	return f.note("map")
 }
-func (f *fakeKernels) MapReduce(tree *ast.FunctionExpr, chunk, op string, args []any) (float64, error) {
-	return 0, f.note("map_reduce " + op)
+func (f *fakeKernels) MapReduce(tree *ast.FunctionExpr, chunk string, op runtime.ReduceOp, args []any) (float64, error) {
+	return 0, f.note("map_reduce " + op.String())
 }
 func (f *fakeKernels) KernelCacheStats() (int64, int64) { return 3, 4 }
 

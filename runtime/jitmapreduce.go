@@ -14,19 +14,37 @@ type mapReduceVariant struct {
 	first, second *jitVariant
 }
 
+// ReduceOp is kernels.map_reduce's op: Name, one of "sum", "prod",
+// "max" and "min", or Tree, a Lua function of two values in the kernel
+// language (jit.ParseMap) from the script Chunk, which combines an
+// accumulator with a value and returns the combination.
+type ReduceOp struct {
+	Name  string
+	Tree  *ast.FunctionExpr
+	Chunk string
+}
+
+func (op ReduceOp) String() string {
+	if op.Tree != nil {
+		return fmt.Sprintf("the function at %s:%d", op.Chunk, op.Tree.Line())
+	}
+	return op.Name
+}
+
 // MapReduce combines fn(args[1][i], args[2][i], ...) over every element
-// i by op ("sum", "prod", "max" or "min") and returns the result: fn is
-// a map function as for Map, the arrays of one shape, numbers broadcast.
-// Floats combine in float64, integers in int64. Two kernels (jit.
-// CheckMapReduce and jit.ReducePartials) whose order of combination
-// depends only on the number of elements, so a result is the same on
-// every run and, for integers, on every backend.
-func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk, op string, args []any) (float64, error) {
+// i by op and returns the result: fn is a map function as for Map, the
+// arrays of one shape, numbers broadcast. Floats combine in float64,
+// integers in int64 (in float64 when a function op returns a float for
+// them). Two kernels (jit.CheckMapReduce and jit.ReducePartials) whose
+// order of combination depends only on the number of elements, so a
+// result is the same on every run and, for integers, on every backend.
+// A function op has no identity, so it needs at least one element.
+func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, args []any) (float64, error) {
 	if err := rt.usable(); err != nil {
 		return 0, err
 	}
-	if !jit.IsReduceOp(op) {
-		return 0, fmt.Errorf("op %q is not a reduction (sum, prod, max or min)", op)
+	if op.Tree == nil && !jit.IsReduceOp(op.Name) {
+		return 0, fmt.Errorf("op %q is not a reduction (sum, prod, max, min or a function of two values)", op.Name)
 	}
 	_, host := rt.backend.(HostMemory)
 	cb, compiles := rt.backend.(KernelCompiler)
@@ -58,13 +76,17 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk, op string, args []an
 	if err != nil {
 		return 0, err
 	}
-	v, err := rt.mapReduceVariant(mf, sig, op, host, cb)
+	red, err := rt.reduction(op)
+	if err != nil {
+		return 0, err
+	}
+	v, err := rt.mapReduceVariant(mf, sig, op, red, host, cb)
 	if err != nil {
 		return 0, err
 	}
 	n := first.size
-	if n == 0 && (op == "max" || op == "min") {
-		return 0, fmt.Errorf("%s of no elements", op)
+	if err := emptyReduction(op, n, "no elements"); err != nil {
+		return 0, err
 	}
 	if host {
 		mem := rt.backend.(HostMemory)
@@ -117,20 +139,56 @@ func (rt *Runtime) mapReduceOnDevice(v *mapReduceVariant, n int, args []any) (fl
 	return got[0], nil
 }
 
+// reduction is op for jit: a function op parsed (once per function
+// literal, as map functions are).
+func (rt *Runtime) reduction(op ReduceOp) (jit.Reduction, error) {
+	if op.Tree == nil {
+		return jit.Reduction{Name: op.Name}, nil
+	}
+	mf, err := rt.mapFunction(op.Tree, op.Chunk)
+	if err != nil {
+		return jit.Reduction{}, err
+	}
+	return jit.Reduction{Fn: mf.fn}, nil
+}
+
+// emptyReduction is the error of reducing no elements (what says where)
+// by an op that has no value for them: max, min or a function.
+func emptyReduction(op ReduceOp, n int, what string) error {
+	switch {
+	case n > 0:
+		return nil
+	case op.Tree != nil:
+		return fmt.Errorf("a reduction by %s of %s: a function op has no identity, so it needs at least one element", op, what)
+	case op.Name == "max" || op.Name == "min":
+		return fmt.Errorf("%s of %s", op.Name, what)
+	}
+	return nil
+}
+
+// reductionKey names op in a cache key: a function op by its syntax tree,
+// as mapFunction caches it.
+func reductionKey(op ReduceOp) string {
+	if op.Tree != nil {
+		return fmt.Sprintf("fn%p", op.Tree)
+	}
+	return op.Name
+}
+
 // mapReduceVariant translates (and on cuda compiles) both kernels of mf
 // for one signature and op.
-func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op string, host bool, cb KernelCompiler) (*mapReduceVariant, error) {
+func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction, host bool, cb KernelCompiler) (*mapReduceVariant, error) {
 	rt.maps.mu.Lock()
 	defer rt.maps.mu.Unlock()
-	key := op + sig.String()
+	key := reductionKey(op) + sig.String()
 	if v, ok := mf.reductions[key]; ok {
 		return v, nil
 	}
-	first, err := jit.CheckMapReduce(mf.fn, sig, op, jit.Options{})
+	first, err := jit.CheckMapReduce(mf.fn, sig, red, jit.Options{})
 	if err != nil {
 		return nil, err
 	}
-	v := &mapReduceVariant{first: &jitVariant{prog: first}, second: &jitVariant{prog: jit.ReducePartials(first, op)}}
+	v := &mapReduceVariant{first: &jitVariant{prog: first}, second: &jitVariant{prog: jit.ReducePartials(first, red)}}
 	if !host {
 		for _, jv := range []*jitVariant{v.first, v.second} {
 			if jv.kernel, err = rt.newKernel(cb, jit.CUDA(jv.prog), jv.prog.Name, jitOptions, jitParams(jv.prog)); err != nil {
