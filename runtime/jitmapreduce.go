@@ -6,6 +6,7 @@ import (
 
 	"github.com/yuin/gopher-lua/ast"
 
+	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/jit"
 )
 
@@ -200,5 +201,184 @@ func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op ReduceOp,
 		mf.reductions = map[string]*mapReduceVariant{}
 	}
 	mf.reductions[key] = v
+	return v, nil
+}
+
+// MapReduceAxis is MapReduce along one axis of 2-D arrays: axis 1
+// combines over the first dimension (one result per column, shape[2] of
+// them), axis 2 over the second (one per row, shape[1]), as NumPy's axis
+// 0 and 1. The results go into out, a 1-D array of that many elements,
+// converted to its dtype as a store converts; nil makes a new one of the
+// first array argument's dtype when that is a float and the values are
+// floats, int64 when the values are integers, float64 otherwise. Out's
+// dtype must be a float dtype for float values, and int32, int64 or a
+// float dtype for integers. One kernel (jit.CheckMapReduceAxis) whose
+// order of combination depends only on the shape: the results are the
+// same on every run and, for integers, on every backend.
+func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op ReduceOp, args []any, axis int, out *Array) (*Array, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
+	if op.Tree == nil && !jit.IsReduceOp(op.Name) {
+		return nil, fmt.Errorf("op %q is not a reduction (sum, prod, max, min or a function of two values)", op.Name)
+	}
+	_, host := rt.backend.(HostMemory)
+	cb, compiles := rt.backend.(KernelCompiler)
+	if !host && !compiles {
+		return nil, fmt.Errorf("kernels.map_reduce needs the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
+	}
+	mf, err := rt.mapFunction(tree, chunk)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != len(mf.fn.Params) {
+		return nil, fmt.Errorf("the function at %s:%d takes %d arguments, got %d", chunk, mf.fn.Line(), len(mf.fn.Params), len(args))
+	}
+	var first *Array
+	firstName := ""
+	for i, a := range args {
+		if arr, ok := a.(*Array); ok {
+			first, firstName = arr, fmt.Sprintf("argument %d (%s)", i+1, mf.fn.Params[i])
+			break
+		}
+	}
+	if first == nil {
+		return nil, errors.New("at least one argument must be a DeviceArray: it gives the shape")
+	}
+	if err := first.live(rt, firstName); err != nil {
+		return nil, err
+	}
+	if axis != 1 && axis != 2 {
+		return nil, fmt.Errorf("axis = %d is out of range: axis is 1 (one result per column) or 2 (one per row) of 2-D arrays", axis)
+	}
+	if len(first.shape) != 2 {
+		return nil, fmt.Errorf("axis = %d needs 2-D arrays; %s has shape %s", axis, firstName, shapeOrScalar(first.shape))
+	}
+	sig, err := mapSignature(rt, mf, args, first.shape, firstName)
+	if err != nil {
+		return nil, err
+	}
+	red, err := rt.reduction(op)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := jit.AccumulatorDType(mf.fn, sig, red)
+	if err != nil {
+		return nil, err
+	}
+	rows, cols := first.shape[0], first.shape[1]
+	m, length, _, _ := jit.AxisLayout(rows, cols, axis)
+	if m > 0 {
+		what := fmt.Sprintf("the %d elements of axis %d of %s (shape %s)", length, axis, firstName, shapeString(first.shape))
+		if err := emptyReduction(op, length, what); err != nil {
+			return nil, err
+		}
+	}
+	d := device.Float64
+	switch {
+	case out != nil:
+		if err := axisOut(rt, out, m, acc, axis, firstName, first.shape); err != nil {
+			return nil, err
+		}
+		d = out.dtype
+	case acc == device.Int64:
+		d = device.Int64
+	case first.dtype.IsFloat():
+		d = first.dtype
+	}
+	p, err := rt.mapReduceAxisVariant(mf, sig, op, red, d, host, cb)
+	if err != nil {
+		return nil, err
+	}
+	made := out == nil
+	if made {
+		if out, err = rt.Zeros([]int{m}, d); err != nil {
+			return nil, err
+		}
+	}
+	if err := rt.runMapReduceAxis(p, rows, cols, axis, out, args, host); err != nil {
+		if made {
+			out.Free()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// runMapReduceAxis runs an axis reduction's kernel into out, on the CPU
+// for a host backend.
+func (rt *Runtime) runMapReduceAxis(p *jitVariant, rows, cols, axis int, out *Array, args []any, host bool) error {
+	m, length, ostride, kstride := jit.AxisLayout(rows, cols, axis)
+	if m == 0 {
+		return nil
+	}
+	n := rows * cols
+	if host {
+		mem := rt.backend.(HostMemory)
+		vals := make([]any, len(args))
+		for i, a := range args {
+			if arr, ok := a.(*Array); ok {
+				vals[i] = jit.HostArray{DType: arr.dtype, Shape: []int{n}, Data: mem.Bytes(arr.ptr(), arr.NBytes())}
+			} else {
+				vals[i] = a
+			}
+		}
+		o := jit.HostArray{DType: out.dtype, Shape: []int{m}, Data: mem.Bytes(out.ptr(), out.NBytes())}
+		return jit.RunMapReduceAxis(p.prog, rows, cols, axis, o, vals)
+	}
+	g := jit.AxisGrid(m)
+	vals := []any{out, float64(m), float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}
+	for _, a := range args {
+		vals = append(vals, a)
+		if _, ok := a.(*Array); ok {
+			vals = append(vals, float64(n))
+		}
+	}
+	return p.kernel.Launch(LaunchConfig{Grid: [3]uint32{uint32(g), 1, 1}, Block: [3]uint32{jit.ReduceBlock, 1, 1}}, vals...)
+}
+
+// axisOut checks the out of an axis reduction: live, m elements in one
+// dimension, and a dtype that holds the values (acc's kind).
+func axisOut(rt *Runtime, out *Array, m int, acc device.DType, axis int, firstName string, shape []int) error {
+	if err := out.live(rt, "out"); err != nil {
+		return err
+	}
+	if len(out.shape) != 1 || out.shape[0] != m {
+		return fmt.Errorf("out has shape %s; the results of axis = %d over %s (shape %s) have shape %d", shapeOrScalar(out.shape), axis, firstName, shapeString(shape), m)
+	}
+	switch {
+	case out.dtype.IsFloat():
+	case acc == device.Int64 && (out.dtype == device.Int32 || out.dtype == device.Int64):
+	case acc == device.Int64:
+		return fmt.Errorf("out is %s; integer results need int32, int64 or a float dtype", out.dtype)
+	default:
+		return fmt.Errorf("out is %s; float results need a float dtype (float16, bfloat16, float32 or float64)", out.dtype)
+	}
+	return nil
+}
+
+// mapReduceAxisVariant translates (and on cuda compiles) the axis kernel
+// of mf for one signature, op and out dtype.
+func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction, out device.DType, host bool, cb KernelCompiler) (*jitVariant, error) {
+	rt.maps.mu.Lock()
+	defer rt.maps.mu.Unlock()
+	key := reductionKey(op) + " " + out.String() + sig.String()
+	if v, ok := mf.axes[key]; ok {
+		return v, nil
+	}
+	p, err := jit.CheckMapReduceAxis(mf.fn, sig, red, out, jit.Options{})
+	if err != nil {
+		return nil, err
+	}
+	v := &jitVariant{prog: p}
+	if !host {
+		if v.kernel, err = rt.newKernel(cb, jit.CUDA(p), p.Name, jitOptions, jitParams(p)); err != nil {
+			return nil, err
+		}
+	}
+	if mf.axes == nil {
+		mf.axes = map[string]*jitVariant{}
+	}
+	mf.axes[key] = v
 	return v, nil
 }

@@ -125,7 +125,6 @@ check.near(kernels.map_reduce(function(a, x) return a * x end, "sum", 2, x), 2 *
 check.error("has shape 4 and argument 1 (x) has shape 3", kernels.map_reduce, dot, "sum", cuda.zeros(3), cuda.zeros(4))
 check.error("not a reduction", kernels.map_reduce, dot, "mean", cuda.zeros(3), cuda.zeros(3))
 check.error("at least one argument must be a DeviceArray", kernels.map_reduce, dot, "sum", 1, 2)
-check.error("not supported yet", kernels.map_reduce, dot, "sum", cuda.zeros(3), cuda.zeros(3), { axis = 1 })
 check.error("max of no elements", kernels.map_reduce, dot, "max", cuda.zeros(0), cuda.zeros(0))
 check.eq(kernels.map_reduce(dot, "sum", cuda.zeros(0), cuda.zeros(0)), 0, "the sum of no elements")
 
@@ -144,3 +143,93 @@ check.error("kernels.grid is not allowed in a map function", kernels.map_reduce,
 check.error("returns a number, not a boolean", kernels.map_reduce, dot, function(a, b) return a < b end, three, three)
 check.error("kernels.map_reduce: a reduction by the function at testdata/map_reduce.lua:", kernels.map_reduce, dot, by.sum, cuda.zeros(0), cuda.zeros(0))
 check.eq(kernels.map_reduce(dot, by.sum, three, three), 3, "map_reduce after bad ops")
+
+-- along an axis of 2-D arrays: axis = 1 combines over the rows (one
+-- result per column), axis = 2 over the columns (one per row), into a
+-- DeviceArray. Checked against plain Lua loops over the products as the
+-- device rounds them: exact for integers, max, min and the function max;
+-- sums and products within 1e-12 (float64) or 1e-6 (float32 results,
+-- rounded once at the store), relative.
+local function lua_axis(pt, shape, axis, op)
+  local rows, cols = shape[1], shape[2]
+  local m, len = rows, cols
+  if axis == 1 then m, len = cols, rows end
+  local out = {}
+  for o = 1, m do
+    local acc
+    for k = 1, len do
+      local v = axis == 1 and pt[(k - 1) * cols + o] or pt[(o - 1) * cols + k]
+      if k == 1 then acc = v else acc = op(acc, v) end
+    end
+    out[o] = acc
+  end
+  return out
+end
+local axis_ops = {
+  { "sum", dot, combine.sum }, { "max", dot, combine.max }, { "min", dot, combine.min },
+  { "prod", near_one, combine.prod },
+  { by.sum, dot, by.sum }, { by.max, dot, by.max }, { by.absmax, dot, by.absmax },
+}
+for seed, dtype in ipairs({ "float32", "float64", "int32" }) do
+  for _, shape in ipairs({ { 1, 1 }, { 2, 300 }, { 37, 45 } }) do
+    local x, y = random_array(dtype, shape, 30 + seed), random_array(dtype, shape, 40 + seed)
+    for _, case in ipairs(axis_ops) do
+      local op, fn, lua_op = case[1], case[2], case[3]
+      local products = cuda.zeros(shape, fn == near_one and "float64" or dtype)
+      kernels.map(fn, products, x, y)
+      local pt = flat(products:to_table())
+      for axis = 1, 2 do
+        local got = kernels.map_reduce(fn, op, x, y, { axis = axis })
+        local want = lua_axis(pt, shape, axis, lua_op)
+        local what = string.format("%s %s along axis %d of %dx%d", dtype, tostring(op), axis, shape[1], shape[2])
+        check.eq(got.shape[1], shape[3 - axis], what .. ": one result per " .. (axis == 1 and "column" or "row"))
+        local float_values = dtype ~= "int32" or fn == near_one
+        check.eq(got.dtype, float_values and (dtype == "int32" and "float64" or dtype) or "int64", what .. ": the result's dtype")
+        local gt = got:to_table()
+        local exact = not float_values or (op ~= "sum" and op ~= "prod" and op ~= by.sum)
+        for o = 1, #want do
+          if exact and dtype ~= "float32" then
+            check.eq(gt[o], want[o], what .. ", result " .. o)
+          else
+            check.near(gt[o], want[o], dtype == "float32" and 1e-6 or 1e-12, what .. ", result " .. o)
+          end
+        end
+        if not exact then
+          check.eq(kernels.max_abs_diff(kernels.map_reduce(fn, op, x, y, { axis = axis }), got), 0, what .. " is the same on a second run")
+        end
+      end
+    end
+  end
+end
+
+-- out: the results converted to its dtype, and returned
+local m = cuda.to_device({ { 1, 2, 3 }, { 4, 5, 6 } }, "float64")
+local col = cuda.zeros(3, "float32")
+check.eq(rawequal(kernels.map_reduce(function(v) return v end, "sum", m, { axis = 1, out = col }), col), true, "out is returned")
+check.eq(table.concat(col:to_table(), " "), "5 7 9", "column sums into float32")
+local row = cuda.zeros(2, "int32")
+kernels.map_reduce(function(v) return math.floor(v) end, "max", m, { axis = 2, out = row })
+check.eq(table.concat(row:to_table(), " "), "3 6", "row maxima of integers into int32")
+check.eq(kernels.map_reduce(function(v) return v end, "sum", m, {}), 21, "an empty options table reduces everything")
+check.eq(table.concat(kernels.map_reduce(function(v) return v end, "sum", cuda.zeros({ 0, 4 }), { axis = 1 }):to_table(), " "), "0 0 0 0", "sums of no rows")
+check.eq(kernels.map_reduce(function(v) return v end, "sum", cuda.zeros({ 0, 4 }), { axis = 2 }).shape[1], 0, "no rows, no results")
+
+-- bad axes and outs: each error names kernels.map_reduce, and the runtime goes on
+local id = function(v) return v end
+check.error("kernels.map_reduce: axis = 3 is out of range: axis is 1 (one result per column) or 2 (one per row) of 2-D arrays", kernels.map_reduce, id, "sum", m, { axis = 3 })
+check.error("kernels.map_reduce: axis = 0 is out of range", kernels.map_reduce, id, "sum", m, { axis = 0 })
+check.error("kernels.map_reduce: option axis must be 1 or 2, got 1.5", kernels.map_reduce, id, "sum", m, { axis = 1.5 })
+check.error("kernels.map_reduce: option axis must be a number, got string", kernels.map_reduce, id, "sum", m, { axis = "rows" })
+check.error("kernels.map_reduce: axis = 1 needs 2-D arrays; argument 1 (v) has shape 3", kernels.map_reduce, id, "sum", cuda.zeros(3), { axis = 1 })
+check.error("kernels.map_reduce: out has shape 2; the results of axis = 1 over argument 1 (v) (shape 2x3) have shape 3", kernels.map_reduce, id, "sum", m, { axis = 1, out = cuda.zeros(2) })
+check.error("kernels.map_reduce: out has shape 3x1;", kernels.map_reduce, id, "sum", m, { axis = 1, out = cuda.zeros({ 3, 1 }) })
+check.error("kernels.map_reduce: out is int32; float results need a float dtype", kernels.map_reduce, id, "sum", m, { axis = 1, out = cuda.zeros(3, "int32") })
+check.error("kernels.map_reduce: out is uint8; integer results need int32, int64 or a float dtype", kernels.map_reduce, math.floor and function(v) return math.floor(v) end, "sum", m, { axis = 1, out = cuda.zeros(3, "uint8") })
+check.error("kernels.map_reduce: option out must be a DeviceArray, got table", kernels.map_reduce, id, "sum", m, { axis = 1, out = {} })
+check.error("kernels.map_reduce: option out is for a reduction along an axis; give axis too", kernels.map_reduce, id, "sum", m, { out = col })
+check.error("kernels.map_reduce: bad argument #4 (unknown option axes", kernels.map_reduce, id, "sum", m, { axes = 1 })
+check.error("kernels.map_reduce: bad argument #3 (DeviceArray or number expected, got table (an options table goes last))", kernels.map_reduce, dot, "sum", { axis = 1 }, m)
+check.error("kernels.map_reduce: max of the 0 elements of axis 1 of argument 1 (v) (shape 0x4)", kernels.map_reduce, id, "max", cuda.zeros({ 0, 4 }), { axis = 1 })
+check.error("kernels.map_reduce: a reduction by the function at testdata/map_reduce.lua:", kernels.map_reduce, id, by.sum, cuda.zeros({ 4, 0 }), { axis = 2 })
+check.error("kernels.map_reduce: jit: testdata/map_reduce.lua:", kernels.map_reduce, id, function(a, b, c) return a end, m, { axis = 2 })
+check.eq(table.concat(kernels.map_reduce(id, by.max, m, { axis = 2 }):to_table(), " "), "3 6", "axis reductions after bad ones")
