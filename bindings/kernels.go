@@ -21,7 +21,9 @@ type kernelsRuntime interface {
 	Compile(source, entry string, options, signature []string) (*runtime.Kernel, error)
 	JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*runtime.JITKernel, error)
 	Map(tree *ast.FunctionExpr, chunk string, out *runtime.Array, args []any) error
-	MapReduce(tree *ast.FunctionExpr, chunk, op string, args []any) (float64, error)
+	MapReduce(tree *ast.FunctionExpr, chunk string, op runtime.ReduceOp, args []any) (float64, error)
+	MapReduceAxis(tree *ast.FunctionExpr, chunk string, op runtime.ReduceOp, args []any, axis int, out *runtime.Array) (*runtime.Array, error)
+	GiveToScript(a *runtime.Array)
 	KernelCacheStats() (compiles, cacheHits int64)
 }
 

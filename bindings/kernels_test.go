@@ -50,9 +50,13 @@ func (f *fakeKernels) JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (
 func (f *fakeKernels) Map(tree *ast.FunctionExpr, chunk string, out *runtime.Array, args []any) error {
 	return f.note("map")
 }
-func (f *fakeKernels) MapReduce(tree *ast.FunctionExpr, chunk, op string, args []any) (float64, error) {
-	return 0, f.note("map_reduce " + op)
+func (f *fakeKernels) MapReduce(tree *ast.FunctionExpr, chunk string, op runtime.ReduceOp, args []any) (float64, error) {
+	return 0, f.note("map_reduce " + op.String())
 }
+func (f *fakeKernels) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op runtime.ReduceOp, args []any, axis int, out *runtime.Array) (*runtime.Array, error) {
+	return out, f.note(fmt.Sprintf("map_reduce %s axis %d", op, axis))
+}
+func (f *fakeKernels) GiveToScript(a *runtime.Array)    {}
 func (f *fakeKernels) KernelCacheStats() (int64, int64) { return 3, 4 }
 
 func kernelsState(t *testing.T, f *fakeKernels) *lua.LState {

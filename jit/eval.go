@@ -14,8 +14,9 @@ type thread struct {
 	tid    [3]int
 	bid    [3]int
 	run    *launch
-	shared [][]byte // the block's shared arrays
-	block  *barrier // nil when the kernel does not synchronise
+	shared [][]byte  // the block's shared arrays
+	block  *barrier  // nil when the kernel does not synchronise
+	frames []*thread // the locals of each of the program's Funcs, made at first call
 }
 
 type (
@@ -77,6 +78,9 @@ func (c *compiler) floatRaw(x Expr) floatFn {
 		return c.floatLoad(ex)
 	case *Math:
 		return c.floatMath(ex)
+	case *Call:
+		call, ret := c.call(ex), c.float(ex.Fn.Ret)
+		return func(t *thread) float64 { return ret(call(t)) }
 	}
 	panic(fmt.Sprintf("jit: no float evaluation of %T", x))
 }
@@ -169,6 +173,9 @@ func (c *compiler) int(x Expr) intFn {
 	case *Block:
 		k := ex.Axis
 		return func(t *thread) int64 { return int64(t.bid[k]) + 1 }
+	case *Call:
+		call, ret := c.call(ex), c.int(ex.Fn.Ret)
+		return func(t *thread) int64 { return ret(call(t)) }
 	}
 	panic(fmt.Sprintf("jit: no integer evaluation of %T", x))
 }
@@ -286,6 +293,80 @@ func ordered[T int64 | float64](op string, xy func(*thread) (T, T)) boolFn {
 		return func(t *thread) bool { a, b := xy(t); return a > b }
 	}
 	return func(t *thread) bool { a, b := xy(t); return a >= b }
+}
+
+// maxFuncParams bounds a Func's parameters, so that a call evaluates its
+// arguments into arrays on the Go stack.
+const maxFuncParams = 4
+
+// call evaluates a Call's arguments in the caller's locals, then runs the
+// function's body in its frame (zeroed, as the translation declares its
+// locals) and returns the frame, for the caller to evaluate Ret in. The
+// arguments are all evaluated before any parameter is set, so a call
+// among the arguments may use the same frame.
+func (c *compiler) call(ex *Call) func(*thread) *thread {
+	f := ex.Fn
+	if len(f.Params) > maxFuncParams || len(ex.Args) != len(f.Params) {
+		panic(fmt.Sprintf("jit: a call of %s with %d arguments for %d parameters", f.Name, len(ex.Args), len(f.Params)))
+	}
+	k := -1
+	for i, g := range c.p.Funcs {
+		if g == f {
+			k = i
+		}
+	}
+	if k < 0 {
+		panic("jit: a call of " + f.Name + ", which is not among the program's functions")
+	}
+	ints := make([]intFn, len(ex.Args))
+	floats := make([]floatFn, len(ex.Args))
+	for i, a := range ex.Args {
+		if a.Type() == Int {
+			ints[i] = c.int(a)
+		} else {
+			floats[i] = c.float(a)
+		}
+	}
+	body := c.stmts(f.Body)
+	return func(t *thread) *thread {
+		var iv [maxFuncParams]int64
+		var fv [maxFuncParams]float64
+		for i := range ex.Args {
+			if ints[i] != nil {
+				iv[i] = ints[i](t)
+			} else {
+				fv[i] = floats[i](t)
+			}
+		}
+		fr := t.frame(k, f)
+		for i, slot := range f.Params {
+			if ints[i] != nil {
+				fr.ints[slot] = iv[i]
+			} else {
+				fr.floats[slot] = fv[i]
+			}
+		}
+		body(fr)
+		return fr
+	}
+}
+
+// frame is the k-th Func's locals for this thread, zeroed.
+func (t *thread) frame(k int, f *Func) *thread {
+	if t.frames == nil {
+		t.frames = make([]*thread, len(t.run.p.Funcs))
+	}
+	fr := t.frames[k]
+	if fr == nil {
+		n := len(f.Locals)
+		fr = &thread{ints: make([]int64, n), floats: make([]float64, n), bools: make([]bool, n), run: t.run}
+		t.frames[k] = fr
+		return fr
+	}
+	clear(fr.ints)
+	clear(fr.floats)
+	clear(fr.bools)
+	return fr
 }
 
 // runError is a failure inside a thread, carried by panic to the block.

@@ -1,6 +1,7 @@
 package jit
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -15,33 +16,114 @@ const ReduceBlock = 256
 // the second kernel reduces the partials in a few steps per thread.
 const ReduceMaxBlocks = 1024
 
-// ReduceOps are the ops of kernels.map_reduce.
+// reduceOps are the named ops of kernels.map_reduce.
 var reduceOps = map[string]bool{"sum": true, "prod": true, "max": true, "min": true}
 
-// IsReduceOp reports whether op is one of kernels.map_reduce's ops.
+// IsReduceOp reports whether op is one of kernels.map_reduce's named ops.
 func IsReduceOp(op string) bool { return reduceOps[op] }
+
+// Reduction is kernels.map_reduce's op: Name, one of "sum", "prod", "max"
+// and "min", or Fn, a function of two values (from ParseMap), which
+// combines an accumulator with a value (or two partial results) and
+// returns the combination. Fn's identity is not known, so a reduction by
+// Fn never starts from one: each thread's accumulator starts as its first
+// value, and a thread with no values takes no part in the tree.
+type Reduction struct {
+	Name string
+	Fn   *Function
+}
+
+// String is the op as messages and cache keys name it.
+func (r Reduction) String() string {
+	if r.Fn != nil {
+		return fmt.Sprintf("function at %s:%d", r.Fn.Chunk, r.Fn.Line())
+	}
+	return r.Name
+}
+
+// check reports an op that is neither a named op nor a function of two
+// values.
+func (r Reduction) check() error {
+	if r.Fn == nil {
+		if !reduceOps[r.Name] {
+			return fmt.Errorf("jit: unknown reduction %q (sum, prod, max or min)", r.Name)
+		}
+		return nil
+	}
+	if n := len(r.Fn.Params); n != 2 {
+		return &Error{Chunk: r.Fn.Chunk, Line: r.Fn.Line(), Msg: fmt.Sprintf("the op function takes two values (an accumulator and a value) and returns their combination; it takes %d", n)}
+	}
+	return nil
+}
+
+// reducer combines values of type t by a named op or by a typed Func.
+type reducer struct {
+	name string
+	fn   *Func
+	t    Type
+}
+
+func (r reducer) combine(x, y Expr) Expr {
+	if r.fn != nil {
+		return &Call{Fn: r.fn, Args: []Expr{x, y}}
+	}
+	return combine(r.name, x, y, r.t)
+}
+
+// accumulate is the statement that takes x into the accumulator: acc =
+// op(acc, x), or, with a function op (no identity), acc = x when first
+// is true (the thread's first value).
+func (r reducer) accumulate(accSlot int, x Expr, first Expr) Stmt {
+	get := &LocalGet{Slot: accSlot, T: r.t}
+	add := &Set{Slot: accSlot, X: r.combine(get, x)}
+	if r.fn == nil {
+		return add
+	}
+	return &If{Cond: first, Then: []Stmt{&Set{Slot: accSlot, X: x}}, Else: []Stmt{add}}
+}
+
+// start is the accumulator's value before the first element: op's
+// identity; a function op has none and sets nothing (accumulate seeds
+// it).
+func (r reducer) start(accSlot int) []Stmt {
+	if r.fn != nil {
+		return nil
+	}
+	return []Stmt{&Set{Slot: accSlot, X: identity(r.name, r.t)}}
+}
 
 // CheckMapReduce types a map function (from ParseMap) for sig and wraps
 // it in the first kernel of a two-stage reduction by op. Its parameters
-// are the partials (one per block, float64 when the function's value is
-// a float, int64 when it is an integer), n (the number of elements, an
-// integer) and then one per Arg as in CheckMap. Each thread combines its
-// elements i = kernels.grid(1), i + kernels.gridsize(1), ... in that
-// order into an accumulator; the block's accumulators are then combined
-// as a tree in shared memory in a fixed order (lane j with lane j + w,
-// for w = 128, 64, ..., 1), and lane 1 writes the block's partial.
-// ReducePartials is the second kernel. For a given grid the result is
-// the same every run, and the same on the CPU evaluator.
-func CheckMapReduce(f *Function, sig Signature, op string, o Options) (*Program, error) {
-	if !reduceOps[op] {
-		return nil, fmt.Errorf("jit: unknown reduction %q (sum, prod, max or min)", op)
+// are the partials (one per block, float64 when the values are floats,
+// int64 when they are integers and op keeps them integers), n (the
+// number of elements, an integer) and then one per Arg as in CheckMap.
+// Each thread combines its elements i = kernels.grid(1), i +
+// kernels.gridsize(1), ... in that order into an accumulator; the
+// block's accumulators are then combined as a tree in shared memory in a
+// fixed order (lane j with lane j + w, for w = 128, 64, ..., 1), and lane
+// 1 writes the block's partial. ReducePartials is the second kernel. For
+// a given grid the result is the same every run, and the same on the CPU
+// evaluator.
+//
+// With a function op, a thread's accumulator starts as its first value
+// and the tree combines lane j with lane j + w only where lane j + w had
+// a value; every block has at least one element (ReduceGrid), so every
+// partial is a value. The function's parameters take the accumulator's
+// type; when it returns a float for integer values, the values combine
+// as float64.
+func CheckMapReduce(f *Function, sig Signature, op Reduction, o Options) (*Program, error) {
+	if err := op.check(); err != nil {
+		return nil, err
 	}
 	if len(sig) != len(f.Params) {
 		return nil, &Error{Chunk: f.Chunk, Line: f.Line(), Msg: fmt.Sprintf("the map function takes %d arguments, got %d", len(f.Params), len(sig))}
 	}
 	name := o.Name
 	if name == "" {
-		name = "glua_map_" + op
+		name = "glua_map_" + op.Name
+		if op.Fn != nil {
+			name = "glua_map_fn"
+		}
 	}
 	full := append(Signature{{Array: true, DType: device.Float64, Rank: 1}, {}}, sig...)
 	t := &typer{parser: parser{chunk: f.Chunk, mapFn: true}, prog: &Program{
@@ -57,17 +139,22 @@ func CheckMapReduce(f *Function, sig Signature, op string, o Options) (*Program,
 		index := []Expr{&LocalGet{Slot: i, T: Int}}
 		before, body := t.mapElements(f, sig, index)
 		stmts, x, _ := t.mapValue(f, Void)
-		acc := Float64
-		if x.Type() == Int {
-			acc = Int
-		}
-		partials.DType = accDType(acc)
+		r := t.reducer(op, x.Type())
+		partials.DType = accDType(r.t)
 		t.prog.Signature[0].DType = partials.DType
-		accSlot := t.newLocal("acc", acc)
-		get := &LocalGet{Slot: accSlot, T: acc}
-		body = append(append(body, stmts...), &Set{Slot: accSlot, X: combine(op, get, t.to(x, acc), acc)})
-		loop := &For{Slot: i, Start: &Grid{Axis: 0}, Stop: &LocalGet{Slot: nSlot, T: Int}, Step: &GridSize{Axis: 0}, Body: body}
-		t.prog.Body = append(append(before, &Set{Slot: accSlot, X: identity(op, acc)}, loop), treeReduce(t.prog, op, accSlot, partials)...)
+		accSlot := t.newLocal("acc", r.t)
+		body = append(append(body, stmts...), r.accumulate(accSlot, t.to(x, r.t), &Compare{Op: "==", X: index[0], Y: &Grid{Axis: 0}}))
+		n := &LocalGet{Slot: nSlot, T: Int}
+		loop := &For{Slot: i, Start: &Grid{Axis: 0}, Stop: n, Step: &GridSize{Axis: 0}, Body: body}
+		var has func(w int64) Expr
+		if r.fn != nil {
+			// lane j + w has a value when its thread's first element, its
+			// global index, is one of the n
+			has = func(w int64) Expr {
+				return &Compare{Op: "<=", X: &Arith{Op: "+", X: &Grid{Axis: 0}, Y: &Const{T: Int, I: w}, T: Int}, Y: n}
+			}
+		}
+		t.prog.Body = append(append(append(before, r.start(accSlot)...), loop), treeReduce(t.prog, r, accSlot, partials, has)...)
 	})
 	if err != nil {
 		return nil, err
@@ -75,12 +162,52 @@ func CheckMapReduce(f *Function, sig Signature, op string, o Options) (*Program,
 	return t.prog, nil
 }
 
+// reducer types op for values of type value: floats combine in float64,
+// integers in int64 unless a function op returns a float for them.
+func (t *typer) reducer(op Reduction, value Type) reducer {
+	acc := Float64
+	if value == Int {
+		acc = Int
+	}
+	if op.Fn == nil {
+		return reducer{name: op.Name, t: acc}
+	}
+	fn, ret := t.opFunc(op.Fn, acc)
+	if acc == Int && ret.IsFloat() {
+		acc = Float64
+		fn, _ = t.opFunc(op.Fn, acc)
+	}
+	t.prog.Funcs = append(t.prog.Funcs, fn)
+	return reducer{fn: fn, t: acc}
+}
+
+// opFunc types a function op with both parameters of type acc, as a Func
+// of its own locals returning acc, and the type of the value it
+// computes; a float literal in it is a float64 when acc is.
+func (t *typer) opFunc(op *Function, acc Type) (*Func, Type) {
+	sub := &typer{parser: parser{chunk: op.Chunk, mapFn: true}, prog: &Program{Name: t.prog.Name, Chunk: op.Chunk, Line: op.Line()}}
+	sub.defaultFloat = t.defaultFloat
+	if acc.IsFloat() {
+		sub.defaultFloat = acc
+	}
+	sub.names = []map[string]binding{{}}
+	params := make([]int, len(op.Params))
+	for i, pname := range op.Params {
+		params[i] = sub.newLocal(pname, acc)
+		sub.bind(pname, binding{slot: params[i]})
+	}
+	body, x, _ := sub.mapValue(op, acc)
+	return &Func{Name: t.prog.Name + "_op", Params: params, Locals: sub.prog.Locals, Body: body, Ret: sub.to(x, acc)}, x.Type()
+}
+
 // ReducePartials is the second kernel of a map_reduce whose first is
 // first: one block of ReduceBlock threads; thread j combines partials j,
 // j + ReduceBlock, ... in order, then the block's tree as in the first,
 // and thread 1 writes the result into result[1]. Its parameters are
-// result and partials, both of the first kernel's partials' dtype.
-func ReducePartials(first *Program, op string) *Program {
+// result and partials, both of the first kernel's partials' dtype. A
+// function op is the first kernel's Func; thread j takes part in the
+// tree only if there is a partial j.
+func ReducePartials(first *Program, op Reduction) *Program {
 	d := first.Params[0].Array.DType
 	acc := computeType(d)
 	result := &Array{Name: "result", DType: d, Rank: 1, Param: 0, Shared: -1}
@@ -91,11 +218,20 @@ func ReducePartials(first *Program, op string) *Program {
 		Params:    []Param{{Name: "result", Array: result, Slot: -1}, {Name: "partials", Array: partials, Slot: -1}},
 		Locals:    []Local{{Name: "i", Type: Int}, {Name: "acc", Type: acc}},
 	}
-	get := &LocalGet{Slot: 1, T: acc}
-	load := &Load{Arr: partials, Index: []Expr{&LocalGet{Slot: 0, T: Int}}, Line: first.Line}
+	r := reducer{name: op.Name, t: acc}
+	var has func(w int64) Expr
+	if op.Fn != nil {
+		r.fn = first.Funcs[0]
+		p.Funcs = []*Func{r.fn}
+		has = func(w int64) Expr {
+			return &Compare{Op: "<=", X: &Arith{Op: "+", X: &Thread{Axis: 0}, Y: &Const{T: Int, I: w}, T: Int}, Y: &Size{Arr: partials}}
+		}
+	}
+	i := &LocalGet{Slot: 0, T: Int}
+	load := &Load{Arr: partials, Index: []Expr{i}, Line: first.Line}
 	loop := &For{Slot: 0, Start: &Thread{Axis: 0}, Stop: &Size{Arr: partials}, Step: &Const{T: Int, I: ReduceBlock},
-		Body: []Stmt{&Set{Slot: 1, X: combine(op, get, load, acc)}}}
-	p.Body = append([]Stmt{&Set{Slot: 1, X: identity(op, acc)}, loop}, treeReduce(p, op, 1, result)...)
+		Body: []Stmt{r.accumulate(1, load, &Compare{Op: "==", X: i, Y: &Thread{Axis: 0}})}}
+	p.Body = append(append(r.start(1), loop), treeReduce(p, r, 1, result, has)...)
 	return p
 }
 
@@ -109,8 +245,15 @@ func accDType(t Type) device.DType {
 // treeReduce stores each thread's accumulator in a shared array, combines
 // lane j with lane j + w for w = ReduceBlock/2, ..., 1 (a barrier after
 // each step), and has lane 1 store the block's value into dst at the
-// block's index.
-func treeReduce(p *Program, op string, accSlot int, dst *Array) []Stmt {
+// block's index. When has is not nil, lane j combines with lane j + w only
+// where has(w) holds: that lane held a value (the lanes with values are a
+// prefix of the block, so after each step they still are).
+func treeReduce(p *Program, r reducer, accSlot int, dst *Array, has func(w int64) Expr) []Stmt {
+	return treeReduceAt(p, r, accSlot, dst, &Block{Axis: 0}, has)
+}
+
+// treeReduceAt is treeReduce storing into dst at index at.
+func treeReduceAt(p *Program, r reducer, accSlot int, dst *Array, index Expr, has func(w int64) Expr) []Stmt {
 	acc := p.Locals[accSlot].Type
 	s := &Array{Name: "tree", DType: accDType(acc), Rank: 1, Param: -1, Shared: len(p.Shared), Size: ReduceBlock}
 	p.Shared = append(p.Shared, s)
@@ -128,12 +271,16 @@ func treeReduce(p *Program, op string, accSlot int, dst *Array) []Stmt {
 		&SyncThreads{},
 	}
 	for w := int64(ReduceBlock / 2); w >= 1; w /= 2 {
-		sum := combine(op, &Load{Arr: s, Index: at(0), Line: p.Line}, &Load{Arr: s, Index: at(w), Line: p.Line}, acc)
+		sum := r.combine(&Load{Arr: s, Index: at(0), Line: p.Line}, &Load{Arr: s, Index: at(w), Line: p.Line})
+		var cond Expr = &Compare{Op: "<=", X: lane, Y: &Const{T: Int, I: w}}
+		if has != nil {
+			cond = &Logic{Op: "and", X: cond, Y: has(w)}
+		}
 		out = append(out,
-			&If{Cond: &Compare{Op: "<=", X: lane, Y: &Const{T: Int, I: w}}, Then: []Stmt{&Store{Arr: s, Index: at(0), X: sum, Line: p.Line}}},
+			&If{Cond: cond, Then: []Stmt{&Store{Arr: s, Index: at(0), X: sum, Line: p.Line}}},
 			&SyncThreads{})
 	}
-	write := &Store{Arr: dst, Index: []Expr{&Block{Axis: 0}}, X: &Load{Arr: s, Index: []Expr{&Const{T: Int, I: 1}}, Line: p.Line}, Line: p.Line}
+	write := &Store{Arr: dst, Index: []Expr{index}, X: &Load{Arr: s, Index: []Expr{&Const{T: Int, I: 1}}, Line: p.Line}, Line: p.Line}
 	return append(out, &If{Cond: &Compare{Op: "==", X: lane, Y: &Const{T: Int, I: 1}}, Then: []Stmt{write}})
 }
 
@@ -174,6 +321,9 @@ func ReduceGrid(n int) int { return max(1, min((n+ReduceBlock-1)/ReduceBlock, Re
 // CPU; args are the function's arguments as Run takes them (arrays flat,
 // of n elements).
 func RunMapReduce(first, second *Program, n int, args []any) (float64, error) {
+	if n == 0 && len(first.Funcs) > 0 {
+		return 0, errors.New("jit: a reduction by a function of no elements: the function has no identity to return")
+	}
 	d := first.Params[0].Array.DType
 	g := ReduceGrid(n)
 	partials := HostArray{DType: d, Shape: []int{g}, Data: make([]byte, g*d.Size())}

@@ -3,6 +3,7 @@ package jit
 import (
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/gluaproject/glua/device"
@@ -14,11 +15,11 @@ func mapReduce(t *testing.T, src, op string, n int, sig Signature, args []any) f
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := CheckMapReduce(f, sig, op, Options{})
+	first, err := CheckMapReduce(f, sig, Reduction{Name: op}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := RunMapReduce(first, ReducePartials(first, op), n, args)
+	v, err := RunMapReduce(first, ReducePartials(first, Reduction{Name: op}), n, args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestMapReduceTranslatesToTwoTreeKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := CheckMapReduce(f, Signature{arr(device.Float32, 1)}, "sum", Options{})
+	first, err := CheckMapReduce(f, Signature{arr(device.Float32, 1)}, Reduction{Name: "sum"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +100,168 @@ func TestMapReduceTranslatesToTwoTreeKernels(t *testing.T) {
 		"__syncthreads();",
 		"p_partials[(((i64)blockIdx.x + 1) - 1)] = (double)(s0_tree[((1LL) - 1)]);",
 	})
-	containsAll(t, CUDA(ReducePartials(first, "sum")), []string{
+	containsAll(t, CUDA(ReducePartials(first, Reduction{Name: "sum"})), []string{
 		`extern "C" __global__ void glua_map_sum_partials(double* p_result, i64 p_result_n0, double* p_partials, i64 p_partials_n0)`,
 		"for (; f1_i <= f1_stop; f1_i += f1_step)",
+	})
+}
+
+// mapReduceBy is mapReduce with a function op, given as source.
+func mapReduceBy(t *testing.T, src, opSrc string, n int, sig Signature, args []any) (float64, *Program) {
+	t.Helper()
+	f, err := ParseMap(kernelTree(t, src), "kernel.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opFn, err := ParseMap(kernelTree(t, opSrc), "op.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := Reduction{Fn: opFn}
+	first, err := CheckMapReduce(f, sig, op, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := RunMapReduce(first, ReducePartials(first, op), n, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, first
+}
+
+// TestMapReduceByAFunctionAgreesWithAReference combines x*y by Lua
+// functions (a sum, a max written with locals and an if, the largest
+// magnitude) over sizes that leave lanes, blocks and partials empty,
+// against plain Go loops: exact for integers and for the max and the
+// largest magnitude, within rounding for float sums.
+func TestMapReduceByAFunctionAgreesWithAReference(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	ops := []struct {
+		src  string
+		want func(acc, v float64) float64
+	}{
+		{`return function(a, b) return a + b end`, func(acc, v float64) float64 { return acc + v }},
+		{`return function(acc, v) local m = acc; if v > m then m = v end; return m end`, math.Max},
+		{`return function(a, b) return math.max(math.abs(a), math.abs(b)) end`, func(acc, v float64) float64 { return math.Max(math.Abs(acc), math.Abs(v)) }},
+	}
+	for _, n := range []int{1, 2, 255, 257, 1000, 70000, 300000} {
+		for _, d := range []device.DType{device.Float32, device.Float64, device.Int32} {
+			if n >= 70000 && d != device.Int32 {
+				continue // past ReduceMaxBlocks blocks; once is enough for the CPU's time
+			}
+			x, y := randomArray(r, d, n), randomArray(r, d, n)
+			sig := Signature{arr(d, 1), arr(d, 1)}
+			for k, op := range ops {
+				want := 0.0
+				for i := 0; i < n; i++ {
+					a, b := element(x, i), element(y, i)
+					v := a * b
+					if d == device.Float32 {
+						v = f32(v)
+					}
+					if i == 0 {
+						want = v // a thread's first value, not op(identity, v)
+						if k == 2 && n > 1 {
+							want = math.Abs(v) // op(op(v0, v1), ...) is |v0| at the first combination
+						}
+						continue
+					}
+					want = op.want(want, v)
+				}
+				got, first := mapReduceBy(t, `return function(x, y) return x * y end`, op.src, n, sig, []any{x, y})
+				tol := 0.0
+				if d.IsFloat() && k == 0 {
+					tol = 1e-9 * float64(n)
+				}
+				if math.Abs(got-want) > tol*math.Max(1, math.Abs(want)) {
+					t.Errorf("%s op %d of %d: got %v, want %v", d, k, n, got, want)
+				}
+				if wantD := map[bool]device.DType{true: device.Int64, false: device.Float64}[d == device.Int32]; first.Params[0].Array.DType != wantD {
+					t.Errorf("%s op %d: partials are %s, want %s", d, k, first.Params[0].Array.DType, wantD)
+				}
+				if again, _ := mapReduceBy(t, `return function(x, y) return x * y end`, op.src, n, sig, []any{x, y}); again != got {
+					t.Errorf("%s op %d of %d: a second run gave %v, the first %v", d, k, n, again, got)
+				}
+			}
+		}
+	}
+}
+
+// TestMapReduceByAFunctionOfFloatsCombinesIntegersAsFloats: an op that
+// returns a float for integer values makes the accumulator float64.
+func TestMapReduceByAFunctionOfFloatsCombinesIntegersAsFloats(t *testing.T) {
+	x := HostArray{DType: device.Int32, Shape: []int{3}, Data: make([]byte, 12)}
+	for i, v := range []float64{1, 2, 3} {
+		storeFloat(device.Int32, x.Data, i, v)
+	}
+	// ((1 + 2/2) + 3/2) in one thread's order: 3.5
+	got, first := mapReduceBy(t, `return function(x) return x end`, `return function(a, b) return a + b / 2 end`, 3, Signature{arr(device.Int32, 1)}, []any{x})
+	if got != 3.5 || first.Params[0].Array.DType != device.Float64 {
+		t.Errorf("got %v in %s partials, want 3.5 in float64", got, first.Params[0].Array.DType)
+	}
+}
+
+func TestMapReduceRefusesABadFunctionOp(t *testing.T) {
+	f, err := ParseMap(kernelTree(t, `return function(x) return x end`), "kernel.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for src, want := range map[string]string{
+		`return function(a) return a end`:                            "the op function takes two values",
+		`return function(a, b, c) return a + b end`:                  "takes 3",
+		`return function(a, b) return a < b end`:                     "returns a number, not a boolean",
+		`return function(a, b) local s = 0; s = s + a; return s end`: "cannot take a float64",
+	} {
+		opFn, err := ParseMap(kernelTree(t, src), "op.lua")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = CheckMapReduce(f, Signature{arr(device.Float32, 1)}, Reduction{Fn: opFn}, Options{})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "op.lua:1") {
+			t.Errorf("%s: got %v, want an error at op.lua:1 containing %q", src, err, want)
+		}
+	}
+	first, err := CheckMapReduce(f, Signature{arr(device.Float32, 1)}, Reduction{Name: "mean"}, Options{})
+	if err == nil || first != nil {
+		t.Error("an unknown op name was accepted")
+	}
+}
+
+// TestMapReduceByAFunctionTranslatesToADeviceFunction: the op is one
+// __device__ function in each of the two kernels, called by the
+// accumulation and the tree, and the tree combines only lanes that hold a
+// value; no identity appears.
+func TestMapReduceByAFunctionTranslatesToADeviceFunction(t *testing.T) {
+	f, err := ParseMap(kernelTree(t, `return function(x) return x * x end`), "kernel.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opFn, err := ParseMap(kernelTree(t, `return function(a, b) return math.max(math.abs(a), b) end`), "op.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := Reduction{Fn: opFn}
+	first, err := CheckMapReduce(f, Signature{arr(device.Float32, 1)}, op, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := CUDA(first)
+	containsAll(t, src, []string{
+		"__device__ inline double glua_map_fn_op(double l0_a, double l1_b) {\n    return lua_max(lua_abs(l0_a), l1_b);\n}",
+		`extern "C" __global__ void glua_map_fn(double* p_partials, i64 p_partials_n0, i64 l0_n, float* p_in1, i64 p_in1_n0)`,
+		"if ((l1_i == ((i64)blockIdx.x * blockDim.x + threadIdx.x + 1))) {",
+		"l3_acc = ((double)(l2_x * l2_x));",
+		"l3_acc = glua_map_fn_op(l3_acc, ((double)(l2_x * l2_x)));",
+		"if (((l4_lane <= (128LL)) && ((((i64)blockIdx.x * blockDim.x + threadIdx.x + 1) + (128LL)) <= l0_n))) {",
+		"s0_tree[(l4_lane - 1)] = (double)(glua_map_fn_op(s0_tree[(l4_lane - 1)], s0_tree[((l4_lane + (128LL)) - 1)]));",
+	})
+	if strings.Contains(src, "0xfff0000000000000") || strings.Contains(src, "l3_acc = (0e+00)") {
+		t.Error("a function op starts from an identity")
+	}
+	second := CUDA(ReducePartials(first, op))
+	containsAll(t, second, []string{
+		"__device__ inline double glua_map_fn_op(double l0_a, double l1_b) {",
+		"if (((l2_lane <= (1LL)) && ((((i64)threadIdx.x + 1) + (1LL)) <= ((i64)p_partials_n0)))) {",
+		"l1_acc = glua_map_fn_op(l1_acc, p_partials[(l0_i - 1)]);",
 	})
 }

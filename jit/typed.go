@@ -11,11 +11,24 @@ type Program struct {
 	Params    []Param
 	Locals    []Local  // every local of the function, shadowed ones included
 	Shared    []*Array // kernels.shared arrays, one per block
+	Funcs     []*Func  // the functions Call expressions call
 	Body      []Stmt
 	// UsesSync is set when the body calls kernels.syncthreads, so that
 	// the CPU runs a block's threads together.
 	UsesSync    bool
 	CheckBounds bool // the GPU checks indices too (the CPU always does)
+}
+
+// Func is a function of numbers a program calls (kernels.map_reduce's op
+// when it is a Lua function): its parameters and locals are slots of its
+// own Locals, its body runs to the end (it has no Return), and Ret is its
+// value. It reads no arrays.
+type Func struct {
+	Name   string // the CUDA device function
+	Params []int
+	Locals []Local
+	Body   []Stmt
+	Ret    Expr
 }
 
 // Param is one parameter: an array, or a number held in a local.
@@ -113,6 +126,12 @@ type (
 	// names for them, kernels.map_reduce's programs use them.
 	Thread struct{ Axis int }
 	Block  struct{ Axis int }
+	// Call is Fn(Args...), each argument of its parameter's type; Fn is
+	// one of the program's Funcs.
+	Call struct {
+		Fn   *Func
+		Args []Expr
+	}
 )
 
 func (e *Const) Type() Type    { return e.T }
@@ -131,6 +150,7 @@ func (e *Grid) Type() Type     { return Int }
 func (e *GridSize) Type() Type { return Int }
 func (e *Thread) Type() Type   { return Int }
 func (e *Block) Type() Type    { return Int }
+func (e *Call) Type() Type     { return e.Fn.Ret.Type() }
 
 // Stmt is a typed statement.
 type Stmt interface{ stmt() }

@@ -28,6 +28,20 @@ var cudaModules = map[string]string{
 // use mul.rn/add.rn anyway; this guards any plain arithmetic).
 var cudaOptions = []string{"--fmad=false"}
 
+// DtypesSource is dtypes.cu: the typedefs (u8, u16, u32, i64, u64), the
+// 2-byte float conversions (f32_to_f16, f16_to_f32, f32_to_bf16,
+// bf16_to_f32), the saturating integer stores (sat_i32, sat_i64, sat_u8),
+// the exactly rounded arithmetic and the per-dtype traits. It needs no
+// header, so other generators of CUDA C (kernels.jit's) start with it too,
+// rather than keep a copy.
+func DtypesSource() string {
+	b, err := cudaFiles.ReadFile("dtypes.cu")
+	if err != nil {
+		panic("kernels: dtypes.cu is not embedded: " + err.Error())
+	}
+	return string(b)
+}
+
 // cudaSource returns the full source of a module and the file name NVRTC's
 // messages will use.
 func cudaSource(module string) (source, name string, err error) {
@@ -35,15 +49,11 @@ func cudaSource(module string) (source, name string, err error) {
 	if !ok {
 		return "", "", fmt.Errorf("kernels: no CUDA module %q", module)
 	}
-	prelude, err := cudaFiles.ReadFile("dtypes.cu")
-	if err != nil {
-		return "", "", err
-	}
 	body, err := cudaFiles.ReadFile(file)
 	if err != nil {
 		return "", "", err
 	}
-	source = string(prelude) + "\n#line 1 \"" + file + "\"\n" + string(body)
+	source = DtypesSource() + "\n#line 1 \"" + file + "\"\n" + string(body)
 	if module == "elementwise" {
 		source += elementwiseCUDA()
 	}

@@ -43,6 +43,9 @@ func (rt *Runtime) JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*JI
 	if o.Name != "" && !validIdent(o.Name) {
 		return nil, fmt.Errorf("name %q is not a C identifier", o.Name)
 	}
+	if jit.PreludeNames()[o.Name] {
+		return nil, fmt.Errorf("name %q is taken by a helper of the generated CUDA C; choose another", o.Name)
+	}
 	if _, host := rt.backend.(HostMemory); !host {
 		if _, ok := rt.backend.(KernelCompiler); !ok {
 			return nil, fmt.Errorf("Lua kernels need the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())

@@ -24,6 +24,7 @@ type mapFunc struct {
 	fn         *jit.Function
 	variants   map[string]*jitVariant       // by out's dtype and the signature
 	reductions map[string]*mapReduceVariant // by op and the signature
+	axes       map[string]*jitVariant       // axis reductions, by op, out's dtype and the signature
 }
 
 // mapBlock is the block of a map launch; the grid covers the elements

@@ -6,6 +6,7 @@ import (
 
 	"github.com/yuin/gopher-lua/ast"
 
+	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/jit"
 )
 
@@ -14,22 +15,40 @@ type mapReduceVariant struct {
 	first, second *jitVariant
 }
 
+// ReduceOp is kernels.map_reduce's op: Name, one of "sum", "prod",
+// "max" and "min", or Tree, a Lua function of two values in the kernel
+// language (jit.ParseMap) from the script Chunk, which combines an
+// accumulator with a value and returns the combination.
+type ReduceOp struct {
+	Name  string
+	Tree  *ast.FunctionExpr
+	Chunk string
+}
+
+func (op ReduceOp) String() string {
+	if op.Tree != nil {
+		return fmt.Sprintf("the function at %s:%d", op.Chunk, op.Tree.Line())
+	}
+	return op.Name
+}
+
 // MapReduce combines fn(args[1][i], args[2][i], ...) over every element
-// i by op ("sum", "prod", "max" or "min") and returns the result: fn is
-// a map function as for Map, the arrays of one shape, numbers broadcast.
-// Floats combine in float64, integers in int64. Two kernels (jit.
-// CheckMapReduce and jit.ReducePartials) whose order of combination
-// depends only on the number of elements, so a result is the same on
-// every run and, for integers, on every backend.
-func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk, op string, args []any) (float64, error) {
+// i by op and returns the result: fn is a map function as for Map, the
+// arrays of one shape, numbers broadcast. Floats combine in float64,
+// integers in int64 (in float64 when a function op returns a float for
+// them). Two kernels (jit.CheckMapReduce and jit.ReducePartials) whose
+// order of combination depends only on the number of elements, so a
+// result is the same on every run and, for integers, on every backend.
+// A function op has no identity, so it needs at least one element.
+func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, args []any) (float64, error) {
 	if err := rt.usable(); err != nil {
 		return 0, err
 	}
 	if err := rt.uncapturable("a reduction to a number"); err != nil {
 		return 0, err
 	}
-	if !jit.IsReduceOp(op) {
-		return 0, fmt.Errorf("op %q is not a reduction (sum, prod, max or min)", op)
+	if op.Tree == nil && !jit.IsReduceOp(op.Name) {
+		return 0, fmt.Errorf("op %q is not a reduction (sum, prod, max, min or a function of two values)", op.Name)
 	}
 	_, host := rt.backend.(HostMemory)
 	cb, compiles := rt.backend.(KernelCompiler)
@@ -61,13 +80,17 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk, op string, args []an
 	if err != nil {
 		return 0, err
 	}
-	v, err := rt.mapReduceVariant(mf, sig, op, host, cb)
+	red, err := rt.reduction(op)
+	if err != nil {
+		return 0, err
+	}
+	v, err := rt.mapReduceVariant(mf, sig, op, red, host, cb)
 	if err != nil {
 		return 0, err
 	}
 	n := first.size
-	if n == 0 && (op == "max" || op == "min") {
-		return 0, fmt.Errorf("%s of no elements", op)
+	if err := emptyReduction(op, n, "no elements"); err != nil {
+		return 0, err
 	}
 	if host {
 		mem := rt.backend.(HostMemory)
@@ -120,20 +143,56 @@ func (rt *Runtime) mapReduceOnDevice(v *mapReduceVariant, n int, args []any) (fl
 	return got[0], nil
 }
 
+// reduction is op for jit: a function op parsed (once per function
+// literal, as map functions are).
+func (rt *Runtime) reduction(op ReduceOp) (jit.Reduction, error) {
+	if op.Tree == nil {
+		return jit.Reduction{Name: op.Name}, nil
+	}
+	mf, err := rt.mapFunction(op.Tree, op.Chunk)
+	if err != nil {
+		return jit.Reduction{}, err
+	}
+	return jit.Reduction{Fn: mf.fn}, nil
+}
+
+// emptyReduction is the error of reducing no elements (what says where)
+// by an op that has no value for them: max, min or a function.
+func emptyReduction(op ReduceOp, n int, what string) error {
+	switch {
+	case n > 0:
+		return nil
+	case op.Tree != nil:
+		return fmt.Errorf("a reduction by %s of %s: a function op has no identity, so it needs at least one element", op, what)
+	case op.Name == "max" || op.Name == "min":
+		return fmt.Errorf("%s of %s", op.Name, what)
+	}
+	return nil
+}
+
+// reductionKey names op in a cache key: a function op by its syntax tree,
+// as mapFunction caches it.
+func reductionKey(op ReduceOp) string {
+	if op.Tree != nil {
+		return fmt.Sprintf("fn%p", op.Tree)
+	}
+	return op.Name
+}
+
 // mapReduceVariant translates (and on cuda compiles) both kernels of mf
 // for one signature and op.
-func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op string, host bool, cb KernelCompiler) (*mapReduceVariant, error) {
+func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction, host bool, cb KernelCompiler) (*mapReduceVariant, error) {
 	rt.maps.mu.Lock()
 	defer rt.maps.mu.Unlock()
-	key := op + sig.String()
+	key := reductionKey(op) + sig.String()
 	if v, ok := mf.reductions[key]; ok {
 		return v, nil
 	}
-	first, err := jit.CheckMapReduce(mf.fn, sig, op, jit.Options{})
+	first, err := jit.CheckMapReduce(mf.fn, sig, red, jit.Options{})
 	if err != nil {
 		return nil, err
 	}
-	v := &mapReduceVariant{first: &jitVariant{prog: first}, second: &jitVariant{prog: jit.ReducePartials(first, op)}}
+	v := &mapReduceVariant{first: &jitVariant{prog: first}, second: &jitVariant{prog: jit.ReducePartials(first, red)}}
 	if !host {
 		for _, jv := range []*jitVariant{v.first, v.second} {
 			if jv.kernel, err = rt.newKernel(cb, jit.CUDA(jv.prog), jv.prog.Name, jitOptions, jitParams(jv.prog)); err != nil {
@@ -145,5 +204,184 @@ func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op string, h
 		mf.reductions = map[string]*mapReduceVariant{}
 	}
 	mf.reductions[key] = v
+	return v, nil
+}
+
+// MapReduceAxis is MapReduce along one axis of 2-D arrays: axis 1
+// combines over the first dimension (one result per column, shape[2] of
+// them), axis 2 over the second (one per row, shape[1]), as NumPy's axis
+// 0 and 1. The results go into out, a 1-D array of that many elements,
+// converted to its dtype as a store converts; nil makes a new one of the
+// first array argument's dtype when that is a float and the values are
+// floats, int64 when the values are integers, float64 otherwise. Out's
+// dtype must be a float dtype for float values, and int32, int64 or a
+// float dtype for integers. One kernel (jit.CheckMapReduceAxis) whose
+// order of combination depends only on the shape: the results are the
+// same on every run and, for integers, on every backend.
+func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op ReduceOp, args []any, axis int, out *Array) (*Array, error) {
+	if err := rt.usable(); err != nil {
+		return nil, err
+	}
+	if op.Tree == nil && !jit.IsReduceOp(op.Name) {
+		return nil, fmt.Errorf("op %q is not a reduction (sum, prod, max, min or a function of two values)", op.Name)
+	}
+	_, host := rt.backend.(HostMemory)
+	cb, compiles := rt.backend.(KernelCompiler)
+	if !host && !compiles {
+		return nil, fmt.Errorf("kernels.map_reduce needs the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
+	}
+	mf, err := rt.mapFunction(tree, chunk)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != len(mf.fn.Params) {
+		return nil, fmt.Errorf("the function at %s:%d takes %d arguments, got %d", chunk, mf.fn.Line(), len(mf.fn.Params), len(args))
+	}
+	var first *Array
+	firstName := ""
+	for i, a := range args {
+		if arr, ok := a.(*Array); ok {
+			first, firstName = arr, fmt.Sprintf("argument %d (%s)", i+1, mf.fn.Params[i])
+			break
+		}
+	}
+	if first == nil {
+		return nil, errors.New("at least one argument must be a DeviceArray: it gives the shape")
+	}
+	if err := first.live(rt, firstName); err != nil {
+		return nil, err
+	}
+	if axis != 1 && axis != 2 {
+		return nil, fmt.Errorf("axis = %d is out of range: axis is 1 (one result per column) or 2 (one per row) of 2-D arrays", axis)
+	}
+	if len(first.shape) != 2 {
+		return nil, fmt.Errorf("axis = %d needs 2-D arrays; %s has shape %s", axis, firstName, shapeOrScalar(first.shape))
+	}
+	sig, err := mapSignature(rt, mf, args, first.shape, firstName)
+	if err != nil {
+		return nil, err
+	}
+	red, err := rt.reduction(op)
+	if err != nil {
+		return nil, err
+	}
+	acc, err := jit.AccumulatorDType(mf.fn, sig, red)
+	if err != nil {
+		return nil, err
+	}
+	rows, cols := first.shape[0], first.shape[1]
+	m, length, _, _ := jit.AxisLayout(rows, cols, axis)
+	if m > 0 {
+		what := fmt.Sprintf("the %d elements of axis %d of %s (shape %s)", length, axis, firstName, shapeString(first.shape))
+		if err := emptyReduction(op, length, what); err != nil {
+			return nil, err
+		}
+	}
+	d := device.Float64
+	switch {
+	case out != nil:
+		if err := axisOut(rt, out, m, acc, axis, firstName, first.shape); err != nil {
+			return nil, err
+		}
+		d = out.dtype
+	case acc == device.Int64:
+		d = device.Int64
+	case first.dtype.IsFloat():
+		d = first.dtype
+	}
+	p, err := rt.mapReduceAxisVariant(mf, sig, op, red, d, host, cb)
+	if err != nil {
+		return nil, err
+	}
+	made := out == nil
+	if made {
+		if out, err = rt.Zeros([]int{m}, d); err != nil {
+			return nil, err
+		}
+	}
+	if err := rt.runMapReduceAxis(p, rows, cols, axis, out, args, host); err != nil {
+		if made {
+			out.Free()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// runMapReduceAxis runs an axis reduction's kernel into out, on the CPU
+// for a host backend.
+func (rt *Runtime) runMapReduceAxis(p *jitVariant, rows, cols, axis int, out *Array, args []any, host bool) error {
+	m, length, ostride, kstride := jit.AxisLayout(rows, cols, axis)
+	if m == 0 {
+		return nil
+	}
+	n := rows * cols
+	if host {
+		mem := rt.backend.(HostMemory)
+		vals := make([]any, len(args))
+		for i, a := range args {
+			if arr, ok := a.(*Array); ok {
+				vals[i] = jit.HostArray{DType: arr.dtype, Shape: []int{n}, Data: mem.Bytes(arr.ptr(), arr.NBytes())}
+			} else {
+				vals[i] = a
+			}
+		}
+		o := jit.HostArray{DType: out.dtype, Shape: []int{m}, Data: mem.Bytes(out.ptr(), out.NBytes())}
+		return jit.RunMapReduceAxis(p.prog, rows, cols, axis, o, vals)
+	}
+	g := jit.AxisGrid(m)
+	vals := []any{out, float64(m), float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}
+	for _, a := range args {
+		vals = append(vals, a)
+		if _, ok := a.(*Array); ok {
+			vals = append(vals, float64(n))
+		}
+	}
+	return p.kernel.Launch(LaunchConfig{Grid: [3]uint32{uint32(g), 1, 1}, Block: [3]uint32{jit.ReduceBlock, 1, 1}}, vals...)
+}
+
+// axisOut checks the out of an axis reduction: live, m elements in one
+// dimension, and a dtype that holds the values (acc's kind).
+func axisOut(rt *Runtime, out *Array, m int, acc device.DType, axis int, firstName string, shape []int) error {
+	if err := out.live(rt, "out"); err != nil {
+		return err
+	}
+	if len(out.shape) != 1 || out.shape[0] != m {
+		return fmt.Errorf("out has shape %s; the results of axis = %d over %s (shape %s) have shape %d", shapeOrScalar(out.shape), axis, firstName, shapeString(shape), m)
+	}
+	switch {
+	case out.dtype.IsFloat():
+	case acc == device.Int64 && (out.dtype == device.Int32 || out.dtype == device.Int64):
+	case acc == device.Int64:
+		return fmt.Errorf("out is %s; integer results need int32, int64 or a float dtype", out.dtype)
+	default:
+		return fmt.Errorf("out is %s; float results need a float dtype (float16, bfloat16, float32 or float64)", out.dtype)
+	}
+	return nil
+}
+
+// mapReduceAxisVariant translates (and on cuda compiles) the axis kernel
+// of mf for one signature, op and out dtype.
+func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction, out device.DType, host bool, cb KernelCompiler) (*jitVariant, error) {
+	rt.maps.mu.Lock()
+	defer rt.maps.mu.Unlock()
+	key := reductionKey(op) + " " + out.String() + sig.String()
+	if v, ok := mf.axes[key]; ok {
+		return v, nil
+	}
+	p, err := jit.CheckMapReduceAxis(mf.fn, sig, red, out, jit.Options{})
+	if err != nil {
+		return nil, err
+	}
+	v := &jitVariant{prog: p}
+	if !host {
+		if v.kernel, err = rt.newKernel(cb, jit.CUDA(p), p.Name, jitOptions, jitParams(p)); err != nil {
+			return nil, err
+		}
+	}
+	if mf.axes == nil {
+		mf.axes = map[string]*jitVariant{}
+	}
+	mf.axes[key] = v
 	return v, nil
 }

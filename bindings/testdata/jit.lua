@@ -112,3 +112,6 @@ check.error("the array n can only be indexed", vadd.launch, vadd, { grid = 1, bl
 check.error("Kernel:launch: bad argument #3 (DeviceArray or number expected, got string)", vadd.launch, vadd, { grid = 1, block = 1 }, a, "b", out, n)
 check.error("the launch configuration needs block", vadd.launch, vadd, { grid = 1 }, a, b, out, n)
 check.error("kernels.grid: only inside a function compiled by kernels.jit", kernels.grid, 1)
+
+-- a kernel may not take the name of a helper the generated CUDA C defines
+check.error("kernels.jit: name \"sat_i32\" is taken by a helper of the generated CUDA C", kernels.jit, function() end, { name = "sat_i32" })

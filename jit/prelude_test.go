@@ -1,0 +1,87 @@
+package jit
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
+)
+
+// cudaBuiltins are the names generated code calls that NVRTC itself
+// provides (CUDA's math library and intrinsics) and the C keywords a call
+// pattern also matches.
+var cudaBuiltins = map[string]bool{
+	"if": true, "for": true, "while": true, "return": true,
+	"sqrt": true, "sqrtf": true, "exp": true, "expf": true, "log": true, "logf": true,
+	"sin": true, "sinf": true, "cos": true, "cosf": true, "floor": true, "ceil": true,
+	"pow": true, "powf": true, "atomicAdd": true, "__syncthreads": true,
+	"__int_as_float": true, "__longlong_as_double": true,
+}
+
+// TestGeneratedCUDACallsOnlyWhatThePreludeDefines translates kernels that
+// use every helper the emitter writes (2-byte floats in and out,
+// saturating stores, Lua's %, abs, min, max, floor, checked indices, an
+// int64 atomic) and finds each name the generated code calls or casts to
+// defined by the prelude, which is kernels.DtypesSource() followed by
+// prelude.cu, in that order.
+func TestGeneratedCUDACallsOnlyWhatThePreludeDefines(t *testing.T) {
+	if !strings.Contains(prelude, kernels.DtypesSource()) {
+		t.Fatal("the prelude does not hold the kernels package's dtypes source")
+	}
+	if strings.Count(prelude, "__device__ inline u16 f32_to_f16(float f)") != 1 {
+		t.Error("f32_to_f16 is not defined exactly once in the prelude")
+	}
+	if i, j := strings.Index(prelude, "typedef long long i64;"), strings.Index(prelude, "lua_mod("); i < 0 || j < 0 || i > j {
+		t.Error("the typedefs must come before prelude.cu's helpers, which use them")
+	}
+	defined := PreludeNames()
+	kernelsSrc := []struct {
+		src string
+		sig Signature
+		o   Options
+	}{
+		{`return function(h, b, x, i32, u, i64)
+			local i = kernels.grid(1)
+			h[i] = h[i] * 2 + b[i]
+			b[i] = x[i] % 3.0
+			i32[i] = math.abs(x[i]) + math.min(x[i], 1.0)
+			u[i] = math.max(x[i], 0.5)
+			i64[i] = math.floor(x[i]) % 7 + math.abs(i64[i]) + math.min(i64[i], 2) + math.max(i64[i], 3)
+			kernels.atomic_add(i64, 1, 1)
+		end`, Signature{arr(device.Float16, 1), arr(device.BFloat16, 1), arr(device.Float64, 1), arr(device.Int32, 1), arr(device.Uint8, 1), arr(device.Int64, 1)}, Options{CheckBounds: true}},
+		{`return function(x, y) local i = kernels.grid(1); y[i] = math.sqrt(x[i]) ^ 2 + math.ceil(x[i]) end`,
+			Signature{arr(fl32, 1), arr(device.Int32, 1)}, Options{}},
+	}
+	called := map[string]bool{}
+	calls := regexp.MustCompile(`\b([A-Za-z_]\w*)\(`)
+	casts := regexp.MustCompile(`\(\(?([a-z]\w*)\*?\)`)
+	for _, k := range kernelsSrc {
+		src := CUDA(mustTranslate(t, k.src, k.sig, k.o))
+		body := src[strings.Index(src, `extern "C"`):]
+		for _, m := range calls.FindAllStringSubmatch(body, -1) {
+			called[m[1]] = true
+			if name := m[1]; !defined[name] && !cudaBuiltins[name] && name != "glua_jit" {
+				t.Errorf("the generated code calls %s, which the prelude does not define", name)
+			}
+		}
+		for _, m := range casts.FindAllStringSubmatch(body, -1) {
+			switch name := m[1]; name {
+			case "float", "double", "int", "bool", "glua_oob": // C's types; `if (glua_oob)` is no cast
+			default:
+				if !defined[name] {
+					t.Errorf("the generated code uses the type %s, which the prelude does not define", name)
+				}
+			}
+		}
+	}
+	// The kernels above are meant to reach every helper; a helper the
+	// emitter stops using can leave this list.
+	for _, helper := range []string{"f32_to_f16", "f16_to_f32", "f32_to_bf16", "bf16_to_f32", "sat_i32", "sat_i64", "sat_u8",
+		"lua_mod", "lua_abs", "lua_min", "lua_max", "glua_in_bounds"} {
+		if !called[helper] {
+			t.Errorf("no test kernel calls %s", helper)
+		}
+	}
+}
