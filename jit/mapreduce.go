@@ -112,25 +112,16 @@ func (r reducer) start(accSlot int) []Stmt {
 // type; when it returns a float for integer values, the values combine
 // as float64.
 func CheckMapReduce(f *Function, sig Signature, op Reduction, o Options) (*Program, error) {
-	if err := op.check(); err != nil {
+	name, err := reduceEntry(f, sig, op, o, "glua_map_")
+	if err != nil {
 		return nil, err
-	}
-	if len(sig) != len(f.Params) {
-		return nil, &Error{Chunk: f.Chunk, Line: f.Line(), Msg: fmt.Sprintf("the map function takes %d arguments, got %d", len(f.Params), len(sig))}
-	}
-	name := o.Name
-	if name == "" {
-		name = "glua_map_" + op.Name
-		if op.Fn != nil {
-			name = "glua_map_fn"
-		}
 	}
 	full := append(Signature{{Array: true, DType: device.Float64, Rank: 1}, {}}, sig...)
 	t := &typer{parser: parser{chunk: f.Chunk, mapFn: true}, prog: &Program{
 		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: full, UsesSync: true,
 	}}
 	t.defaultFloat = defaultFloat(sig)
-	err := t.catch(func() {
+	err = t.catch(func() {
 		partials := &Array{Name: "partials", Rank: 1, Param: 0, Shared: -1}
 		t.names = []map[string]binding{{}}
 		nSlot := t.newLocal("n", Int)
@@ -339,4 +330,22 @@ func RunMapReduce(first, second *Program, n int, args []any) (float64, error) {
 		return float64(i), nil
 	}
 	return f, nil
+}
+
+// reduceEntry checks a reduction's op and the map function's arity, and
+// names the kernel: o.Name, or prefix and the op ("fn" for a function).
+func reduceEntry(f *Function, sig Signature, op Reduction, o Options, prefix string) (string, error) {
+	if err := op.check(); err != nil {
+		return "", err
+	}
+	if len(sig) != len(f.Params) {
+		return "", &Error{Chunk: f.Chunk, Line: f.Line(), Msg: fmt.Sprintf("the map function takes %d arguments, got %d", len(f.Params), len(sig))}
+	}
+	if o.Name != "" {
+		return o.Name, nil
+	}
+	if op.Fn != nil {
+		return prefix + "fn", nil
+	}
+	return prefix + op.Name, nil
 }

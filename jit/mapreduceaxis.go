@@ -2,7 +2,6 @@ package jit
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/gluaproject/glua/device"
 )
@@ -42,18 +41,9 @@ func AccumulatorDType(f *Function, sig Signature, op Reduction) (device.DType, e
 // identity; a function op from each thread's first value, with threads
 // past len taking no part (len must not be 0).
 func CheckMapReduceAxis(f *Function, sig Signature, op Reduction, out device.DType, o Options) (*Program, error) {
-	if err := op.check(); err != nil {
+	name, err := reduceEntry(f, sig, op, o, "glua_map_axis_")
+	if err != nil {
 		return nil, err
-	}
-	if len(sig) != len(f.Params) {
-		return nil, &Error{Chunk: f.Chunk, Line: f.Line(), Msg: fmt.Sprintf("the map function takes %d arguments, got %d", len(f.Params), len(sig))}
-	}
-	name := o.Name
-	if name == "" {
-		name = "glua_map_axis_" + op.Name
-		if op.Fn != nil {
-			name = "glua_map_axis_fn"
-		}
 	}
 	full := Signature{{Array: true, DType: out, Rank: 1}}
 	for range AxisParams {
@@ -64,7 +54,7 @@ func CheckMapReduceAxis(f *Function, sig Signature, op Reduction, out device.DTy
 		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: full, UsesSync: true,
 	}}
 	t.defaultFloat = defaultFloat(sig)
-	err := t.catch(func() {
+	err = t.catch(func() {
 		outArr := &Array{Name: "out", DType: out, Rank: 1, Param: 0, Shared: -1}
 		t.names = []map[string]binding{{}}
 		t.prog.Params = []Param{{Name: "out", Array: outArr, Slot: -1}}

@@ -47,35 +47,11 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, 
 	if err := rt.uncapturable("a reduction to a number"); err != nil {
 		return 0, err
 	}
-	if op.Tree == nil && !jit.IsReduceOp(op.Name) {
-		return 0, fmt.Errorf("op %q is not a reduction (sum, prod, max, min or a function of two values)", op.Name)
-	}
-	_, host := rt.backend.(HostMemory)
-	cb, compiles := rt.backend.(KernelCompiler)
-	if !host && !compiles {
-		return 0, fmt.Errorf("kernels.map_reduce needs the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
-	}
-	mf, err := rt.mapFunction(tree, chunk)
+	c, err := rt.checkReduce(tree, chunk, op, args, "the number of elements")
 	if err != nil {
 		return 0, err
 	}
-	if len(args) != len(mf.fn.Params) {
-		return 0, fmt.Errorf("the function at %s:%d takes %d arguments, got %d", chunk, mf.fn.Line(), len(mf.fn.Params), len(args))
-	}
-	var first *Array
-	firstName := ""
-	for i, a := range args {
-		if arr, ok := a.(*Array); ok {
-			first, firstName = arr, fmt.Sprintf("argument %d (%s)", i+1, mf.fn.Params[i])
-			break
-		}
-	}
-	if first == nil {
-		return 0, errors.New("at least one argument must be a DeviceArray: it gives the number of elements")
-	}
-	if err := first.live(rt, firstName); err != nil {
-		return 0, err
-	}
+	mf, first, firstName, host, cb := c.mf, c.first, c.firstName, c.host, c.cb
 	sig, err := mapSignature(rt, mf, args, first.shape, firstName)
 	if err != nil {
 		return 0, err
@@ -94,14 +70,7 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, 
 	}
 	if host {
 		mem := rt.backend.(HostMemory)
-		vals := make([]any, len(args))
-		for i, a := range args {
-			if arr, ok := a.(*Array); ok {
-				vals[i] = jit.HostArray{DType: arr.dtype, Shape: []int{n}, Data: mem.Bytes(arr.ptr(), arr.NBytes())}
-			} else {
-				vals[i] = a
-			}
-		}
+		vals := hostValues(mem, args, n)
 		return jit.RunMapReduce(v.first.prog, v.second.prog, n, vals)
 	}
 	return rt.mapReduceOnDevice(v, n, args)
@@ -222,35 +191,11 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 	if err := rt.usable(); err != nil {
 		return nil, err
 	}
-	if op.Tree == nil && !jit.IsReduceOp(op.Name) {
-		return nil, fmt.Errorf("op %q is not a reduction (sum, prod, max, min or a function of two values)", op.Name)
-	}
-	_, host := rt.backend.(HostMemory)
-	cb, compiles := rt.backend.(KernelCompiler)
-	if !host && !compiles {
-		return nil, fmt.Errorf("kernels.map_reduce needs the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
-	}
-	mf, err := rt.mapFunction(tree, chunk)
+	c, err := rt.checkReduce(tree, chunk, op, args, "the shape")
 	if err != nil {
 		return nil, err
 	}
-	if len(args) != len(mf.fn.Params) {
-		return nil, fmt.Errorf("the function at %s:%d takes %d arguments, got %d", chunk, mf.fn.Line(), len(mf.fn.Params), len(args))
-	}
-	var first *Array
-	firstName := ""
-	for i, a := range args {
-		if arr, ok := a.(*Array); ok {
-			first, firstName = arr, fmt.Sprintf("argument %d (%s)", i+1, mf.fn.Params[i])
-			break
-		}
-	}
-	if first == nil {
-		return nil, errors.New("at least one argument must be a DeviceArray: it gives the shape")
-	}
-	if err := first.live(rt, firstName); err != nil {
-		return nil, err
-	}
+	mf, first, firstName, host, cb := c.mf, c.first, c.firstName, c.host, c.cb
 	if axis != 1 && axis != 2 {
 		return nil, fmt.Errorf("axis = %d is out of range: axis is 1 (one result per column) or 2 (one per row) of 2-D arrays", axis)
 	}
@@ -318,14 +263,7 @@ func (rt *Runtime) runMapReduceAxis(p *jitVariant, rows, cols, axis int, out *Ar
 	n := rows * cols
 	if host {
 		mem := rt.backend.(HostMemory)
-		vals := make([]any, len(args))
-		for i, a := range args {
-			if arr, ok := a.(*Array); ok {
-				vals[i] = jit.HostArray{DType: arr.dtype, Shape: []int{n}, Data: mem.Bytes(arr.ptr(), arr.NBytes())}
-			} else {
-				vals[i] = a
-			}
-		}
+		vals := hostValues(mem, args, n)
 		o := jit.HostArray{DType: out.dtype, Shape: []int{m}, Data: mem.Bytes(out.ptr(), out.NBytes())}
 		return jit.RunMapReduceAxis(p.prog, rows, cols, axis, o, vals)
 	}
@@ -384,4 +322,59 @@ func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op Reduc
 	}
 	mf.axes[key] = v
 	return v, nil
+}
+
+// reduceCall is what MapReduce and MapReduceAxis check alike before
+// anything runs: the op, a backend that can run the function, its
+// arity, and the first array argument (live), which gives what.
+type reduceCall struct {
+	mf        *mapFunc
+	first     *Array
+	firstName string
+	host      bool
+	cb        KernelCompiler
+}
+
+func (rt *Runtime) checkReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, args []any, gives string) (reduceCall, error) {
+	var c reduceCall
+	if op.Tree == nil && !jit.IsReduceOp(op.Name) {
+		return c, fmt.Errorf("op %q is not a reduction (sum, prod, max, min or a function of two values)", op.Name)
+	}
+	_, c.host = rt.backend.(HostMemory)
+	var compiles bool
+	c.cb, compiles = rt.backend.(KernelCompiler)
+	if !c.host && !compiles {
+		return c, fmt.Errorf("kernels.map_reduce needs the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
+	}
+	var err error
+	if c.mf, err = rt.mapFunction(tree, chunk); err != nil {
+		return c, err
+	}
+	if len(args) != len(c.mf.fn.Params) {
+		return c, fmt.Errorf("the function at %s:%d takes %d arguments, got %d", chunk, c.mf.fn.Line(), len(c.mf.fn.Params), len(args))
+	}
+	for i, a := range args {
+		if arr, ok := a.(*Array); ok {
+			c.first, c.firstName = arr, fmt.Sprintf("argument %d (%s)", i+1, c.mf.fn.Params[i])
+			break
+		}
+	}
+	if c.first == nil {
+		return c, errors.New("at least one argument must be a DeviceArray: it gives " + gives)
+	}
+	return c, c.first.live(rt, c.firstName)
+}
+
+// hostValues is args for the CPU evaluator: each array as the n elements
+// of its memory on a host backend, numbers as they are.
+func hostValues(mem HostMemory, args []any, n int) []any {
+	vals := make([]any, len(args))
+	for i, a := range args {
+		if arr, ok := a.(*Array); ok {
+			vals[i] = jit.HostArray{DType: arr.dtype, Shape: []int{n}, Data: mem.Bytes(arr.ptr(), arr.NBytes())}
+		} else {
+			vals[i] = a
+		}
+	}
+	return vals
 }
