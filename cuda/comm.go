@@ -13,7 +13,10 @@ import (
 )
 
 // envCommID is where NCCL's bootstrap looks for the address of its root.
-const envCommID = "NCCL_COMM_ID"
+const (
+	envCommID         = "NCCL_COMM_ID"
+	envRuntimeConnect = "NCCL_RUNTIME_CONNECT"
+)
 
 const cuEventDisableTiming = 0x2 // CU_EVENT_DISABLE_TIMING
 
@@ -39,6 +42,17 @@ func (b *Backend) OpenComm(ctx context.Context, cfg device.CommConfig) (device.C
 	if os.Getenv(envCommID) != cfg.Addr {
 		if err := os.Setenv(envCommID, cfg.Addr); err != nil {
 			return nil, fmt.Errorf("cuda: setting %s: %w", envCommID, err)
+		}
+	}
+	// NCCL connects the ranks lazily, at the first collective that needs
+	// a connection, and that call blocks until its peer answers: a peer
+	// that died after the group formed then held the caller for NCCL's own
+	// connection timeout (a minute on two H200s), past [dist] timeout.
+	// Connecting while the group forms puts the wait under cfg.Timeout
+	// (initComm). A user's own setting stands.
+	if _, set := os.LookupEnv(envRuntimeConnect); !set {
+		if err := os.Setenv(envRuntimeConnect, "0"); err != nil {
+			return nil, fmt.Errorf("cuda: setting %s: %w", envRuntimeConnect, err)
 		}
 	}
 	nl, err := b.ncclLib()
