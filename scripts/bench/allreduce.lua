@@ -42,13 +42,17 @@ local function reps_for(nbytes)
   return 5
 end
 
+-- Samples per size: enough that a median is not moved by one slow
+-- sample, which at 7 moved single sizes by up to a quarter between runs.
+local samples = B.gpu and 15 or 3
+
 local bytes = 2 * elem
 while bytes <= max_bytes do
   local v = x:rows(1, bytes / elem)
   local reps = reps_for(bytes)
   for _ = 1, 5 do dist.all_reduce(v) end -- warm-up: NCCL sets up its channels on first use
   local times = {}
-  for s = 1, B.gpu and 7 or 3 do
+  for s = 1, samples do
     dist.barrier()
     times[s] = cuda.timer(function()
       for _ = 1, reps do dist.all_reduce(v) end

@@ -28,6 +28,11 @@ def bytes_of(text):
     return int(m.group(1)) * UNITS[m.group(2)]
 
 
+# Samples per size: enough that a median is not moved by one slow
+# sample, which at 7 moved single sizes by up to a quarter between runs.
+SAMPLES = 15
+
+
 def reps_for(nbytes):
     if nbytes <= 2**20:
         return 50
@@ -54,7 +59,7 @@ def main():
         for _ in range(5):  # warm-up
             dist.all_reduce(v)
         times = []
-        for _ in range(7):
+        for _ in range(SAMPLES):
             dist.barrier()
             start.record()
             for _ in range(reps):
