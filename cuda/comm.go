@@ -59,6 +59,7 @@ func (b *Backend) OpenComm(ctx context.Context, cfg device.CommConfig) (device.C
 	if err != nil {
 		return nil, fmt.Errorf("a group of %d processes on the cuda backend needs NCCL: %w", cfg.Size, err)
 	}
+	freeBefore, _, _ := b.MemInfo()
 	handle, err := b.initComm(ctx, nl, cfg)
 	if err != nil {
 		return nil, err
@@ -67,6 +68,13 @@ func (b *Backend) OpenComm(ctx context.Context, cfg device.CommConfig) (device.C
 	if err := c.setUp(); err != nil {
 		c.destroy(true)
 		return nil, err
+	}
+	// What NCCL took for the group, read as the device's free memory
+	// before and after: NCCL allocates it with the driver, not from the
+	// pool, and says nowhere how much. A rank has its device to itself,
+	// so nothing else moves the figure meanwhile.
+	if freeAfter, _, err := b.MemInfo(); err == nil && freeBefore > freeAfter {
+		c.deviceBytes = freeBefore - freeAfter
 	}
 	b.mu.Lock()
 	b.comms[c] = struct{}{}
@@ -133,7 +141,9 @@ type comm struct {
 	nccl       *ncclLibrary
 	rank, size int
 	timeout    time.Duration
-	scratch    device.Ptr // one byte that Barrier reduces
+	// deviceBytes is the device memory the group took outside the pool.
+	deviceBytes uint64
+	scratch     device.Ptr // one byte that Barrier reduces
 
 	mu       sync.Mutex
 	handle   uintptr   // ncclComm_t; 0 once destroyed or aborted
@@ -294,6 +304,10 @@ func (b *Backend) waitStream(s device.Stream) error {
 	}
 	return b.waitEvent("cuStreamSynchronize", e)
 }
+
+// DeviceBytes is the device memory NCCL took for the group when it formed,
+// outside glua's pool.
+func (c *comm) DeviceBytes() uint64 { return c.deviceBytes }
 
 func (c *comm) AllReduce(buf device.Ptr, count int, dt device.DType, op device.ReduceOp, s device.Stream) error {
 	t, o, err := c.types(count, dt, op)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/gluaproject/glua/device"
@@ -42,6 +43,26 @@ func (rt *Runtime) OpenComm(ctx context.Context, cfg device.CommConfig) (*Comm, 
 	rt.comms = append(rt.comms, comm)
 	rt.mu.Unlock()
 	return comm, nil
+}
+
+// commMemory is implemented by communicators that hold device memory of
+// their own, outside the pool (NCCL's buffers); Status shows it.
+type commMemory interface {
+	DeviceBytes() uint64
+}
+
+// CommBytes is the device memory this runtime's open groups hold outside
+// the pool.
+func (rt *Runtime) CommBytes() uint64 {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	var n uint64
+	for _, c := range rt.comms {
+		if m, ok := c.comm.(commMemory); ok {
+			n += m.DeviceBytes()
+		}
+	}
+	return n
 }
 
 // Rank and Size are this process's place in the group.
@@ -158,7 +179,13 @@ func (c *Comm) Barrier() error {
 // Close leaves the group. Runtime.Close closes the comms still open, so
 // that a rank whose runtime ends tells the others rather than vanishing.
 func (c *Comm) Close() error {
-	c.closeOnce.Do(func() { c.closeErr = c.comm.Close() })
+	c.closeOnce.Do(func() {
+		c.closeErr = c.comm.Close()
+		rt := c.rt
+		rt.mu.Lock()
+		rt.comms = slices.DeleteFunc(rt.comms, func(o *Comm) bool { return o == c })
+		rt.mu.Unlock()
+	})
 	return c.closeErr
 }
 

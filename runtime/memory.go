@@ -107,6 +107,9 @@ func (rt *Runtime) Status() string {
 		config.FormatSize(s.Used), held, config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
 	fmt.Fprintf(&b, "Limits: soft %s, hard %s; strategy %s\n", limitString(s.SoftLimit), limitString(s.HardLimit), rt.pool.Strategy())
 	rt.writeGraphStatus(&b)
+	if n := rt.CommBytes(); n > 0 {
+		fmt.Fprintf(&b, "Outside the pool: %s of NCCL's for the group of processes (in the effective usage above; not in the pool's usage or its limits)\n", config.FormatSize(n))
+	}
 	rt.writePinnedStatus(&b)
 	return b.String()
 }

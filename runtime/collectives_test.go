@@ -1,0 +1,49 @@
+package runtime_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gluaproject/glua/cpu"
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/runtime"
+)
+
+// heldComm is a communicator that holds device memory of its own, as
+// NCCL's does; nothing is ever sent through it.
+type heldComm struct{ device.Comm }
+
+func (heldComm) DeviceBytes() uint64 { return 300 << 20 }
+func (heldComm) Close() error        { return nil }
+
+type heldCommBackend struct{ *cpu.Backend }
+
+func (heldCommBackend) OpenComm(context.Context, device.CommConfig) (device.Comm, error) {
+	return heldComm{}, nil
+}
+
+// The device memory a group holds outside the pool is in pool.status()
+// while the group is open, and gone from it once it is closed.
+func TestStatusShowsWhatAGroupHoldsOutsideThePool(t *testing.T) {
+	restore := runtime.WrapBackend(func(b runtime.Backend) runtime.Backend { return heldCommBackend{b.(*cpu.Backend)} })
+	var rt *runtime.Runtime
+	func() {
+		defer restore()
+		rt = newCPU(t, runtime.Options{})
+	}()
+	c, err := rt.OpenComm(context.Background(), device.CommConfig{Rank: 0, Size: 2, Addr: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const line = "Outside the pool: 300 MiB of NCCL's for the group of processes"
+	if s := rt.Status(); !strings.Contains(s, line) {
+		t.Fatalf("status while the group is open lacks %q:\n%s", line, s)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := rt.Status(); strings.Contains(s, "Outside the pool") {
+		t.Fatalf("status after the group closed still shows it:\n%s", s)
+	}
+}
