@@ -83,6 +83,7 @@ func (rt *Runtime) Status() string {
 		pct = 100 * float64(usedDevice) / float64(total)
 	}
 	fmt.Fprintf(&b, "Effective %s memory usage: %.2f%% (%s/%s)\n", rt.memoryWord(), pct, config.FormatSize(usedDevice), config.FormatSize(total))
+	graphs, graphHeld, orphaned := rt.GraphMemory()
 	if rt.shared != nil {
 		root := rt.shared.pool.Stats()
 		fmt.Fprintf(&b, "Memory pool usage: %s in %s (this runtime's, in a pool shared by %s)\n",
@@ -91,22 +92,21 @@ func (rt *Runtime) Status() string {
 			config.FormatSize(root.Used), config.FormatSize(root.Reserved), config.FormatSize(root.Reserved-min(root.Used, root.Reserved)))
 		fmt.Fprintf(&b, "Limits: soft %s, hard %s (this runtime's quota); shared pool soft %s, hard %s; strategy %s\n",
 			limitString(s.SoftLimit), limitString(s.HardLimit), limitString(root.SoftLimit), limitString(root.HardLimit), rt.pool.Strategy())
-		rt.writePinnedStatus(&b)
-		return b.String()
+	} else {
+		held := plural(s.LiveBlocks, "array", "arrays")
+		if n, bytes := rt.ownBlocks(); n == 1 {
+			held += fmt.Sprintf(" and a %s cuBLAS workspace", config.FormatSize(bytes))
+		} else if n > 1 {
+			held += fmt.Sprintf(" and %d cuBLAS workspaces (%s)", n, config.FormatSize(bytes))
+		}
+		if orphaned > 0 {
+			held += fmt.Sprintf(" and %s kept by graphs", config.FormatSize(orphaned))
+		}
+		fmt.Fprintf(&b, "Memory pool usage: %s in %s (%s reserved, %s cached)\n",
+			config.FormatSize(s.Used), held, config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
+		fmt.Fprintf(&b, "Limits: soft %s, hard %s; strategy %s\n", limitString(s.SoftLimit), limitString(s.HardLimit), rt.pool.Strategy())
 	}
-	held := plural(s.LiveBlocks, "array", "arrays")
-	if n, bytes := rt.ownBlocks(); n == 1 {
-		held += fmt.Sprintf(" and a %s cuBLAS workspace", config.FormatSize(bytes))
-	} else if n > 1 {
-		held += fmt.Sprintf(" and %d cuBLAS workspaces (%s)", n, config.FormatSize(bytes))
-	}
-	if _, _, orphaned := rt.GraphMemory(); orphaned > 0 {
-		held += fmt.Sprintf(" and %s kept by graphs", config.FormatSize(orphaned))
-	}
-	fmt.Fprintf(&b, "Memory pool usage: %s in %s (%s reserved, %s cached)\n",
-		config.FormatSize(s.Used), held, config.FormatSize(s.Reserved), config.FormatSize(s.Reserved-min(s.Used, s.Reserved)))
-	fmt.Fprintf(&b, "Limits: soft %s, hard %s; strategy %s\n", limitString(s.SoftLimit), limitString(s.HardLimit), rt.pool.Strategy())
-	rt.writeGraphStatus(&b)
+	writeGraphStatus(&b, graphs, graphHeld, orphaned)
 	if n := rt.CommBytes(); n > 0 {
 		fmt.Fprintf(&b, "Outside the pool: %s of NCCL's for the group of processes (in the effective usage above; not in the pool's usage or its limits)\n", config.FormatSize(n))
 	}
@@ -116,8 +116,7 @@ func (rt *Runtime) Status() string {
 
 // writeGraphStatus is Status's line on the memory graphs keep, when any
 // graph lives.
-func (rt *Runtime) writeGraphStatus(b *strings.Builder) {
-	n, held, orphaned := rt.GraphMemory()
+func writeGraphStatus(b *strings.Builder, n int, held, orphaned uint64) {
 	if n == 0 {
 		return
 	}
