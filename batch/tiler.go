@@ -25,7 +25,6 @@ type tiler struct {
 	uploaded, computed [2]*runtime.Event
 	used               [2]bool
 	staged             [stages]*runtime.Event
-	stagedUsed         [stages]bool
 	nstages            int // the staging slots in use: 2, or stages for a long product
 	// downloaded is recorded after C's tile is queued down; scatter
 	// reports when that tile is in out (nil when none is on its way).
@@ -157,7 +156,7 @@ func (t *tiler) run(A, B, out *runtime.HostArray) error {
 				// products; a staging slot is written again once the
 				// copies out of it are done.
 				stage := step % t.nstages
-				if t.stagedUsed[stage] {
+				if step >= t.nstages { // the slot held an earlier panel
 					if err := t.staged[stage].Synchronize(); err != nil {
 						return err
 					}
@@ -259,7 +258,7 @@ func (t *tiler) multiply(slot, stage int, C *runtime.Array, hB *runtime.HostArra
 		t.uploaded[slot].Record(t.copy), t.staged[stage].Record(t.copy)); err != nil {
 		return err
 	}
-	t.used[slot], t.stagedUsed[stage] = true, true
+	t.used[slot] = true
 	if err := rt.StreamWait(nil, t.uploaded[slot]); err != nil {
 		return err
 	}
