@@ -28,6 +28,15 @@ func WriteFile(path string, h Header, data []byte) error {
 	if int64(len(data)) != h.NBytes() {
 		return &Error{Path: path, Err: fmt.Errorf("%d bytes of data given for a %s %s array, which has %d", len(data), shapeString(h.Shape), h.DType, h.NBytes())}
 	}
+	return replace(path, func(f *os.File) error { return writeAll(f, head, data) })
+}
+
+// replace writes a new file for path with write (which closes it) under a
+// temporary name beside it and renames it into place, so that path holds
+// its old content or the whole new file; on an error the temporary file
+// is removed and path is left as it was. A path that is a symbolic link
+// is written through, and an existing file keeps its permissions.
+func replace(path string, write func(*os.File) error) error {
 	dest := path
 	if target, err := filepath.EvalSymlinks(path); err == nil {
 		dest = target
@@ -47,7 +56,9 @@ func WriteFile(path string, h Header, data []byte) error {
 		err = tmp.Chmod(keep)
 	}
 	if err == nil {
-		err = writeAll(tmp, head, data)
+		err = write(tmp)
+	} else {
+		tmp.Close()
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), dest)
@@ -93,9 +104,9 @@ func writeAll(f *os.File, head, data []byte) error {
 // opened with OpenWritable and filled through a mapping (NumPy's
 // open_memmap with mode="w+"). The data is a hole the file system fills
 // with zeros as it is written, so creating a file larger than the disk's
-// free space succeeds and writing into it later may not. As WriteFile
-// does, it writes under a temporary name and renames, so path is never a
-// file with a header and no data.
+// free space succeeds and writing into it later may not. It replaces
+// path as WriteFile does (replace), so path is never a file with a header
+// and no data.
 func Create(path string, h Header) error {
 	if path == "" {
 		return errEmptyPath
@@ -104,26 +115,14 @@ func Create(path string, h Header) error {
 	if err != nil {
 		return &Error{Path: path, Err: err}
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return &Error{Path: path, Err: errors.New("is a directory")}
-	}
-	tmp, err := createTemp(path)
-	if err != nil {
-		return &Error{Path: path, Err: fmt.Errorf("cannot create a file in its directory: %w", cause(err))}
-	}
-	_, err = tmp.Write(head)
-	if err == nil {
-		err = tmp.Truncate(int64(len(head)) + h.NBytes())
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return &Error{Path: path, Err: cause(err)}
-	}
-	return nil
+	return replace(path, func(f *os.File) error {
+		_, err := f.Write(head)
+		if err == nil {
+			err = f.Truncate(int64(len(head)) + h.NBytes())
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
 }
