@@ -112,14 +112,27 @@ func (k *JITKernel) variant(sig jit.Signature) (*jitVariant, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &jitVariant{prog: prog}
-	if _, host := k.rt.backend.(HostMemory); !host {
-		cb := k.rt.backend.(KernelCompiler)
-		if v.kernel, err = k.rt.newKernel(cb, jit.CUDA(prog), prog.Name, jitOptions, jitParams(prog)); err != nil {
-			return nil, err
-		}
+	v, err := k.rt.readyVariant(prog)
+	if err != nil {
+		return nil, err
 	}
 	k.variants[key] = v
+	return v, nil
+}
+
+// readyVariant is prog ready to launch: as it is for a host backend, whose
+// evaluator runs it, and translated to CUDA C and compiled (through the
+// kernel cache) for one that compiles.
+func (rt *Runtime) readyVariant(prog *jit.Program) (*jitVariant, error) {
+	v := &jitVariant{prog: prog}
+	if _, host := rt.backend.(HostMemory); host {
+		return v, nil
+	}
+	var err error
+	v.kernel, err = rt.newKernel(rt.backend.(KernelCompiler), jit.CUDA(prog), prog.Name, jitOptions, jitParams(prog))
+	if err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 

@@ -45,8 +45,7 @@ func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []
 		return err
 	}
 	_, host := rt.backend.(HostMemory)
-	cb, compiles := rt.backend.(KernelCompiler)
-	if !host && !compiles {
+	if _, compiles := rt.backend.(KernelCompiler); !host && !compiles {
 		return fmt.Errorf("kernels.map needs the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
 	}
 	if err := out.live(rt, "out"); err != nil {
@@ -63,7 +62,7 @@ func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []
 	if err != nil {
 		return err
 	}
-	v, err := rt.mapVariant(mf, sig, out.dtype, host, cb)
+	v, err := rt.mapVariant(mf, sig, out.dtype)
 	if err != nil {
 		return err
 	}
@@ -149,7 +148,7 @@ func (rt *Runtime) mapFunction(tree *ast.FunctionExpr, chunk string) (*mapFunc, 
 
 // mapVariant translates (and on cuda compiles, through the kernel cache)
 // mf for one signature.
-func (rt *Runtime) mapVariant(mf *mapFunc, sig jit.Signature, out device.DType, host bool, cb KernelCompiler) (*jitVariant, error) {
+func (rt *Runtime) mapVariant(mf *mapFunc, sig jit.Signature, out device.DType) (*jitVariant, error) {
 	rt.maps.mu.Lock()
 	defer rt.maps.mu.Unlock()
 	key := out.String() + sig.String()
@@ -160,11 +159,9 @@ func (rt *Runtime) mapVariant(mf *mapFunc, sig jit.Signature, out device.DType, 
 	if err != nil {
 		return nil, err
 	}
-	v := &jitVariant{prog: prog}
-	if !host {
-		if v.kernel, err = rt.newKernel(cb, jit.CUDA(prog), prog.Name, jitOptions, jitParams(prog)); err != nil {
-			return nil, err
-		}
+	v, err := rt.readyVariant(prog)
+	if err != nil {
+		return nil, err
 	}
 	mf.variants[key] = v
 	return v, nil

@@ -51,7 +51,7 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, 
 	if err != nil {
 		return 0, err
 	}
-	mf, first, firstName, host, cb := c.mf, c.first, c.firstName, c.host, c.cb
+	mf, first, firstName, host := c.mf, c.first, c.firstName, c.host
 	sig, err := mapSignature(rt, mf, args, first.shape, firstName)
 	if err != nil {
 		return 0, err
@@ -60,7 +60,7 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, 
 	if err != nil {
 		return 0, err
 	}
-	v, err := rt.mapReduceVariant(mf, sig, op, red, host, cb)
+	v, err := rt.mapReduceVariant(mf, sig, op, red)
 	if err != nil {
 		return 0, err
 	}
@@ -150,7 +150,7 @@ func reductionKey(op ReduceOp) string {
 
 // mapReduceVariant translates (and on cuda compiles) both kernels of mf
 // for one signature and op.
-func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction, host bool, cb KernelCompiler) (*mapReduceVariant, error) {
+func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction) (*mapReduceVariant, error) {
 	rt.maps.mu.Lock()
 	defer rt.maps.mu.Unlock()
 	key := reductionKey(op) + sig.String()
@@ -161,13 +161,12 @@ func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op ReduceOp,
 	if err != nil {
 		return nil, err
 	}
-	v := &mapReduceVariant{first: &jitVariant{prog: first}, second: &jitVariant{prog: jit.ReducePartials(first, red)}}
-	if !host {
-		for _, jv := range []*jitVariant{v.first, v.second} {
-			if jv.kernel, err = rt.newKernel(cb, jit.CUDA(jv.prog), jv.prog.Name, jitOptions, jitParams(jv.prog)); err != nil {
-				return nil, err
-			}
-		}
+	v := &mapReduceVariant{}
+	if v.first, err = rt.readyVariant(first); err != nil {
+		return nil, err
+	}
+	if v.second, err = rt.readyVariant(jit.ReducePartials(first, red)); err != nil {
+		return nil, err
 	}
 	if mf.reductions == nil {
 		mf.reductions = map[string]*mapReduceVariant{}
@@ -195,7 +194,7 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 	if err != nil {
 		return nil, err
 	}
-	mf, first, firstName, host, cb := c.mf, c.first, c.firstName, c.host, c.cb
+	mf, first, firstName, host := c.mf, c.first, c.firstName, c.host
 	if axis != 1 && axis != 2 {
 		return nil, fmt.Errorf("axis = %d is out of range: axis is 1 (one result per column) or 2 (one per row) of 2-D arrays", axis)
 	}
@@ -234,7 +233,7 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 	case first.dtype.IsFloat():
 		d = first.dtype
 	}
-	p, err := rt.mapReduceAxisVariant(mf, sig, op, red, d, host, cb)
+	p, err := rt.mapReduceAxisVariant(mf, sig, op, red, d)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +299,7 @@ func axisOut(rt *Runtime, out *Array, m int, acc device.DType, axis int, firstNa
 
 // mapReduceAxisVariant translates (and on cuda compiles) the axis kernel
 // of mf for one signature, op and out dtype.
-func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction, out device.DType, host bool, cb KernelCompiler) (*jitVariant, error) {
+func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction, out device.DType) (*jitVariant, error) {
 	rt.maps.mu.Lock()
 	defer rt.maps.mu.Unlock()
 	key := reductionKey(op) + " " + out.String() + sig.String()
@@ -311,11 +310,9 @@ func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op Reduc
 	if err != nil {
 		return nil, err
 	}
-	v := &jitVariant{prog: p}
-	if !host {
-		if v.kernel, err = rt.newKernel(cb, jit.CUDA(p), p.Name, jitOptions, jitParams(p)); err != nil {
-			return nil, err
-		}
+	v, err := rt.readyVariant(p)
+	if err != nil {
+		return nil, err
 	}
 	if mf.axes == nil {
 		mf.axes = map[string]*jitVariant{}
@@ -332,7 +329,6 @@ type reduceCall struct {
 	first     *Array
 	firstName string
 	host      bool
-	cb        KernelCompiler
 }
 
 func (rt *Runtime) checkReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, args []any, gives string) (reduceCall, error) {
@@ -341,9 +337,7 @@ func (rt *Runtime) checkReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp
 		return c, fmt.Errorf("op %q is not a reduction (sum, prod, max, min or a function of two values)", op.Name)
 	}
 	_, c.host = rt.backend.(HostMemory)
-	var compiles bool
-	c.cb, compiles = rt.backend.(KernelCompiler)
-	if !c.host && !compiles {
+	if _, compiles := rt.backend.(KernelCompiler); !c.host && !compiles {
 		return c, fmt.Errorf("kernels.map_reduce needs the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
 	}
 	var err error
