@@ -9,7 +9,7 @@ import (
 // parallelMin is the size from which staging copies are split across
 // threads: one thread copies pageable memory into pinned memory at about a
 // tenth of what the bus takes (5 GB/s against 53 on the H100's host), so
-// a stream of pageable batches would be bound by it.
+// batch.matmul's panels would be bound by it.
 const parallelMin = 4 << 20
 
 // parallelCopy copies src into dst (of the same length) with up to one
@@ -34,8 +34,8 @@ func parallelRows(n, rowBytes int, copyRow func(r int)) {
 // worth threads. Claiming small pieces keeps every thread busy to the end
 // when some are held back (by the copy stream's waits, the collector), and
 // pieces under memmove's non-temporal threshold (1 MiB) copy with ordinary
-// stores: on the H100's host, staging 64 MiB batches while the bus read
-// the previous ones ran at 40 GB/s so, against 32-36 in 16 or 32 fixed
+// stores: on the H100's host, staging 64 MiB while the bus read the
+// previous 64 MiB ran at 40 GB/s so, against 32-36 in 16 or 32 fixed
 // ranges.
 func inParts(n, bytes int, work func(lo, hi int)) {
 	threads := min(goruntime.GOMAXPROCS(0), bytes/(parallelMin/2), n)

@@ -49,8 +49,9 @@ type Options struct {
 // next Prefetch batches on a copy stream while the body computes on the
 // current one, and frees a batch's device arrays as soon as the next is
 // asked for. Host arrays that are not pinned go through pinned staging
-// buffers, which the iterator reuses; the runtime's stream waits, on the
-// device, for a batch's copies before the body's work on it runs.
+// slots of a runtime.Stager, which the iterator reuses; the runtime's
+// stream waits, on the device, for a batch's copies before the body's work
+// on it runs.
 type Iter struct {
 	rt       *runtime.Runtime
 	source   Source
@@ -60,9 +61,9 @@ type Iter struct {
 	current  *upload
 	index    int // of the last batch read from the source, among this rank's
 	shard    Shard
-	// spare holds the pinned staging buffers and events no copy is using:
-	// the runtime keeps events until it closes, so they are reused.
-	spare    map[stagingKey][]*runtime.HostArray
+	stager   *runtime.Stager
+	// events no copy is using: the runtime keeps events until it closes,
+	// so they are reused.
 	events   []*runtime.Event
 	fence    *runtime.Event
 	progress *progress
@@ -72,15 +73,9 @@ type Iter struct {
 
 // upload is one batch on its way to the device.
 type upload struct {
-	index   int
-	arrays  []*runtime.Array
-	staging []*runtime.HostArray // borrowed from spare until the copy is done
-	ready   *runtime.Event       // recorded on the copy stream after the copies
-}
-
-type stagingKey struct {
-	dtype runtime.DType
-	size  int
+	index  int
+	arrays []*runtime.Array
+	ready  *runtime.Event // recorded on the copy stream after the copies
 }
 
 // NewIter starts an iterator over source.
@@ -105,7 +100,7 @@ func NewIter(rt *runtime.Runtime, source Source, opts Options) (*Iter, error) {
 		return nil, err
 	}
 	return &Iter{rt: rt, source: source, prefetch: opts.Prefetch, copy: copyStream, fence: fence, shard: opts.Shard,
-		spare: map[stagingKey][]*runtime.HostArray{}, progress: newProgress(opts.Progress, opts.ProgressOut, opts.Total)}, nil
+		stager: rt.NewStager(copyStream), progress: newProgress(opts.Progress, opts.ProgressOut, opts.Total)}, nil
 }
 
 // Next frees the previous batch's device arrays and returns the next
@@ -187,13 +182,7 @@ func (it *Iter) start(u *upload, hosts []*runtime.HostArray) error {
 		return err
 	}
 	for i, h := range hosts {
-		src, err := h, error(nil)
-		if !h.Pinned() {
-			if src, err = it.stage(u, h); err != nil {
-				return err
-			}
-		}
-		if err := u.arrays[i].CopyFromAsync(src, it.copy); err != nil {
+		if err := it.stager.Upload(u.arrays[i], h); err != nil {
 			return err
 		}
 	}
@@ -208,26 +197,8 @@ func (it *Iter) start(u *upload, hosts []*runtime.HostArray) error {
 	return u.ready.Record(it.copy)
 }
 
-// stage copies h into a pinned staging buffer of its size that no copy is
-// reading, making one the first time.
-func (it *Iter) stage(u *upload, h *runtime.HostArray) (*runtime.HostArray, error) {
-	key := stagingKey{h.DType(), h.Size()}
-	var buf *runtime.HostArray
-	if free := it.spare[key]; len(free) > 0 {
-		buf, it.spare[key] = free[len(free)-1], free[:len(free)-1]
-	} else {
-		var err error
-		if buf, err = it.rt.NewStaging(h.Size(), h.DType()); err != nil {
-			return nil, err
-		}
-	}
-	u.staging = append(u.staging, buf)
-	parallelCopy(buf.Bytes(), h.Bytes())
-	return buf.Reshape(h.Shape())
-}
-
-// retire frees a batch's device arrays and, once its copies are done,
-// gives its staging buffers back for reuse.
+// retire frees a batch's device arrays and keeps its event for a later
+// batch: recording it again leaves the waits queued on it as they were.
 func (it *Iter) retire(u *upload) error {
 	if u == nil {
 		return nil
@@ -237,16 +208,9 @@ func (it *Iter) retire(u *upload) error {
 		errs = append(errs, a.Free())
 	}
 	if u.ready != nil {
-		// Its copies must be done before the staging buffers are written
-		// again; the runtime's stream already waits on the device.
-		errs = append(errs, u.ready.Synchronize())
 		it.events = append(it.events, u.ready)
 	}
-	for _, buf := range u.staging {
-		key := stagingKey{buf.DType(), buf.Size()}
-		it.spare[key] = append(it.spare[key], buf)
-	}
-	u.arrays, u.staging, u.ready = nil, nil, nil
+	u.arrays, u.ready = nil, nil
 	return errors.Join(errs...)
 }
 
@@ -271,12 +235,8 @@ func (it *Iter) Close() error {
 	for _, u := range it.ahead {
 		errs = append(errs, it.retire(u))
 	}
-	for _, bufs := range it.spare {
-		for _, buf := range bufs {
-			it.rt.ReleasePinned(buf) // for the next iterator's staging
-		}
-	}
-	it.current, it.ahead, it.spare = nil, nil, nil
+	errs = append(errs, it.stager.Close()) // its slots go to the next iterator
+	it.current, it.ahead = nil, nil
 	return errors.Join(errs...)
 }
 

@@ -26,7 +26,7 @@ var errNotPinned = errors.New("the host array is not pinned; asynchronous copies
 // Runtime.StreamWait on a stream). The pool keeps a's memory from other
 // streams until then, even if a is freed first.
 func (a *Array) CopyFromAsync(src *HostArray, s *Stream) error {
-	h, ac, err := a.asyncCopy("source", src, s)
+	h, ac, err := a.asyncCopy("source", src, s, true)
 	if err != nil || a.size == 0 {
 		return err
 	}
@@ -37,7 +37,7 @@ func (a *Array) CopyFromAsync(src *HostArray, s *Stream) error {
 // runtime's stream) and returns at once; dst holds the data once s has
 // passed this point. dst must be pinned, with a's shape and dtype.
 func (a *Array) CopyToHostAsync(dst *HostArray, s *Stream) error {
-	h, ac, err := a.asyncCopy("destination", dst, s)
+	h, ac, err := a.asyncCopy("destination", dst, s, true)
 	if err != nil || a.size == 0 {
 		return err
 	}
@@ -45,8 +45,9 @@ func (a *Array) CopyToHostAsync(dst *HostArray, s *Stream) error {
 }
 
 // asyncCopy checks an asynchronous copy between a and host on s, and
-// records s's use of a's memory with the pool.
-func (a *Array) asyncCopy(what string, host *HostArray, s *Stream) (device.Stream, AsyncCopier, error) {
+// records s's use of a's memory with the pool. pinned says that host must
+// be page-locked: a Stager copies from any host array.
+func (a *Array) asyncCopy(what string, host *HostArray, s *Stream, pinned bool) (device.Stream, AsyncCopier, error) {
 	rt := a.buf.rt
 	if err := a.live(rt, ""); err != nil {
 		return 0, nil, err
@@ -64,7 +65,7 @@ func (a *Array) asyncCopy(what string, host *HostArray, s *Stream) (device.Strea
 	if !ok {
 		return 0, nil, fmt.Errorf("the %s backend has no asynchronous copies", rt.backend.Name())
 	}
-	if !host.pinned {
+	if pinned && !host.pinned {
 		return 0, nil, errNotPinned
 	}
 	h, err := rt.streamHandle(s)

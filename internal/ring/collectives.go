@@ -2,6 +2,7 @@ package ring
 
 import (
 	"fmt"
+	"github.com/gluaproject/glua/internal/callhead"
 
 	"github.com/gluaproject/glua/device"
 )
@@ -45,7 +46,7 @@ func (k *call) allReduce(buf []byte, dt device.DType, op Op) error {
 	if !op.Valid() {
 		return fmt.Errorf("invalid reduction %s", op)
 	}
-	if err := k.agree(header{kind: callAllReduce, dtype: dt, op: op, root: -1, count: uint64(n)}); err != nil {
+	if err := k.agree(header{Kind: callhead.AllReduce, DType: dt, Op: op, Root: -1, Count: uint64(n)}); err != nil {
 		return err
 	}
 	size, es := k.c.size, dt.Size()
@@ -105,7 +106,7 @@ func (k *call) broadcast(buf []byte, root int) error {
 	if err := c.checkRoot("root", root); err != nil {
 		return err
 	}
-	if err := k.agree(header{kind: callBroadcast, root: int32(root), count: uint64(len(buf))}); err != nil {
+	if err := k.agree(header{Kind: callhead.Broadcast, Root: int32(root), Count: uint64(len(buf))}); err != nil {
 		return err
 	}
 	if c.size == 1 {
@@ -145,7 +146,7 @@ func (k *call) reduce(buf []byte, dt device.DType, op Op, root int) error {
 	if err := c.checkRoot("root", root); err != nil {
 		return err
 	}
-	if err := k.agree(header{kind: callReduce, dtype: dt, op: op, root: int32(root), count: uint64(n)}); err != nil {
+	if err := k.agree(header{Kind: callhead.Reduce, DType: dt, Op: op, Root: int32(root), Count: uint64(n)}); err != nil {
 		return err
 	}
 	if c.size > 1 {
@@ -183,7 +184,7 @@ func (k *call) allGather(out, in []byte) error {
 	if len(out) != c.size*len(in) {
 		return fmt.Errorf("out holds %d bytes, want %d (%d ranks × %d bytes of in)", len(out), c.size*len(in), c.size, len(in))
 	}
-	if err := k.agree(header{kind: callAllGather, root: -1, count: uint64(len(in))}); err != nil {
+	if err := k.agree(header{Kind: callhead.AllGather, Root: -1, Count: uint64(len(in))}); err != nil {
 		return err
 	}
 	n := len(in)
@@ -214,7 +215,7 @@ func (k *call) reduceScatter(out, in []byte, dt device.DType, op Op) error {
 	if len(in) != c.size*len(out) {
 		return fmt.Errorf("in holds %d bytes, want %d (%d ranks × %d bytes of out)", len(in), c.size*len(out), c.size, len(out))
 	}
-	if err := k.agree(header{kind: callReduceScatter, dtype: dt, op: op, root: -1, count: uint64(n)}); err != nil {
+	if err := k.agree(header{Kind: callhead.ReduceScatter, DType: dt, Op: op, Root: -1, Count: uint64(n)}); err != nil {
 		return err
 	}
 	work := append([]byte(nil), in...)
@@ -236,7 +237,7 @@ func (c *Comm) Barrier() error {
 	if err != nil {
 		return err
 	}
-	return k.end(k.agree(header{kind: callBarrier, root: -1}))
+	return k.end(k.agree(header{Kind: callhead.Barrier, Root: -1}))
 }
 
 // Send sends buf to peer, whose matching Recv must ask for len(buf) bytes.
@@ -245,7 +246,7 @@ func (c *Comm) Send(buf []byte, peer int) error {
 	if err != nil {
 		return err
 	}
-	return k.end(k.pointToPoint(callSend, buf, peer))
+	return k.end(k.pointToPoint(callhead.Send, buf, peer))
 }
 
 // Recv receives into buf what peer sends with Send.
@@ -254,10 +255,10 @@ func (c *Comm) Recv(buf []byte, peer int) error {
 	if err != nil {
 		return err
 	}
-	return k.end(k.pointToPoint(callRecv, buf, peer))
+	return k.end(k.pointToPoint(callhead.Recv, buf, peer))
 }
 
-func (k *call) pointToPoint(kd kind, buf []byte, peer int) error {
+func (k *call) pointToPoint(kd callhead.Kind, buf []byte, peer int) error {
 	c := k.c
 	if err := c.checkRoot("peer", peer); err != nil {
 		return err
@@ -266,10 +267,10 @@ func (k *call) pointToPoint(kd kind, buf []byte, peer int) error {
 		return fmt.Errorf("peer %d is this rank", peer)
 	}
 	p := c.peers[peer]
-	if err := k.agreePair(header{kind: kd, root: int32(peer), count: uint64(len(buf))}, p); err != nil {
+	if err := k.agreePair(header{Kind: kd, Root: int32(peer), Count: uint64(len(buf))}, p); err != nil {
 		return err
 	}
-	if kd == callSend {
+	if kd == callhead.Send {
 		return k.send(p, frameData, buf)
 	}
 	_, err := k.recv(p, frameData, buf)

@@ -1,0 +1,149 @@
+package runtime_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gluaproject/glua/runtime"
+)
+
+// A Stager uploads pageable arrays of any size and dtype exactly: empty,
+// one element, less than a piece, several pieces and a remainder. Each
+// upload returns once the source has been copied out, so overwriting the
+// source at once leaves the device's copy as it was; its slots grow for
+// larger arrays, and Close gives their pinned memory back.
+func TestStagerUploadsPageableArraysExactly(t *testing.T) {
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		liveBefore, _, _ := rt.PinnedStats()
+		s, err := rt.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := rt.NewStager(s)
+		cases := []struct {
+			dt runtime.DType
+			n  int
+		}{
+			{runtime.Float32, 0}, {runtime.Float64, 1}, {runtime.Uint8, 4097},
+			{runtime.Float32, 3<<19 + 5}, {runtime.Int32, 1 << 19}, {runtime.Float64, 7<<17 - 3},
+		}
+		type pending struct {
+			a    *runtime.Array
+			want []byte
+		}
+		var queued []pending
+		for _, c := range cases {
+			h, err := rt.NewHostArray([]int{c.n}, c.dt, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range c.n {
+				h.Set(i, float64(rand.IntN(200)+1))
+			}
+			want := bytes.Clone(h.Bytes())
+			a, err := rt.DeviceArray([]int{c.n}, c.dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Upload(a, h); err != nil {
+				t.Fatalf("%s[%d]: %v", c.dt, c.n, err)
+			}
+			clear(h.Bytes())
+			queued = append(queued, pending{a, want})
+		}
+		if err := s.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range queued {
+			got, err := p.a.CopyToHost(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), p.want) {
+				t.Errorf("%s[%d]: the device's copy differs from the source", cases[i].dt, cases[i].n)
+			}
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Errorf("closing twice: %v", err)
+		}
+		if live, _, _ := rt.PinnedStats(); live != liveBefore {
+			t.Errorf("pinned bytes live after Close: %d, want %d", live, liveBefore)
+		}
+	})
+}
+
+// A pinned source is copied from directly, without slots.
+func TestStagerCopiesPinnedArraysDirectly(t *testing.T) {
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		h, err := rt.NewHostArray([]int{1000}, runtime.Float32, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 1000 {
+			h.Set(i, rand.Float64())
+		}
+		liveBefore, _, _ := rt.PinnedStats()
+		st := rt.NewStager(nil)
+		defer st.Close()
+		a, _ := rt.DeviceArray([]int{1000}, runtime.Float32)
+		if err := st.Upload(a, h); err != nil {
+			t.Fatal(err)
+		}
+		if live, _, _ := rt.PinnedStats(); live != liveBefore {
+			t.Errorf("a pinned upload took %d pinned bytes of slots", live-liveBefore)
+		}
+		got, err := a.CopyToHost(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), h.Bytes()) {
+			t.Error("the device's copy differs from the source")
+		}
+	})
+}
+
+// Bad uploads are refused before anything is copied, and the stager and
+// the runtime go on working.
+func TestStagerRefusesBadUploadsAndStaysUsable(t *testing.T) {
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		st := rt.NewStager(nil)
+		h, _ := rt.NewHostArray([]int{4, 4}, runtime.Float32, false)
+		for i := range 16 {
+			h.Set(i, float64(i+1))
+		}
+		wrongShape, _ := rt.DeviceArray([]int{16}, runtime.Float32)
+		wrongType, _ := rt.DeviceArray([]int{4, 4}, runtime.Float64)
+		freed, _ := rt.DeviceArray([]int{4, 4}, runtime.Float32)
+		freed.Free()
+		for _, c := range []struct {
+			a    *runtime.Array
+			h    *runtime.HostArray
+			want string
+		}{
+			{wrongShape, h, "source is 4x4 but array is 16"}, {wrongType, h, "float64"}, {freed, h, "freed"}, {wrongShape, nil, "nil"},
+		} {
+			if err := st.Upload(c.a, c.h); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want an error about %q", err, c.want)
+			}
+		}
+		good, _ := rt.DeviceArray([]int{4, 4}, runtime.Float32)
+		if err := st.Upload(good, h); err != nil {
+			t.Fatal(err)
+		}
+		got, err := good.CopyToHost(nil)
+		if err != nil || !bytes.Equal(got.Bytes(), h.Bytes()) {
+			t.Fatalf("after the refusals: %v", err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Upload(good, h); err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Errorf("upload after Close: %v", err)
+		}
+	})
+}
