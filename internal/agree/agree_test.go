@@ -1,0 +1,258 @@
+package agree
+
+import (
+	"encoding/binary"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/callhead"
+)
+
+// group starts size checkers on the loopback, each recording its
+// failure on a channel.
+func group(t *testing.T, size int) ([]*Checker, []chan *Error) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cs := make([]*Checker, size)
+	fails := make([]chan *Error, size)
+	for r := range fails {
+		fails[r] = make(chan *Error, 1)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var rootErr error
+	go func() {
+		defer wg.Done()
+		cs[0], rootErr = Root(l, size, 5*time.Second, func(e *Error) { fails[0] <- e })
+	}()
+	for r := 1; r < size; r++ {
+		c, err := Join(l.Addr().String(), r, size, 5*time.Second, func(e *Error) { fails[r] <- e })
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs[r] = c
+	}
+	wg.Wait()
+	if rootErr != nil {
+		t.Fatal(rootErr)
+	}
+	t.Cleanup(func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	})
+	return cs, fails
+}
+
+func allReduce(n uint64) callhead.Header {
+	return callhead.Header{Kind: callhead.AllReduce, DType: device.Float32, Op: device.ReduceSum, Root: -1, Count: n}
+}
+
+// Ranks making the same calls, each at its own pace and rank 0 last, never
+// fail, past the point where rank 0 trims what every rank has passed.
+func TestSameCallsNeverFail(t *testing.T) {
+	cs, fails := group(t, 3)
+	const calls = 5000
+	var wg sync.WaitGroup
+	for r := len(cs) - 1; r >= 0; r-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range calls {
+				h := allReduce(uint64(k%7 + 1))
+				if k%10 == 9 {
+					h = callhead.Header{Kind: callhead.Barrier, Root: -1}
+				}
+				if err := cs[r].Call(h); err != nil {
+					t.Errorf("rank %d call %d: %v", r, k, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for r := 1; r < len(cs); r++ {
+		cs[r].Close() // a rank that ends after its last call has not left early
+	}
+	time.Sleep(200 * time.Millisecond)
+	for r, f := range fails {
+		select {
+		case e := <-f:
+			t.Errorf("rank %d failed: %v", r, e)
+		default:
+		}
+	}
+	cs[0].mu.Lock()
+	defer cs[0].mu.Unlock()
+	if len(cs[0].own) >= calls {
+		t.Errorf("rank 0 kept all %d headers: trimming never ran", len(cs[0].own))
+	}
+}
+
+// A rank whose call differs from rank 0's makes every rank fail, naming it
+// and the difference as the CPU backend's ring does, and every later call
+// returns that failure.
+func TestADifferentCallFailsEveryRank(t *testing.T) {
+	for _, tc := range []struct {
+		theirs callhead.Header
+		op     string
+		msg    string
+	}{
+		{allReduce(5), "all_reduce", "rank 2 has 5 float32 elements, rank 0 has 4"},
+		{callhead.Header{Kind: callhead.AllReduce, DType: device.Float64, Op: device.ReduceSum, Root: -1, Count: 4}, "all_reduce", "rank 2 has 4 float64 elements, rank 0 has 4 float32 elements"},
+		{callhead.Header{Kind: callhead.Broadcast, DType: device.Float32, Root: 0, Count: 4}, "all_reduce", "rank 2 called broadcast, rank 0 called all_reduce"},
+	} {
+		cs, fails := group(t, 3)
+		for r, c := range cs {
+			c.Call(allReduce(8))
+			h := allReduce(4)
+			if r == 2 {
+				h = tc.theirs
+			}
+			c.Call(h)
+		}
+		for r, f := range fails {
+			select {
+			case e := <-f:
+				if e.Op != tc.op || e.Rank != 2 || e.Msg != tc.msg {
+					t.Errorf("rank %d: %+v, want %s from rank 2: %s", r, e, tc.op, tc.msg)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("rank %d was not told of the difference", r)
+			}
+			if err := cs[r].Call(allReduce(4)); err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("rank %d: a later call returned %v", r, err)
+			}
+		}
+	}
+}
+
+// A rank that leaves before a call rank 0 makes fails the group at once,
+// whether rank 0 makes that call before or after the rank leaves.
+func TestARankThatLeavesEarlyFailsTheGroup(t *testing.T) {
+	for _, callFirst := range []bool{false, true} {
+		cs, fails := group(t, 3)
+		for _, c := range cs {
+			c.Call(allReduce(4))
+		}
+		cs[2].Call(allReduce(4))
+		if callFirst {
+			cs[0].Call(allReduce(4))
+		}
+		cs[1].Close()
+		if !callFirst {
+			time.Sleep(50 * time.Millisecond)
+			cs[0].Call(allReduce(4))
+		}
+		want := "rank 1 left the group after 1 collective call, before this one"
+		for _, r := range []int{0, 2} {
+			select {
+			case e := <-fails[r]:
+				if e.Rank != 1 || e.Msg != want {
+					t.Errorf("rank 0 called first %v: rank %d: %+v", callFirst, r, e)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("rank 0 called first %v: rank %d was not told", callFirst, r)
+			}
+		}
+	}
+}
+
+// A stranger on rank 0's port, claiming a place that does not exist, stops
+// the group from forming with an error that says so.
+func TestAJoinFromOutsideTheGroupIsRefused(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		conn, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		hello := binary.LittleEndian.AppendUint32(nil, 1)
+		conn.Write(binary.LittleEndian.AppendUint32(hello, 3))
+		time.Sleep(time.Second)
+	}()
+	_, err = Root(l, 2, 5*time.Second, func(*Error) {})
+	if err == nil || !strings.Contains(err.Error(), "as rank 1 of 3, in a group of 2") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// A rank that never joins stops the group from forming within the timeout.
+func TestARankThatNeverJoinsTimesOut(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	start := time.Now()
+	_, err = Root(l, 2, 200*time.Millisecond, func(*Error) {})
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 ranks joined") {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+// Settle returns once every call so far was compared: nil on every rank
+// when they agreed, the difference on every rank when not, without
+// depending on when the verdict would otherwise arrive.
+func TestSettleReportsEveryCallBeforeIt(t *testing.T) {
+	for _, differ := range []bool{false, true} {
+		cs, _ := group(t, 3)
+		errs := make([]error, len(cs))
+		var wg sync.WaitGroup
+		for r, c := range cs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range 50 {
+					h := allReduce(4)
+					if differ && r == 1 && k == 49 {
+						h = allReduce(6)
+					}
+					c.Call(h)
+				}
+				errs[r] = c.Settle(5 * time.Second)
+			}()
+		}
+		wg.Wait()
+		for r, err := range errs {
+			if !differ && err != nil {
+				t.Errorf("rank %d: %v", r, err)
+			}
+			if differ && (err == nil || err.Error() != "all_reduce: rank 1 has 6 float32 elements, rank 0 has 4") {
+				t.Errorf("rank %d: %v", r, err)
+			}
+		}
+	}
+}
+
+// A Settle that a rank does not join ends at the timeout with an error.
+func TestSettleWaitsNoLongerThanItsTimeout(t *testing.T) {
+	cs, _ := group(t, 2)
+	cs[0].Call(allReduce(4))
+	start := time.Now()
+	if err := cs[0].Settle(100 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "within 100ms") {
+		t.Errorf("rank 0: %v", err)
+	}
+	if err := cs[1].Settle(100 * time.Millisecond); err == nil {
+		t.Error("rank 1 settled without rank 0's confirmation")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
