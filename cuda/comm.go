@@ -2,14 +2,19 @@ package cuda
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 	"unsafe"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/agree"
+	"github.com/gluaproject/glua/internal/callhead"
 )
 
 // envCommID is where NCCL's bootstrap looks for the address of its root.
@@ -67,6 +72,7 @@ func (b *Backend) OpenComm(ctx context.Context, cfg device.CommConfig) (device.C
 	c := &comm{b: b, nccl: nl, handle: handle, rank: cfg.Rank, size: cfg.Size, timeout: cfg.Timeout}
 	if err := c.setUp(); err != nil {
 		c.destroy(true)
+		c.release()
 		return nil, err
 	}
 	// What NCCL took for the group, read as the device's free memory
@@ -79,7 +85,84 @@ func (b *Backend) OpenComm(ctx context.Context, cfg device.CommConfig) (device.C
 	b.mu.Lock()
 	b.comms[c] = struct{}{}
 	b.mu.Unlock()
+	if cfg.Size == 1 {
+		return c, nil
+	}
+	if err := c.joinCheck(cfg.Addr); err != nil {
+		c.destroy(true)
+		c.release()
+		return nil, &device.CommError{Rank: c.rank, Msg: fmt.Sprintf("rank %d of %d: %v", c.rank, c.size, err)}
+	}
 	return c, nil
+}
+
+// joinCheck starts the comparison of the ranks' calls (internal/agree),
+// which NCCL does not make: rank 0 listens on a port of its own, on the
+// host where the ranks met, and an NCCL broadcast tells the others which.
+func (c *comm) joinCheck(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	port := make([]byte, 4)
+	var l net.Listener
+	if c.rank == 0 {
+		if l, err = net.Listen("tcp", net.JoinHostPort(host, "0")); err != nil {
+			return fmt.Errorf("listening for the check of calls: %w", err)
+		}
+		defer l.Close()
+		binary.LittleEndian.PutUint32(port, uint32(l.Addr().(*net.TCPAddr).Port))
+	}
+	if err := c.b.Upload(c.scratch, port, 0); err != nil {
+		return err
+	}
+	if err := c.Broadcast(c.scratch, len(port), device.Uint8, 0, 0); err != nil {
+		return err
+	}
+	if err := c.wait(); err != nil {
+		return err
+	}
+	if err := c.b.Download(port, c.scratch, 0); err != nil {
+		return err
+	}
+	var check *agree.Checker
+	if c.rank == 0 {
+		check, err = agree.Root(l, c.size, c.timeout, c.disagreed)
+	} else {
+		at := net.JoinHostPort(host, strconv.Itoa(int(binary.LittleEndian.Uint32(port))))
+		check, err = agree.Join(at, c.rank, c.size, c.timeout, c.disagreed)
+	}
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.check = check
+	c.mu.Unlock()
+	return nil
+}
+
+// disagreed aborts the communicator when the check finds that the ranks'
+// calls differ, or that a rank left before a call the others made: the
+// collective in flight could otherwise wait for its timeout, or reduce
+// buffers of different sizes.
+func (c *comm) disagreed(e *agree.Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handle == 0 {
+		return
+	}
+	if c.b.begin() != nil {
+		return
+	}
+	defer c.b.end()
+	c.abortBy(e)
+}
+
+// abortBy is abortLocked for a failure the check found.
+func (c *comm) abortBy(e *agree.Error) error {
+	c.abortLocked(fmt.Sprintf("the ranks stopped at an earlier %s: %s", e.Op, e.Msg))
+	c.failed.(*device.CommError).Rank = e.Rank
+	return c.failed
 }
 
 // initComm runs ncclGetUniqueId and ncclCommInitRank, which blocks until
@@ -143,7 +226,8 @@ type comm struct {
 	timeout    time.Duration
 	// deviceBytes is the device memory the group took outside the pool.
 	deviceBytes uint64
-	scratch     device.Ptr // one byte that Barrier reduces
+	scratch     device.Ptr // Barrier reduces its first byte
+	check       *agree.Checker
 
 	mu       sync.Mutex
 	handle   uintptr   // ncclComm_t; 0 once destroyed or aborted
@@ -160,7 +244,7 @@ func (c *comm) setUp() error {
 	if err := c.b.check("cuEventCreate", "", cuResult(c.b.drv.cuEventCreate.call(uintptr(unsafe.Pointer(&c.done)), cuEventDisableTiming))); err != nil {
 		return err
 	}
-	p, err := c.b.alloc(1)
+	p, err := c.b.alloc(4)
 	if err != nil {
 		return err
 	}
@@ -170,8 +254,9 @@ func (c *comm) setUp() error {
 
 // enqueue runs one NCCL call that queues work on s and records c.done
 // after it. Bad arguments come back as NCCL's error; a failure of the
-// group aborts the communicator.
-func (c *comm) enqueue(call string, s device.Stream, f func(handle uintptr) uintptr) error {
+// group aborts the communicator. A collective's header goes to the check
+// of calls first (p2p calls have none).
+func (c *comm) enqueue(call string, head *callhead.Header, s device.Stream, f func(handle uintptr) uintptr) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.handle == 0 {
@@ -181,6 +266,9 @@ func (c *comm) enqueue(call string, s device.Stream, f func(handle uintptr) uint
 		return err
 	}
 	defer c.b.end()
+	if err := c.recordLocked(head); err != nil {
+		return err
+	}
 	r := int(int32(uint32(f(c.handle))))
 	switch r {
 	case ncclSuccess, ncclInProgress:
@@ -314,7 +402,7 @@ func (c *comm) AllReduce(buf device.Ptr, count int, dt device.DType, op device.R
 	if err != nil {
 		return err
 	}
-	return c.enqueue("ncclAllReduce", s, func(h uintptr) uintptr {
+	return c.enqueue("ncclAllReduce", &callhead.Header{Kind: callhead.AllReduce, DType: dt, Op: op, Root: -1, Count: uint64(count)}, s, func(h uintptr) uintptr {
 		return c.nccl.api.ncclAllReduce.call(uintptr(buf), uintptr(buf), uintptr(count), t, o, h, uintptr(s))
 	})
 }
@@ -327,7 +415,7 @@ func (c *comm) Broadcast(buf device.Ptr, count int, dt device.DType, root int, s
 	if err := c.peer("root", root); err != nil {
 		return err
 	}
-	return c.enqueue("ncclBroadcast", s, func(h uintptr) uintptr {
+	return c.enqueue("ncclBroadcast", &callhead.Header{Kind: callhead.Broadcast, DType: dt, Root: int32(root), Count: uint64(count)}, s, func(h uintptr) uintptr {
 		return c.nccl.api.ncclBroadcast.call(uintptr(buf), uintptr(buf), uintptr(count), t, uintptr(root), h, uintptr(s))
 	})
 }
@@ -340,7 +428,7 @@ func (c *comm) Reduce(buf device.Ptr, count int, dt device.DType, op device.Redu
 	if err := c.peer("root", root); err != nil {
 		return err
 	}
-	return c.enqueue("ncclReduce", s, func(h uintptr) uintptr {
+	return c.enqueue("ncclReduce", &callhead.Header{Kind: callhead.Reduce, DType: dt, Op: op, Root: int32(root), Count: uint64(count)}, s, func(h uintptr) uintptr {
 		return c.nccl.api.ncclReduce.call(uintptr(buf), uintptr(buf), uintptr(count), t, o, uintptr(root), h, uintptr(s))
 	})
 }
@@ -350,7 +438,7 @@ func (c *comm) AllGather(out, in device.Ptr, count int, dt device.DType, s devic
 	if err != nil {
 		return err
 	}
-	return c.enqueue("ncclAllGather", s, func(h uintptr) uintptr {
+	return c.enqueue("ncclAllGather", &callhead.Header{Kind: callhead.AllGather, DType: dt, Root: -1, Count: uint64(count)}, s, func(h uintptr) uintptr {
 		return c.nccl.api.ncclAllGather.call(uintptr(in), uintptr(out), uintptr(count), t, h, uintptr(s))
 	})
 }
@@ -360,7 +448,7 @@ func (c *comm) ReduceScatter(out, in device.Ptr, count int, dt device.DType, op 
 	if err != nil {
 		return err
 	}
-	return c.enqueue("ncclReduceScatter", s, func(h uintptr) uintptr {
+	return c.enqueue("ncclReduceScatter", &callhead.Header{Kind: callhead.ReduceScatter, DType: dt, Op: op, Root: -1, Count: uint64(count)}, s, func(h uintptr) uintptr {
 		return c.nccl.api.ncclReduceScatter.call(uintptr(in), uintptr(out), uintptr(count), t, o, h, uintptr(s))
 	})
 }
@@ -387,7 +475,7 @@ func (c *comm) p2p(call string, f fn, buf device.Ptr, count int, dt device.DType
 	if peer == c.rank {
 		return fmt.Errorf("cuda: rank %d cannot send to or receive from itself", c.rank)
 	}
-	return c.enqueue(call, s, func(h uintptr) uintptr {
+	return c.enqueue(call, nil, s, func(h uintptr) uintptr {
 		if r := c.nccl.api.ncclGroupStart.call(); r != ncclSuccess {
 			return r
 		}
@@ -399,12 +487,83 @@ func (c *comm) p2p(call string, f fn, buf device.Ptr, count int, dt device.DType
 	})
 }
 
-// Barrier all-reduces one byte of the comm's own and waits for it.
+// recordLocked gives the check of calls a collective's header (none for
+// p2p calls); a failure the check knows of aborts the communicator. It
+// runs inside begin/end with c.mu held.
+func (c *comm) recordLocked(head *callhead.Header) error {
+	if c.check == nil || head == nil {
+		return nil
+	}
+	err := c.check.Call(*head)
+	if e, ok := err.(*agree.Error); ok {
+		return c.abortBy(e)
+	}
+	return err
+}
+
+// Barrier waits for the check of every call before it, so that calls that
+// differed are reported by the barrier at the latest, and then
+// all-reduces one byte of the comm's own and waits for it. Checking first
+// lets the ranks leave together, as the all-reduce ends on all of them,
+// instead of rank 0 a round trip ahead of the others.
 func (c *comm) Barrier(s device.Stream) error {
-	if err := c.AllReduce(c.scratch, 1, device.Uint8, device.ReduceMax, s); err != nil {
+	t, o, err := c.types(1, device.Uint8, device.ReduceMax)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	if c.handle == 0 {
+		c.mu.Unlock()
+		return c.gone()
+	}
+	if err := c.b.begin(); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	err = c.recordLocked(&callhead.Header{Kind: callhead.Barrier, Root: -1})
+	c.b.end()
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := c.settle(); err != nil {
+		return err
+	}
+	buf := c.scratch
+	if err := c.enqueue("ncclAllReduce", nil, s, func(h uintptr) uintptr {
+		return c.nccl.api.ncclAllReduce.call(uintptr(buf), uintptr(buf), 1, t, o, h, uintptr(s))
+	}); err != nil {
 		return err
 	}
 	return c.wait()
+}
+
+// settle waits for the check of every call so far (agree.Checker.Settle)
+// and aborts the communicator when it failed.
+func (c *comm) settle() error {
+	c.mu.Lock()
+	check := c.check
+	c.mu.Unlock()
+	if check == nil {
+		return nil
+	}
+	err := check.Settle(c.timeout)
+	if err == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.handle == 0 {
+		return c.gone()
+	}
+	if err := c.b.begin(); err != nil {
+		return err
+	}
+	defer c.b.end()
+	if e, ok := err.(*agree.Error); ok {
+		return c.abortBy(e)
+	}
+	return c.abortLocked(fmt.Sprintf("rank %d of %d: %v", c.rank, c.size, err))
 }
 
 // wait waits for the latest collective, watching the group.
@@ -427,6 +586,13 @@ func (c *comm) wait() error {
 // since ncclCommDestroy would wait for them forever.
 func (c *comm) Close() error {
 	waitErr := c.wait()
+	if waitErr == nil && c.rank == 0 {
+		// Rank 0 reports calls that differed before it leaves. Its
+		// collectives have finished, so the others sent their headers
+		// of them; the others do not wait for rank 0, which may still
+		// be computing long after they end.
+		waitErr = c.settle()
+	}
 	c.mu.Lock()
 	live := c.handle != 0
 	c.mu.Unlock()
@@ -477,6 +643,10 @@ func (c *comm) release() {
 	defer c.b.end()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.check != nil {
+		c.check.Close()
+		c.check = nil
+	}
 	if c.done != 0 {
 		c.b.drv.cuEventDestroy.call(c.done)
 		c.done = 0

@@ -3,6 +3,7 @@ package cuda_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand"
@@ -262,6 +263,40 @@ func TestNCCLRankThatExitsEarlyFailsTheOtherWithinTheTimeout(t *testing.T) {
 		t.Fatalf("got %T %v, want a *device.CommError", err, err)
 	}
 	fmt.Println("FAULT-SEEN:", err)
+}
+
+// Ranks whose all_reduce differs in size fail, each naming the difference,
+// at once and not at the timeout: NCCL itself would hang or reduce
+// buffers of different sizes. The barrier after it reports the failure at
+// the latest.
+func TestNCCLMismatchedCallsFailBothRanksAtOnce(t *testing.T) {
+	if os.Getenv("GLUA_NCCL_TEST_RANK") == "" {
+		outs := runRanks(t, t.Name())
+		for r, out := range outs {
+			if !strings.Contains(out, "MISMATCH-SEEN") {
+				t.Errorf("rank %d did not report the mismatch:\n%s", r, out)
+			}
+		}
+		return
+	}
+	b, c, rank := openRank(t, time.Minute)
+	defer b.Close()
+	buf, _ := b.Alloc(4096)
+	start := time.Now()
+	err := c.AllReduce(buf, 1000+rank, device.Float32, device.ReduceSum, 0)
+	if err == nil {
+		err = c.Barrier(0)
+	}
+	want := "the ranks stopped at an earlier all_reduce: rank 1 has 1001 float32 elements, rank 0 has 1000"
+	var ce *device.CommError
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.As(err, &ce) || ce.Rank != 1 {
+		t.Fatalf("got %v, want a CommError from rank 1 saying %q", err, want)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("failing took %v", d)
+	}
+	c.Close()
+	fmt.Println("MISMATCH-SEEN:", err)
 }
 
 // Without NCCL one GPU does all it did: Load never opens NCCL, and only a
