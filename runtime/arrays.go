@@ -57,7 +57,7 @@ func (rt *Runtime) ToDevice(h *HostArray) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = a.upload(h.data)
+	err = a.upload(h.data, h.pinned)
 	goruntime.KeepAlive(h) // a mapped file must outlive the copy
 	if err != nil {
 		a.Free()
@@ -110,20 +110,26 @@ func (a *Array) CopyFrom(src *HostArray) error {
 	if err := sameLayout("source", src.shape, src.dtype, "array", a.shape, a.dtype); err != nil {
 		return err
 	}
-	err := a.upload(src.data)
+	err := a.upload(src.data, src.pinned)
 	goruntime.KeepAlive(src)
 	return err
 }
 
 // upload copies host bytes into the array; an empty array has no memory to
-// copy into, nor a valid address.
-func (a *Array) upload(data []byte) error {
+// copy into, nor a valid address. Pageable bytes go through a Stager when
+// there are enough of them.
+func (a *Array) upload(data []byte, pinned bool) error {
 	if a.size == 0 {
 		return nil
 	}
 	rt := a.buf.rt
 	if err := rt.uncapturable("a copy from the host"); err != nil {
 		return err
+	}
+	if !pinned {
+		if staged, err := rt.stagedUpload(a, data); staged {
+			return err
+		}
 	}
 	return rt.backend.Upload(a.ptr(), data, rt.stream)
 }

@@ -147,3 +147,41 @@ func TestStagerRefusesBadUploadsAndStaysUsable(t *testing.T) {
 		}
 	})
 }
+
+// Uploads of pageable arrays large enough to go through a Stager
+// (ToDevice, CopyFrom) land exactly, and leave no pinned memory in use:
+// the slots wait in the pinned cache for the next upload.
+func TestLargePageableUploadsLandExactly(t *testing.T) {
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		liveBefore, _, _ := rt.PinnedStats()
+		for _, n := range []int{1<<20 - 1, 5<<20 + 3} {
+			h, err := rt.NewHostArray([]int{n}, runtime.Float32, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				h.Set(i, rand.Float64())
+			}
+			a, err := rt.ToDevice(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.CopyToHost(nil)
+			if err != nil || !bytes.Equal(got.Bytes(), h.Bytes()) {
+				t.Fatalf("ToDevice of %d elements: %v", n, err)
+			}
+			for i := range n {
+				h.Set(i, rand.Float64())
+			}
+			if err := a.CopyFrom(h); err != nil {
+				t.Fatal(err)
+			}
+			if got, err = a.CopyToHost(nil); err != nil || !bytes.Equal(got.Bytes(), h.Bytes()) {
+				t.Fatalf("CopyFrom of %d elements: %v", n, err)
+			}
+		}
+		if live, _, _ := rt.PinnedStats(); live != liveBefore {
+			t.Errorf("pinned bytes live after the uploads: %d, want %d", live, liveBefore)
+		}
+	})
+}
