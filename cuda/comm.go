@@ -146,16 +146,7 @@ func (c *comm) joinCheck(addr string) error {
 // collective in flight could otherwise wait for its timeout, or reduce
 // buffers of different sizes.
 func (c *comm) disagreed(e *agree.Error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.handle == 0 {
-		return
-	}
-	if c.b.begin() != nil {
-		return
-	}
-	defer c.b.end()
-	c.abortBy(e)
+	c.live(func() error { return c.abortBy(e) })
 }
 
 // abortBy is abortLocked for a failure the check found.
@@ -257,6 +248,12 @@ func (c *comm) setUp() error {
 // group aborts the communicator. A collective's header goes to the check
 // of calls first (p2p calls have none).
 func (c *comm) enqueue(call string, head *callhead.Header, s device.Stream, f func(handle uintptr) uintptr) error {
+	return c.live(func() error { return c.enqueueLocked(call, head, s, f) })
+}
+
+// live runs f with c.mu held and the device's context current, unless the
+// communicator is gone.
+func (c *comm) live(f func() error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.handle == 0 {
@@ -266,6 +263,10 @@ func (c *comm) enqueue(call string, head *callhead.Header, s device.Stream, f fu
 		return err
 	}
 	defer c.b.end()
+	return f()
+}
+
+func (c *comm) enqueueLocked(call string, head *callhead.Header, s device.Stream, f func(handle uintptr) uintptr) error {
 	if err := c.recordLocked(head); err != nil {
 		return err
 	}
@@ -511,19 +512,7 @@ func (c *comm) Barrier(s device.Stream) error {
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	if c.handle == 0 {
-		c.mu.Unlock()
-		return c.gone()
-	}
-	if err := c.b.begin(); err != nil {
-		c.mu.Unlock()
-		return err
-	}
-	err = c.recordLocked(&callhead.Header{Kind: callhead.Barrier, Root: -1})
-	c.b.end()
-	c.mu.Unlock()
-	if err != nil {
+	if err := c.live(func() error { return c.recordLocked(&callhead.Header{Kind: callhead.Barrier, Root: -1}) }); err != nil {
 		return err
 	}
 	if err := c.settle(); err != nil {
@@ -551,19 +540,12 @@ func (c *comm) settle() error {
 	if err == nil {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.handle == 0 {
-		return c.gone()
-	}
-	if err := c.b.begin(); err != nil {
-		return err
-	}
-	defer c.b.end()
-	if e, ok := err.(*agree.Error); ok {
-		return c.abortBy(e)
-	}
-	return c.abortLocked(fmt.Sprintf("rank %d of %d: %v", c.rank, c.size, err))
+	return c.live(func() error {
+		if e, ok := err.(*agree.Error); ok {
+			return c.abortBy(e)
+		}
+		return c.abortLocked(fmt.Sprintf("rank %d of %d: %v", c.rank, c.size, err))
+	})
 }
 
 // wait waits for the latest collective, watching the group.
