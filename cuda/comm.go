@@ -146,12 +146,17 @@ func (c *comm) joinCheck(addr string) error {
 // collective in flight could otherwise wait for its timeout, or reduce
 // buffers of different sizes.
 func (c *comm) disagreed(e *agree.Error) {
-	c.live(func() error { return c.abortBy(e) })
+	c.live(func() error { return c.abortBy(e, true) })
 }
 
-// abortBy is abortLocked for a failure the check found.
-func (c *comm) abortBy(e *agree.Error) error {
-	c.abortLocked(fmt.Sprintf("the ranks stopped at an earlier %s: %s", e.Op, e.Msg))
+// abortBy is abortLocked for a failure the check found: at an earlier
+// call, or at this one (a rank that left before it).
+func (c *comm) abortBy(e *agree.Error, earlier bool) error {
+	msg := e.Msg
+	if earlier {
+		msg = fmt.Sprintf("the ranks stopped at an earlier %s: %s", e.Op, e.Msg)
+	}
+	c.abortLocked(msg)
 	c.failed.(*device.CommError).Rank = e.Rank
 	return c.failed
 }
@@ -497,7 +502,7 @@ func (c *comm) recordLocked(head *callhead.Header) error {
 	}
 	err := c.check.Call(*head)
 	if e, ok := err.(*agree.Error); ok {
-		return c.abortBy(e)
+		return c.abortBy(e, !e.ThisCall)
 	}
 	return err
 }
@@ -542,7 +547,7 @@ func (c *comm) settle() error {
 	}
 	return c.live(func() error {
 		if e, ok := err.(*agree.Error); ok {
-			return c.abortBy(e)
+			return c.abortBy(e, true)
 		}
 		return c.abortLocked(fmt.Sprintf("rank %d of %d: %v", c.rank, c.size, err))
 	})

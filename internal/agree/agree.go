@@ -32,6 +32,9 @@ type Error struct {
 	Op   string
 	Rank int
 	Msg  string
+	// ThisCall is set on the error Call returns when that call is where
+	// the failure was found (a rank that left before it), not earlier.
+	ThisCall bool
 }
 
 func (e *Error) Error() string { return e.Op + ": " + e.Msg }
@@ -176,7 +179,9 @@ func (c *Checker) Call(h callhead.Header) error {
 	if gone != nil {
 		c.fail(&Error{Op: h.Kind.String(), Rank: gone.rank, Msg: leftMsg(gone.rank, gone.next)})
 		if e := c.Err(); e != nil {
-			return e
+			now := *e
+			now.ThisCall = now.Op == h.Kind.String() && now.Msg == leftMsg(gone.rank, gone.next)
+			return &now
 		}
 	}
 	return nil

@@ -150,7 +150,10 @@ func TestARankThatLeavesEarlyFailsTheGroup(t *testing.T) {
 		cs[1].Close()
 		if !callFirst {
 			time.Sleep(50 * time.Millisecond)
-			cs[0].Call(allReduce(4))
+			err := cs[0].Call(allReduce(4))
+			if e, ok := err.(*Error); !ok || !e.ThisCall {
+				t.Errorf("rank 0's call after rank 1 left returned %#v, want the failure found at this call", err)
+			}
 		}
 		want := "rank 1 left the group after 1 collective call, before this one"
 		for _, r := range []int{0, 2} {
