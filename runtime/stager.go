@@ -75,8 +75,8 @@ func (st *Stager) Upload(a *Array, h *HostArray) error {
 func (st *Stager) copyIn(ac AsyncCopier, handle device.Stream, base device.Ptr, data []byte) error {
 	n := len(data)
 	chunks := (n + stageChunk - 1) / stageChunk
-	threads := min(goruntime.GOMAXPROCS(0), chunks)
-	if err := st.reserve(threads*slotsPerThread, min(n, stageChunk)); err != nil {
+	threads, err := st.prepare(n)
+	if err != nil {
 		return err
 	}
 	var next atomic.Int64
@@ -106,6 +106,13 @@ func (st *Stager) copyIn(ac AsyncCopier, handle device.Stream, base device.Ptr, 
 	return errors.Join(errs...)
 }
 
+// prepare makes sure there are slots for an upload of n bytes: two for
+// each thread that will copy, one per processor at most, of a piece each.
+func (st *Stager) prepare(n int) (threads int, err error) {
+	threads = min(goruntime.GOMAXPROCS(0), (n+stageChunk-1)/stageChunk)
+	return threads, st.reserve(threads*slotsPerThread, min(n, stageChunk))
+}
+
 // stagedMin is the size from which a synchronous upload of pageable
 // memory goes through a Stager: the driver's own copy from pageable
 // memory runs at about 10 GB/s on the H100's host, a fifth of the bus.
@@ -121,8 +128,7 @@ func (rt *Runtime) stagedUpload(a *Array, data []byte) (ok bool, err error) {
 		return false, nil
 	}
 	st := rt.NewStager(nil)
-	threads := min(goruntime.GOMAXPROCS(0), (len(data)+stageChunk-1)/stageChunk)
-	if err := st.reserve(threads*slotsPerThread, stageChunk); err != nil {
+	if _, err := st.prepare(len(data)); err != nil {
 		st.Close()
 		return false, nil // no pinned memory to spare under [host] pinned_limit
 	}
