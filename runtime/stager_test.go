@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/gluaproject/glua/cpu"
+	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -184,4 +187,77 @@ func TestLargePageableUploadsLandExactly(t *testing.T) {
 			t.Errorf("pinned bytes live after the uploads: %d, want %d", live, liveBefore)
 		}
 	})
+}
+
+// pinnedCPU is the CPU backend with page-locked memory that is ordinary
+// memory, as the cuda backend's is to Go, so that the runtime takes the
+// paths it takes on a GPU; it counts the two kinds of upload.
+type pinnedCPU struct {
+	*cpu.Backend
+	uploads, asyncUploads atomic.Int64
+}
+
+func (p *pinnedCPU) AllocHost(nbytes uint64) ([]byte, error) { return make([]byte, nbytes), nil }
+func (p *pinnedCPU) FreeHost([]byte) error                   { return nil }
+
+func (p *pinnedCPU) Upload(dst device.Ptr, src []byte, s device.Stream) error {
+	p.uploads.Add(1)
+	return p.Backend.Upload(dst, src, s)
+}
+
+func (p *pinnedCPU) UploadAsync(dst device.Ptr, src []byte, s device.Stream) error {
+	p.asyncUploads.Add(1)
+	return p.Backend.UploadAsync(dst, src, s)
+}
+
+func newPinnedCPU(t *testing.T, opts runtime.Options) (*runtime.Runtime, *pinnedCPU) {
+	var b *pinnedCPU
+	restore := runtime.WrapBackend(func(cb runtime.Backend) runtime.Backend {
+		b = &pinnedCPU{Backend: cb.(*cpu.Backend)}
+		return b
+	})
+	defer restore()
+	return newCPU(t, opts), b
+}
+
+// With page-locked memory to stage through, a large pageable upload goes
+// through a Stager's slots, which then wait in the pinned cache; a small
+// one, and one that finds no pinned memory to spare under the limit, use
+// the backend's own copy. The data lands exactly either way.
+func TestLargePageableUploadsStageWhenPinnedMemoryAllows(t *testing.T) {
+	for _, tc := range []struct {
+		limit  string
+		n      int
+		staged bool
+	}{
+		{"64MiB", 5<<20 + 3, true},
+		{"64MiB", 1 << 20, false},
+		{"1MiB", 5<<20 + 3, false},
+	} {
+		rt, b := newPinnedCPU(t, runtime.Options{PinnedLimit: tc.limit})
+		h, err := rt.NewHostArray([]int{tc.n}, runtime.Uint8, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range h.Bytes() {
+			h.Bytes()[i] = byte(rand.IntN(256))
+		}
+		a, err := rt.ToDevice(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		staged := b.asyncUploads.Load() > 0
+		if staged != tc.staged || staged == (b.uploads.Load() > 0) {
+			t.Errorf("%d bytes under %s: %d staged pieces and %d plain uploads, want staged %v",
+				tc.n, tc.limit, b.asyncUploads.Load(), b.uploads.Load(), tc.staged)
+		}
+		got, err := a.CopyToHost(nil)
+		if err != nil || !bytes.Equal(got.Bytes(), h.Bytes()) {
+			t.Errorf("%d bytes under %s: the device's copy differs (%v)", tc.n, tc.limit, err)
+		}
+		live, cached, _ := rt.PinnedStats()
+		if live != 0 || (cached > 0) != tc.staged {
+			t.Errorf("%d bytes under %s: %d pinned bytes live and %d cached after the upload", tc.n, tc.limit, live, cached)
+		}
+	}
 }
