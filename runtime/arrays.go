@@ -67,7 +67,8 @@ func (rt *Runtime) ToDevice(h *HostArray) (*Array, error) {
 }
 
 // CopyToHost downloads the array. With dst nil it returns a new host array;
-// otherwise dst must have the same shape and dtype and is filled.
+// otherwise dst must have the same shape and dtype and is filled. A large
+// pageable dst is filled through a Stager's pinned slots.
 func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 	rt := a.buf.rt
 	if err := a.live(rt, ""); err != nil {
@@ -89,7 +90,7 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 	if err := rt.uncapturable("a copy to the host"); err != nil {
 		return nil, err
 	}
-	err := rt.backend.Download(dst.data, a.ptr(), rt.stream)
+	err := rt.downloadInto(dst.data, dst.pinned, a.ptr())
 	goruntime.KeepAlive(dst)
 	if err != nil {
 		return nil, err
@@ -132,6 +133,17 @@ func (a *Array) upload(data []byte, pinned bool) error {
 		}
 	}
 	return rt.backend.Upload(a.ptr(), data, rt.stream)
+}
+
+// downloadInto copies len(dst) bytes from src into host memory; pageable
+// bytes go through a Stager when there are enough of them.
+func (rt *Runtime) downloadInto(dst []byte, pinned bool, src device.Ptr) error {
+	if !pinned {
+		if staged, err := rt.stagedDownload(dst, src); staged {
+			return err
+		}
+	}
+	return rt.backend.Download(dst, src, rt.stream)
 }
 
 // copyDevice copies src into dst (same size), skipping empty copies.

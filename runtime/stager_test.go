@@ -152,9 +152,10 @@ func TestStagerRefusesBadUploadsAndStaysUsable(t *testing.T) {
 }
 
 // Uploads of pageable arrays large enough to go through a Stager
-// (ToDevice, CopyFrom) land exactly, and leave no pinned memory in use:
-// the slots wait in the pinned cache for the next upload.
-func TestLargePageableUploadsLandExactly(t *testing.T) {
+// (ToDevice, CopyFrom), and downloads into them (CopyToHost), land
+// exactly, and leave no pinned memory in use: the slots wait in the pinned
+// cache for the next copy.
+func TestLargePageableCopiesLandExactly(t *testing.T) {
 	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
 		liveBefore, _, _ := rt.PinnedStats()
 		for _, n := range []int{1<<20 - 1, 5<<20 + 3} {
@@ -182,6 +183,14 @@ func TestLargePageableUploadsLandExactly(t *testing.T) {
 			if got, err = a.CopyToHost(nil); err != nil || !bytes.Equal(got.Bytes(), h.Bytes()) {
 				t.Fatalf("CopyFrom of %d elements: %v", n, err)
 			}
+			// into an existing array whose bytes all differ from the device's
+			want := bytes.Clone(h.Bytes())
+			for i := range h.Bytes() {
+				h.Bytes()[i] = ^want[i]
+			}
+			if _, err := a.CopyToHost(h); err != nil || !bytes.Equal(h.Bytes(), want) {
+				t.Fatalf("CopyToHost into an existing array of %d elements: %v", n, err)
+			}
 		}
 		if live, _, _ := rt.PinnedStats(); live != liveBefore {
 			t.Errorf("pinned bytes live after the uploads: %d, want %d", live, liveBefore)
@@ -191,10 +200,12 @@ func TestLargePageableUploadsLandExactly(t *testing.T) {
 
 // pinnedCPU is the CPU backend with page-locked memory that is ordinary
 // memory, as the cuda backend's is to Go, so that the runtime takes the
-// paths it takes on a GPU; it counts the two kinds of upload.
+// paths it takes on a GPU; it counts the two kinds of upload and of
+// download.
 type pinnedCPU struct {
 	*cpu.Backend
-	uploads, asyncUploads atomic.Int64
+	uploads, asyncUploads     atomic.Int64
+	downloads, asyncDownloads atomic.Int64
 }
 
 func (p *pinnedCPU) AllocHost(nbytes uint64) ([]byte, error) { return make([]byte, nbytes), nil }
@@ -210,6 +221,16 @@ func (p *pinnedCPU) UploadAsync(dst device.Ptr, src []byte, s device.Stream) err
 	return p.Backend.UploadAsync(dst, src, s)
 }
 
+func (p *pinnedCPU) Download(dst []byte, src device.Ptr, s device.Stream) error {
+	p.downloads.Add(1)
+	return p.Backend.Download(dst, src, s)
+}
+
+func (p *pinnedCPU) DownloadAsync(dst []byte, src device.Ptr, s device.Stream) error {
+	p.asyncDownloads.Add(1)
+	return p.Backend.DownloadAsync(dst, src, s)
+}
+
 func newPinnedCPU(t *testing.T, opts runtime.Options) (*runtime.Runtime, *pinnedCPU) {
 	var b *pinnedCPU
 	restore := runtime.WrapBackend(func(cb runtime.Backend) runtime.Backend {
@@ -220,11 +241,11 @@ func newPinnedCPU(t *testing.T, opts runtime.Options) (*runtime.Runtime, *pinned
 	return newCPU(t, opts), b
 }
 
-// With page-locked memory to stage through, a large pageable upload goes
-// through a Stager's slots, which then wait in the pinned cache; a small
-// one, and one that finds no pinned memory to spare under the limit, use
-// the backend's own copy. The data lands exactly either way.
-func TestLargePageableUploadsStageWhenPinnedMemoryAllows(t *testing.T) {
+// With page-locked memory to stage through, a large pageable upload or
+// download goes through a Stager's slots, which then wait in the pinned
+// cache; a small one, and one that finds no pinned memory to spare under
+// the limit, use the backend's own copy. The data lands exactly either way.
+func TestLargePageableCopiesStageWhenPinnedMemoryAllows(t *testing.T) {
 	for _, tc := range []struct {
 		limit  string
 		n      int
@@ -254,6 +275,11 @@ func TestLargePageableUploadsStageWhenPinnedMemoryAllows(t *testing.T) {
 		got, err := a.CopyToHost(nil)
 		if err != nil || !bytes.Equal(got.Bytes(), h.Bytes()) {
 			t.Errorf("%d bytes under %s: the device's copy differs (%v)", tc.n, tc.limit, err)
+		}
+		staged = b.asyncDownloads.Load() > 0
+		if staged != tc.staged || staged == (b.downloads.Load() > 0) {
+			t.Errorf("%d bytes under %s: %d staged pieces and %d plain downloads, want staged %v",
+				tc.n, tc.limit, b.asyncDownloads.Load(), b.downloads.Load(), tc.staged)
 		}
 		live, cached, _ := rt.PinnedStats()
 		if live != 0 || (cached > 0) != tc.staged {
