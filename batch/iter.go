@@ -65,7 +65,6 @@ type Iter struct {
 	// events no copy is using: the runtime keeps events until it closes,
 	// so they are reused.
 	events   []*runtime.Event
-	fence    *runtime.Event
 	progress *progress
 	ended    bool
 	closed   bool
@@ -75,6 +74,8 @@ type Iter struct {
 type upload struct {
 	index  int
 	arrays []*runtime.Array
+	copies []*runtime.Staged
+	fence  *runtime.Event // recorded on the runtime's stream before the copies
 	ready  *runtime.Event // recorded on the copy stream after the copies
 }
 
@@ -95,11 +96,7 @@ func NewIter(rt *runtime.Runtime, source Source, opts Options) (*Iter, error) {
 	if err != nil {
 		return nil, err
 	}
-	fence, err := rt.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	return &Iter{rt: rt, source: source, prefetch: opts.Prefetch, copy: copyStream, fence: fence, shard: opts.Shard,
+	return &Iter{rt: rt, source: source, prefetch: opts.Prefetch, copy: copyStream, shard: opts.Shard,
 		stager: rt.NewStager(copyStream), progress: newProgress(opts.Progress, opts.ProgressOut, opts.Total)}, nil
 }
 
@@ -126,10 +123,16 @@ func (it *Iter) Next() (index int, arrays []*runtime.Array, ok bool, err error) 
 	}
 	u := it.ahead[0]
 	it.ahead = it.ahead[1:]
+	it.current = u // from here Close frees what it holds
+	for _, c := range u.copies {
+		if err := c.Wait(); err != nil {
+			return 0, nil, false, it.fail(fmt.Errorf("batch %d: %w", u.index, err))
+		}
+	}
+	u.copies = nil
 	if err := it.rt.StreamWait(nil, u.ready); err != nil {
 		return 0, nil, false, it.fail(err)
 	}
-	it.current = u
 	var n uint64
 	for _, a := range u.arrays {
 		n += a.NBytes()
@@ -161,9 +164,10 @@ func (it *Iter) fetch() error {
 	return nil
 }
 
-// start allocates u's device arrays and queues their copies. The copy
-// stream first waits for the work queued so far on the runtime's stream,
-// which may still be reading memory the pool has just handed to u.
+// start allocates u's device arrays and queues their copies with the
+// stager, which returns at once. The copies wait, on the device, for the
+// work queued so far on the runtime's stream, which may still be reading
+// memory the pool has just handed to u; u.ready follows them.
 func (it *Iter) start(u *upload, hosts []*runtime.HostArray) error {
 	for i, h := range hosts {
 		if h == nil {
@@ -175,26 +179,44 @@ func (it *Iter) start(u *upload, hosts []*runtime.HostArray) error {
 		}
 		u.arrays = append(u.arrays, a)
 	}
-	if err := it.fence.Record(nil); err != nil {
+	var err error
+	if u.fence, err = it.event(); err != nil {
 		return err
 	}
-	if err := it.rt.StreamWait(it.copy, it.fence); err != nil {
+	if u.ready, err = it.event(); err != nil {
+		return err
+	}
+	if err := u.fence.Record(nil); err != nil {
 		return err
 	}
 	for i, h := range hosts {
-		if err := it.stager.Upload(u.arrays[i], h); err != nil {
+		var after, done *runtime.Event
+		if i == 0 {
+			after = u.fence
+		}
+		if i == len(hosts)-1 {
+			done = u.ready
+		}
+		c, err := it.stager.Queue(u.arrays[i], h, after, done)
+		if err != nil {
 			return err
 		}
+		u.copies = append(u.copies, c)
 	}
+	if len(hosts) == 0 {
+		return u.ready.Record(it.copy)
+	}
+	return nil
+}
+
+// event is an event no copy is using.
+func (it *Iter) event() (*runtime.Event, error) {
 	if n := len(it.events); n > 0 {
-		u.ready, it.events = it.events[n-1], it.events[:n-1]
-	} else {
-		var err error
-		if u.ready, err = it.rt.NewEvent(); err != nil {
-			return err
-		}
+		e := it.events[n-1]
+		it.events = it.events[:n-1]
+		return e, nil
 	}
-	return u.ready.Record(it.copy)
+	return it.rt.NewEvent()
 }
 
 // retire frees a batch's device arrays and keeps its event for a later
@@ -207,10 +229,12 @@ func (it *Iter) retire(u *upload) error {
 	for _, a := range u.arrays {
 		errs = append(errs, a.Free())
 	}
-	if u.ready != nil {
-		it.events = append(it.events, u.ready)
+	for _, e := range []*runtime.Event{u.fence, u.ready} {
+		if e != nil {
+			it.events = append(it.events, e)
+		}
 	}
-	u.arrays, u.ready = nil, nil
+	u.arrays, u.fence, u.ready = nil, nil, nil
 	return errors.Join(errs...)
 }
 
@@ -231,11 +255,12 @@ func (it *Iter) Close() error {
 	}
 	it.closed = true
 	it.progress.clear()
-	errs := []error{it.copy.Synchronize(), it.retire(it.current)}
+	// The stager's threads stop first, so that no copy is queued into
+	// arrays about to be freed; its slots go to the next iterator.
+	errs := []error{it.stager.Close(), it.copy.Synchronize(), it.retire(it.current)}
 	for _, u := range it.ahead {
 		errs = append(errs, it.retire(u))
 	}
-	errs = append(errs, it.stager.Close()) // its slots go to the next iterator
 	it.current, it.ahead = nil, nil
 	return errors.Join(errs...)
 }

@@ -10,16 +10,10 @@ import (
 	"github.com/gluaproject/glua/device"
 )
 
-// stageChunk is the size of the pieces a Stager copies a pageable upload
+// stageChunk is the size of the pieces a Stager copies pageable memory
 // in. Each thread copies pieces into pinned slots of its own and queues
-// each slot's copy to the device itself, so no thread waits for the others
-// at the end of an array, and the pinned memory staging takes is a few
-// slots per thread, not the size of the arrays in flight. On the H100's
-// host, 8 GiB of pageable 64 MiB batches streamed through batch.iter this
-// way at 0.54–0.80 of the bus, and through a whole pinned buffer per batch
-// at 0.58–0.74 in the same leases: the host's memory, shared by the copy and
-// the bus, sets the pace, and 1 or 4 MiB pieces, 8 threads or more slots
-// were no faster.
+// each slot's copy itself, so the pinned memory staging takes is a few
+// slots per thread, not the size of the arrays in flight.
 const stageChunk = 2 << 20
 
 // slotsPerThread lets a thread copy into one slot while the bus reads its
@@ -30,11 +24,31 @@ const slotsPerThread = 2
 // through a few small pinned slots that it reuses from one upload to the
 // next. It is what an iterator or a loop of uploads keeps; Close gives its
 // pinned memory back to the runtime's cache.
+//
+// Its threads live as long as it does and take the pieces of queued
+// uploads in order, from one array into the next without waiting for
+// each other at the end of an array. In a test of the driver alone on the
+// H100's host, 8 GiB of 64 MiB pageable batches staged this way kept
+// 0.86–0.90 of the bus in every round, where threads started for each
+// batch and joined at its end ran at 0.41–0.85 in the same leases: a
+// batch lasts about a millisecond, and waking the threads for each one,
+// on a virtual machine's processors, took a large and varying share of it.
 type Stager struct {
 	rt     *Runtime
 	stream *Stream
 	slots  []stageSlot
 	closed bool
+
+	// The upload queue, which Queue fills and the threads empty. Only
+	// mu's holder touches it; cond wakes threads and waiters.
+	mu      sync.Mutex
+	cond    *sync.Cond
+	jobs    []*Staged // queued, not yet all copied: the oldest first
+	threads int       // running, each with slots [t*2, t*2+2)
+	stop    bool      // the threads should end once idle
+	cancel  bool      // Close: drop the pieces not yet copied
+	failed  error     // the first failure; later uploads are refused
+	running sync.WaitGroup
 }
 
 // stageSlot is one pinned slot and the event recorded after the copy that
@@ -45,10 +59,30 @@ type stageSlot struct {
 	queued bool // event was recorded after a copy from buf
 }
 
+// Staged is one upload queued by Stager.Queue. Its fields below st
+// belong to the holder of st.mu.
+type Staged struct {
+	st          *Stager
+	h           *HostArray // kept until its bytes are copied out
+	data        []byte
+	dst         device.Ptr
+	handle      device.Stream
+	ac          AsyncCopier
+	after, done *Event
+	pieces      int
+	direct      bool // pinned: one copy straight from data, no slot
+	claimed     int  // pieces handed to threads
+	settled     int  // pieces copied and queued, or dropped
+	over        bool // this upload and every earlier one settled; done recorded
+	err         error
+}
+
 // NewStager returns a Stager for uploads on s (nil: the runtime's stream).
 // It holds no memory until its first upload.
 func (rt *Runtime) NewStager(s *Stream) *Stager {
-	return &Stager{rt: rt, stream: s}
+	st := &Stager{rt: rt, stream: s}
+	st.cond = sync.NewCond(&st.mu)
+	return st
 }
 
 // Upload queues a copy of h into a on the stager's stream and returns once
@@ -56,34 +90,218 @@ func (rt *Runtime) NewStager(s *Stream) *Stager {
 // holds them once the stream passes this point. A pinned h is copied from
 // directly.
 func (st *Stager) Upload(a *Array, h *HostArray) error {
-	if st.closed {
-		return errors.New("the stager is closed")
-	}
-	if h != nil && h.pinned {
-		return a.CopyFromAsync(h, st.stream)
-	}
-	handle, ac, err := a.asyncCopy("source", h, st.stream, false)
-	if err != nil || a.size == 0 {
+	u, err := st.Queue(a, h, nil, nil)
+	if err != nil {
 		return err
 	}
-	err = st.copyIn(ac, handle, a.ptr(), h.data)
-	goruntime.KeepAlive(h)
-	return err
+	return u.Wait()
 }
 
-// copyIn queues the copy of data to base on s through the slots.
-func (st *Stager) copyIn(ac AsyncCopier, handle device.Stream, base device.Ptr, data []byte) error {
-	return st.spread(len(data), func(mine []stageSlot, claim func() (lo, hi int, ok bool)) error {
-		for k := 0; ; k++ {
-			lo, hi, ok := claim()
-			if !ok {
-				return nil
-			}
-			if err := st.copyPiece(&mine[k%slotsPerThread], ac, handle, base+device.Ptr(lo), data[lo:hi]); err != nil {
-				return err
+// Queue starts a copy of h into a on the stager's stream and returns at
+// once; Wait on the result returns once h's bytes have been copied out of
+// it and its copies queued. With after, the copies wait on the device for
+// the work before it (copies of uploads queued earlier may wait for it
+// too). done is recorded on the stream once this upload's copies and
+// every earlier one's are queued, so that waiting for it waits for them
+// (and perhaps for some of a later upload's). h must not change until
+// Wait returns; a pinned h is copied from directly. One goroutine queues.
+func (st *Stager) Queue(a *Array, h *HostArray, after, done *Event) (*Staged, error) {
+	if st.closed {
+		return nil, errors.New("the stager is closed")
+	}
+	pinned := h != nil && h.pinned
+	handle, ac, err := a.asyncCopy("source", h, st.stream, pinned)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range []*Event{after, done} {
+		if e != nil && e.rt != st.rt {
+			return nil, errors.New("the event belongs to another runtime")
+		}
+	}
+	u := &Staged{st: st, h: h, data: h.data, dst: a.ptr(), handle: handle, ac: ac, after: after, done: done}
+	if a.size == 0 {
+		u.data = nil
+	}
+	if err := st.queue(u, pinned); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// queue puts u in the queue, or copies it at once when it is pinned and
+// nothing is queued before it.
+func (st *Stager) queue(u *Staged, pinned bool) error {
+	if len(u.data) > 0 && !pinned {
+		u.pieces = (len(u.data) + stageChunk - 1) / stageChunk
+		if err := st.grow(len(u.data)); err != nil {
+			return err
+		}
+	} else if len(u.data) > 0 {
+		u.pieces = 1 // one copy straight from the pinned array
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.failed != nil {
+		return st.failed
+	}
+	if u.after != nil {
+		// The copies of uploads queued before may queue behind this wait
+		// too: they are needed no sooner than this one.
+		if err := st.rt.backend.StreamWaitEvent(u.handle, u.after.handle); err != nil {
+			return err
+		}
+	}
+	if len(st.jobs) == 0 && (pinned || u.pieces == 0) {
+		// Nothing queued before it and nothing to stage: queue it here.
+		var err error
+		if u.pieces > 0 {
+			err = u.ac.UploadAsync(u.dst, u.data, u.handle)
+		}
+		u.err, u.settled = err, u.pieces
+		st.finishLocked(u)
+		return u.err
+	}
+	u.direct = pinned // behind staged uploads: a thread copies it in its turn
+	st.jobs = append(st.jobs, u)
+	st.cond.Broadcast()
+	return nil
+}
+
+// Wait returns once the upload's bytes have been copied out of its host
+// array and its copies queued, with the first error in doing so.
+func (u *Staged) Wait() error {
+	st := u.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for !u.over {
+		st.cond.Wait()
+	}
+	return u.err
+}
+
+// finishLocked records u's done event, if it was copied, and wakes
+// whoever waits for u.
+func (st *Stager) finishLocked(u *Staged) {
+	if u.done != nil && u.err == nil && !st.cancel {
+		if u.err = st.rt.backend.Record(u.done.handle, u.handle); u.err == nil {
+			u.done.recorded = true
+		}
+	}
+	if u.err != nil && st.failed == nil {
+		st.failed = u.err
+	}
+	u.over, u.h, u.data = true, nil, nil
+	st.cond.Broadcast()
+}
+
+// popLocked finishes the uploads at the head of the queue whose pieces
+// are all settled. Uploads are finished in the order they were queued,
+// so that a done event follows its upload's copies and every earlier
+// one's. It may follow some of a later upload's copies too: the threads
+// queue pieces as they copy them, never waiting for each other.
+func (st *Stager) popLocked() {
+	for len(st.jobs) > 0 && st.jobs[0].settled == st.jobs[0].pieces {
+		st.finishLocked(st.jobs[0])
+		st.jobs = st.jobs[1:]
+	}
+}
+
+// grow makes sure there are threads and slots for an upload of n bytes:
+// one thread per piece, one per processor at most, with two slots of a
+// piece each. Growing waits for the uploads queued so far.
+func (st *Stager) grow(n int) error {
+	want, size := min(goruntime.GOMAXPROCS(0), (n+stageChunk-1)/stageChunk), min(n, stageChunk)
+	if want <= st.threads && len(st.slots) > 0 && st.slots[0].buf != nil && len(st.slots[0].buf.data) >= size {
+		return nil
+	}
+	st.mu.Lock()
+	for len(st.jobs) > 0 {
+		st.cond.Wait()
+	}
+	st.stop = true
+	st.cond.Broadcast()
+	st.mu.Unlock()
+	st.running.Wait()
+	st.stop = false
+	threads := max(want, st.threads)
+	if len(st.slots) > 0 && st.slots[0].buf != nil {
+		size = max(size, len(st.slots[0].buf.data))
+	}
+	if err := st.reserve(threads*slotsPerThread, size); err != nil {
+		st.threads = 0 // the slots may be fewer now; the next upload starts over
+		return err
+	}
+	st.threads = threads
+	for t := range threads {
+		st.running.Add(1)
+		go st.work(st.slots[t*slotsPerThread : (t+1)*slotsPerThread])
+	}
+	return nil
+}
+
+// work is one of the stager's threads: it copies pieces of the queued
+// uploads, in order, into its slots, and queues each slot's copy as soon
+// as the slot is filled, holding the lock only to take and settle pieces.
+func (st *Stager) work(mine []stageSlot) {
+	defer st.running.Done()
+	b := st.rt.backend
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for k := 0; ; {
+		var u *Staged
+		for _, j := range st.jobs {
+			if j.claimed < j.pieces {
+				u = j
+				break
 			}
 		}
-	})
+		if u == nil || st.cancel {
+			if st.stop {
+				return
+			}
+			st.cond.Wait()
+			continue
+		}
+		c := u.claimed
+		u.claimed++
+		lo, hi := c*stageChunk, min((c+1)*stageChunk, len(u.data))
+		src := u.data[lo:hi] // u stays queued, and its data with it, until this piece settles
+		st.mu.Unlock()
+		var slot *stageSlot
+		var err error
+		if !u.direct {
+			slot = &mine[k%slotsPerThread]
+			k++
+			if slot.queued {
+				err = b.EventSynchronize(slot.event)
+			}
+			if err == nil {
+				copy(slot.buf.data, src)
+				src = slot.buf.data[:hi-lo]
+			}
+		}
+		// After Close, nothing more is queued: the arrays may be freed.
+		if err == nil && !st.cancelled() {
+			if err = u.ac.UploadAsync(u.dst+device.Ptr(lo), src, u.handle); err == nil && slot != nil {
+				err = b.Record(slot.event, u.handle)
+				slot.queued = err == nil
+			}
+		}
+		st.mu.Lock()
+		if err != nil && u.err == nil {
+			u.err = err
+		}
+		u.settled++
+		st.popLocked()
+	}
+}
+
+// cancelled reports whether Close has begun.
+func (st *Stager) cancelled() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.cancel
 }
 
 // spread runs work on as many threads as prepare gives an n-byte copy,
@@ -138,7 +356,11 @@ const stagedMin = 4 << 20
 // false when it did not try, and the caller copies some other way.
 func (rt *Runtime) stagedUpload(a *Array, data []byte) (ok bool, err error) {
 	return rt.staged(len(data), func(st *Stager, ac AsyncCopier) error {
-		return st.copyIn(ac, rt.stream, a.ptr(), data)
+		u := &Staged{st: st, data: data, dst: a.ptr(), handle: rt.stream, ac: ac}
+		if err := st.queue(u, false); err != nil {
+			return err
+		}
+		return u.Wait()
 	})
 }
 
@@ -210,27 +432,6 @@ func (st *Stager) copyOut(ac AsyncCopier, handle device.Stream, data []byte, bas
 	})
 }
 
-// copyPiece copies src into slot once the bus has read what the slot last
-// held, and queues the slot's copy to dst.
-func (st *Stager) copyPiece(slot *stageSlot, ac AsyncCopier, s device.Stream, dst device.Ptr, src []byte) error {
-	b := st.rt.backend
-	if slot.queued {
-		if err := b.EventSynchronize(slot.event); err != nil {
-			return err
-		}
-	}
-	buf := slot.buf.data[:len(src)]
-	copy(buf, src)
-	if err := ac.UploadAsync(dst, buf, s); err != nil {
-		return err
-	}
-	if err := b.Record(slot.event, s); err != nil {
-		return err
-	}
-	slot.queued = true
-	return nil
-}
-
 // reserve makes sure there are count slots of at least size bytes, each
 // with its event, replacing slots that are too small.
 func (st *Stager) reserve(count, size int) error {
@@ -281,6 +482,23 @@ func (st *Stager) Close() error {
 		return nil
 	}
 	st.closed = true
+	// Drop the pieces no thread has taken, let the threads settle the
+	// ones they have, and end them.
+	st.mu.Lock()
+	st.cancel, st.stop = true, true
+	for _, u := range st.jobs {
+		u.settled += u.pieces - u.claimed
+		u.claimed = u.pieces
+		if u.err == nil {
+			u.err = errors.New("the stager was closed before the upload was copied")
+		}
+	}
+	st.cond.Broadcast()
+	st.mu.Unlock()
+	st.running.Wait()
+	st.mu.Lock()
+	st.popLocked()
+	st.mu.Unlock()
 	if st.rt.usable() != nil {
 		st.slots = nil // the runtime let go of its pinned memory and events when it closed
 		return nil

@@ -287,3 +287,125 @@ func TestLargePageableCopiesStageWhenPinnedMemoryAllows(t *testing.T) {
 		}
 	}
 }
+
+// Queued uploads, pageable ones of several pieces, pinned ones behind
+// them and an empty one, land exactly, and each one's done event follows
+// its copies.
+func TestStagerQueuedUploadsLandInOrder(t *testing.T) {
+	eachStagingBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		s, err := rt.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := rt.NewStager(s)
+		defer st.Close()
+		type pending struct {
+			a    *runtime.Array
+			h    *runtime.HostArray
+			want []byte
+			u    *runtime.Staged
+			done *runtime.Event
+		}
+		var queued []pending
+		for i, n := range []int{5<<18 + 7, 3, 1 << 20, 0, 9<<17 + 1, 4096} {
+			pinned := i%3 == 1
+			h, err := rt.NewHostArray([]int{n}, runtime.Float32, pinned)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range n {
+				h.Set(j, rand.Float64())
+			}
+			a, err := rt.DeviceArray([]int{n}, runtime.Float32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done, err := rt.NewEvent()
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := st.Queue(a, h, nil, done)
+			if err != nil {
+				t.Fatalf("queue %d: %v", i, err)
+			}
+			queued = append(queued, pending{a, h, bytes.Clone(h.Bytes()), u, done})
+		}
+		for i, p := range queued {
+			if err := p.u.Wait(); err != nil {
+				t.Fatalf("upload %d: %v", i, err)
+			}
+			if err := p.done.Synchronize(); err != nil {
+				t.Fatalf("upload %d's done event: %v", i, err)
+			}
+			got, err := p.a.CopyToHost(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), p.want) {
+				t.Errorf("upload %d (%d bytes): the device's copy differs from the source", i, len(p.want))
+			}
+		}
+	})
+}
+
+// Closing a stager with uploads still queued stops its threads without
+// queueing more copies: the uploads not copied report it, the runtime
+// stays usable, and no pinned memory stays in use.
+func TestStagerClosedWithUploadsQueued(t *testing.T) {
+	eachStagingBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		liveBefore, _, _ := rt.PinnedStats()
+		s, _ := rt.NewStream()
+		st := rt.NewStager(s)
+		var us []*runtime.Staged
+		for range 8 {
+			h, _ := rt.NewHostArray([]int{3 << 20}, runtime.Float32, false)
+			a, err := rt.DeviceArray([]int{3 << 20}, runtime.Float32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := st.Queue(a, h, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			us = append(us, u)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range us {
+			if err := u.Wait(); err != nil && !strings.Contains(err.Error(), "closed before") {
+				t.Errorf("an upload cut short by Close: %v", err)
+			}
+		}
+		if _, err := st.Queue(nil, nil, nil, nil); err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Errorf("queue after Close: %v", err)
+		}
+		if err := s.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		if live, _, _ := rt.PinnedStats(); live != liveBefore {
+			t.Errorf("pinned bytes live after Close: %d, want %d", live, liveBefore)
+		}
+		h, _ := rt.NewHostArray([]int{5 << 20}, runtime.Float32, false)
+		for j := range 5 << 20 {
+			h.Set(j, float64(j%1000+1))
+		}
+		a, err := rt.ToDevice(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := a.CopyToHost(nil); err != nil || !bytes.Equal(got.Bytes(), h.Bytes()) {
+			t.Fatalf("an upload after the stager closed: %v", err)
+		}
+	})
+}
+
+// eachStagingBackend is eachBackend with the CPU backend's page-locked
+// memory stood in for, so that staging runs as it does on a GPU.
+func eachStagingBackend(t *testing.T, f func(t *testing.T, rt *runtime.Runtime)) {
+	t.Run("pinned-cpu", func(t *testing.T) {
+		rt, _ := newPinnedCPU(t, runtime.Options{})
+		f(t, rt)
+	})
+	eachBackend(t, f)
+}
