@@ -14,7 +14,8 @@ import (
 // after the last.
 type Source func() ([]*runtime.HostArray, error)
 
-// List is a Source over batches known in advance.
+// List is a Source over batches known in advance. Arrays that stay as
+// they are during the loop can say so with Options.Unchanged.
 func List(batches [][]*runtime.HostArray) Source {
 	i := 0
 	return func() ([]*runtime.HostArray, error) {
@@ -43,6 +44,13 @@ type Options struct {
 	// the job's batches (Shard.Owns); Next then numbers each batch among
 	// all of them, and Total counts this rank's.
 	Shard Shard
+	// Unchanged says that the host arrays the source returns do not
+	// change during the loop (a List, chunks of one array): their copies
+	// then go on while the source is called again, and the staging
+	// threads never wait between batches. Otherwise the iterator lets the
+	// batches before be copied out of host memory first, since a source
+	// may fill one array again and again.
+	Unchanged bool
 }
 
 // Iter is CUDA.jl's CuIterator: it uploads each batch to the device, the
@@ -64,10 +72,11 @@ type Iter struct {
 	stager   *runtime.Stager
 	// events no copy is using: the runtime keeps events until it closes,
 	// so they are reused.
-	events   []*runtime.Event
-	progress *progress
-	ended    bool
-	closed   bool
+	events    []*runtime.Event
+	progress  *progress
+	ended     bool
+	closed    bool
+	unchanged bool // Options.Unchanged
 }
 
 // upload is one batch on its way to the device.
@@ -96,7 +105,7 @@ func NewIter(rt *runtime.Runtime, source Source, opts Options) (*Iter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Iter{rt: rt, source: source, prefetch: opts.Prefetch, copy: copyStream, shard: opts.Shard,
+	return &Iter{rt: rt, source: source, prefetch: opts.Prefetch, copy: copyStream, shard: opts.Shard, unchanged: opts.Unchanged,
 		stager: rt.NewStager(copyStream), progress: newProgress(opts.Progress, opts.ProgressOut, opts.Total)}, nil
 }
 
@@ -124,12 +133,9 @@ func (it *Iter) Next() (index int, arrays []*runtime.Array, ok bool, err error) 
 	u := it.ahead[0]
 	it.ahead = it.ahead[1:]
 	it.current = u // from here Close frees what it holds
-	for _, c := range u.copies {
-		if err := c.Wait(); err != nil {
-			return 0, nil, false, it.fail(fmt.Errorf("batch %d: %w", u.index, err))
-		}
+	if err := u.copied(); err != nil {
+		return 0, nil, false, it.fail(fmt.Errorf("batch %d: %w", u.index, err))
 	}
-	u.copies = nil
 	if err := it.rt.StreamWait(nil, u.ready); err != nil {
 		return 0, nil, false, it.fail(err)
 	}
@@ -143,6 +149,13 @@ func (it *Iter) Next() (index int, arrays []*runtime.Array, ok bool, err error) 
 
 // fetch reads the next batch from the source and queues its upload.
 func (it *Iter) fetch() error {
+	if !it.unchanged {
+		for _, u := range it.ahead {
+			if err := u.copied(); err != nil {
+				return fmt.Errorf("batch %d: %w", u.index, err)
+			}
+		}
+	}
 	hosts, err := it.source()
 	if err != nil {
 		return fmt.Errorf("batch %d: %w", it.shard.global(it.index+1), err)
@@ -205,6 +218,18 @@ func (it *Iter) start(u *upload, hosts []*runtime.HostArray) error {
 	}
 	if len(hosts) == 0 {
 		return u.ready.Record(it.copy)
+	}
+	return nil
+}
+
+// copied waits until u's bytes have been copied out of host memory and
+// its copies queued.
+func (u *upload) copied() error {
+	for len(u.copies) > 0 {
+		if err := u.copies[0].Wait(); err != nil {
+			return err
+		}
+		u.copies = u.copies[1:]
 	}
 	return nil
 }

@@ -24,10 +24,15 @@ func randomHost(t *testing.T, rt *runtime.Runtime, shape []int, dt runtime.DType
 }
 
 // Every batch arrives once, in order, with its data, whatever the
-// prefetch depth and whether its arrays are pinned; at most the current
+// prefetch depth, whether its arrays are pinned and whether the source
+// says they stay unchanged; at most the current
 // batch and the prefetched ones are held, and nothing after the end.
 func TestIterDeliversEveryBatchInOrder(t *testing.T) {
-	for _, prefetch := range []int{0, 1, 3} {
+	for _, tc := range []struct {
+		prefetch  int
+		unchanged bool
+	}{{0, false}, {1, false}, {3, false}, {0, true}, {1, true}, {3, true}} {
+		prefetch := tc.prefetch
 		rt := newRuntime(t, "")
 		var want [][]*runtime.HostArray
 		for i := range 7 {
@@ -36,19 +41,12 @@ func TestIterDeliversEveryBatchInOrder(t *testing.T) {
 				randomHost(t, rt, []int{4}, runtime.Int32, false),
 			})
 		}
-		it, err := batch.NewIter(rt, batch.List(want), batch.Options{Prefetch: prefetch})
+		it, err := batch.NewIter(rt, batch.List(want), batch.Options{Prefetch: prefetch, Unchanged: tc.unchanged})
 		if err != nil {
 			t.Fatal(err)
 		}
 		seen := 0
-		for {
-			i, arrays, ok, err := it.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				break
-			}
+		drain(t, it, func(i int, arrays []*runtime.Array) {
 			seen++
 			if i != seen || len(arrays) != 2 {
 				t.Fatalf("prefetch %d: batch %d with %d arrays, want batch %d with 2", prefetch, i, len(arrays), seen)
@@ -67,7 +65,7 @@ func TestIterDeliversEveryBatchInOrder(t *testing.T) {
 			if live, most := rt.LiveArrays(), 2*(prefetch+1); live > most {
 				t.Fatalf("prefetch %d: %d arrays live, want at most %d", prefetch, live, most)
 			}
-		}
+		})
 		if seen != 7 || rt.LiveArrays() != 0 {
 			t.Fatalf("prefetch %d: %d batches seen, %d arrays live at the end", prefetch, seen, rt.LiveArrays())
 		}
@@ -117,5 +115,64 @@ func TestIterFreesEverythingOnCloseAndErrors(t *testing.T) {
 	}
 	if _, err := batch.NewIter(rt, batch.List(nil), batch.Options{Prefetch: -1}); err == nil {
 		t.Fatal("a negative prefetch accepted")
+	}
+}
+
+// A source function may fill the same host array for every batch, as a
+// reader of a file does: each batch reaches the device as the source
+// returned it, whatever the prefetch depth, because the iterator lets the
+// previous batches' bytes be copied out before it calls the source again.
+func TestIterSourceMayRefillOneArray(t *testing.T) {
+	for _, prefetch := range []int{0, 1, 3} {
+		rt := newRuntime(t, "")
+		const n = 3<<20 + 5 // several staging pieces
+		h, err := rt.NewHostArray([]int{n}, runtime.Float32, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want [][]float64
+		source := func() ([]*runtime.HostArray, error) {
+			if len(want) == 6 {
+				return nil, nil
+			}
+			vals := make([]float64, n)
+			base := float64(rand.IntN(1000) * 8)
+			for i := range vals {
+				vals[i] = base + float64(i%8)
+				h.Set(i, vals[i])
+			}
+			want = append(want, vals)
+			return []*runtime.HostArray{h}, nil
+		}
+		it, err := batch.NewIter(rt, source, batch.Options{Prefetch: prefetch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(t, it, func(i int, arrays []*runtime.Array) {
+			got, err := arrays[0].Float64s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range want[i-1] {
+				if got[k] != v {
+					t.Fatalf("prefetch %d: batch %d element %d is %v, want %v", prefetch, i, k, got[k], v)
+				}
+			}
+		})
+	}
+}
+
+// drain calls body with each batch of it, to the end.
+func drain(t *testing.T, it *batch.Iter, body func(i int, arrays []*runtime.Array)) {
+	t.Helper()
+	for {
+		i, arrays, ok, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return
+		}
+		body(i, arrays)
 	}
 }

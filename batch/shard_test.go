@@ -60,20 +60,13 @@ func TestShardedIterNumbersBatchesAmongAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []int
-	for {
-		i, arrays, ok, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
+	drain(t, it, func(i int, arrays []*runtime.Array) {
 		got, _ := arrays[0].CopyToHost(nil)
 		if want := all[i-1][0]; !slices.Equal(got.Floats(), want.Floats()) {
 			t.Fatalf("batch %d holds %v, want %v", i, got.Floats(), want.Floats())
 		}
 		seen = append(seen, i)
-	}
+	})
 	if !slices.Equal(seen, []int{2, 5}) {
 		t.Fatalf("rank 1 of 3 saw batches %v, want [2 5]", seen)
 	}

@@ -52,6 +52,7 @@ func (m batchModule) iter(L *lua.LState) int {
 			return v.RawGetInt(i), nil
 		}
 		opts.Total = shard.Count(v.Len())
+		opts.Unchanged = true // a list's arrays are the script's to leave alone until the loop ends
 	case *lua.LFunction:
 		i := 0
 		next = func() (lua.LValue, error) {

@@ -43,6 +43,19 @@ local total = 0
 for i, c in batch.iter(function() n = n + 1; return chunks[n] end) do total = total + kernels.sum(c) end
 check.eq(total, 40 * 41 / 2, "every chunk summed once")
 
+-- a function may fill one HostArray anew for every batch, as a reader of
+-- a file does: each batch arrives as the function returned it
+local big = 1024 * 1024 + 3 -- over 4 MiB of float32: staged in pieces
+local buf, calls = cuda.host_array(big), 0
+for i, d in batch.iter(function()
+  calls = calls + 1
+  if calls > 5 then return nil end
+  cuda.full(big, calls * 7):copy_to_host(buf)
+  return buf
+end, { prefetch = 2 }) do
+  check.eq(kernels.sum(d), big * i * 7, "batch " .. i .. " as the function returned it")
+end
+
 -- break and errors: the iterator is freed by close(), or at the next walk
 -- of the Lua state once nothing refers to it (collectgarbage walks)
 local it = batch.iter({ { { 1 } }, { { 2 } }, { { 3 } } }, { prefetch = 2 })
