@@ -23,7 +23,8 @@ const slotsPerThread = 2
 // A Stager uploads pageable host arrays on one stream at the bus's speed,
 // through a few small pinned slots that it reuses from one upload to the
 // next. It is what an iterator or a loop of uploads keeps; Close gives its
-// pinned memory back to the runtime's cache.
+// pinned memory back to the runtime's cache. The runtime's own large
+// copies to and from pageable memory use one for the copy.
 //
 // Its threads live as long as it does and take the pieces of queued
 // uploads in order, from one array into the next without waiting for
@@ -207,11 +208,10 @@ func (st *Stager) popLocked() {
 	}
 }
 
-// grow makes sure there are threads and slots for an upload of n bytes:
-// one thread per piece, one per processor at most, with two slots of a
-// piece each. Growing waits for the uploads queued so far.
+// grow makes sure there are threads and slots, as layout says, for an
+// upload of n bytes. Growing waits for the uploads queued so far.
 func (st *Stager) grow(n int) error {
-	want, size := min(goruntime.GOMAXPROCS(0), (n+stageChunk-1)/stageChunk), min(n, stageChunk)
+	want, size := layout(n)
 	if want <= st.threads && len(st.slots) > 0 && st.slots[0].buf != nil && len(st.slots[0].buf.data) >= size {
 		return nil
 	}
@@ -337,11 +337,17 @@ func (st *Stager) spread(n int, work func(mine []stageSlot, claim func() (lo, hi
 	return errors.Join(errs...)
 }
 
-// prepare makes sure there are slots for an upload of n bytes: two for
-// each thread that will copy, one per processor at most, of a piece each.
+// prepare makes sure there are slots for a copy of n bytes on the
+// threads layout gives it.
 func (st *Stager) prepare(n int) (threads int, err error) {
-	threads = min(goruntime.GOMAXPROCS(0), (n+stageChunk-1)/stageChunk)
-	return threads, st.reserve(threads*slotsPerThread, min(n, stageChunk))
+	threads, size := layout(n)
+	return threads, st.reserve(threads*slotsPerThread, size)
+}
+
+// layout is the threads and slot size a copy of n bytes takes: a thread
+// per piece, one per processor at most, each with two slots of a piece.
+func layout(n int) (threads, size int) {
+	return min(goruntime.GOMAXPROCS(0), (n+stageChunk-1)/stageChunk), min(n, stageChunk)
 }
 
 // stagedMin is the size from which a synchronous copy to or from pageable
