@@ -46,7 +46,10 @@ type Runtime struct {
 	events  []device.Event
 	// copyStream is CopyStream's, made on first use; it is also in streams.
 	copyStream *Stream
-	timer      [2]device.Event
+	// stagers not yet closed, whose threads Close stops before the memory
+	// they copy into goes (under mu).
+	stagers map[*Stager]struct{}
+	timer   [2]device.Event
 
 	maps mapKernels // kernels.map's translations (jitmap.go)
 
@@ -536,6 +539,13 @@ func (rt *Runtime) Close() error {
 	rt.young = nil
 	rt.mu.Unlock()
 
+	rt.mu.Lock()
+	stagers := rt.stagers
+	rt.stagers = nil
+	rt.mu.Unlock()
+	for st := range stagers {
+		st.stopThreads()
+	}
 	var errs []error
 	if err := rt.closeComms(); err != nil {
 		errs = append(errs, err)

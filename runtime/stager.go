@@ -83,6 +83,12 @@ type Staged struct {
 func (rt *Runtime) NewStager(s *Stream) *Stager {
 	st := &Stager{rt: rt, stream: s}
 	st.cond = sync.NewCond(&st.mu)
+	rt.mu.Lock()
+	if rt.stagers == nil {
+		rt.stagers = map[*Stager]struct{}{}
+	}
+	rt.stagers[st] = struct{}{}
+	rt.mu.Unlock()
 	return st
 }
 
@@ -481,15 +487,9 @@ func (st *Stager) drop(slot *stageSlot) error {
 	return err
 }
 
-// Close waits for the stager's copies to read its slots and gives their
-// memory back to the runtime. Closing twice is harmless.
-func (st *Stager) Close() error {
-	if st.closed {
-		return nil
-	}
-	st.closed = true
-	// Drop the pieces no thread has taken, let the threads settle the
-	// ones they have, and end them.
+// stopThreads drops the pieces no thread has taken, lets the threads
+// settle the ones they have, and ends them. Doing it again is harmless.
+func (st *Stager) stopThreads() {
 	st.mu.Lock()
 	st.cancel, st.stop = true, true
 	for _, u := range st.jobs {
@@ -505,6 +505,19 @@ func (st *Stager) Close() error {
 	st.mu.Lock()
 	st.popLocked()
 	st.mu.Unlock()
+}
+
+// Close waits for the stager's copies to read its slots and gives their
+// memory back to the runtime. Closing twice is harmless.
+func (st *Stager) Close() error {
+	if st.closed {
+		return nil
+	}
+	st.closed = true
+	st.rt.mu.Lock()
+	delete(st.rt.stagers, st)
+	st.rt.mu.Unlock()
+	st.stopThreads()
 	if st.rt.usable() != nil {
 		st.slots = nil // the runtime let go of its pinned memory and events when it closed
 		return nil

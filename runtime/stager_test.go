@@ -3,9 +3,11 @@ package runtime_test
 import (
 	"bytes"
 	"math/rand/v2"
+	goruntime "runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gluaproject/glua/cpu"
 	"github.com/gluaproject/glua/device"
@@ -408,4 +410,41 @@ func eachStagingBackend(t *testing.T, f func(t *testing.T, rt *runtime.Runtime))
 		f(t, rt)
 	})
 	eachBackend(t, f)
+}
+
+// A runtime closed under a stager that was never closed, with uploads
+// still queued, ends the stager's threads: an embedding program that
+// makes runtime after runtime keeps no goroutines of theirs.
+func TestRuntimeCloseEndsAStagersThreads(t *testing.T) {
+	before := goruntime.NumGoroutine()
+	rt, _ := newPinnedCPU(t, runtime.Options{})
+	st := rt.NewStager(nil)
+	for range 4 {
+		h, _ := rt.NewHostArray([]int{3 << 20}, runtime.Float32, false)
+		a, err := rt.DeviceArray([]int{3 << 20}, runtime.Float32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Queue(a, h, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if goruntime.NumGoroutine() <= before {
+		t.Fatal("the stager started no threads")
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Other goroutines of a runtime, such as its cleanups', may take a
+	// moment to end; a stager's sixteen would stay for good.
+	deadline := time.Now().Add(2 * time.Second)
+	for goruntime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := goruntime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after the runtime closed, %d before it opened", n, before)
+	}
+	if err := st.Close(); err != nil {
+		t.Errorf("closing the stager after its runtime: %v", err)
+	}
 }
