@@ -448,3 +448,79 @@ func TestRuntimeCloseEndsAStagersThreads(t *testing.T) {
 		t.Errorf("closing the stager after its runtime: %v", err)
 	}
 }
+
+// Uploads of random sizes, pageable and pinned, some empty, some large
+// enough to grow the stager's threads and slots while others are queued,
+// land exactly; a stager closed at a random point leaves every upload
+// either copied or reporting the close, and nothing pinned in use.
+func TestStagerRandomUploads(t *testing.T) {
+	eachStagingBackend(t, randomUploads)
+}
+
+func randomUploads(t *testing.T, rt *runtime.Runtime) {
+	liveBefore, _, _ := rt.PinnedStats()
+	for round := range 20 {
+		st := rt.NewStager(nil)
+		type pending struct {
+			a    *runtime.Array
+			h    *runtime.HostArray
+			want []byte
+			u    *runtime.Staged
+		}
+		var queued []pending
+		closeAt := rand.IntN(12)
+		for i := range 12 {
+			if i == closeAt && round%2 == 1 {
+				break
+			}
+			n := []int{0, 1, 1000, 1<<19 + rand.IntN(1<<19), 1<<20 + rand.IntN(3<<20)}[rand.IntN(5)]
+			h, err := rt.NewHostArray([]int{n}, runtime.Uint8, rand.IntN(4) == 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range h.Bytes() {
+				h.Bytes()[j] = byte(rand.IntN(256))
+			}
+			a, err := rt.DeviceArray([]int{n}, runtime.Uint8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, err := st.Queue(a, h, nil, nil)
+			if err != nil {
+				t.Fatalf("round %d, upload %d of %d bytes: %v", round, i, n, err)
+			}
+			queued = append(queued, pending{a, h, bytes.Clone(h.Bytes()), u})
+		}
+		closed := round%2 == 1
+		if closed {
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, p := range queued {
+			err := p.u.Wait()
+			if err != nil {
+				if closed && strings.Contains(err.Error(), "closed before") {
+					rt.ReleasePinned(p.h) // never to be read
+					continue
+				}
+				t.Fatalf("round %d, upload %d: %v", round, i, err)
+			}
+			got, err := p.a.CopyToHost(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), p.want) {
+				t.Fatalf("round %d, upload %d (%d bytes): the device's copy differs", round, i, len(p.want))
+			}
+			rt.ReleasePinned(p.h) // read: the download above came after the copy on the same stream
+			p.a.Free()
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if live, _, _ := rt.PinnedStats(); live != liveBefore {
+		t.Errorf("pinned bytes live after the stagers closed and the sources were released: %d, want %d", live, liveBefore)
+	}
+}
