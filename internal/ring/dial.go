@@ -117,12 +117,13 @@ func (d *dialer) closeAll() {
 	}
 }
 
+// interrupt wakes what the dial is blocked on. The connections' deadlines
+// go first: rank 0 wakes from Accept only when its listener closes, and
+// then sets a deadline of its own to send the other ranks its verdict,
+// which a deadline set after it would cut short.
 func (d *dialer) interrupt() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, ln := range d.listeners {
-		ln.Close()
-	}
 	past := time.Unix(1, 0)
 	for _, conn := range d.rendezvous {
 		conn.SetDeadline(past)
@@ -131,6 +132,9 @@ func (d *dialer) interrupt() {
 		if p != nil {
 			p.conn.SetDeadline(past)
 		}
+	}
+	for _, ln := range d.listeners {
+		ln.Close()
 	}
 }
 
