@@ -26,14 +26,24 @@ local pinned = batches(true)
 local plain = B.wall_time(function() for i = 1, count do d:copy_from(pinned[i]) end end, 1, 3, 1)
 B.emit({ bench = "stream", impl = "glua", device = B.device_name(), how = "copy_from pinned", gib = total / 2 ^ 30, gbs = total / plain / 1e9 })
 
-for _, kind in ipairs({ "pinned", "pageable" }) do
+for _, kind in ipairs({ "pinned", "pageable", "pageable function" }) do
   local list = kind == "pinned" and pinned or batches(false)
+  -- A function source may refill one array, so the iterator lets each
+  -- batch be copied out before it calls the function again; a list goes
+  -- on copying while the loop runs.
+  local source = list
+  if kind == "pageable function" then
+    source = function()
+      local k = 0
+      return function() k = k + 1; return list[k] end
+    end
+  end
   local t = B.wall_time(function()
-    for i, x in batch.iter(list, { prefetch = 2 }) do end
+    for i, x in batch.iter(type(source) == "function" and source() or source, { prefetch = 2 }) do end
   end, 1, 3, 1)
   B.emit({ bench = "stream", impl = "glua", device = B.device_name(), how = "batch.iter " .. kind,
     gib = total / 2 ^ 30, gbs = total / t / 1e9, fraction_of_copy_from = plain / t })
-  list = nil
+  list, source = nil, nil
   collectgarbage()
 end
 
