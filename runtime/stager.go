@@ -272,6 +272,9 @@ func (st *Stager) work(mine []stageSlot) {
 		c := u.claimed
 		u.claimed++
 		lo, hi := c*stageChunk, min((c+1)*stageChunk, len(u.data))
+		if u.direct {
+			hi = len(u.data) // one copy of the whole pinned array
+		}
 		src := u.data[lo:hi] // u stays queued, and its data with it, until this piece settles
 		st.mu.Unlock()
 		var slot *stageSlot

@@ -291,8 +291,9 @@ func TestLargePageableCopiesStageWhenPinnedMemoryAllows(t *testing.T) {
 }
 
 // Queued uploads, pageable ones of several pieces, pinned ones behind
-// them and an empty one, land exactly, and each one's done event follows
-// its copies.
+// them (one larger than a piece, behind 64 MiB that take a while to
+// stage) and an empty one, land exactly, and each one's done event
+// follows its copies.
 func TestStagerQueuedUploadsLandInOrder(t *testing.T) {
 	eachStagingBackend(t, func(t *testing.T, rt *runtime.Runtime) {
 		s, err := rt.NewStream()
@@ -309,7 +310,7 @@ func TestStagerQueuedUploadsLandInOrder(t *testing.T) {
 			done *runtime.Event
 		}
 		var queued []pending
-		for i, n := range []int{5<<18 + 7, 3, 1 << 20, 0, 9<<17 + 1, 4096} {
+		for i, n := range []int{16 << 20, 3<<20 + 5, 5<<18 + 7, 3, 1 << 20, 0, 9<<17 + 1, 4096} {
 			pinned := i%3 == 1
 			h, err := rt.NewHostArray([]int{n}, runtime.Float32, pinned)
 			if err != nil {
@@ -326,11 +327,14 @@ func TestStagerQueuedUploadsLandInOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			u, err := st.Queue(a, h, nil, done)
-			if err != nil {
+			queued = append(queued, pending{a, h, bytes.Clone(h.Bytes()), nil, done})
+		}
+		// Queued together, so that the later ones wait behind the first.
+		for i := range queued {
+			p := &queued[i]
+			if p.u, err = st.Queue(p.a, p.h, nil, p.done); err != nil {
 				t.Fatalf("queue %d: %v", i, err)
 			}
-			queued = append(queued, pending{a, h, bytes.Clone(h.Bytes()), u, done})
 		}
 		for i, p := range queued {
 			if err := p.u.Wait(); err != nil {
@@ -451,8 +455,8 @@ func TestRuntimeCloseEndsAStagersThreads(t *testing.T) {
 
 // Uploads of random sizes, pageable and pinned, some empty, some large
 // enough to grow the stager's threads and slots while others are queued,
-// land exactly; a stager closed at a random point leaves every upload
-// either copied or reporting the close, and nothing pinned in use.
+// land exactly; a stager closed right after queueing them leaves every
+// upload either copied or reporting the close, and nothing pinned in use.
 func TestStagerRandomUploads(t *testing.T) {
 	eachStagingBackend(t, randomUploads)
 }
@@ -468,12 +472,8 @@ func randomUploads(t *testing.T, rt *runtime.Runtime) {
 			u    *runtime.Staged
 		}
 		var queued []pending
-		closeAt := rand.IntN(12)
-		for i := range 12 {
-			if i == closeAt && round%2 == 1 {
-				break
-			}
-			n := []int{0, 1, 1000, 1<<19 + rand.IntN(1<<19), 1<<20 + rand.IntN(3<<20)}[rand.IntN(5)]
+		for range 1 + rand.IntN(12) {
+			n := []int{0, 1, 1000, 1<<19 + rand.IntN(1<<19), 1<<20 + rand.IntN(7<<20)}[rand.IntN(5)]
 			h, err := rt.NewHostArray([]int{n}, runtime.Uint8, rand.IntN(4) == 0)
 			if err != nil {
 				t.Fatal(err)
@@ -485,11 +485,15 @@ func randomUploads(t *testing.T, rt *runtime.Runtime) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			u, err := st.Queue(a, h, nil, nil)
-			if err != nil {
-				t.Fatalf("round %d, upload %d of %d bytes: %v", round, i, n, err)
+			queued = append(queued, pending{a, h, bytes.Clone(h.Bytes()), nil})
+		}
+		// Queued together, so that they wait behind each other.
+		for i := range queued {
+			p := &queued[i]
+			var err error
+			if p.u, err = st.Queue(p.a, p.h, nil, nil); err != nil {
+				t.Fatalf("round %d, upload %d of %d bytes: %v", round, i, len(p.want), err)
 			}
-			queued = append(queued, pending{a, h, bytes.Clone(h.Bytes()), u})
 		}
 		closed := round%2 == 1
 		if closed {
