@@ -2,8 +2,9 @@ package batch
 
 import (
 	goruntime "runtime"
-	"sync"
 	"sync/atomic"
+
+	"github.com/gluaproject/glua/internal/parallel"
 )
 
 // parallelMin is the size from which staging copies are split across
@@ -30,13 +31,13 @@ func parallelRows(n, rowBytes int, copyRow func(r int)) {
 }
 
 // inParts calls work over 0..n in pieces of about copyPiece bytes, which
-// GOMAXPROCS goroutines claim in turn, when the bytes are enough to be
-// worth threads. Claiming small pieces keeps every thread busy to the end
-// when some are held back (by the copy stream's waits, the collector), and
-// pieces under memmove's non-temporal threshold (1 MiB) copy with ordinary
-// stores: on the H100's host, staging 64 MiB while the bus read the
-// previous 64 MiB ran at 40 GB/s so, against 32-36 in 16 or 32 fixed
-// ranges.
+// up to one thread per processor claim in turn, when the bytes are enough
+// to be worth threads. Claiming small pieces keeps every thread busy to
+// the end when some are held back (by the copy stream's waits, the
+// collector), and pieces under memmove's non-temporal threshold (1 MiB)
+// copy with ordinary stores: on the H100's host, staging 64 MiB while the
+// bus read the previous 64 MiB ran at 40 GB/s so, against 32-36 in 16 or
+// 32 fixed ranges.
 func inParts(n, bytes int, work func(lo, hi int)) {
 	threads := min(goruntime.GOMAXPROCS(0), bytes/(parallelMin/2), n)
 	if bytes < parallelMin || threads < 2 {
@@ -45,21 +46,15 @@ func inParts(n, bytes int, work func(lo, hi int)) {
 	}
 	step := max(1, int(int64(n)*copyPiece/int64(bytes)))
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(int64(step))) - step
-				if lo >= n {
-					return
-				}
-				work(lo, min(lo+step, n))
+	parallel.Do(threads, func(int) {
+		for {
+			lo := int(next.Add(int64(step))) - step
+			if lo >= n {
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			work(lo, min(lo+step, n))
+		}
+	})
 }
 
 // copyPiece is the size of the pieces inParts hands out.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/parallel"
 )
 
 // stageChunk is the size of the pieces a Stager copies pageable memory
@@ -332,17 +333,11 @@ func (st *Stager) spread(n int, work func(mine []stageSlot, claim func() (lo, hi
 		return c * stageChunk, min((c+1)*stageChunk, n), true
 	}
 	errs := make([]error, threads)
-	var wg sync.WaitGroup
-	for t := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if errs[t] = work(st.slots[t*slotsPerThread:(t+1)*slotsPerThread], claim); errs[t] != nil {
-				failed.Store(true)
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.Do(threads, func(t int) {
+		if errs[t] = work(st.slots[t*slotsPerThread:(t+1)*slotsPerThread], claim); errs[t] != nil {
+			failed.Store(true)
+		}
+	})
 	return errors.Join(errs...)
 }
 
