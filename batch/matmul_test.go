@@ -2,12 +2,15 @@ package batch_test
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/gluaproject/glua/batch"
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -134,6 +137,43 @@ func TestMatmulReadsBFromPinnedMemory(t *testing.T) {
 		}
 		if live, _, _ := rt.PinnedStats(); live != before {
 			t.Fatalf("%s: %d bytes of pinned memory live after the product, want the %d of pinned B", name, live, before)
+		}
+	}
+}
+
+// A product whose result the host limit cannot hold, though its tiles fit,
+// is that limit's error, found while the tiles are under way; nothing is
+// left live and the next product that fits runs.
+func TestMatmulResultOverTheHostLimit(t *testing.T) {
+	c := config.Default()
+	rt, err := runtime.New(runtime.Options{Config: &c, Backend: "cpu", CPUMemory: "1GiB", HostMemoryLimit: "200KiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	const m, k, n = 256, 8, 256 // C is 256 KiB; its tiles of 64 rows 64 KiB
+	A, B := randomMatrix(t, rt, m, k, runtime.Float32), randomMatrix(t, rt, k, n, runtime.Float32)
+	var plan bytes.Buffer
+	budget := uint64(4 * (64*n + 2*(64*k+k*n)))
+	_, err = batch.Matmul(rt, A, B, batch.MatmulOptions{Budget: budget, Verbose: &plan})
+	if !errors.Is(err, device.ErrOutOfMemory) || !strings.Contains(err.Error(), "out of host memory") {
+		t.Fatalf("%v, want the host limit's error", err)
+	}
+	if !strings.Contains(plan.String(), "in 4 tiles of C of 64x256") {
+		t.Fatalf("the tiles were not planned to fit: %s", plan.String())
+	}
+	if live := rt.LiveArrays(); live != 0 {
+		t.Fatalf("%d arrays live after the refusal", live)
+	}
+	small := randomMatrix(t, rt, 16, k, runtime.Float32)
+	C, err := batch.Matmul(rt, small, B, batch.MatmulOptions{})
+	if err != nil {
+		t.Fatalf("the product that fits: %v", err)
+	}
+	want := product(small.Floats(), B.Floats(), 16, k, n)
+	for i, v := range C.Floats() {
+		if math.Abs(v-want[i]) > 1e-5*k {
+			t.Fatalf("element %d is %v, want %v", i, v, want[i])
 		}
 	}
 }

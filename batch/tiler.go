@@ -2,6 +2,7 @@ package batch
 
 import (
 	"errors"
+	goruntime "runtime"
 
 	"github.com/gluaproject/glua/runtime"
 )
@@ -137,8 +138,9 @@ func (t *tiler) close() {
 	}
 }
 
-// run computes out = A·B tile by tile.
-func (t *tiler) run(A, B, out *runtime.HostArray) error {
+// run computes out = A·B tile by tile; out is asked for once the first
+// tile has come down.
+func (t *tiler) run(A, B *runtime.HostArray, out func() (*runtime.HostArray, error)) error {
 	p, size := t.p, t.p.size
 	step := 0
 	for i0 := 0; i0 < p.m; i0 += p.tm {
@@ -184,7 +186,7 @@ func (t *tiler) run(A, B, out *runtime.HostArray) error {
 // scatters it into out on another goroutine once it has arrived, so that
 // the next tile's panels are gathered and multiplied meanwhile. The
 // staging is written again only after that scatter is done.
-func (t *tiler) download(C *runtime.Array, out *runtime.HostArray, i0, mi, j0, nj int) error {
+func (t *tiler) download(C *runtime.Array, out func() (*runtime.HostArray, error), i0, mi, j0, nj int) error {
 	if err := t.scattered(); err != nil {
 		return err
 	}
@@ -202,7 +204,13 @@ func (t *tiler) download(C *runtime.Array, out *runtime.HostArray, i0, mi, j0, n
 			done <- err
 			return
 		}
-		scatter(out.Bytes(), hostC.Bytes(), t.p.size, i0, mi, j0, nj, t.p.n)
+		dst, err := out()
+		if err != nil {
+			done <- err
+			return
+		}
+		scatter(dst.Bytes(), hostC.Bytes(), t.p.size, i0, mi, j0, nj, t.p.n)
+		goruntime.KeepAlive(dst) // a mapped out must outlive the writes
 		done <- nil
 	}()
 	return nil
