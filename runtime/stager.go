@@ -46,7 +46,7 @@ type Stager struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	jobs    []*Staged // queued, not yet all copied: the oldest first
-	threads int       // running, each with slots [t*2, t*2+2)
+	threads int       // running, thread t with slots [t*slotsPerThread, (t+1)*slotsPerThread)
 	stop    bool      // the threads should end once idle
 	cancel  bool      // Close: drop the pieces not yet copied
 	failed  error     // the first failure; later uploads are refused
