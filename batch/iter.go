@@ -241,7 +241,7 @@ func (it *Iter) event() (*runtime.Event, error) {
 		it.events = it.events[:n-1]
 		return e, nil
 	}
-	return it.rt.NewEvent()
+	return it.rt.NewSyncEvent()
 }
 
 // retire frees a batch's device arrays and keeps its event for a later

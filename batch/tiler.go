@@ -65,7 +65,7 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, B
 	event := func() *runtime.Event {
 		var e *runtime.Event
 		if err == nil {
-			e, err = rt.NewEvent()
+			e, err = rt.NewSyncEvent()
 		}
 		return e
 	}

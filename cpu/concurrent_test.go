@@ -51,8 +51,8 @@ func shareWorker(b *Backend, w int, mine device.Ptr, n uint64) error {
 	if err != nil {
 		return err
 	}
-	start, _ := b.NewEvent()
-	end, _ := b.NewEvent()
+	start, _ := b.NewTimingEvent()
+	end, _ := b.NewTimingEvent()
 	const dim = 24 // float32 matrices of dim×dim
 	mat := uint64(dim * dim * 4)
 	for i := 0; i < 60; i++ {

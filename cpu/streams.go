@@ -11,6 +11,7 @@ import (
 // when its call returns, so an event is complete as soon as it is recorded.
 type event struct {
 	recorded bool
+	timing   bool // from NewTimingEvent: Elapsed accepts it, as the driver does
 	at       time.Time
 }
 
@@ -64,8 +65,19 @@ func (b *Backend) StreamSynchronize(s device.Stream) error {
 	return b.checkStream("stream synchronize", s)
 }
 
-// NewEvent returns a new, unrecorded event handle, never 0 and never reused.
+// NewEvent returns a new, unrecorded event handle, never 0 and never
+// reused, that Elapsed refuses, as the driver refuses an event made
+// without timing.
 func (b *Backend) NewEvent() (device.Event, error) {
+	return b.newEvent(false)
+}
+
+// NewTimingEvent is NewEvent for an event that Elapsed accepts.
+func (b *Backend) NewTimingEvent() (device.Event, error) {
+	return b.newEvent(true)
+}
+
+func (b *Backend) newEvent(timing bool) (device.Event, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -73,7 +85,7 @@ func (b *Backend) NewEvent() (device.Event, error) {
 	}
 	e := b.nextEvent
 	b.nextEvent++
-	b.events[e] = &event{}
+	b.events[e] = &event{timing: timing}
 	return e, nil
 }
 
@@ -160,6 +172,9 @@ func (b *Backend) Elapsed(start, end device.Event) (float64, error) {
 	e, err := b.lookupEvent("elapsed", end)
 	if err != nil {
 		return 0, err
+	}
+	if !s.timing || !e.timing {
+		return 0, fmt.Errorf("elapsed: both events must keep time (start: %t, end: %t); NewEvent's do not", s.timing, e.timing)
 	}
 	if !s.recorded || !e.recorded {
 		return 0, fmt.Errorf("elapsed: both events must be recorded first (start recorded: %t, end recorded: %t)", s.recorded, e.recorded)

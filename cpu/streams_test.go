@@ -31,10 +31,10 @@ func TestStreamsAreDistinctNonZeroAndUsable(t *testing.T) {
 
 func TestEventsAreDoneOnceRecordedAndTimeHostWork(t *testing.T) {
 	b := newTestBackend(t)
-	start, _ := b.NewEvent()
-	end, _ := b.NewEvent()
+	start, _ := b.NewTimingEvent()
+	end, _ := b.NewTimingEvent()
 	if start == 0 || start == end {
-		t.Fatalf("NewEvent returned %d and %d, want distinct non-zero handles", start, end)
+		t.Fatalf("NewTimingEvent returned %d and %d, want distinct non-zero handles", start, end)
 	}
 	if _, err := b.Elapsed(start, end); err == nil || !strings.Contains(err.Error(), "recorded") {
 		t.Fatalf("Elapsed before Record = %v, want an error", err)
@@ -56,6 +56,18 @@ func TestEventsAreDoneOnceRecordedAndTimeHostWork(t *testing.T) {
 	sec, err := b.Elapsed(start, end)
 	if err != nil || sec < 0.015 || sec > 5 {
 		t.Fatalf("Elapsed across a 20ms sleep = %g s, %v", sec, err)
+	}
+	// An event made without timing orders and waits, but Elapsed
+	// refuses it, as the driver does.
+	plain, _ := b.NewEvent()
+	if err := b.Record(plain, s); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := b.EventDone(plain); !done || err != nil {
+		t.Fatalf("EventDone of an event without timing = %t, %v", done, err)
+	}
+	if _, err := b.Elapsed(start, plain); err == nil || !strings.Contains(err.Error(), "keep time") {
+		t.Fatalf("Elapsed to an event without timing = %v, want an error", err)
 	}
 }
 

@@ -104,13 +104,18 @@ func TestEventsTimeDeviceWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.DestroyStream(s)
-	start, _ := b.NewEvent()
-	end, err := b.NewEvent()
+	start, _ := b.NewTimingEvent()
+	end, err := b.NewTimingEvent()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.DestroyEvent(start)
 	defer b.DestroyEvent(end)
+	plain, err := b.NewEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.DestroyEvent(plain)
 	const n = 256 << 20
 	p, err := b.Alloc(n)
 	if err != nil {
@@ -128,8 +133,18 @@ func TestEventsTimeDeviceWork(t *testing.T) {
 	if err := b.Record(end, s); err != nil {
 		t.Fatal(err)
 	}
+	if err := b.Record(plain, s); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.EventSynchronize(end); err != nil {
 		t.Fatal(err)
+	}
+	if err := b.EventSynchronize(plain); err != nil {
+		t.Fatal(err)
+	}
+	// The driver refuses to time an event made without timing.
+	if _, err := b.Elapsed(start, plain); err == nil {
+		t.Error("Elapsed to an event made by NewEvent (no timing) succeeded")
 	}
 	done, err := b.EventDone(end)
 	if err != nil || !done {

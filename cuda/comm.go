@@ -23,8 +23,6 @@ const (
 	envRuntimeConnect = "NCCL_RUNTIME_CONNECT"
 )
 
-const cuEventDisableTiming = 0x2 // CU_EVENT_DISABLE_TIMING
-
 // OpenComm joins a group of processes through NCCL, which is opened here
 // and not by Load, so that one process never needs it.
 //

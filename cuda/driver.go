@@ -123,8 +123,9 @@ func (d *driverAPI) symbols() []symbol {
 
 // Driver API constants, from cuda.h.
 const (
-	cuStreamNonBlocking = 0x1 // CU_STREAM_NON_BLOCKING
-	cuEventDefault      = 0x0 // CU_EVENT_DEFAULT: timing enabled
+	cuStreamNonBlocking  = 0x1 // CU_STREAM_NON_BLOCKING
+	cuEventDefault       = 0x0 // CU_EVENT_DEFAULT: timing enabled
+	cuEventDisableTiming = 0x2 // CU_EVENT_DISABLE_TIMING
 
 	cuMemHostAllocPortable = 0x1 // CU_MEMHOSTALLOC_PORTABLE
 

@@ -66,14 +66,23 @@ func (b *Backend) StreamSynchronize(s device.Stream) error {
 	return b.check("cuStreamSynchronize", "", cuResult(b.drv.cuStreamSynchronize.call(uintptr(s))))
 }
 
-// NewEvent creates an event with timing enabled.
+// NewEvent creates an event that keeps no time, for ordering and waiting.
 func (b *Backend) NewEvent() (device.Event, error) {
+	return b.newEvent(cuEventDisableTiming)
+}
+
+// NewTimingEvent creates an event that keeps the device time, for Elapsed.
+func (b *Backend) NewTimingEvent() (device.Event, error) {
+	return b.newEvent(cuEventDefault)
+}
+
+func (b *Backend) newEvent(flags uintptr) (device.Event, error) {
 	if err := b.begin(); err != nil {
 		return 0, err
 	}
 	defer b.end()
 	var e uintptr
-	if err := b.check("cuEventCreate", "", cuResult(b.drv.cuEventCreate.call(uintptr(unsafe.Pointer(&e)), cuEventDefault))); err != nil {
+	if err := b.check("cuEventCreate", "", cuResult(b.drv.cuEventCreate.call(uintptr(unsafe.Pointer(&e)), flags))); err != nil {
 		return 0, err
 	}
 	b.mu.Lock()

@@ -103,3 +103,52 @@ func TestAsyncCopiesRefuseWhatWouldBeWrong(t *testing.T) {
 		t.Errorf("a freed array: %v", err)
 	}
 }
+
+// NewEvent's events time the work between them; NewSyncEvent's, which the
+// runtime's own copies use, order and wait like them but Since refuses
+// them with an error that says why, and the runtime goes on.
+func TestSyncEventsWaitButDoNotTime(t *testing.T) {
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		a, err := rt.DeviceArray([]int{1 << 20}, runtime.Float32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, err := rt.NewEvent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		end, _ := rt.NewEvent()
+		sync, err := rt.NewSyncEvent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := start.Record(nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Clone(); err != nil { // device work between the events
+			t.Fatal(err)
+		}
+		for _, e := range []*runtime.Event{end, sync} {
+			if err := e.Record(nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := sync.Synchronize(); err != nil {
+			t.Fatal(err)
+		}
+		if done, err := sync.Done(); !done || err != nil {
+			t.Fatalf("a synchronized event: done %t, %v", done, err)
+		}
+		if s, err := end.Since(start); err != nil || s < 0 {
+			t.Fatalf("end.Since(start) = %g, %v", s, err)
+		}
+		for _, pair := range [][2]*runtime.Event{{sync, start}, {end, sync}} {
+			if _, err := pair[0].Since(pair[1]); err == nil || !strings.Contains(err.Error(), "keep time") {
+				t.Errorf("Since with an event from NewSyncEvent = %v, want an error about timing", err)
+			}
+		}
+		if s, err := end.Since(start); err != nil || s < 0 {
+			t.Fatalf("after the refusal, end.Since(start) = %g, %v", s, err)
+		}
+	})
+}

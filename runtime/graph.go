@@ -125,7 +125,7 @@ func (rt *Runtime) captureStream() (device.Stream, error) {
 // follow makes stream s wait for the work queued on stream after.
 func (rt *Runtime) follow(s, after device.Stream) error {
 	if rt.graphFork == nil {
-		ev, err := rt.NewEvent()
+		ev, err := rt.NewSyncEvent()
 		if err != nil {
 			return err
 		}

@@ -15,11 +15,13 @@ type Stream struct {
 	handle device.Stream
 }
 
-// Event marks a point in a stream, for waiting and for timing.
+// Event marks a point in a stream, for waiting and, if NewEvent made it,
+// for timing.
 type Event struct {
 	rt       *Runtime
 	handle   device.Event
 	recorded bool
+	timing   bool
 }
 
 // NewStream creates a stream.
@@ -45,19 +47,34 @@ func (s *Stream) Synchronize() error {
 	return s.rt.backend.StreamSynchronize(s.handle)
 }
 
-// NewEvent creates an event.
+// NewEvent creates an event for waiting and for timing.
 func (rt *Runtime) NewEvent() (*Event, error) {
+	return rt.newEvent(true)
+}
+
+// NewSyncEvent creates an event for ordering work and waiting on it only,
+// which the driver records faster; Since refuses it. The runtime's own
+// copies and iterators use these.
+func (rt *Runtime) NewSyncEvent() (*Event, error) {
+	return rt.newEvent(false)
+}
+
+func (rt *Runtime) newEvent(timing bool) (*Event, error) {
 	if err := rt.usable(); err != nil {
 		return nil, err
 	}
-	h, err := rt.backend.NewEvent()
+	make := rt.backend.NewEvent
+	if timing {
+		make = rt.backend.NewTimingEvent
+	}
+	h, err := make()
 	if err != nil {
 		return nil, err
 	}
 	rt.mu.Lock()
 	rt.events = append(rt.events, h)
 	rt.mu.Unlock()
-	return &Event{rt: rt, handle: h}, nil
+	return &Event{rt: rt, handle: h, timing: timing}, nil
 }
 
 // Record marks the current end of stream s (nil: the runtime's stream).
@@ -98,6 +115,9 @@ func (e *Event) Done() (bool, error) {
 // Since is the device time in seconds from start to e; both must have been
 // recorded and e must be complete or is waited for.
 func (e *Event) Since(start *Event) (float64, error) {
+	if !e.timing || !start.timing {
+		return 0, errors.New("both events must keep time: NewSyncEvent's do not")
+	}
 	if !e.recorded || !start.recorded {
 		return 0, errors.New("both events must be recorded first")
 	}
@@ -142,7 +162,7 @@ func (rt *Runtime) timerEvents() ([2]device.Event, error) {
 		return rt.timer, nil
 	}
 	for i := range rt.timer {
-		e, err := rt.backend.NewEvent()
+		e, err := rt.backend.NewTimingEvent()
 		if err != nil {
 			return rt.timer, fmt.Errorf("timer: %w", err)
 		}
