@@ -87,7 +87,7 @@ type Backend struct {
 	events   map[device.Event]struct{}
 	modules  map[*Module]struct{}
 	shared   map[string]*Module // Launcher's modules, by source and options
-	pinned   map[uintptr]uint64 // base address → size of AllocHost buffers
+	pinned   hostBuffers        // AllocHost's buffers, by address
 	captures map[device.Stream]bool
 
 	compiles  atomic.Int64
@@ -132,7 +132,7 @@ func Load(cfg Config) (b *Backend, err error) {
 		events:  map[device.Event]struct{}{},
 		modules: map[*Module]struct{}{},
 		shared:  map[string]*Module{},
-		pinned:  map[uintptr]uint64{},
+		pinned:  newHostBuffers(),
 		comms:   map[*comm]struct{}{},
 	}
 	// Libraries stay loaded for the life of the process, as with CuPy and

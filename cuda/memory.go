@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/google/btree"
 )
 
 // Alloc returns nbytes of uninitialised device memory. cuMemAlloc aligns
@@ -137,7 +138,7 @@ func (b *Backend) AllocHost(nbytes uint64) ([]byte, error) {
 	}
 	buf := unsafe.Slice((*byte)(p), nbytes)
 	b.mu.Lock()
-	b.pinned[uintptr(p)] = nbytes
+	b.pinned.ReplaceOrInsert(hostBuffer{uintptr(p), nbytes})
 	b.mu.Unlock()
 	return buf, nil
 }
@@ -150,10 +151,7 @@ func (b *Backend) FreeHost(buf []byte) error {
 	}
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	b.mu.Lock()
-	_, ok := b.pinned[base]
-	if ok {
-		delete(b.pinned, base)
-	}
+	_, ok := b.pinned.Delete(hostBuffer{base: base})
 	b.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("cuda: FreeHost: the buffer at %#x was not returned by AllocHost (or was freed already)", base)
@@ -165,18 +163,34 @@ func (b *Backend) FreeHost(buf []byte) error {
 	return b.check("cuMemFreeHost", "", cuResult(b.drv.cuMemFreeHost.call(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))))
 }
 
-// isPinned reports whether buf lies inside one AllocHost buffer.
+// hostBuffer is one AllocHost buffer.
+type hostBuffer struct {
+	base uintptr
+	size uint64
+}
+
+// hostBuffers is AllocHost's buffers in the order of their addresses.
+type hostBuffers = *btree.BTreeG[hostBuffer]
+
+func newHostBuffers() hostBuffers {
+	return btree.NewG(8, func(x, y hostBuffer) bool { return x.base < y.base })
+}
+
+// isPinned reports whether buf lies inside one AllocHost buffer: the one
+// that begins nearest below it. Every asynchronous copy asks, from each
+// of a Stager's threads, so the answer must not cost a pass over every
+// pinned buffer of the program.
 func (b *Backend) isPinned(buf []byte) bool {
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	hi := lo + uintptr(len(buf))
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for base, n := range b.pinned {
-		if lo >= base && hi <= base+uintptr(n) {
-			return true
-		}
-	}
-	return false
+	in := false
+	b.pinned.DescendLessOrEqual(hostBuffer{base: lo}, func(h hostBuffer) bool {
+		in = hi <= h.base+uintptr(h.size)
+		return false
+	})
+	return in
 }
 
 // UploadAsync queues a copy from pinned memory (a slice of an AllocHost
