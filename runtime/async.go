@@ -110,12 +110,24 @@ func (rt *Runtime) streamHandle(s *Stream) (device.Stream, error) {
 // iterator shares one instead of each making a stream that lives as long
 // as the runtime.
 func (rt *Runtime) CopyStream() (*Stream, error) {
-	if rt.copyStream == nil {
-		s, err := rt.NewStream()
+	return rt.sharedStream(&rt.copyStream)
+}
+
+// DownloadStream is a second such stream, for downloads that overlap the
+// copy stream's uploads as well as the runtime's work (batch.Matmul's
+// tiles of C): the bus carries both directions at once, and on one stream
+// an upload would wait for the download queued before it.
+func (rt *Runtime) DownloadStream() (*Stream, error) {
+	return rt.sharedStream(&rt.downloadStream)
+}
+
+func (rt *Runtime) sharedStream(s **Stream) (*Stream, error) {
+	if *s == nil {
+		made, err := rt.NewStream()
 		if err != nil {
 			return nil, err
 		}
-		rt.copyStream = s
+		*s = made
 	}
-	return rt.copyStream, nil
+	return *s, nil
 }

@@ -27,9 +27,11 @@ func eachBackend(t *testing.T, f func(t *testing.T, rt *runtime.Runtime)) {
 	})
 }
 
-// An upload on a copy stream, a product of it on the runtime's stream
-// made to wait for the copy, a download on the copy stream made to wait
-// for the product: what a prefetching loop does, with fresh random data.
+// An upload on the copy stream, a product of it on the runtime's stream
+// made to wait for the copy, a download on the download stream made to
+// wait for the product: what a prefetching loop and batch.Matmul do, with
+// fresh random data. The two copy streams are the runtime's, shared by
+// every caller, and not one stream.
 func TestAsyncCopiesOrderedByEvents(t *testing.T) {
 	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
 		const n = 1 << 16
@@ -40,9 +42,18 @@ func TestAsyncCopiesOrderedByEvents(t *testing.T) {
 		for i := range n {
 			src.Set(i, rand.Float64())
 		}
-		copyStream, err := rt.NewStream()
+		copyStream, err := rt.CopyStream()
 		if err != nil {
 			t.Fatal(err)
+		}
+		downStream, err := rt.DownloadStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := rt.CopyStream()
+		downAgain, _ := rt.DownloadStream()
+		if again != copyStream || downAgain != downStream || copyStream == downStream {
+			t.Fatal("CopyStream and DownloadStream must each give one stream of their own, every time")
 		}
 		uploaded, _ := rt.NewEvent()
 		scaled, _ := rt.NewEvent()
@@ -61,11 +72,11 @@ func TestAsyncCopiesOrderedByEvents(t *testing.T) {
 		must(rt.StreamWait(nil, uploaded))
 		must(rt.Scale(a, 2))
 		must(scaled.Record(nil))
-		must(rt.StreamWait(copyStream, scaled))
+		must(rt.StreamWait(downStream, scaled))
 		dst, err := rt.NewHostArray([]int{n}, runtime.Float32, true)
 		must(err)
-		must(a.CopyToHostAsync(dst, copyStream))
-		must(copyStream.Synchronize())
+		must(a.CopyToHostAsync(dst, downStream))
+		must(downStream.Synchronize())
 		want, got := src.Floats(), dst.Floats()
 		for i := range want {
 			if got[i] != float64(float32(2*want[i])) {

@@ -44,8 +44,9 @@ type Runtime struct {
 	stdout  io.Writer
 	streams []device.Stream
 	events  []device.Event
-	// copyStream is CopyStream's, made on first use; it is also in streams.
-	copyStream *Stream
+	// copyStream and downloadStream are CopyStream's and DownloadStream's,
+	// made on first use; they are also in streams.
+	copyStream, downloadStream *Stream
 	// stagers not yet closed, whose threads Close stops before the memory
 	// they copy into goes (under mu).
 	stagers map[*Stager]struct{}
