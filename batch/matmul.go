@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/internal/prefault"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -154,9 +157,11 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 	if o.Verbose != nil {
 		fmt.Fprintf(o.Verbose, "batch.matmul: %s\n", p)
 	}
-	out := func() (*runtime.HostArray, error) { return o.Out, nil }
+	out := sink{func() (*runtime.HostArray, error) { return o.Out, nil }, func(int) {}}
 	if o.Out == nil {
-		out = allocate(rt, []int{m, n}, dt)
+		var stop func()
+		out, stop = allocate(rt, []int{m, n}, dt, p.tm)
+		defer stop()
 	} else if s := o.Out.Shape(); o.Out.NDim() != 2 || s[0] != m || s[1] != n || o.Out.DType() != dt {
 		return nil, fmt.Errorf("out must be %dx%d %s, got %s", m, n, dt, o.Out)
 	} else if !o.Out.Writable() {
@@ -170,30 +175,84 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 	if err := t.run(A, B, out); err != nil {
 		return nil, err
 	}
-	return out()
+	return out.array()
 }
 
-// allocate starts allocating a host array for the product and returns a
-// function that waits for it. Go zeroes memory it reuses on the thread
-// that asks for it, and a product under a hard limit runs long enough to
-// hide that: 16384² float32 ran at 0.71 of in core when Go gave fresh
-// memory for C and at 0.48 when it zeroed a gigabyte first, alternating
-// from call to call with the collector's cycles, on the H100's host.
-func allocate(rt *runtime.Runtime, shape []int, dt runtime.DType) func() (*runtime.HostArray, error) {
+// sink is where C's tiles land: array waits for the array, and landed
+// tells it that the tiles of the band of rows from r on are in it.
+type sink struct {
+	array  func() (*runtime.HostArray, error)
+	landed func(r int)
+}
+
+// allocate starts allocating the product's array, and returns its sink
+// and a function that stops the work on it and waits for that. Go zeroes
+// memory it reuses on the thread that asks for it, and a product under a
+// hard limit runs long enough to hide that: 16384² float32 ran at 0.71 of
+// in core when Go gave fresh memory for C and at 0.48 when it zeroed a
+// gigabyte first, alternating from call to call with the collector's
+// cycles, on the H100's host. Fresh memory has no pages yet, and a tile
+// scattered into it faulted them in on the scatter's path, at a quarter of
+// a copy's speed and on every processor, so the pages are asked for ahead:
+// the first band of rows (rows long) at once, each later one once the
+// band before it has landed, so that the kernel's work is spread over the
+// product instead of crowding its first row of tiles.
+func allocate(rt *runtime.Runtime, shape []int, dt runtime.DType, rows int) (sink, func()) {
 	type result struct {
 		h   *runtime.HostArray
 		err error
 	}
 	made := make(chan result, 1)
+	next := make(chan int, ceilDiv(shape[0], rows)+1)
+	finished := make(chan struct{})
+	var stopping atomic.Bool
 	go func() {
+		defer close(finished)
 		h, err := rt.NewHostArray(shape, dt, false)
 		made <- result{h, err}
+		if err != nil {
+			return
+		}
+		b, m := h.Bytes(), shape[0]
+		band := func(r int) bool {
+			if len(b) < prefaultMin || r >= m || stopping.Load() {
+				return true
+			}
+			row := len(b) / m
+			// A kernel that cannot leaves the faults to the scatters.
+			return prefault.Pages(b[r*row:min(r+rows, m)*row], prefaultThreads, &stopping) == nil
+		}
+		ok := band(0)
+		for r := range next {
+			ok = ok && band(r)
+		}
+		goruntime.KeepAlive(h)
 	}()
-	return sync.OnceValues(func() (*runtime.HostArray, error) {
+	array := sync.OnceValues(func() (*runtime.HostArray, error) {
 		r := <-made
 		return r.h, r.err
 	})
+	landed := func(r int) {
+		select {
+		case next <- r + rows:
+		default: // full only if told of a band twice; the pages are asked for already
+		}
+	}
+	return sink{array, landed}, func() {
+		stopping.Store(true)
+		close(next)
+		<-finished
+	}
 }
+
+// prefaultThreads are the threads that ask for C's pages, beside the
+// gathers and the copy stream's work; prefaultMin is the smallest C whose
+// pages are asked for, since a small one's faults cost too little to be
+// worth threads.
+const (
+	prefaultThreads = 4
+	prefaultMin     = 16 << 20
+)
 
 // freeBudget is nine tenths of what the pool's hard limit leaves, or of
 // the device's free memory where there is no limit.

@@ -41,8 +41,17 @@ func randomMatrix(t *testing.T, rt *runtime.Runtime, r, c int, dt runtime.DType)
 
 // Odd and non-square shapes, every float dtype, budgets from "everything
 // fits" down to smaller than one row of tiles: the product is the
-// in-core one within the dtype's tolerance.
+// in-core one within the dtype's tolerance, with C's tiles coming down
+// whole and in blocks of rows.
 func TestMatmulByTilesEqualsTheProduct(t *testing.T) {
+	t.Run("whole tiles", testMatmulByTiles)
+	t.Run("tiles in blocks", func(t *testing.T) {
+		defer batch.SplitEveryTile()()
+		testMatmulByTiles(t)
+	})
+}
+
+func testMatmulByTiles(t *testing.T) {
 	rt := newRuntime(t, "")
 	tolerance := map[runtime.DType]float64{runtime.Float64: 1e-12, runtime.Float32: 1e-5, runtime.Float16: 2e-2, runtime.BFloat16: 2e-2}
 	for _, dt := range []runtime.DType{runtime.Float64, runtime.Float32, runtime.Float16, runtime.BFloat16} {
