@@ -86,6 +86,28 @@ func testMatmulByTiles(t *testing.T) {
 	}
 }
 
+// A product large enough that its pages are asked for ahead, band by band
+// as its rows of tiles land, is the product.
+func TestMatmulPagedAheadEqualsTheProduct(t *testing.T) {
+	rt := newRuntime(t, "")
+	const m, k, n = 2100, 64, 2100 // C is 17 MiB, in five rows of tiles
+	A, B := randomMatrix(t, rt, m, k, runtime.Float32), randomMatrix(t, rt, k, n, runtime.Float32)
+	want := product(A.Floats(), B.Floats(), m, k, n)
+	var plan bytes.Buffer
+	C, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Budget: 5500000, Verbose: &plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan.String(), "in 5 tiles of C of 420x2100") {
+		t.Fatalf("the plan is not five rows of whole-row tiles: %s", plan.String())
+	}
+	for i, v := range C.Floats() {
+		if math.Abs(v-want[i]) > 1e-5*float64(k) {
+			t.Fatalf("element %d is %v, want %v", i, v, want[i])
+		}
+	}
+}
+
 func TestMatmulRefusesWhatCannotWork(t *testing.T) {
 	rt := newRuntime(t, "")
 	A, B := randomMatrix(t, rt, 4, 3, runtime.Float32), randomMatrix(t, rt, 5, 2, runtime.Float32)

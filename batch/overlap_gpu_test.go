@@ -11,17 +11,25 @@ import (
 	"github.com/gluaproject/glua/runtime"
 )
 
-// On the GPU the copies of the next batches run while the body computes:
-// a loop whose copies and compute take about as long as each other takes
-// well under their sum (serialised, it would take the sum).
-func TestCopiesOverlapComputeOnTheGPU(t *testing.T) {
+// newCUDA is a runtime on the GPU, closed when the test ends; the test is
+// skipped without one (and fails with GLUA_REQUIRE_CUDA=1).
+func newCUDA(t *testing.T) *runtime.Runtime {
+	t.Helper()
 	c := config.Default()
 	c.CUDA.KernelCache = t.TempDir()
 	rt, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
 	if err != nil {
 		cudatest.Unavailable(t, err)
 	}
-	defer rt.Close()
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+// On the GPU the copies of the next batches run while the body computes:
+// a loop whose copies and compute take about as long as each other takes
+// well under their sum (serialised, it would take the sum).
+func TestCopiesOverlapComputeOnTheGPU(t *testing.T) {
+	rt := newCUDA(t)
 	const n, count = 2048, 24 // 16 MiB batches of 2048x2048 float32
 	var batches [][]*runtime.HostArray
 	for range count {
