@@ -219,7 +219,7 @@ func allocate(rt *runtime.Runtime, shape []int, dt runtime.DType, rows int) (sin
 				return true
 			}
 			row := len(b) / m
-			// A kernel that cannot leaves the faults to the scatters.
+			// A kernel that will not leaves the faults to the scatters.
 			return prefault.Pages(b[r*row:min(r+rows, m)*row], prefaultThreads, &stopping) == nil
 		}
 		ok := band(0)

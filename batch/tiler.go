@@ -263,6 +263,7 @@ func (t *tiler) scatterTile(s int, out sink, i0, mi, j0, nj int) {
 	}()
 }
 
+// scatteredBuf waits for the scatter out of sC[s], if one is under way.
 func (t *tiler) scatteredBuf(s int) error {
 	if t.scatter[s] == nil {
 		return nil

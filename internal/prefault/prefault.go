@@ -24,8 +24,9 @@ const piece = 16 << 20
 // Pages asks the kernel for every page of b, writable, on up to threads
 // goroutines, and returns once it has them or stop is set. It leaves b's
 // contents as they are, and b may be read and written meanwhile. It is a
-// request: where the kernel cannot do it (Linux before 5.14, other
-// systems) it returns ErrUnsupported, and the first writes fault as before.
+// request: where the kernel will not do it (Linux before 5.14, other
+// systems, memory that may not be written) it returns ErrRefused, and the
+// first writes fault as before.
 func Pages(b []byte, threads int, stop *atomic.Bool) error {
 	lo, hi := inner(b)
 	if lo >= hi {
@@ -33,7 +34,7 @@ func Pages(b []byte, threads int, stop *atomic.Bool) error {
 	}
 	adviseHuge(b[lo:hi])
 	var next atomic.Int64
-	var failed atomic.Value
+	var failed atomic.Pointer[error] // the first failure; the others stop at it
 	var wg sync.WaitGroup
 	for range max(1, threads) {
 		wg.Add(1)
@@ -45,14 +46,14 @@ func Pages(b []byte, threads int, stop *atomic.Bool) error {
 					return
 				}
 				if err := populate(b[at:min(at+piece, hi)]); err != nil {
-					failed.CompareAndSwap(nil, err)
+					failed.CompareAndSwap(nil, &err)
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
-		return err
+	if err := failed.Load(); err != nil {
+		return *err
 	}
 	return nil
 }

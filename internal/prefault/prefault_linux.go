@@ -8,9 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrUnsupported is Pages' answer where the kernel has no way to ask for
-// pages ahead of writing them.
-var ErrUnsupported = errors.New("prefault: the kernel cannot populate pages ahead (MADV_POPULATE_WRITE needs Linux 5.14)")
+// ErrRefused is Pages' answer where the kernel would not populate the
+// pages: it has no way to (MADV_POPULATE_WRITE came in Linux 5.14), or the
+// memory may not be written.
+var ErrRefused = errors.New("prefault: the kernel would not populate the pages (MADV_POPULATE_WRITE needs Linux 5.14 and writable memory)")
 
 var pageSize = os.Getpagesize()
 
@@ -36,7 +37,7 @@ func adviseHuge(b []byte) {
 func populate(b []byte) error {
 	err := unix.Madvise(b, unix.MADV_POPULATE_WRITE)
 	if errors.Is(err, unix.EINVAL) {
-		return ErrUnsupported
+		return ErrRefused
 	}
 	return err
 }
