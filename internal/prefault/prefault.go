@@ -18,7 +18,7 @@ import (
 
 // piece is how much of the memory one request asks for: small enough that
 // the threads take the pieces roughly in order, so that the front of the
-// memory is ready first, and that Stop is heard soon.
+// memory is ready first, and that a stop is heard soon.
 const piece = 16 << 20
 
 // Pages asks the kernel for every page of b, writable, on up to threads
