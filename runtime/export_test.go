@@ -15,3 +15,7 @@ func WrapBackend(wrap func(Backend) Backend) (restore func()) {
 	}
 	return func() { openBackend = old }
 }
+
+// StageThreads and StageLayout expose how many threads a copy through a
+// Stager takes.
+var StageThreads, StageLayout = stageThreads, layout

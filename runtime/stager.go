@@ -349,9 +349,20 @@ func (st *Stager) prepare(n int) (threads int, err error) {
 }
 
 // layout is the threads and slot size a copy of n bytes takes: a thread
-// per piece, one per processor at most, each with two slots of a piece.
+// per piece, stageThreads at most, each with two slots of a piece.
 func layout(n int) (threads, size int) {
-	return min(goruntime.GOMAXPROCS(0), (n+stageChunk-1)/stageChunk), min(n, stageChunk)
+	return min(stageThreads(goruntime.GOMAXPROCS(0)), (n+stageChunk-1)/stageChunk), min(n, stageChunk)
+}
+
+// stageThreads is how many of procs processors a copy's threads take:
+// three in four. The rest are left to the thread that queues the
+// uploads, the driver's threads and Go's collector; a staging thread
+// they push off its processor holds its piece, and with it the upload's
+// end, until it runs again. On the H100's host (16 processors), 8 GiB of
+// 64 MiB pageable batches streamed at 0.90–0.93 of the bus with 12
+// threads and at 0.88–0.92 with 16, in six rounds of each, alternating.
+func stageThreads(procs int) int {
+	return max(1, procs-procs/4)
 }
 
 // stagedMin is the size from which a synchronous copy to or from pageable

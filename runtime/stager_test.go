@@ -528,3 +528,15 @@ func randomUploads(t *testing.T, rt *runtime.Runtime) {
 		t.Errorf("pinned bytes live after the stagers closed and the sources were released: %d, want %d", live, liveBefore)
 	}
 }
+
+func TestStagingLeavesProcessorsToTheRest(t *testing.T) {
+	for procs, want := range map[int]int{1: 1, 2: 2, 3: 3, 4: 3, 8: 6, 16: 12, 64: 48} {
+		if got := runtime.StageThreads(procs); got != want {
+			t.Errorf("StageThreads(%d) = %d, want %d", procs, got, want)
+		}
+	}
+	// A copy of many pieces takes no more threads than that.
+	if threads, _ := runtime.StageLayout(1 << 40); threads != runtime.StageThreads(goruntime.GOMAXPROCS(0)) {
+		t.Errorf("layout of 1 TiB: %d threads, want %d", threads, runtime.StageThreads(goruntime.GOMAXPROCS(0)))
+	}
+}
