@@ -208,6 +208,9 @@ type pinnedCPU struct {
 	*cpu.Backend
 	uploads, asyncUploads     atomic.Int64
 	downloads, asyncDownloads atomic.Int64
+	// gate, when set before the runtime's first copy, holds every
+	// asynchronous upload until it is closed.
+	gate chan struct{}
 }
 
 func (p *pinnedCPU) AllocHost(nbytes uint64) ([]byte, error) { return make([]byte, nbytes), nil }
@@ -220,6 +223,9 @@ func (p *pinnedCPU) Upload(dst device.Ptr, src []byte, s device.Stream) error {
 
 func (p *pinnedCPU) UploadAsync(dst device.Ptr, src []byte, s device.Stream) error {
 	p.asyncUploads.Add(1)
+	if p.gate != nil {
+		<-p.gate
+	}
 	return p.Backend.UploadAsync(dst, src, s)
 }
 
@@ -538,5 +544,76 @@ func TestStagingLeavesProcessorsToTheRest(t *testing.T) {
 	// A copy of many pieces takes no more threads than that.
 	if threads, _ := runtime.StageLayout(1 << 40); threads != runtime.StageThreads(goruntime.GOMAXPROCS(0)) {
 		t.Errorf("layout of 1 TiB: %d threads, want %d", threads, runtime.StageThreads(goruntime.GOMAXPROCS(0)))
+	}
+}
+
+// A stream of uploads queued behind each other goes up in copies of two
+// pieces, all but the last upload, whose last pieces would otherwise come
+// later; a synchronous upload, alone, goes up a piece at a time through
+// slots of a piece.
+func TestStagerPairsPiecesWhileUploadsQueueBehind(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(4))
+	threads := runtime.StageThreads(4)
+	const piece, pieces, uploads = 2 << 20, 8, 3
+	rt, b := newPinnedCPU(t, runtime.Options{})
+	b.gate = make(chan struct{}) // the threads' first pieces wait while the rest are queued
+	st := rt.NewStager(nil)
+	defer st.Close()
+	type pending struct {
+		a    *runtime.Array
+		want []byte
+		u    *runtime.Staged
+	}
+	var queued []pending
+	for i := range uploads {
+		h, err := rt.NewHostArray([]int{pieces * piece}, runtime.Uint8, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range h.Bytes() {
+			h.Bytes()[j] = byte(rand.IntN(256))
+		}
+		a, err := rt.DeviceArray([]int{pieces * piece}, runtime.Uint8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := st.Queue(a, h, nil, nil)
+		if err != nil {
+			t.Fatalf("queue %d: %v", i, err)
+		}
+		queued = append(queued, pending{a, bytes.Clone(h.Bytes()), u})
+	}
+	close(b.gate)
+	for i, p := range queued {
+		if err := p.u.Wait(); err != nil {
+			t.Fatalf("upload %d: %v", i, err)
+		}
+		got, err := p.a.CopyToHost(nil)
+		if err != nil || !bytes.Equal(got.Bytes(), p.want) {
+			t.Fatalf("upload %d: the device's copy differs (%v)", i, err)
+		}
+	}
+	// At most each thread's first piece went up alone before the queue
+	// filled, and the last upload's pieces go up alone.
+	if copies, most := b.asyncUploads.Load(), int64(threads+(uploads-1)*pieces/2+pieces); copies > most {
+		t.Errorf("%d uploads of %d pieces queued together went up in %d copies, want at most %d", uploads, pieces, copies, most)
+	}
+
+	b.asyncUploads.Store(0)
+	h, err := rt.NewHostArray([]int{pieces * piece}, runtime.Uint8, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.ToDevice(h); err != nil {
+		t.Fatal(err)
+	}
+	if copies := b.asyncUploads.Load(); copies != pieces {
+		t.Errorf("a synchronous upload of %d pieces went up in %d copies, want %d", pieces, copies, pieces)
+	}
+	// The stream's stager still holds its slots: the cache holds the
+	// synchronous upload's alone.
+	if _, cached, _ := rt.PinnedStats(); cached != uint64(threads*2*piece) {
+		t.Errorf("a synchronous upload left %d pinned bytes cached, want %d (%d threads' two slots of a piece)",
+			cached, threads*2*piece, threads)
 	}
 }
