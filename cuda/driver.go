@@ -28,6 +28,8 @@ type driverAPI struct {
 	cuMemsetD8Async           fn
 	cuMemHostAlloc            fn
 	cuMemFreeHost             fn
+	cuMemHostRegister         fn // optional: AllocHost falls back to cuMemHostAlloc
+	cuMemHostUnregister       fn // optional
 	cuStreamCreate            fn
 	cuStreamDestroy           fn
 	cuStreamSynchronize       fn
@@ -86,6 +88,8 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuMemsetD8Async", &d.cuMemsetD8Async, false},
 		{"cuMemHostAlloc", &d.cuMemHostAlloc, false},
 		{"cuMemFreeHost", &d.cuMemFreeHost, false},
+		{"cuMemHostRegister_v2", &d.cuMemHostRegister, true},
+		{"cuMemHostUnregister", &d.cuMemHostUnregister, true},
 		{"cuStreamCreate", &d.cuStreamCreate, false},
 		{"cuStreamDestroy_v2", &d.cuStreamDestroy, false},
 		{"cuStreamSynchronize", &d.cuStreamSynchronize, false},
@@ -127,7 +131,8 @@ const (
 	cuEventDefault       = 0x0 // CU_EVENT_DEFAULT: timing enabled
 	cuEventDisableTiming = 0x2 // CU_EVENT_DISABLE_TIMING
 
-	cuMemHostAllocPortable = 0x1 // CU_MEMHOSTALLOC_PORTABLE
+	cuMemHostAllocPortable    = 0x1 // CU_MEMHOSTALLOC_PORTABLE
+	cuMemHostRegisterPortable = 0x1 // CU_MEMHOSTREGISTER_PORTABLE
 
 	// CUdevice_attribute
 	attrMaxThreadsPerBlock      = 1

