@@ -25,14 +25,9 @@ func mapHost(n uint64) ([]byte, error) {
 		unix.Munmap(buf)
 		return nil, err
 	}
-	threads := min(runtime.GOMAXPROCS(0), int(n/prefaultPiece)+1)
-	_ = prefault.Pages(buf, threads, nil) // refused: page-locking faults the pages in itself
+	_ = prefault.Pages(buf, runtime.GOMAXPROCS(0), nil) // refused: page-locking faults the pages in itself
 	return buf, nil
 }
-
-// prefaultPiece is how much of mapHost's memory one thread asks for, at
-// least: smaller memory gets one thread.
-const prefaultPiece = 16 << 20
 
 // unmapHost gives mapHost's memory back.
 func unmapHost(buf []byte) error { return unix.Munmap(buf) }

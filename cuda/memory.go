@@ -170,7 +170,7 @@ func (b *Backend) registerHost(nbytes uint64) (buf []byte, ok bool) {
 	b.mu.Lock()
 	b.pinned.ReplaceOrInsert(hostBuffer{base: p, size: nbytes, mapped: buf})
 	b.mu.Unlock()
-	return buf[:nbytes:nbytes], true
+	return buf, true
 }
 
 // registerHostMemory lets AllocHost page-lock mapped memory in place; the

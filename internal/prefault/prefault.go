@@ -22,7 +22,7 @@ import (
 const piece = 16 << 20
 
 // Pages asks the kernel for every page of b, writable, on up to threads
-// goroutines, and returns once it has them or stop is set. It leaves b's
+// goroutines (no more than there are pieces of it), and returns once it has them or stop is set. It leaves b's
 // contents as they are, and b may be read and written meanwhile. It is a
 // request: where the kernel will not do it (Linux before 5.14, other
 // systems, memory that may not be written) it returns ErrRefused, and the
@@ -36,7 +36,7 @@ func Pages(b []byte, threads int, stop *atomic.Bool) error {
 	var next atomic.Int64
 	var failed atomic.Pointer[error] // the first failure; the others stop at it
 	var wg sync.WaitGroup
-	for range max(1, threads) {
+	for range max(1, min(threads, (hi-lo+piece-1)/piece)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
