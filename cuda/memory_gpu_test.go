@@ -169,6 +169,9 @@ func pinnedRoundTrip(t *testing.T, b *cuda.Backend, registered bool) {
 		if got := b.MappedHost(buf); got != registered {
 			t.Errorf("a buffer of %d bytes: mapped and page-locked in place %t, want %t", n, got, registered)
 		}
+		if i := bytes.IndexFunc(buf, func(r rune) bool { return r != 0 }); i >= 0 {
+			t.Errorf("a new pinned buffer holds a byte other than zero at %d", i)
+		}
 	}
 	copy(up, randomBytes(rng, n))
 	copy(down, poisoned(n))

@@ -13,7 +13,7 @@ import (
 
 // PinnedHost is implemented by backends that can page-lock host memory, so
 // that transfers run at the bus's full speed by DMA instead of through a
-// staging copy (the cuda backend).
+// staging copy (the cuda backend). AllocHost's memory starts zeroed.
 type PinnedHost interface {
 	AllocHost(nbytes uint64) ([]byte, error)
 	FreeHost(buf []byte) error
@@ -33,8 +33,8 @@ type livePinned struct {
 	id  uint64
 }
 
-// Page-locking costs time (the driver pins every page: 0.15 s a gigabyte
-// on the H100's host, 0.6 s through cuMemHostAlloc), so
+// Page-locking costs time (the driver pins every page: 0.06-0.07 s a
+// gigabyte on the H100's host, 0.6 s through cuMemHostAlloc), so
 // freed pinned memory is cached for the next request of its size class,
 // as PyTorch's pinned-memory allocator does, under [host] pinned_limit:
 // live and cached together never pass it, and the cache gives way first.
@@ -66,13 +66,13 @@ func (rt *Runtime) newPinned(nbytes uint64, zero bool) ([]byte, *pinnedMem, bool
 	}
 	rt.drain()
 	class := pinnedClass(nbytes)
-	buf, err := rt.takePinned(ph, class)
+	buf, reused, err := rt.takePinned(ph, class)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	buf = buf[:nbytes]
-	if zero {
-		clear(buf) // host arrays start zeroed, pinned or not
+	if zero && reused {
+		clear(buf) // host arrays start zeroed, pinned or not; AllocHost's are
 	}
 	rt.pinnedIDs++
 	owner := &pinnedMem{id: rt.pinnedIDs}
@@ -86,35 +86,36 @@ func (rt *Runtime) newPinned(nbytes uint64, zero bool) ([]byte, *pinnedMem, bool
 	return buf, owner, true, nil
 }
 
-// takePinned is a buffer of class bytes: a cached one, or a new one once
-// the limit allows it (releasing cached ones first).
-func (rt *Runtime) takePinned(ph PinnedHost, class uint64) ([]byte, error) {
+// takePinned is a buffer of class bytes: a cached one (reused), or a new
+// one once the limit allows it (releasing cached ones first).
+func (rt *Runtime) takePinned(ph PinnedHost, class uint64) (buf []byte, reused bool, err error) {
 	if free := rt.pinnedCache[class]; len(free) > 0 {
-		buf := free[len(free)-1]
+		buf = free[len(free)-1]
 		rt.pinnedCache[class] = free[:len(free)-1]
 		rt.pinnedCached -= class
 		// An asynchronous copy may still read or write a freed buffer:
 		// none can once the device has caught up.
 		if rt.asyncCopies != rt.asyncSynced {
 			if err := rt.synchronize(); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			rt.asyncSynced = rt.asyncCopies
 		}
-		return buf, nil
+		return buf, true, nil
 	}
 	limit, err := rt.pinnedLimit()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if limit > 0 && rt.pinnedLive+rt.pinnedCached+class > limit {
 		rt.releasePinned(ph, limit-min(limit, class))
 		if rt.pinnedLive+class > limit {
-			return nil, fmt.Errorf("%w: out of pinned host memory: tried to page-lock %s; %s held by pinned host arrays and staging, limit %s ([host] pinned_limit, GLUA_PINNED_LIMIT or --pinned-limit)",
+			return nil, false, fmt.Errorf("%w: out of pinned host memory: tried to page-lock %s; %s held by pinned host arrays and staging, limit %s ([host] pinned_limit, GLUA_PINNED_LIMIT or --pinned-limit)",
 				device.ErrOutOfMemory, config.FormatSize(class), config.FormatSize(rt.pinnedLive), config.FormatSize(limit))
 		}
 	}
-	return ph.AllocHost(class)
+	buf, err = ph.AllocHost(class)
+	return buf, false, err
 }
 
 // pinnedLimit is [host] pinned_limit in bytes, read once.
