@@ -22,11 +22,11 @@ import (
 const piece = 16 << 20
 
 // Pages asks the kernel for every page of b, writable, on up to threads
-// goroutines (no more than there are pieces of it), and returns once it has them or stop is set. It leaves b's
-// contents as they are, and b may be read and written meanwhile. It is a
-// request: where the kernel will not do it (Linux before 5.14, other
-// systems, memory that may not be written) it returns ErrRefused, and the
-// first writes fault as before.
+// goroutines (no more than there are pieces of it), and returns once it
+// has them or stop is set. It leaves b's contents as they are, and b may
+// be read and written meanwhile. It is a request: where the kernel will
+// not do it (Linux before 5.14, other systems, memory that may not be
+// written) it returns ErrRefused, and the first writes fault as before.
 func Pages(b []byte, threads int, stop *atomic.Bool) error {
 	lo, hi := inner(b)
 	if lo >= hi {
