@@ -5,11 +5,12 @@
 //
 // The rules are those of package kernels (doc.go): float32 computes in
 // float32, float64 in float64, float16/bfloat16 load to float32 exactly and
-// round to nearest even on store, integers compute in float64 and store by
-// truncating and saturating as device.Set does. Each product, sum,
+// round to nearest even on store, integers compute in integers that wrap
+// modulo 2^bits (int32 and uint8 in int, int64 in i64). Each product, sum,
 // difference and quotient is rounded on its own: mul.rn/add.rn are never
 // contracted into an fma, and div.rn is the correctly rounded division
-// whatever NVRTC's --prec-div says.
+// whatever NVRTC's --prec-div says. Conversions from a float (a copy, a
+// fill) truncate toward zero and saturate, as device.Set does.
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -28,6 +29,38 @@ __device__ inline double mul_rn(double a, double b) { double r; asm("mul.rn.f64 
 __device__ inline double add_rn(double a, double b) { double r; asm("add.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
 __device__ inline double sub_rn(double a, double b) { double r; asm("sub.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
 __device__ inline double div_rn(double a, double b) { double r; asm("div.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
+
+// The integer compute types' sums, differences and products wrap modulo
+// 2^bits, as NumPy's and Go's do. Signed overflow is undefined in C, so
+// they are computed in the unsigned type of the same width, where the
+// wrap is defined, and converted back, which keeps the low bits (CUDA's
+// two's complement). A uint8 computes in int and keeps its low 8 bits on
+// store, which is the same ring modulo 2^8; int32 in 32-bit arithmetic,
+// never widened.
+__device__ inline int add_rn(int a, int b) { return (int)((u32)a + (u32)b); }
+__device__ inline int sub_rn(int a, int b) { return (int)((u32)a - (u32)b); }
+__device__ inline int mul_rn(int a, int b) { return (int)((u32)a * (u32)b); }
+__device__ inline i64 add_rn(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
+__device__ inline i64 sub_rn(i64 a, i64 b) { return (i64)((u64)a - (u64)b); }
+__device__ inline i64 mul_rn(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
+
+// floor_div is NumPy's y // x on integers: the quotient rounded toward
+// minus infinity. C's / would trap, or be undefined, for x = 0 and for the
+// smallest value over -1; here a division by zero is 0 (NumPy's value) and
+// x = -1 negates with the wrap, so the smallest value stays itself. With
+// those two out of the way, q·x cannot overflow: |q·x| <= |y|.
+__device__ inline int floor_div(int y, int x) {
+    if (x == 0) return 0;
+    if (x == -1) return (int)(0u - (u32)y);
+    int q = y / x;
+    return (q * x != y && (y ^ x) < 0) ? q - 1 : q;
+}
+__device__ inline i64 floor_div(i64 y, i64 x) {
+    if (x == 0) return 0;
+    if (x == -1) return (i64)(0ull - (u64)y);
+    i64 q = y / x;
+    return (q * x != y && (y ^ x) < 0) ? q - 1 : q;
+}
 
 // float32 -> binary16, round to nearest even; NaN stays NaN (sign|0x7e00),
 // as device.Float16Bits.
@@ -78,7 +111,8 @@ __device__ inline u16 f32_to_bf16(float f) {
 
 __device__ inline float bf16_to_f32(u16 h) { return bits_f32((u32)h << 16); }
 
-// Integer stores truncate toward zero and saturate; NaN becomes 0.
+// A float converted to an integer (a copy across dtypes, a fill)
+// truncates toward zero and saturates; NaN becomes 0.
 __device__ inline i64 sat_i64(double v) {
     if (v != v) return 0;
     if (v <= -9223372036854775808.0) return (i64)0x8000000000000000ull;
@@ -97,63 +131,65 @@ __device__ inline u8 sat_u8(double v) {
     return (u8)(int)v;
 }
 
-// One struct per dtype: S is the stored type, C the type computed in.
-// load/store move between them; scalar rounds a float64 argument to C;
-// wide is the exact value as float64 (int64 rounds to nearest, as Go's
+// One struct per dtype: S is the stored type, C the type computed in and
+// A the type of the number a kernel takes (double for floats, i64 for
+// integers). load/store move between S and C; scalar turns a kernel's
+// number into C: a float64 rounded, an integer kept modulo 2^bits; wide is
+// the exact value as float64 (int64 rounds to nearest, as Go's
 // float64(int64) does); from_double converts as device.Set does.
 struct F32 {
-    typedef float S; typedef float C;
+    typedef float S; typedef float C; typedef double A;
     static __device__ inline C load(S v) { return v; }
     static __device__ inline S store(C v) { return v; }
-    static __device__ inline C scalar(double a) { return (float)a; }
+    static __device__ inline C scalar(A a) { return (float)a; }
     static __device__ inline double wide(S v) { return (double)v; }
     static __device__ inline S from_double(double v) { return (float)v; }
 };
 struct F64 {
-    typedef double S; typedef double C;
+    typedef double S; typedef double C; typedef double A;
     static __device__ inline C load(S v) { return v; }
     static __device__ inline S store(C v) { return v; }
-    static __device__ inline C scalar(double a) { return a; }
+    static __device__ inline C scalar(A a) { return a; }
     static __device__ inline double wide(S v) { return v; }
     static __device__ inline S from_double(double v) { return v; }
 };
 struct F16 {
-    typedef u16 S; typedef float C;
+    typedef u16 S; typedef float C; typedef double A;
     static __device__ inline C load(S v) { return f16_to_f32(v); }
     static __device__ inline S store(C v) { return f32_to_f16(v); }
-    static __device__ inline C scalar(double a) { return (float)a; }
+    static __device__ inline C scalar(A a) { return (float)a; }
     static __device__ inline double wide(S v) { return (double)f16_to_f32(v); }
     static __device__ inline S from_double(double v) { return f32_to_f16((float)v); }
 };
 struct BF16 {
-    typedef u16 S; typedef float C;
+    typedef u16 S; typedef float C; typedef double A;
     static __device__ inline C load(S v) { return bf16_to_f32(v); }
     static __device__ inline S store(C v) { return f32_to_bf16(v); }
-    static __device__ inline C scalar(double a) { return (float)a; }
+    static __device__ inline C scalar(A a) { return (float)a; }
     static __device__ inline double wide(S v) { return (double)bf16_to_f32(v); }
     static __device__ inline S from_double(double v) { return f32_to_bf16((float)v); }
 };
 struct I32 {
-    typedef int S; typedef double C;
-    static __device__ inline C load(S v) { return (double)v; }
-    static __device__ inline S store(C v) { return sat_i32(v); }
-    static __device__ inline C scalar(double a) { return a; }
+    typedef int S; typedef int C; typedef i64 A;
+    static __device__ inline C load(S v) { return v; }
+    static __device__ inline S store(C v) { return v; }
+    static __device__ inline C scalar(A a) { return (int)(u32)(u64)a; }
     static __device__ inline double wide(S v) { return (double)v; }
     static __device__ inline S from_double(double v) { return sat_i32(v); }
 };
 struct I64 {
-    typedef i64 S; typedef double C;
-    static __device__ inline C load(S v) { return (double)v; }
-    static __device__ inline S store(C v) { return sat_i64(v); }
-    static __device__ inline C scalar(double a) { return a; }
+    typedef i64 S; typedef i64 C; typedef i64 A;
+    static __device__ inline C load(S v) { return v; }
+    static __device__ inline S store(C v) { return v; }
+    static __device__ inline C scalar(A a) { return a; }
     static __device__ inline double wide(S v) { return (double)v; }
     static __device__ inline S from_double(double v) { return sat_i64(v); }
 };
 struct U8 {
-    typedef u8 S; typedef double C;
-    static __device__ inline C load(S v) { return (double)v; }
-    static __device__ inline S store(C v) { return sat_u8(v); }
-    static __device__ inline C scalar(double a) { return a; }
+    typedef u8 S; typedef int C; typedef i64 A;
+    static __device__ inline C load(S v) { return (int)v; }
+    static __device__ inline S store(C v) { return (u8)(u32)v; }
+    static __device__ inline C scalar(A a) { return (int)(u8)(u64)a; }
     static __device__ inline double wide(S v) { return (double)v; }
     static __device__ inline S from_double(double v) { return sat_u8(v); }
 };
@@ -167,6 +203,10 @@ struct U8 {
     X(A, int32, I32) X(A, int64, I64) X(A, uint8, U8)
 #define GLUA_APPLY(X, NAME, T) X(NAME, T)
 #define GLUA_DTYPES(X) GLUA_DTYPES_WITH(GLUA_APPLY, X)
+// GLUA_FLOAT_DTYPES and GLUA_INT_DTYPES are GLUA_DTYPES split in two, for
+// kernels whose integer entry points differ from the float ones.
+#define GLUA_FLOAT_DTYPES(X) X(float32, F32) X(float64, F64) X(float16, F16) X(bfloat16, BF16)
+#define GLUA_INT_DTYPES(X) X(int32, I32) X(int64, I64) X(uint8, U8)
 
 // v16 is 16 bytes moved by one vector load or store (ld.global.v4.u32);
 // declared here rather than taken from uint4 so that no header is needed.

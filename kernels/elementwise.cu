@@ -63,39 +63,52 @@ __device__ inline void binary(typename T::S* out, const typename T::S* y, const 
 //
 // defines glua_add_<dtype>(out, y, x, n, a, vec) for every dtype, setting
 // out = add_rn(y, x) with y and x loaded to C, the dtype's compute type,
-// and a rounded to C; GLUA_ONE_ARRAY(scale, mul_rn(x, a)) defines
-// glua_scale_<dtype>(out, x, n, a, vec). The expression may use commas: it
-// is the macro's variadic tail.
+// and a, a double for the float dtypes and an i64 for the integer ones,
+// turned into C by T::scalar; GLUA_ONE_ARRAY(scale, mul_rn(x, a)) defines
+// glua_scale_<dtype>(out, x, n, a, vec). An entry whose integer dtypes
+// compute another expression has it first:
+//
+//     GLUA_INT_EXPR(div, floor_div(y, x))
+//
+// The expression becomes glua_<op>_expr(y, x, a): a template for every C,
+// and with GLUA_INT_EXPR two plain functions, for int and i64, which the
+// integer dtypes' calls prefer to the template. An expression may use
+// commas: it is the macro's variadic tail.
+#define GLUA_INT_EXPR(OP, ...)                                                                  \
+    __device__ inline int glua_##OP##_expr(int y, int x, int a) { return __VA_ARGS__; }         \
+    __device__ inline i64 glua_##OP##_expr(i64 y, i64 x, i64 a) { return __VA_ARGS__; }
+
+#define GLUA_EXPR(OP, ...)                                                                      \
+    template <class C> __device__ inline C glua_##OP##_expr(C y, C x, C a) { return __VA_ARGS__; }
+
 #define GLUA_TWO_ARRAYS(OP, ...)                                                                \
+    GLUA_EXPR(OP, __VA_ARGS__)                                                                  \
     template <class T> struct glua_##OP##_fn {                                                  \
         typename T::C a;                                                                        \
-        __device__ typename T::S operator()(typename T::S y_, typename T::S x_) const {         \
-            typedef typename T::C C;                                                            \
-            const C y = T::load(y_), x = T::load(x_);                                           \
-            return T::store(__VA_ARGS__);                                                       \
+        __device__ typename T::S operator()(typename T::S y, typename T::S x) const {           \
+            return T::store(glua_##OP##_expr(T::load(y), T::load(x), a));                       \
         }                                                                                       \
     };                                                                                          \
     GLUA_DTYPES_WITH(GLUA_TWO_ARRAYS_ENTRY, OP)
 
 #define GLUA_TWO_ARRAYS_ENTRY(OP, NAME, T)                                                      \
-    extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* y, const T::S* x, i64 n, double a, int vec) { \
+    extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* y, const T::S* x, i64 n, T::A a, int vec) { \
         glua_##OP##_fn<T> op = {T::scalar(a)};                                                  \
         binary<T>(out, y, x, n, vec, op);                                                       \
     }
 
 #define GLUA_ONE_ARRAY(OP, ...)                                                                 \
+    GLUA_EXPR(OP, __VA_ARGS__)                                                                  \
     template <class T> struct glua_##OP##_fn {                                                  \
         typename T::C a;                                                                        \
-        __device__ typename T::S operator()(typename T::S x_) const {                           \
-            typedef typename T::C C;                                                            \
-            const C x = T::load(x_);                                                            \
-            return T::store(__VA_ARGS__);                                                       \
+        __device__ typename T::S operator()(typename T::S x) const {                            \
+            return T::store(glua_##OP##_expr(typename T::C(), T::load(x), a));                  \
         }                                                                                       \
     };                                                                                          \
     GLUA_DTYPES_WITH(GLUA_ONE_ARRAY_ENTRY, OP)
 
 #define GLUA_ONE_ARRAY_ENTRY(OP, NAME, T)                                                       \
-    extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* x, i64 n, double a, int vec) { \
+    extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* x, i64 n, T::A a, int vec) { \
         glua_##OP##_fn<T> op = {T::scalar(a)};                                                  \
         unary<T>(out, x, n, vec, op);                                                           \
     }

@@ -12,9 +12,9 @@ import (
 var nan, inf, negZero = math.NaN(), math.Inf(1), math.Copysign(0, -1)
 
 // elementwiseCases are the documented rules for the values where kernels
-// differ from plain arithmetic: NaN, signed zeros, division by zero and
-// the integer dtypes' truncation and saturation. Both backends must give
-// exactly these.
+// differ from plain arithmetic: NaN, signed zeros, division by zero, and
+// the integer dtypes' wrap-around, floor division and numbers taken
+// modulo 2^bits. Both backends must give exactly these.
 var elementwiseCases = []struct {
 	op      string
 	dt      device.DType
@@ -38,24 +38,31 @@ var elementwiseCases = []struct {
 	{"div", device.Int32,
 		[]float64{7, -7, 7, -7, 0, 5, -5, math.MinInt32},
 		[]float64{2, 2, -2, -2, 0, 0, 0, -1},
-		[]float64{3, -3, -3, 3, 0, math.MaxInt32, math.MinInt32, math.MaxInt32}, 0},
-	{"div", device.Int64, []float64{7, -7, 1 << 40}, []float64{2, 0, 3}, []float64{3, math.MinInt64, 366503875925}, 0},
-	{"div", device.Uint8, []float64{7, 200, 0, 9}, []float64{2, 0, 0, 10}, []float64{3, 255, 0, 0}, 0},
-	{"sub", device.Uint8, []float64{3, 200}, []float64{5, 100}, []float64{0, 100}, 0},
-	{"sub", device.Int32, []float64{math.MinInt32, 5}, []float64{1, -7}, []float64{math.MinInt32, 12}, 0},
+		[]float64{3, -4, -4, 3, 0, 0, 0, math.MinInt32}, 0},
+	{"div", device.Int64, []float64{7, -7, 1 << 40, math.MinInt64}, []float64{2, 0, 3, -1}, []float64{3, 0, 366503875925, math.MinInt64}, 0},
+	{"div", device.Uint8, []float64{7, 200, 0, 9}, []float64{2, 0, 0, 10}, []float64{3, 0, 0, 0}, 0},
+	{"sub", device.Uint8, []float64{3, 200}, []float64{5, 100}, []float64{254, 100}, 0},
+	{"sub", device.Int32, []float64{math.MinInt32, 5}, []float64{1, -7}, []float64{math.MaxInt32, 12}, 0},
+	{"mul", device.Int64, []float64{0x1p62, -3}, []float64{2, 0x1p62}, []float64{math.MinInt64, 0x1p62}, 0},
 	{"sub", device.Float16, []float64{1, 65504}, []float64{1, -65504}, []float64{0, inf}, 0},
 	{"rdiv", device.Float32, []float64{0, negZero, 2, inf, nan}, nil, []float64{inf, -inf, 0.5, 0, nan}, 1},
-	{"rdiv", device.Int32, []float64{0, 3, -2}, nil, []float64{math.MaxInt32, 2, -3}, 7},
+	{"rdiv", device.Int32, []float64{0, 3, -2}, nil, []float64{0, 2, -4}, 7},
 	{"rdiv", device.Int32, []float64{0, 3}, nil, []float64{0, 0}, 0},
+	{"rdiv", device.Int32, []float64{-1}, nil, []float64{math.MinInt32}, math.MinInt32},
 	{"rsub", device.Float32, []float64{0, negZero, 1, inf}, nil, []float64{0, 0, -1, -inf}, 0},
-	{"rsub", device.Uint8, []float64{3, 200, 0}, nil, []float64{2, 0, 5}, 5},
+	{"rsub", device.Uint8, []float64{3, 200, 0}, nil, []float64{2, 61, 5}, 5},
 	{"rsub", device.Int32, []float64{math.MinInt32, 1}, nil, []float64{math.MaxInt32, -2}, -1},
 	{"add_scalar", device.Float16, []float64{65504, 1, negZero}, nil, []float64{inf, 33, 32}, 32},
 	{"add_scalar", device.Float32, []float64{negZero, 0}, nil, []float64{negZero, 0}, negZero},
-	{"add_scalar", device.Uint8, []float64{250, 3}, nil, []float64{255, 13}, 10},
-	{"add_scalar", device.Int64, []float64{-7}, nil, []float64{-9}, -2.5},
-	{"div_scalar", device.Int32, []float64{7, -7, 0}, nil, []float64{math.MaxInt32, math.MinInt32, 0}, 0},
-	{"div_scalar", device.Int32, []float64{7, -7}, nil, []float64{3, -3}, 2},
+	{"add_scalar", device.Uint8, []float64{250, 3}, nil, []float64{4, 13}, 10},
+	{"add_scalar", device.Uint8, []float64{0, 3}, nil, []float64{255, 2}, -1},
+	{"add_scalar", device.Int64, []float64{-7}, nil, []float64{-9}, -2},
+	{"add_scalar", device.Int64, []float64{0x1p62}, nil, []float64{math.MinInt64}, 0x1p62},
+	{"div_scalar", device.Int32, []float64{7, -7, 0}, nil, []float64{0, 0, 0}, 0},
+	{"div_scalar", device.Int32, []float64{7, -7}, nil, []float64{3, -4}, 2},
+	{"div_scalar", device.Uint8, []float64{254, 255}, nil, []float64{0, 1}, -1},
+	{"scale", device.Uint8, []float64{1, 0, 200}, nil, []float64{255, 0, 56}, -1},
+	{"scale", device.Int32, []float64{5}, nil, []float64{15}, 1<<32 + 3},
 	{"div_scalar", device.Float64, []float64{1, 0}, nil, []float64{1.0 / 3, 0}, 3},
 }
 

@@ -3,18 +3,18 @@
 package kernels
 
 var generatedLoops = map[string]elementwiseLoops{
-	"scale":      {elementwiseScaleLoop[float32], elementwiseScaleLoop[float64]},
-	"axpy":       {elementwiseAxpyLoop[float32], elementwiseAxpyLoop[float64]},
-	"add":        {elementwiseAddLoop[float32], elementwiseAddLoop[float64]},
-	"mul":        {elementwiseMulLoop[float32], elementwiseMulLoop[float64]},
-	"sub":        {elementwiseSubLoop[float32], elementwiseSubLoop[float64]},
-	"div":        {elementwiseDivLoop[float32], elementwiseDivLoop[float64]},
-	"add_scalar": {elementwiseAddScalarLoop[float32], elementwiseAddScalarLoop[float64]},
-	"div_scalar": {elementwiseDivScalarLoop[float32], elementwiseDivScalarLoop[float64]},
-	"rsub":       {elementwiseRsubLoop[float32], elementwiseRsubLoop[float64]},
-	"rdiv":       {elementwiseRdivLoop[float32], elementwiseRdivLoop[float64]},
-	"maximum":    {elementwiseMaximumLoop[float32], elementwiseMaximumLoop[float64]},
-	"minimum":    {elementwiseMinimumLoop[float32], elementwiseMinimumLoop[float64]},
+	"scale":      {elementwiseScaleLoop[float32], elementwiseScaleLoop[float64], elementwiseScaleLoop[int32], elementwiseScaleLoop[int64], elementwiseScaleLoop[uint8]},
+	"axpy":       {elementwiseAxpyLoop[float32], elementwiseAxpyLoop[float64], elementwiseAxpyLoop[int32], elementwiseAxpyLoop[int64], elementwiseAxpyLoop[uint8]},
+	"add":        {elementwiseAddLoop[float32], elementwiseAddLoop[float64], elementwiseAddLoop[int32], elementwiseAddLoop[int64], elementwiseAddLoop[uint8]},
+	"mul":        {elementwiseMulLoop[float32], elementwiseMulLoop[float64], elementwiseMulLoop[int32], elementwiseMulLoop[int64], elementwiseMulLoop[uint8]},
+	"sub":        {elementwiseSubLoop[float32], elementwiseSubLoop[float64], elementwiseSubLoop[int32], elementwiseSubLoop[int64], elementwiseSubLoop[uint8]},
+	"div":        {elementwiseDivLoop[float32], elementwiseDivLoop[float64], elementwiseDivIntLoop[int32], elementwiseDivIntLoop[int64], elementwiseDivIntLoop[uint8]},
+	"add_scalar": {elementwiseAddScalarLoop[float32], elementwiseAddScalarLoop[float64], elementwiseAddScalarLoop[int32], elementwiseAddScalarLoop[int64], elementwiseAddScalarLoop[uint8]},
+	"div_scalar": {elementwiseDivScalarLoop[float32], elementwiseDivScalarLoop[float64], elementwiseDivScalarIntLoop[int32], elementwiseDivScalarIntLoop[int64], elementwiseDivScalarIntLoop[uint8]},
+	"rsub":       {elementwiseRsubLoop[float32], elementwiseRsubLoop[float64], elementwiseRsubLoop[int32], elementwiseRsubLoop[int64], elementwiseRsubLoop[uint8]},
+	"rdiv":       {elementwiseRdivLoop[float32], elementwiseRdivLoop[float64], elementwiseRdivIntLoop[int32], elementwiseRdivIntLoop[int64], elementwiseRdivIntLoop[uint8]},
+	"maximum":    {elementwiseMaximumLoop[float32], elementwiseMaximumLoop[float64], elementwiseMaximumLoop[int32], elementwiseMaximumLoop[int64], elementwiseMaximumLoop[uint8]},
+	"minimum":    {elementwiseMinimumLoop[float32], elementwiseMinimumLoop[float64], elementwiseMinimumLoop[int32], elementwiseMinimumLoop[int64], elementwiseMinimumLoop[uint8]},
 }
 
 func elementwiseScale[C computeType](_, x, a C) C {
@@ -72,14 +72,25 @@ func elementwiseSubLoop[C computeType](out, ys, xs []C, a C) {
 	}
 }
 
-func elementwiseDiv[C computeType](y, x, _ C) C {
+func elementwiseDiv[C floatCompute](y, x, _ C) C {
 	return y / x
 }
 
-func elementwiseDivLoop[C computeType](out, ys, xs []C, a C) {
+func elementwiseDivLoop[C floatCompute](out, ys, xs []C, a C) {
 	ys, xs = ys[:len(out)], xs[:len(out)]
 	for i := range out {
 		out[i] = elementwiseDiv(ys[i], xs[i], a)
+	}
+}
+
+func elementwiseDivInt[C intCompute](y, x, _ C) C {
+	return floorDiv(y, x)
+}
+
+func elementwiseDivIntLoop[C intCompute](out, ys, xs []C, a C) {
+	ys, xs = ys[:len(out)], xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseDivInt(ys[i], xs[i], a)
 	}
 }
 
@@ -94,14 +105,25 @@ func elementwiseAddScalarLoop[C computeType](out, xs, _ []C, a C) {
 	}
 }
 
-func elementwiseDivScalar[C computeType](_, x, a C) C {
+func elementwiseDivScalar[C floatCompute](_, x, a C) C {
 	return x / a
 }
 
-func elementwiseDivScalarLoop[C computeType](out, xs, _ []C, a C) {
+func elementwiseDivScalarLoop[C floatCompute](out, xs, _ []C, a C) {
 	xs = xs[:len(out)]
 	for i := range out {
 		out[i] = elementwiseDivScalar(0, xs[i], a)
+	}
+}
+
+func elementwiseDivScalarInt[C intCompute](_, x, a C) C {
+	return floorDiv(x, a)
+}
+
+func elementwiseDivScalarIntLoop[C intCompute](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseDivScalarInt(0, xs[i], a)
 	}
 }
 
@@ -116,14 +138,25 @@ func elementwiseRsubLoop[C computeType](out, xs, _ []C, a C) {
 	}
 }
 
-func elementwiseRdiv[C computeType](_, x, a C) C {
+func elementwiseRdiv[C floatCompute](_, x, a C) C {
 	return a / x
 }
 
-func elementwiseRdivLoop[C computeType](out, xs, _ []C, a C) {
+func elementwiseRdivLoop[C floatCompute](out, xs, _ []C, a C) {
 	xs = xs[:len(out)]
 	for i := range out {
 		out[i] = elementwiseRdiv(0, xs[i], a)
+	}
+}
+
+func elementwiseRdivInt[C intCompute](_, x, a C) C {
+	return floorDiv(a, x)
+}
+
+func elementwiseRdivIntLoop[C intCompute](out, xs, _ []C, a C) {
+	xs = xs[:len(out)]
+	for i := range out {
+		out[i] = elementwiseRdivInt(0, xs[i], a)
 	}
 }
 

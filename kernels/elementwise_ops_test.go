@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,15 +26,22 @@ func TestElementwiseTableEntriesAreComplete(t *testing.T) {
 		if op.Arrays != 1 && op.Arrays != 2 || op.CUDA == "" || op.Go == nil {
 			t.Errorf("%s: Arrays %d, CUDA %q, Go set %t", op.Name, op.Arrays, op.CUDA, op.Go != nil)
 		}
-		if op.loops.f32 == nil || op.loops.f64 == nil {
+		if (op.IntCUDA == "") != (op.IntGo == nil) {
+			t.Errorf("%s: IntCUDA %q and IntGo set %t: both or neither", op.Name, op.IntCUDA, op.IntGo != nil)
+		}
+		l := op.loops
+		if l.f32 == nil || l.f64 == nil || l.i32 == nil || l.i64 == nil || l.u8 == nil {
 			t.Errorf("%s: no generated loops; run go generate ./kernels", op.Name)
 		}
 		if op.Arrays == 1 {
-			if usesY.MatchString(op.CUDA) {
-				t.Errorf("%s: a one-array kernel's CUDA uses y: %s", op.Name, op.CUDA)
+			if usesY.MatchString(op.CUDA) || usesY.MatchString(op.IntCUDA) {
+				t.Errorf("%s: a one-array kernel's CUDA uses y: %s, %s", op.Name, op.CUDA, op.IntCUDA)
 			}
 			if a, b := op.Go(0, 3, 2), op.Go(7, 3, 2); a != b {
 				t.Errorf("%s: a one-array kernel's Go depends on y: %v, %v", op.Name, a, b)
+			}
+			if op.IntGo != nil && op.IntGo(0, 3, 2) != op.IntGo(7, 3, 2) {
+				t.Errorf("%s: a one-array kernel's IntGo depends on y", op.Name)
 			}
 		}
 	}
@@ -50,14 +58,15 @@ func stored(dt device.DType, v float64) float64 {
 }
 
 // TestEveryElementwiseOpMatchesItsGoFunction runs each kernel of the table
-// on every dtype against its own Go function evaluated in float64: equal
-// for float64 and the integer dtypes, which compute in float64, and within
-// the rounding of the compute and stored types for the others, whose loops
-// go generate derived from the function.
+// on every float dtype against its own Go function evaluated in float64:
+// equal for float64, and within the rounding of the compute and stored
+// types for the others, whose loops go generate derived from the
+// function. The integer dtypes are held to NumPy instead
+// (TestIntegerKernelsMatchNumPyNearTheLimits).
 func TestEveryElementwiseOpMatchesItsGoFunction(t *testing.T) {
 	rng := newRand(t)
 	for _, op := range ElementwiseOps() {
-		for _, dt := range device.DTypes {
+		for _, dt := range floatDTypes {
 			for _, n := range []int{1, 7, 300, 4099} {
 				for _, unaligned := range []bool{false, true} {
 					y := randomArray(rng, dt, n, unaligned)
@@ -90,7 +99,7 @@ func checkAgainstGo(t *testing.T, op *ElementwiseOp, dt device.DType, what strin
 		switch {
 		case got[i] == stored(dt, want), math.IsNaN(got[i]) && math.IsNaN(want):
 			continue // exact, or an overflow to infinity in dt
-		case dt == device.Float64 || !dt.IsFloat():
+		case dt == device.Float64:
 			t.Fatalf("%s: [%d] = %v, want %v from y=%v x=%v", what, i, got[i], stored(dt, want), yv, xv)
 		}
 		// Each rounding errs by at most unitRoundoff of the magnitude of
@@ -118,6 +127,15 @@ func TestElementwiseMisuseNamesTheKernel(t *testing.T) {
 	}
 }
 
+// randomScalar is a number for a kernel on dt: any float for a float
+// dtype, an integer for an integer one, as the kernels require.
+func randomScalar(rng *rand.Rand, dt device.DType) float64 {
+	if dt.IsFloat() {
+		return (rng.Float64()*2 - 1) * 3
+	}
+	return intScalars[rng.IntN(len(intScalars))]
+}
+
 // The operators write a kernel's result into a new array: ApplyTo must
 // give the bits Apply gives in place, and leave its operands alone.
 func TestApplyToEqualsApplyAndLeavesTheOperands(t *testing.T) {
@@ -131,7 +149,7 @@ func TestApplyToEqualsApplyAndLeavesTheOperands(t *testing.T) {
 					if op.Arrays == 1 {
 						x = nil
 					}
-					a := (rng.Float64()*2 - 1) * 3
+					a := randomScalar(rng, dt)
 					y0, x0 := bytes.Clone(y), bytes.Clone(x)
 					out := randomArray(rng, dt, n, unaligned)
 					op.ApplyTo(dt, out, y, a, x)
@@ -146,6 +164,38 @@ func TestApplyToEqualsApplyAndLeavesTheOperands(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// An integer dtype's kernels take integers below 2^63 in magnitude; any
+// other number is a caller's mistake (the runtime refuses it first), a
+// panic naming the kernel, the number and the dtype rather than a
+// truncated number.
+func TestIntegerKernelsRefuseANumberThatIsNotAnInteger(t *testing.T) {
+	for _, a := range []float64{0.5, -2.25, math.NaN(), math.Inf(1), math.Inf(-1), 0x1p63, -0x1p63, 1e300} {
+		for _, dt := range intDTypes {
+			for _, op := range ElementwiseOps() {
+				if op.Scalar == "" {
+					op.Apply(dt, make([]byte, dt.Size()), a, make([]byte, dt.Size())) // a is ignored
+					continue
+				}
+				func() {
+					defer func() {
+						msg, _ := recover().(string)
+						want := fmt.Sprintf("kernels.%s: %s %v is not an integer of magnitude below 2^63, which %s needs", op.goName, op.Scalar, a, dt)
+						if msg != want {
+							t.Errorf("%s %s a=%v: panic %q, want %q", op.Name, dt, a, msg, want)
+						}
+					}()
+					op.Apply(dt, make([]byte, dt.Size()), a, make([]byte, dt.Size()))
+				}()
+			}
+		}
+	}
+	for _, a := range []float64{0, -0x1p63 + 1024, 0x1p63 - 1024, 1e18, -3} {
+		if v, ok := IntegerScalar(a); !ok || float64(v) != a {
+			t.Errorf("IntegerScalar(%v) = %d, %t", a, v, ok)
 		}
 	}
 }

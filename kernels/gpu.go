@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sync"
@@ -28,8 +29,9 @@ type Device interface {
 // the CUDA C in *.cu: the runtime makes one GPU per backend with NewGPU and
 // calls its methods with device pointers, element counts and a stream. The
 // results equal the Go implementations in this package (bit for bit for
-// elementwise kernels, Rand and RandN; within rounding for Sum and Norm, whose
-// order of summation differs; exactly for MaxAbsDiff).
+// elementwise kernels, Rand and RandN, and for Sum of an integer dtype;
+// within rounding for the other Sums and Norm, whose order of summation
+// differs; exactly for MaxAbsDiff).
 //
 //	g := kernels.NewGPU(backend)              // *cuda.Backend is a Device
 //	err := g.Axpy(device.Float32, y, 2.5, x, n, stream)
@@ -40,8 +42,9 @@ type Device interface {
 // scalars and sources), then the element count n, then scratch for the
 // reductions, then the stream. Work is queued on the stream; the
 // reductions wait for their result. Every method checks its arguments
-// first: an invalid dtype, a negative count, a null or misaligned pointer
-// is an error that names the kernel, never a launch. n = 0 does nothing
+// first: an invalid dtype, a negative count, a null or misaligned pointer,
+// a number that is not an integer for an integer dtype's elementwise
+// kernel is an error that names the kernel, never a launch. n = 0 does nothing
 // (and Sum, Norm and MaxAbsDiff return 0).
 //
 // Each kernel module is compiled on first use and its launchers are kept
@@ -77,8 +80,9 @@ const (
 )
 
 // ReduceScratchBytes is the device memory Sum, Norm and MaxAbsDiff need as
-// scratch for n elements: one float64 per block plus the result. It is at
-// most 8200 bytes; a buffer of that size serves every n.
+// scratch for n elements: 8 bytes per block (a float64, or an integer
+// dtype's 64-bit partial) plus the result. It is at most 8200 bytes; a
+// buffer of that size serves every n.
 func ReduceScratchBytes(n int) uint64 {
 	return 8 * uint64(reduceBlocks(n)+1)
 }
@@ -197,12 +201,26 @@ func (g *GPU) Elementwise(op *ElementwiseOp, dt device.DType, y device.Ptr, a fl
 
 // ElementwiseTo runs op on n elements into out, leaving y as it was: out =
 // f(y, x, a), or out = f(y, a) for a one-array kernel. out is y itself or
-// shares no byte with y and x.
+// shares no byte with y and x. On an integer dtype a must be an integer
+// of magnitude below 2^63 (IntegerScalar); another is an error.
 func (g *GPU) ElementwiseTo(op *ElementwiseOp, dt device.DType, out, y device.Ptr, a float64, x device.Ptr, n int, s device.Stream) error {
 	name := op.goName
 	ptrs := []device.Ptr{out, y, x}[:op.Arrays+1]
-	if err := check(name, dt, n, ptrs...); err != nil || n == 0 {
+	if err := check(name, dt, n, ptrs...); err != nil {
 		return err
+	}
+	// The entry points take the number as the dtype's A (dtypes.cu): a
+	// double for a float dtype, an int64 for an integer one.
+	var arg any = a
+	if !dt.IsFloat() {
+		ia, err := op.intScalar(dt, a)
+		if err != nil {
+			return err
+		}
+		arg = ia
+	}
+	if n == 0 {
+		return nil
 	}
 	f, err := g.fn("elementwise", "glua_"+op.Name+"_"+dt.String())
 	if err != nil {
@@ -211,9 +229,9 @@ func (g *GPU) ElementwiseTo(op *ElementwiseOp, dt device.DType, out, y device.Pt
 	vec := vectorizable(ptrs...)
 	grid := elementwiseGrid(dt, n, vec)
 	if op.Arrays == 1 {
-		return wrap(name, f(grid, block1D, 0, s, out, y, int64(n), a, vec))
+		return wrap(name, f(grid, block1D, 0, s, out, y, int64(n), arg, vec))
 	}
-	return wrap(name, f(grid, block1D, 0, s, out, y, x, int64(n), a, vec))
+	return wrap(name, f(grid, block1D, 0, s, out, y, x, int64(n), arg, vec))
 }
 
 // Scale sets x = a·x on n elements.
@@ -285,9 +303,15 @@ func (g *GPU) random(op, prefix string, dt device.DType, x device.Ptr, seed, off
 	return wrap(op, f(gridFor(n), block1D, 0, s, x, int64(n), seed, offset))
 }
 
-// Sum is the sum of n elements at x, accumulated in float64. scratch holds
-// ReduceScratchBytes(n) bytes of device memory.
+// Sum is the sum of n elements at x: accumulated in float64 for a float
+// dtype, in int64 modulo 2^64 for an integer one (rounded to float64 once,
+// the Go reference's bits). scratch holds ReduceScratchBytes(n) bytes of
+// device memory.
 func (g *GPU) Sum(dt device.DType, x device.Ptr, n int, scratch device.Ptr, s device.Stream) (float64, error) {
+	if dt.Valid() && !dt.IsFloat() {
+		bits, err := g.reduce("Sum", "glua_isum_", "glua_finish_isum", dt, n, scratch, s, []device.Ptr{x})
+		return float64(int64(bits)), err
+	}
 	return g.sum("Sum", dt, x, n, scratch, 0, s)
 }
 
@@ -298,35 +322,54 @@ func (g *GPU) Norm(dt device.DType, x device.Ptr, n int, scratch device.Ptr, s d
 }
 
 func (g *GPU) sum(op string, dt device.DType, x device.Ptr, n int, scratch device.Ptr, square int32, s device.Stream) (float64, error) {
-	if err := checkReduce(op, dt, n, scratch, x); err != nil || n == 0 {
-		return 0, err
-	}
-	partial, err := g.fn("reduce", "glua_sum_"+dt.String())
-	if err != nil {
-		return 0, wrap(op, err)
-	}
-	blocks := reduceBlocks(n)
-	if err := partial([3]uint32{uint32(blocks), 1, 1}, [3]uint32{reduceThreads, 1, 1}, 0, s, x, int64(n), square, scratch); err != nil {
-		return 0, wrap(op, err)
-	}
-	return g.finish(op, "glua_finish_sum", blocks, scratch, s)
+	bits, err := g.reduce(op, "glua_sum_", "glua_finish_sum", dt, n, scratch, s, []device.Ptr{x}, square)
+	return floatResult(bits), err
 }
 
 // MaxAbsDiff is the largest |x[i] - y[i]| over n elements: NaN if either
-// holds a NaN, 0 where values are equal (infinities included).
+// holds a NaN, 0 where values are equal (infinities included); exact for
+// an integer dtype, whose largest difference is rounded to float64 once.
 func (g *GPU) MaxAbsDiff(dt device.DType, x, y device.Ptr, n int, scratch device.Ptr, s device.Stream) (float64, error) {
-	if err := checkReduce("MaxAbsDiff", dt, n, scratch, x, y); err != nil || n == 0 {
+	if dt.Valid() && !dt.IsFloat() {
+		bits, err := g.reduce("MaxAbsDiff", "glua_maxabsdiff_", "glua_finish_umax", dt, n, scratch, s, []device.Ptr{x, y})
+		return float64(bits), err
+	}
+	bits, err := g.reduce("MaxAbsDiff", "glua_maxabsdiff_", "glua_finish_max", dt, n, scratch, s, []device.Ptr{x, y})
+	return floatResult(bits), err
+}
+
+// reduce checks the arguments, launches the partial reduction
+// prefix<dtype>(arrays..., n, extra..., partials) and then finish over the
+// partials, and returns the 8 bytes of the result, which the caller reads
+// as its type. n = 0 gives 0.
+func (g *GPU) reduce(op, prefix, finish string, dt device.DType, n int, scratch device.Ptr, s device.Stream, arrays []device.Ptr, extra ...any) (uint64, error) {
+	if err := checkReduce(op, dt, n, scratch, arrays...); err != nil || n == 0 {
 		return 0, err
 	}
-	partial, err := g.fn("reduce", "glua_maxabsdiff_"+dt.String())
+	partial, err := g.fn("reduce", prefix+dt.String())
 	if err != nil {
-		return 0, wrap("MaxAbsDiff", err)
+		return 0, wrap(op, err)
 	}
 	blocks := reduceBlocks(n)
-	if err := partial([3]uint32{uint32(blocks), 1, 1}, [3]uint32{reduceThreads, 1, 1}, 0, s, x, y, int64(n), scratch); err != nil {
-		return 0, wrap("MaxAbsDiff", err)
+	var args []any
+	for _, p := range arrays {
+		args = append(args, p)
 	}
-	return g.finish("MaxAbsDiff", "glua_finish_max", blocks, scratch, s)
+	args = append(append(append(args, int64(n)), extra...), scratch)
+	if err := partial([3]uint32{uint32(blocks), 1, 1}, [3]uint32{reduceThreads, 1, 1}, 0, s, args...); err != nil {
+		return 0, wrap(op, err)
+	}
+	return g.finish(op, finish, blocks, scratch, s)
+}
+
+// floatResult is a float64 reduction's result from its bits: one NaN,
+// whatever payload the device made.
+func floatResult(bits uint64) float64 {
+	v := math.Float64frombits(bits)
+	if math.IsNaN(v) {
+		return math.NaN()
+	}
+	return v
 }
 
 func checkReduce(op string, dt device.DType, n int, scratch device.Ptr, ptrs ...device.Ptr) error {
@@ -340,9 +383,9 @@ func checkReduce(op string, dt device.DType, n int, scratch device.Ptr, ptrs ...
 	return nil
 }
 
-// finish combines the partials in one block and downloads the result,
-// which sits after them in scratch.
-func (g *GPU) finish(op, entry string, blocks int, scratch device.Ptr, s device.Stream) (float64, error) {
+// finish combines the partials in one block and downloads the 8 bytes of
+// the result, which sits after them in scratch.
+func (g *GPU) finish(op, entry string, blocks int, scratch device.Ptr, s device.Stream) (uint64, error) {
 	f, err := g.fn("reduce", entry)
 	if err != nil {
 		return 0, wrap(op, err)
@@ -355,9 +398,5 @@ func (g *GPU) finish(op, entry string, blocks int, scratch device.Ptr, s device.
 	if err := g.dev.Download(b[:], result, s); err != nil {
 		return 0, wrap(op, err)
 	}
-	v := device.Get(device.Float64, b[:], 0)
-	if math.IsNaN(v) {
-		return math.NaN(), nil // one NaN, whatever payload the device made
-	}
-	return v, nil
+	return binary.LittleEndian.Uint64(b[:]), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -94,6 +95,16 @@ func formatElem(dt device.DType, b []byte, i int) string {
 	return fmt.Sprintf("%v (bits %#x)", device.Get(dt, b, i), bits)
 }
 
+// kernelNumber is a number for a kernel on dt: any of a few floats for
+// Fill (arithmetic false) and the float dtypes, an integer below 2^63 in
+// magnitude, as they require, for the integer dtypes' arithmetic.
+func kernelNumber(rng *rand.Rand, dt device.DType, arithmetic bool) float64 {
+	if arithmetic && !dt.IsFloat() {
+		return kernels.IntScalars[rng.IntN(len(kernels.IntScalars))]
+	}
+	return []float64{2.5, -1.75, 1e10, 0.1, -3, math.Inf(-1), 70000.5}[rng.IntN(7)]
+}
+
 // TestGPUElementwiseKernelsMatchTheGoReferenceBitForBit runs Fill and
 // every kernel of the elementwise table.
 func TestGPUElementwiseKernelsMatchTheGoReferenceBitForBit(t *testing.T) {
@@ -106,7 +117,7 @@ func TestGPUElementwiseKernelsMatchTheGoReferenceBitForBit(t *testing.T) {
 			// shift 0 takes the 16-byte path, one element the scalar path.
 			for _, shift := range []int{0, dt.Size()} {
 				for _, op := range ops {
-					a := []float64{2.5, -1.75, 1e10, 0.1, -3, math.Inf(-1), 70000.5}[rng.IntN(7)]
+					a := kernelNumber(rng, dt, op != nil)
 					y := hostileValues(rng, dt, n)
 					x := hostileValues(rng, dt, n)
 					yd, xd := place(t, b, y, shift), place(t, b, x, shift)
@@ -152,7 +163,7 @@ func TestGPUElementwiseToWritesOnlyItsOutput(t *testing.T) {
 			// An output shifted by an element takes the scalar path alone.
 			for _, shift := range []int{0, dt.Size()} {
 				for _, op := range kernels.ElementwiseOps() {
-					a := []float64{2.5, -1.75, 1e10, 0.1, -3, math.Inf(-1), 70000.5}[rng.IntN(7)]
+					a := kernelNumber(rng, dt, true)
 					y, x := hostileValues(rng, dt, n), hostileValues(rng, dt, n)
 					yd, xd := place(t, b, y, 0), place(t, b, x, 0)
 					od := place(t, b, hostileValues(rng, dt, n), shift)
@@ -309,15 +320,24 @@ func finite(dt device.DType, x []byte) []byte {
 	return x
 }
 
+// reduceScratch is scratch for a reduction of any size, freed when the
+// test ends.
+func reduceScratch(t *testing.T, b testDevice) device.Ptr {
+	t.Helper()
+	n := kernels.ReduceScratchBytes(1 << 30)
+	p, err := b.Alloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Free(p, n) })
+	return p
+}
+
 func TestGPUReductionsMatchTheGoReference(t *testing.T) {
 	b := gpu(t)
 	g := kernels.NewGPU(b)
 	rng := newRand(t)
-	scratch, err := b.Alloc(kernels.ReduceScratchBytes(1 << 30))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Free(scratch, kernels.ReduceScratchBytes(1<<30))
+	scratch := reduceScratch(t, b)
 	for _, dt := range device.DTypes {
 		for _, n := range []int{1, 255, 2049, 300001} {
 			x := finite(dt, hostileValues(rng, dt, n))
@@ -335,7 +355,8 @@ func TestGPUReductionsMatchTheGoReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := kernels.Sum(dt, x); math.Abs(sum-want) > 1e-10*abs {
+			// Integers sum exactly, modulo 2^64, in any order.
+			if want := kernels.Sum(dt, x); math.Abs(sum-want) > 1e-10*abs || !dt.IsFloat() && sum != want {
 				t.Errorf("Sum %s: %v, the Go reference gives %v", what, sum, want)
 			}
 			norm, err := g.Norm(dt, xd.ptr(), n, scratch, 0)
@@ -368,8 +389,7 @@ func TestGPUReductionsPropagateNaNAndAreDeterministic(t *testing.T) {
 	b := gpu(t)
 	g := kernels.NewGPU(b)
 	rng := newRand(t)
-	scratch, _ := b.Alloc(kernels.ReduceScratchBytes(1 << 30))
-	defer b.Free(scratch, kernels.ReduceScratchBytes(1<<30))
+	scratch := reduceScratch(t, b)
 	const n = 1 << 20
 	x := finite(device.Float32, hostileValues(rng, device.Float32, n))
 	xd := place(t, b, x, 0)
@@ -442,6 +462,9 @@ func TestGPUArgumentsAreCheckedBeforeLaunching(t *testing.T) {
 		"misaligned source":  g.Copy(device.Float32, p, device.Int64, p+4, 10, 0),
 		"rand of ints":       g.Rand(device.Uint8, p, 1, 0, 10, 0),
 		"randn of ints":      g.RandN(device.Int32, p, 1, 0, 10, 0),
+		"fraction for int32": g.Scale(device.Int32, p, 1.5, 10, 0),
+		"NaN for uint8":      g.Elementwise(kernels.LookupElementwise("add_scalar"), device.Uint8, p, math.NaN(), 0, 10, 0),
+		"2^63 for int64":     g.Axpy(device.Int64, p, 0x1p63, p+256, 10, 0),
 	} {
 		if err == nil || !strings.HasPrefix(err.Error(), "kernels.") {
 			t.Errorf("%s: %v, want an error naming the kernel", name, err)
@@ -452,5 +475,90 @@ func TestGPUArgumentsAreCheckedBeforeLaunching(t *testing.T) {
 	}
 	if err := g.Fill(device.Float32, 0, 1, 0, 0); err != nil {
 		t.Errorf("n = 0 is not a no-op: %v", err)
+	}
+}
+
+// TestGPUIntegerKernelsMatchTheGoReferenceAtTheLimits runs every kernel of
+// the table, Sum and MaxAbsDiff on the integer dtypes, with values and
+// numbers near each dtype's limits, where sums, differences and products
+// wrap, quotients floor, and division by zero and the smallest value over
+// -1 would trap in plain C: the bits of the Go reference, which
+// TestIntegerKernelsMatchNumPyNearTheLimits holds to NumPy.
+func TestGPUIntegerKernelsMatchTheGoReferenceAtTheLimits(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	for _, dt := range []device.DType{device.Int32, device.Int64, device.Uint8} {
+		for _, n := range []int{1, 33, 4099, 100003} {
+			for _, shift := range []int{0, dt.Size()} { // the 16-byte path, then the scalar one
+				for _, op := range kernels.ElementwiseOps() {
+					for _, a := range kernels.IntScalars {
+						if op.Scalar == "" && a != 0 {
+							continue // a is ignored
+						}
+						if op.Scalar != "" && n > 4099 && rng.IntN(4) != 0 {
+							continue // the largest arrays take a sample of the numbers
+						}
+						y, x := kernels.NearIntLimits(rng, dt, n), kernels.NearIntLimits(rng, dt, n)
+						if rng.IntN(8) == 0 {
+							// Division by zero and by -1 everywhere.
+							for i := range n {
+								x[i*dt.Size()] = []byte{0, 0xff}[i%2]
+								for k := 1; k < dt.Size(); k++ {
+									x[i*dt.Size()+k] = x[i*dt.Size()]
+								}
+							}
+						}
+						yd, xd := place(t, b, y, shift), place(t, b, x, shift)
+						want := append([]byte(nil), y...)
+						xarg, xptr := x, xd.ptr()
+						if op.Arrays == 1 {
+							xarg, xptr = nil, 0
+						}
+						op.Apply(dt, want, a, xarg)
+						what := fmt.Sprintf("%s %s n=%d shift=%d a=%v", op.Name, dt, n, shift, a)
+						if err := g.Elementwise(op, dt, yd.ptr(), a, xptr, n, 0); err != nil {
+							t.Fatalf("%s: %v", what, err)
+						}
+						if got := yd.read(t, what); !bytes.Equal(got, want) {
+							i, _ := sameElements(dt, got, want)
+							t.Errorf("%s: element %d is %d, the Go reference gives %d from y=%d x=%d", what, i,
+								kernels.IntAt(dt, got, i), kernels.IntAt(dt, want, i), kernels.IntAt(dt, y, i), kernels.IntAt(dt, x, i))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGPUIntegerReductionsAreExact sums integers that wrap past int64's
+// range and differences as large as 2^64 - 1: the GPU's results are the
+// Go reference's exactly.
+func TestGPUIntegerReductionsAreExact(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	scratch := reduceScratch(t, b)
+	for _, dt := range []device.DType{device.Int32, device.Int64, device.Uint8} {
+		for _, n := range []int{1, 2, 255, 2049, 300001, 3000017} {
+			x, y := kernels.NearIntLimits(rng, dt, n), kernels.NearIntLimits(rng, dt, n)
+			if dt == device.Int64 && n > 1 {
+				// The largest int64 twice: the sum wraps. The smallest
+				// against the largest: a difference of 2^64 - 1.
+				copy(x, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
+				copy(y, []byte{0, 0, 0, 0, 0, 0, 0, 0x80})
+			}
+			xd, yd := place(t, b, x, dt.Size()), place(t, b, y, 0)
+			what := fmt.Sprintf("%s n=%d", dt, n)
+			sum, err := g.Sum(dt, xd.ptr(), n, scratch, 0)
+			if want := kernels.Sum(dt, x); err != nil || sum != want {
+				t.Errorf("Sum %s: %v (%v), the Go reference gives %v", what, sum, err, want)
+			}
+			mad, err := g.MaxAbsDiff(dt, xd.ptr(), yd.ptr(), n, scratch, 0)
+			if want := kernels.MaxAbsDiff(dt, x, y); err != nil || mad != want {
+				t.Errorf("MaxAbsDiff %s: %v (%v), the Go reference gives %v", what, mad, err, want)
+			}
+		}
 	}
 }

@@ -30,8 +30,8 @@ func BenchmarkRefElementwise(b *testing.B) {
 		name string
 		run  func(dt device.DType, y, x []byte)
 	}{
-		{"scale", func(dt device.DType, y, _ []byte) { Scale(dt, y, 1.5) }},
-		{"axpy", func(dt device.DType, y, x []byte) { Axpy(dt, y, 1.5, x) }},
+		{"scale", func(dt device.DType, y, _ []byte) { Scale(dt, y, benchNumber(dt)) }},
+		{"axpy", func(dt device.DType, y, x []byte) { Axpy(dt, y, benchNumber(dt), x) }},
 		{"add", Add},
 	} {
 		for _, dt := range device.DTypes {
@@ -48,4 +48,13 @@ func BenchmarkRefElementwise(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchNumber is 1.5, or 3 for an integer dtype, whose kernels take
+// integers.
+func benchNumber(dt device.DType) float64 {
+	if dt.IsFloat() {
+		return 1.5
+	}
+	return 3
 }

@@ -50,7 +50,9 @@ func (op *ElementwiseOp) Apply(dt device.DType, y []byte, a float64, x []byte) {
 
 // ApplyTo is Apply with the result written to out and y left as it was:
 // out = f(y, x, a), or out = f(y, a) for a one-array kernel. out is y
-// itself (Apply) or shares no byte with y or x.
+// itself (Apply) or shares no byte with y or x. On an integer dtype a
+// must be an integer of magnitude below 2^63 (IntegerScalar), as the
+// runtime checks first; another number panics.
 func (op *ElementwiseOp) ApplyTo(dt device.DType, out, y []byte, a float64, x []byte) {
 	n := same(op.goName, dt, out, y)
 	if op.Arrays == 2 {
@@ -61,19 +63,18 @@ func (op *ElementwiseOp) ApplyTo(dt device.DType, out, y []byte, a float64, x []
 	if op.loops.f32 == nil {
 		panic("kernels." + op.goName + ": no Go loops; run go generate ./kernels")
 	}
+	var ia int64
+	if !dt.IsFloat() {
+		var err error
+		if ia, err = op.intScalar(dt, a); err != nil {
+			panic(err.Error())
+		}
+	}
 	switch dt {
 	case device.Float64:
-		outs, flush := view[float64](out)
-		ys, _ := view[float64](y)
-		xs, _ := view[float64](x)
-		op.loops.f64(outs, ys, xs, a)
-		flush()
+		applyLoop(op.loops.f64, out, y, x, a)
 	case device.Float32:
-		outs, flush := view[float32](out)
-		ys, _ := view[float32](y)
-		xs, _ := view[float32](x)
-		op.loops.f32(outs, ys, xs, float32(a))
-		flush()
+		applyLoop(op.loops.f32, out, y, x, float32(a))
 	case device.Float16, device.BFloat16:
 		outs, flush := view[uint16](out)
 		ys, _ := view[uint16](y)
@@ -81,13 +82,26 @@ func (op *ElementwiseOp) ApplyTo(dt device.DType, out, y []byte, a float64, x []
 		h := halfFloats(dt == device.BFloat16)
 		inBlocks(op.loops.f32, outs, ys, xs, n, float32(a), h.get, h.put)
 		flush()
+	// The conversions of a to the dtype keep its low bits: a modulo
+	// 2^bits, as Go defines them.
 	case device.Int32:
-		intBlocks[int32](op.loops.f64, dt, out, y, x, n, a)
+		applyLoop(op.loops.i32, out, y, x, int32(ia))
 	case device.Int64:
-		intBlocks[int64](op.loops.f64, dt, out, y, x, n, a)
+		applyLoop(op.loops.i64, out, y, x, ia)
 	default:
-		intBlocks[uint8](op.loops.f64, dt, out, y, x, n, a)
+		applyLoop(op.loops.u8, out, y, x, uint8(ia))
 	}
+}
+
+// applyLoop runs loop on elements stored as the type they compute in. A
+// misaligned out gets a copy that flush stores back, after the loop has
+// read every element of y and x.
+func applyLoop[C computeType](loop func(out, ys, xs []C, a C), out, y, x []byte, a C) {
+	outs, flush := view[C](out)
+	ys, _ := view[C](y)
+	xs, _ := view[C](x)
+	loop(outs, ys, xs, a)
+	flush()
 }
 
 // elementwiseBlock is how many elements inBlocks converts at a time: its
@@ -99,7 +113,7 @@ const elementwiseBlock = 256
 // a block of C, put stores a block of results into out. The calls through
 // get, put and loop are one per block; the per-element work is in direct
 // calls.
-func inBlocks[S any, C computeType](loop func(out, ys, xs []C, a C), out, ys, xs []S, n int, a C,
+func inBlocks[S any, C floatCompute](loop func(out, ys, xs []C, a C), out, ys, xs []S, n int, a C,
 	get func(dst []C, src []S, i int), put func(dst []S, i int, src []C)) {
 	// The buffers escape through loop, a func value, so they are allocated:
 	// no larger than the array, for the many calls on small ones.
@@ -147,25 +161,6 @@ func convertAll[S, D any](dst []D, src []S, f func(S) D) {
 	for k, v := range src {
 		dst[k] = f(v)
 	}
-}
-
-// intBlocks runs loop on an integer dtype, reading elements through typed
-// views and storing them into out with device.Set, whose truncation and
-// saturation are the rule. Each block of y is read before its results are
-// stored, so out may be y itself.
-func intBlocks[S int32 | int64 | uint8](loop func(out, ys, xs []float64, a float64), dt device.DType, out, y, x []byte, n int, a float64) {
-	ys, _ := view[S](y)
-	xs, _ := view[S](x)
-	put := func(_ []S, i int, src []float64) {
-		for k, v := range src {
-			device.Set(dt, out, i+k, v)
-		}
-	}
-	inBlocks(loop, nil, ys, xs, n, a, widenInts[S], put)
-}
-
-func widenInts[S int32 | int64 | uint8](dst []float64, src []S, i int) {
-	convertAll(dst, src[i:], func(v S) float64 { return float64(v) })
 }
 
 // The Go functions of the first elementwise kernels, kept for their

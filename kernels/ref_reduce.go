@@ -6,9 +6,31 @@ import (
 	"github.com/gluaproject/glua/device"
 )
 
-// Sum is the sum of x's elements, accumulated in float64.
+// Sum is the sum of x's elements: accumulated in float64 for the float
+// dtypes; for the integer dtypes in int64, wrapping as NumPy's sum does,
+// and rounded to float64 once at the end.
 func Sum(dt device.DType, x []byte) float64 {
+	count("Sum", dt, x)
+	switch dt {
+	case device.Int32:
+		return float64(sumInts[int32](x))
+	case device.Int64:
+		return float64(sumInts[int64](x))
+	case device.Uint8:
+		return float64(sumInts[uint8](x))
+	}
 	return accumulate("Sum", dt, x, false)
+}
+
+// sumInts is the sum of integer elements modulo 2^64, exact whatever the
+// order, as int64.
+func sumInts[S intCompute](x []byte) int64 {
+	xs, _ := view[S](x)
+	var s int64
+	for _, v := range xs {
+		s += int64(v)
+	}
+	return s
 }
 
 // Norm is the Euclidean norm of x, accumulated in float64. It is not guarded
@@ -65,9 +87,11 @@ func sumOf[T float32 | float64](xs []T, square bool) float64 {
 }
 
 // MaxAbsDiff is the largest |x[i] - y[i]|: NaN if either holds a NaN, and 0
-// where the values are equal, infinities included.
+// where the values are equal, infinities included. Integers differ
+// exactly: the largest difference, up to 2^64 - 1, is rounded to float64
+// once.
 func MaxAbsDiff(dt device.DType, x, y []byte) float64 {
-	n := same("MaxAbsDiff", dt, x, y)
+	same("MaxAbsDiff", dt, x, y)
 	var d maxDiff
 	switch dt {
 	case device.Float64:
@@ -89,15 +113,39 @@ func MaxAbsDiff(dt device.DType, x, y []byte) float64 {
 		for i, a := range xs {
 			d.add(float64(load(a)), float64(load(ys[i])))
 		}
-	default:
-		for i := 0; i < n; i++ {
-			d.add(device.Get(dt, x, i), device.Get(dt, y, i))
-		}
+	case device.Int32:
+		return maxAbsDiffInts[int32](x, y)
+	case device.Int64:
+		return maxAbsDiffInts[int64](x, y)
+	case device.Uint8:
+		return maxAbsDiffInts[uint8](x, y)
 	}
 	if d.nan {
 		return math.NaN()
 	}
 	return d.worst
+}
+
+// maxAbsDiffInts is MaxAbsDiff of integer elements, each difference
+// taken in uint64, where it always fits.
+func maxAbsDiffInts[S intCompute](x, y []byte) float64 {
+	xs, _ := view[S](x)
+	ys, _ := view[S](y)
+	ys = ys[:len(xs)]
+	var worst uint64
+	for i, a := range xs {
+		worst = max(worst, absDiff(int64(a), int64(ys[i])))
+	}
+	return float64(worst)
+}
+
+// absDiff is |a - b| exactly: the difference of two int64s wraps in
+// uint64 to its true value, which is below 2^64.
+func absDiff(a, b int64) uint64 {
+	if a >= b {
+		return uint64(a) - uint64(b)
+	}
+	return uint64(b) - uint64(a)
 }
 
 // maxDiff tracks NaN apart from the maximum because a comparison with NaN is

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -144,10 +145,17 @@ var elementwise = []struct {
 		func(y, _, x float64) float64 { return math.Abs(y * x) }},
 }
 
+// TestElementwiseKernelsMatchAFloat64Loop holds the float dtypes to a
+// float64 loop, and Fill on the integer dtypes to its conversion rule; the
+// integer dtypes' arithmetic is held to NumPy's
+// (TestIntegerKernelsMatchNumPyNearTheLimits).
 func TestElementwiseKernelsMatchAFloat64Loop(t *testing.T) {
 	rng := newRand(t)
 	for _, op := range elementwise {
 		for _, dt := range device.DTypes {
+			if !dt.IsFloat() && op.name != "Fill" {
+				continue
+			}
 			for _, n := range []int{0, 1, 7, 1000, 4099} {
 				for _, unaligned := range []bool{false, true} {
 					t.Run(fmt.Sprintf("%s/%s/n=%d/unaligned=%t", op.name, dt, n, unaligned), func(t *testing.T) {
@@ -155,7 +163,7 @@ func TestElementwiseKernelsMatchAFloat64Loop(t *testing.T) {
 						x := randomArray(rng, dt, n, !unaligned)
 						a := (rng.Float64()*2 - 1) * 3
 						if !dt.IsFloat() {
-							a *= 1000 // reach the integer types' saturation too
+							a *= 1e10 // reach the integer types' saturation too
 						}
 						y0, x0 := load(dt, y), load(dt, x)
 						op.run(dt, y, a, x)
@@ -238,14 +246,15 @@ func TestHalfKernelsComputeInFloat32AndRoundOnce(t *testing.T) {
 	}
 }
 
-func TestIntegerKernelsTruncateAndSaturate(t *testing.T) {
-	ints := func(dt device.DType, vs ...float64) []byte {
-		b := make([]byte, len(vs)*dt.Size())
-		for i, v := range vs {
-			device.Set(dt, b, i, v)
-		}
-		return b
+func ints(dt device.DType, vs ...float64) []byte {
+	b := make([]byte, len(vs)*dt.Size())
+	for i, v := range vs {
+		device.Set(dt, b, i, v)
 	}
+	return b
+}
+
+func TestConversionsToIntegersTruncateAndSaturate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		dt   device.DType
@@ -259,11 +268,6 @@ func TestIntegerKernelsTruncateAndSaturate(t *testing.T) {
 		{"fill int32 NaN", device.Int32, func(y []byte) { Fill(device.Int32, y, math.NaN()) }, []float64{7}, []float64{0}},
 		{"fill int32 truncates toward zero", device.Int32, func(y []byte) { Fill(device.Int32, y, -2.7) }, []float64{7}, []float64{-2}},
 		{"fill int64 beyond range", device.Int64, func(y []byte) { Fill(device.Int64, y, -1e30) }, []float64{7}, []float64{math.MinInt64}},
-		{"scale uint8 overflows to 255", device.Uint8, func(y []byte) { Scale(device.Uint8, y, 2) }, []float64{200, 100}, []float64{255, 200}},
-		{"scale int32 by a fraction", device.Int32, func(y []byte) { Scale(device.Int32, y, 0.5) }, []float64{7, -7}, []float64{3, -3}},
-		{"add int32 saturates", device.Int32, func(y []byte) { Add(device.Int32, y, ints(device.Int32, 1, -1)) }, []float64{math.MaxInt32, math.MinInt32}, []float64{math.MaxInt32, math.MinInt32}},
-		{"mul int32 saturates", device.Int32, func(y []byte) { Mul(device.Int32, y, ints(device.Int32, 70000)) }, []float64{-70000}, []float64{math.MinInt32}},
-		{"axpy uint8 clamps at 0", device.Uint8, func(y []byte) { Axpy(device.Uint8, y, -1, ints(device.Uint8, 20, 5)) }, []float64{10, 10}, []float64{0, 5}},
 		{"copy float32 to int32", device.Int32, func(y []byte) {
 			src := make([]byte, 16)
 			for i, v := range []float64{3.7, -3.7, math.NaN(), 1e20} {
@@ -277,6 +281,44 @@ func TestIntegerKernelsTruncateAndSaturate(t *testing.T) {
 			tc.run(y)
 			if got := load(tc.dt, y); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Integer arithmetic wraps modulo 2^bits, as NumPy's and PyTorch's does;
+// the examples first.
+func TestIntegerArithmeticWrapsAround(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dt   device.DType
+		run  func(y []byte)
+		y    []float64
+		want []int64
+	}{
+		{"int64 (x + 1) - x is 1 beyond 2^53", device.Int64, func(y []byte) {
+			x := bytes.Clone(y)
+			Scale(device.Int64, y, 1)
+			LookupElementwise("add_scalar").Apply(device.Int64, y, 1, nil)
+			LookupElementwise("sub").Apply(device.Int64, y, 0, x)
+		}, []float64{0x1p53 + 2, -0x1p60}, []int64{1, 1}},
+		{"-uint8(1) is 255", device.Uint8, func(y []byte) { Scale(device.Uint8, y, -1) }, []float64{1, 0, 200}, []int64{255, 0, 56}},
+		{"uint8 - 1 wraps below 0", device.Uint8, func(y []byte) { LookupElementwise("add_scalar").Apply(device.Uint8, y, -1, nil) }, []float64{0, 5}, []int64{255, 4}},
+		{"scale uint8 wraps past 255", device.Uint8, func(y []byte) { Scale(device.Uint8, y, 2) }, []float64{200, 100}, []int64{144, 200}},
+		{"add int32 wraps", device.Int32, func(y []byte) { Add(device.Int32, y, ints(device.Int32, 1, -1)) }, []float64{math.MaxInt32, math.MinInt32}, []int64{math.MinInt32, math.MaxInt32}},
+		{"mul int32 wraps", device.Int32, func(y []byte) { Mul(device.Int32, y, ints(device.Int32, 70000)) }, []float64{-70000}, []int64{-605032704}},
+		{"axpy uint8 wraps below 0", device.Uint8, func(y []byte) { Axpy(device.Uint8, y, -1, ints(device.Uint8, 20, 5)) }, []float64{10, 10}, []int64{246, 5}},
+		{"int32's smallest negates to itself", device.Int32, func(y []byte) { Scale(device.Int32, y, -1) }, []float64{math.MinInt32, -5}, []int64{math.MinInt32, 5}},
+		{"a number wraps into int32", device.Int32, func(y []byte) { Scale(device.Int32, y, 1<<32+3) }, []float64{5}, []int64{15}},
+		{"maximum compares uint8 unsigned", device.Uint8, func(y []byte) { LookupElementwise("maximum").Apply(device.Uint8, y, 0, ints(device.Uint8, 200, 3)) }, []float64{100, 255}, []int64{200, 255}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := ints(tc.dt, tc.y...)
+			tc.run(y)
+			for i, w := range tc.want {
+				if g := intAt(tc.dt, y, i); g != w {
+					t.Fatalf("[%d] = %d, want %d", i, g, w)
+				}
 			}
 		})
 	}

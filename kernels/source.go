@@ -30,8 +30,10 @@ var cudaOptions = []string{"--fmad=false"}
 
 // DtypesSource is dtypes.cu: the typedefs (u8, u16, u32, i64, u64), the
 // 2-byte float conversions (f32_to_f16, f16_to_f32, f32_to_bf16,
-// bf16_to_f32), the saturating integer stores (sat_i32, sat_i64, sat_u8),
-// the exactly rounded arithmetic and the per-dtype traits. It needs no
+// bf16_to_f32), the saturating conversions of a float to an integer
+// (sat_i32, sat_i64, sat_u8), the exactly rounded float arithmetic, the
+// wrapping integer arithmetic (add_rn, sub_rn, mul_rn on int and i64,
+// floor_div) and the per-dtype traits. It needs no
 // header, so other generators of CUDA C (kernels.jit's) start with it too,
 // rather than keep a copy.
 func DtypesSource() string {
@@ -70,7 +72,11 @@ func elementwiseCUDA() string {
 		if op.Arrays == 1 {
 			macro = "GLUA_ONE_ARRAY"
 		}
-		fmt.Fprintf(&b, "\n#line 1 \"kernels.%s\"\n%s(%s, %s)\n", op.Name, macro, op.Name, op.CUDA)
+		fmt.Fprintf(&b, "\n#line 1 \"kernels.%s\"\n", op.Name)
+		if op.IntCUDA != "" {
+			fmt.Fprintf(&b, "GLUA_INT_EXPR(%s, %s)\n", op.Name, op.IntCUDA)
+		}
+		fmt.Fprintf(&b, "%s(%s, %s)\n", macro, op.Name, op.CUDA)
 	}
 	return b.String()
 }

@@ -12,7 +12,8 @@ import (
 // The GPU is not needed to see that the elementwise module defines what
 // GPU.ElementwiseTo launches: glua_<name>_<dtype>(out, y, x, n, a, vec), or
 // (out, x, n, a, vec) for one array, pasted by elementwise.cu's macros for every dtype
-// GLUA_DTYPES_WITH lists, from a line per table entry.
+// GLUA_DTYPES_WITH lists, from a line per table entry (two for an entry
+// with its own integer expression).
 func TestElementwiseCUDASourceDefinesEveryTableKernel(t *testing.T) {
 	src, _, err := cudaSource("elementwise")
 	if err != nil {
@@ -20,24 +21,31 @@ func TestElementwiseCUDASourceDefinesEveryTableKernel(t *testing.T) {
 	}
 	for _, op := range ElementwiseOps() {
 		macro := map[int]string{1: "GLUA_ONE_ARRAY", 2: "GLUA_TWO_ARRAYS"}[op.Arrays]
-		line := "#line 1 \"kernels." + op.Name + "\"\n" + macro + "(" + op.Name + ", " + op.CUDA + ")\n"
-		if !strings.Contains(src, line) {
-			t.Errorf("the source has no line %q", line)
+		line := "#line 1 \"kernels." + op.Name + "\"\n"
+		if op.IntCUDA != "" {
+			line += "GLUA_INT_EXPR(" + op.Name + ", " + op.IntCUDA + ")\n"
 		}
-		if strings.ContainsAny(op.CUDA, "\n\\#") {
-			t.Errorf("%s: the CUDA expression must stay on one macro line: %q", op.Name, op.CUDA)
+		line += macro + "(" + op.Name + ", " + op.CUDA + ")\n"
+		if !strings.Contains(src, line) {
+			t.Errorf("the source has no lines %q", line)
+		}
+		if strings.ContainsAny(op.CUDA+op.IntCUDA, "\n\\#") {
+			t.Errorf("%s: the CUDA expressions must stay on one macro line: %q, %q", op.Name, op.CUDA, op.IntCUDA)
 		}
 	}
 	for _, def := range []string{
 		"#define GLUA_TWO_ARRAYS(OP, ...)",
 		"GLUA_DTYPES_WITH(GLUA_TWO_ARRAYS_ENTRY, OP)",
 		"#define GLUA_TWO_ARRAYS_ENTRY(OP, NAME, T)",
-		`extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* y, const T::S* x, i64 n, double a, int vec)`,
+		`extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* y, const T::S* x, i64 n, T::A a, int vec)`,
 		"#define GLUA_ONE_ARRAY(OP, ...)",
 		"GLUA_DTYPES_WITH(GLUA_ONE_ARRAY_ENTRY, OP)",
 		"#define GLUA_ONE_ARRAY_ENTRY(OP, NAME, T)",
-		`extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* x, i64 n, double a, int vec)`,
-		"return T::store(__VA_ARGS__);",
+		`extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* x, i64 n, T::A a, int vec)`,
+		"#define GLUA_INT_EXPR(OP, ...)",
+		"__device__ inline int glua_##OP##_expr(int y, int x, int a) { return __VA_ARGS__; }",
+		"__device__ inline i64 glua_##OP##_expr(i64 y, i64 x, i64 a) { return __VA_ARGS__; }",
+		"template <class C> __device__ inline C glua_##OP##_expr(C y, C x, C a) { return __VA_ARGS__; }",
 		"#define GLUA_DTYPES_WITH(X, A)",
 	} {
 		if !strings.Contains(src, def) {
@@ -95,6 +103,49 @@ func TestRandNCUDAHasTheGoConstants(t *testing.T) {
 	for i, lit := range literals {
 		if v, err := strconv.ParseFloat(string(lit), 64); err != nil || v != flat[i] {
 			t.Errorf("rand.cu: glua_as241[%d][%d] is %s, randn.go has %v", i/8, i%8, lit, flat[i])
+		}
+	}
+}
+
+// GPU.ElementwiseTo passes a kernel's number as an int64 for an integer
+// dtype and a float64 for a float one, and GPU.Sum and GPU.MaxAbsDiff
+// launch integer entry points of their own: the traits and the reduce
+// module must agree with that, which the source shows without a GPU.
+func TestCUDATraitsAndReductionsMatchWhatTheHostLaunches(t *testing.T) {
+	src := DtypesSource()
+	trait := map[device.DType]string{device.Float32: "F32", device.Float64: "F64", device.Float16: "F16",
+		device.BFloat16: "BF16", device.Int32: "I32", device.Int64: "I64", device.Uint8: "U8"}
+	for _, dt := range device.DTypes {
+		a := "typedef double A;"
+		list := "#define GLUA_FLOAT_DTYPES(X)"
+		if !dt.IsFloat() {
+			a, list = "typedef i64 A;", "#define GLUA_INT_DTYPES(X)"
+		}
+		def := regexp.MustCompile(`(?s)struct ` + trait[dt] + ` \{(.*?)\n\};`).FindStringSubmatch(src)
+		if def == nil || !strings.Contains(def[1], a) {
+			t.Errorf("dtypes.cu: struct %s does not say %q", trait[dt], a)
+		}
+		line := src[strings.Index(src, list):]
+		line = line[:strings.IndexByte(line, '\n')]
+		if !strings.Contains(line, "X("+dt.String()+", "+trait[dt]+")") {
+			t.Errorf("dtypes.cu: %s does not list %s", list, dt)
+		}
+	}
+	reduce, _, err := cudaSource("reduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, def := range []string{
+		"GLUA_DTYPES(GLUA_SUM)",
+		"GLUA_FLOAT_DTYPES(GLUA_MAXABSDIFF)",
+		"GLUA_INT_DTYPES(GLUA_INT_REDUCE)",
+		`extern "C" __global__ void glua_isum_##NAME(const T::S* x, i64 n, u64* partials)`,
+		`extern "C" __global__ void glua_maxabsdiff_##NAME(const T::S* x, const T::S* y, i64 n, u64* partials)`,
+		`extern "C" __global__ void glua_finish_isum(const u64* partials, int count, u64* out)`,
+		`extern "C" __global__ void glua_finish_umax(const u64* partials, int count, u64* out)`,
+	} {
+		if !strings.Contains(reduce, def) {
+			t.Errorf("the reduce module lacks %q", def)
 		}
 	}
 }

@@ -81,8 +81,12 @@ func arrange[A any](op Operator, x, y *A, xn, yn float64) (k *kernels.Elementwis
 // operators do (* multiplies elementwise). A number on either side takes
 // the array's dtype and computes as the in-place kernels' numbers do; two
 // arrays must have one shape and one dtype, since arrays are not
-// broadcast. The new array comes from the pool, like every other; a loop
-// that must not allocate uses the in-place kernels instead.
+// broadcast. The result's dtype is NumPy's too: an integer array stays
+// one, wrapping on overflow, except that / is true division and a number
+// that is not an integer of magnitude below 2^63 (A * 1.5, A + 0.5) is a
+// float, both of which make a float64 array computed on the operands
+// converted to float64. The new array comes from the pool, like every
+// other; a loop that must not allocate uses the in-place kernels instead.
 func (rt *Runtime) Arith(op Operator, x, y Operand) (*Array, error) {
 	k, a, first, second, err := arrange(op, x.Array, y.Array, x.Number, y.Number)
 	if err != nil {
@@ -99,12 +103,29 @@ func (rt *Runtime) Arith(op Operator, x, y Operand) (*Array, error) {
 			return nil, err
 		}
 	}
+	if promotes(op, first.dtype, second == nil, a) {
+		return rt.elementwiseFloat64(k, first, a, second)
+	}
 	return rt.elementwiseNew(k, first, a, second)
 }
 
+// promotes says whether op on an array of dt, with the number a when
+// withNumber, gives a float64 array, as NumPy's / and its promotion of an
+// integer array by a Python float do.
+func promotes(op Operator, dt device.DType, withNumber bool, a float64) bool {
+	if dt.IsFloat() {
+		return false
+	}
+	if op == OpDiv {
+		return true
+	}
+	_, integer := kernels.IntegerScalar(a)
+	return withNumber && !integer
+}
+
 // Neg returns a new array holding -x: each element's sign flipped, zeros
-// and NaNs included. Integer dtypes saturate, as every kernel's stores do:
-// int32's smallest value becomes its largest, and a uint8 becomes 0.
+// and NaNs included. Integer dtypes wrap, as NumPy's do: int32's smallest
+// value stays itself, and a uint8 1 becomes 255.
 func (rt *Runtime) Neg(x *Array) (*Array, error) {
 	if err := x.live(rt, "operand"); err != nil {
 		return nil, err
@@ -148,9 +169,43 @@ func (rt *Runtime) elementwiseNew(k *kernels.ElementwiseOp, y *Array, a float64,
 	return out, nil
 }
 
+// elementwiseFloat64 runs k, with y and x converted to float64, into a
+// new float64 array: an integer operator's result where NumPy's is a
+// float. x's conversion is a temporary from the pool, freed at once.
+func (rt *Runtime) elementwiseFloat64(k *kernels.ElementwiseOp, y *Array, a float64, x *Array) (*Array, error) {
+	out, err := rt.DeviceArray(y.shape, device.Float64)
+	if err != nil || out.size == 0 {
+		return out, err
+	}
+	var xs span
+	if x != nil {
+		tmp, err := rt.DeviceArray(x.shape, device.Float64)
+		if err != nil {
+			out.Free()
+			return nil, err
+		}
+		defer tmp.Free()
+		if err := rt.exec.copy(tmp.span(), x.span()); err != nil {
+			out.Free()
+			return nil, err
+		}
+		xs = tmp.span()
+	}
+	if err := rt.exec.copy(out.span(), y.span()); err != nil {
+		out.Free()
+		return nil, err
+	}
+	if err := rt.exec.elementwise(k, out.span(), out.span(), a, xs); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostArith is Arith on host arrays: a new HostArray, computed by the CPU
-// backend's kernels, so that its elements are those Arith gives on either
-// backend. It counts against the host memory limit as NewHostArray does.
+// backend's kernels, so that its elements and dtype are those Arith gives
+// on either backend. It counts against the host memory limit as
+// NewHostArray does.
 func (rt *Runtime) HostArith(op Operator, x, y HostOperand) (*HostArray, error) {
 	k, a, first, second, err := arrange(op, x.Array, y.Array, x.Number, y.Number)
 	if err != nil {
@@ -163,11 +218,25 @@ func (rt *Runtime) HostArith(op Operator, x, y HostOperand) (*HostArray, error) 
 		}
 		xb = second.data
 	}
-	out, err := rt.NewHostArray(first.shape, first.dtype, false)
+	dt := first.dtype
+	if promotes(op, dt, second == nil, a) {
+		dt = device.Float64
+	}
+	out, err := rt.NewHostArray(first.shape, dt, false)
 	if err != nil {
 		return nil, err
 	}
-	k.ApplyTo(first.dtype, out.data, first.data, a, xb)
+	if dt == first.dtype {
+		k.ApplyTo(dt, out.data, first.data, a, xb)
+	} else {
+		kernels.Copy(dt, out.data, first.dtype, first.data)
+		if xb != nil {
+			wide := make([]byte, len(out.data))
+			kernels.Copy(dt, wide, second.dtype, xb)
+			xb = wide
+		}
+		k.Apply(dt, out.data, a, xb)
+	}
 	goruntime.KeepAlive(first) // pinned or mapped memory must outlive the loop
 	goruntime.KeepAlive(second)
 	return out, nil

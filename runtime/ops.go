@@ -67,7 +67,10 @@ var (
 // in place: y = f(y, x, a) element by element, for a kernel that takes two
 // arrays of one shape and dtype; x = f(x, a), with x passed as y and nil
 // in x's place, for one that takes one. a is ignored by a kernel that
-// takes no number. Messages call the arrays y and x, or x alone.
+// takes no number. On an integer array a must be an integer of magnitude
+// below 2^63, which the kernel takes modulo 2^bits; a fraction, an
+// infinity or a NaN is an error, as PyTorch refuses a float alpha for an
+// integral tensor. Messages call the arrays y and x, or x alone.
 func (rt *Runtime) Elementwise(op *kernels.ElementwiseOp, y *Array, a float64, x *Array) error {
 	if op == nil {
 		return errors.New("no elementwise kernel given")
@@ -76,18 +79,38 @@ func (rt *Runtime) Elementwise(op *kernels.ElementwiseOp, y *Array, a float64, x
 		if x != nil {
 			return fmt.Errorf("%s takes one array, not two", op.Name)
 		}
-		if err := y.live(rt, "x"); err != nil || y.size == 0 {
+		if err := y.live(rt, "x"); err != nil {
+			return err
+		}
+		if err := integerNumber(op, "x", y.dtype, a); err != nil || y.size == 0 {
 			return err
 		}
 		return rt.exec.elementwise(op, y.span(), y.span(), a, span{})
 	}
-	if err := rt.elementwise(y, "y", x, "x"); err != nil || y.size == 0 {
+	if err := rt.elementwise(y, "y", x, "x"); err != nil {
+		return err
+	}
+	if err := integerNumber(op, "y", y.dtype, a); err != nil || y.size == 0 {
 		return err
 	}
 	return rt.exec.elementwise(op, y.span(), y.span(), a, x.span())
 }
 
-// Sum is the sum of x's elements, accumulated in float64.
+// integerNumber checks op's number a for an array of dtype dt called
+// name: on an integer dtype it must be an integer of magnitude below 2^63.
+func integerNumber(op *kernels.ElementwiseOp, name string, dt device.DType, a float64) error {
+	if op.Scalar == "" || dt.IsFloat() {
+		return nil
+	}
+	if _, ok := kernels.IntegerScalar(a); !ok {
+		return fmt.Errorf("%s is %s, so %s must be an integer of magnitude below 2^63, not %s", name, dt, op.Scalar, lua51.NumberString(a))
+	}
+	return nil
+}
+
+// Sum is the sum of x's elements: accumulated in float64 for a float
+// dtype; for an integer one exactly, in int64 wrapping as NumPy's sum
+// does, and rounded to float64 once.
 func (rt *Runtime) Sum(x *Array) (float64, error) {
 	if err := x.live(rt, "x"); err != nil {
 		return 0, err
@@ -116,6 +139,8 @@ func (rt *Runtime) Norm(x *Array) (float64, error) {
 }
 
 // MaxAbsDiff is max |x − y| over all elements; NaN if either holds a NaN.
+// Integers differ exactly, and the largest difference is rounded to
+// float64 once.
 func (rt *Runtime) MaxAbsDiff(x, y *Array) (float64, error) {
 	if err := rt.elementwise(x, "x", y, "y"); err != nil {
 		return 0, err

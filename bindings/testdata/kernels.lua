@@ -90,33 +90,60 @@ for seed, dt in ipairs(floats) do
   for _, a in ipairs({ x, y, z, s, p, c }) do a:free() end
 end
 
--- integer dtypes: elementwise kernels compute in float64 and truncate
+-- integer dtypes compute in integers and wrap around, as NumPy's and
+-- PyTorch's do; a number is taken modulo 2^bits into the dtype
 local iy = cuda.to_device({ 1, 2, 3, 250 }, "uint8")
 kernels.axpy(iy, 2, cuda.to_device({ 1, 1, 1, 10 }, "uint8"))
 local t = iy:to_table()
 check.eq(t[1], 3, "uint8 axpy")
-check.eq(t[4], 255, "uint8 axpy saturates")
-local i32 = cuda.to_device({ 7, -7 }, "int32")
-kernels.scale(i32, 0.5)
-check.eq(i32:to_table()[1], 3, "int32 scale truncates")
-check.eq(i32:to_table()[2], -3, "int32 scale truncates toward zero")
+check.eq(t[4], 14, "uint8 axpy wraps: 270 - 256")
+check.eq(kernels.add_scalar(cuda.to_device({ 0, 5 }, "uint8"), -1):to_table()[1], 255, "uint8 - 1 wraps to 255")
+check.eq(kernels.scale(cuda.to_device({ 1 }, "uint8"), -1):to_table()[1], 255, "uint8 times -1 is 255")
+check.eq(kernels.scale(cuda.to_device({ 5 }, "int32"), 2 ^ 32 + 3):to_table()[1], 15, "a number wraps into int32")
+local i32 = cuda.to_device({ 2147483647, -2147483648 }, "int32")
+kernels.add(i32, cuda.to_device({ 1, -1 }, "int32"))
+check.eq(i32:to_table()[1], -2147483648, "int32 add wraps past the largest")
+check.eq(i32:to_table()[2], 2147483647, "int32 add wraps past the smallest")
 check.eq(kernels.sum(cuda.to_device({ 1, 2, 3 }, "int64")), 6, "int64 sum")
+check.eq(kernels.sum(cuda.to_device({ 2 ^ 62, 2 ^ 62, 2 ^ 62 }, "int64")), -2 ^ 62, "int64 sum wraps as NumPy's")
+check.eq(kernels.sum(cuda.full(100000, 255, "uint8")), 25500000, "uint8 sum is exact")
+check.eq(kernels.max_abs_diff(cuda.to_device({ -2 ^ 63 }, "int64"), cuda.to_device({ 2 ^ 63 - 2048 }, "int64")), 2 ^ 64 - 2048,
+  "int64 max_abs_diff reaches 2^64")
+-- 2^53 + 1 has no float64: the difference is taken exactly, then rounded
+local big = kernels.add_scalar(cuda.to_device({ 2 ^ 53 }, "int64"), 1)
+check.eq(kernels.max_abs_diff(big, cuda.to_device({ 1 }, "int64")), 2 ^ 53, "int64 max_abs_diff is exact")
+check.eq(kernels.sum(kernels.add_scalar(big:clone(), -2 ^ 53)), 1, "int64 sum is exact beyond 2^53")
 
--- integer division truncates toward zero, as C's; dividing by zero
--- saturates (0/0 is 0) and never stops the process
+-- a number an integer array cannot take is an error naming the call, the
+-- number and the dtype, and leaves the array alone
+local ix = cuda.to_device({ 7, -7 }, "int32")
+check.error("kernels.scale: x is int32, so factor must be an integer of magnitude below 2^63, not 0.5", kernels.scale, ix, 0.5)
+check.error("kernels.axpy: y is int32, so a must be an integer of magnitude below 2^63, not 1.5", kernels.axpy, ix, 1.5, ix:clone())
+local err = check.error("kernels.add_scalar: x is uint8, so a must be an integer of magnitude below 2^63, not ",
+  kernels.add_scalar, cuda.zeros(2, "uint8"), 0 / 0)
+assert(err:find("nan$"), "a NaN is named as tostring names it: " .. err)
+check.error("kernels.div_scalar: x is int64, so a must be an integer of magnitude below 2^63, not inf",
+  kernels.div_scalar, cuda.zeros(2, "int64"), 1 / 0)
+check.error("not 9.2233720368548e+18", kernels.rsub, cuda.zeros(2, "int64"), 2 ^ 63)
+check.eq(ix:to_table()[2], -7, "a refused number leaves the array")
+
+-- integer division is NumPy's floor division (//); by zero it gives 0,
+-- NumPy's value, and the smallest value over -1 wraps to itself
 local q = cuda.to_device({ 7, -7, 7, 0, 5, -5, -2147483648 }, "int32")
 kernels.div(q, cuda.to_device({ 2, 2, -2, 0, 0, 0, -1 }, "int32"))
 local tq = q:to_table()
-for i, want in ipairs({ 3, -3, -3, 0, 2147483647, -2147483648, 2147483647 }) do
+for i, want in ipairs({ 3, -4, -4, 0, 0, 0, -2147483648 }) do
   check.eq(tq[i], want, "int32 div element " .. i)
 end
+check.eq(kernels.div_scalar(cuda.to_device({ -7 }, "int64"), 2):to_table()[1], -4, "int64 div_scalar floors")
+check.eq(kernels.rdiv(cuda.to_device({ 2, 0 }, "int32"), -7):to_table()[1], -4, "int32 rdiv floors")
 local u = cuda.to_device({ 7, 200, 3 }, "uint8")
 kernels.div(u, cuda.to_device({ 2, 0, 1 }, "uint8"))
 kernels.sub(u, cuda.to_device({ 1, 100, 5 }, "uint8"))
 local tu = u:to_table()
 check.eq(tu[1], 2, "uint8 div then sub")
-check.eq(tu[2], 155, "uint8 division by zero saturates at 255")
-check.eq(tu[3], 0, "uint8 sub saturates at 0")
+check.eq(tu[2], 156, "uint8 division by zero is 0, then 0 - 100 wraps")
+check.eq(tu[3], 254, "uint8 sub wraps below 0")
 local m64 = kernels.maximum(cuda.to_device({ -5, 9 }, "int64"), cuda.to_device({ 3, 4 }, "int64"))
 check.eq(m64:to_table()[1], 3, "int64 maximum")
 check.eq(kernels.minimum(m64, cuda.to_device({ 0, 0 }, "int64")):to_table()[2], 0, "int64 minimum")

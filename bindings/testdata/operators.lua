@@ -10,8 +10,8 @@ local shape = { 6, 50 }
 local dtypes = { "float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8" }
 
 -- operand is random data with integer parts in dt, zeros in the integer
--- dtypes among them: a division by zero is an infinity or saturates, the
--- same for the operators and the kernels.
+-- dtypes among them: a division by zero is an infinity, or 0 in floor
+-- division, the same for the operators and the kernels.
 local function operand(dt, seed)
   local u = kernels.add_scalar(kernels.scale(cuda.rand(shape, "float64", seed), 200), -100.5)
   local r = kernels.copy(cuda.device_array(shape, dt), u)
@@ -22,7 +22,16 @@ end
 local function same(got, want, what)
   check.eq(got.dtype, want.dtype, what .. ": dtype")
   check.eq(table.concat(got.shape, "x"), table.concat(want.shape, "x"), what .. ": shape")
-  check.eq(kernels.max_abs_diff(got, want), 0, what)
+  local d = kernels.max_abs_diff(got, want)
+  if d ~= d then
+    -- a NaN somewhere (0 / 0 of integers): it must be in the same places
+    local g, w = got:copy_to_host():reshape(-1), want:copy_to_host():reshape(-1)
+    for k = 1, #g do
+      assert(g[k] == w[k] or (g[k] ~= g[k] and w[k] ~= w[k]), what .. ": element " .. k .. " is " .. g[k] .. ", want " .. w[k])
+    end
+    return
+  end
+  check.eq(d, 0, what)
 end
 
 local kernel = { ["+"] = "add", ["-"] = "sub", ["*"] = "mul", ["/"] = "div" }
@@ -33,22 +42,39 @@ local apply = {
   ["/"] = function(x, y) return x / y end,
 }
 
+local function float64(a) return kernels.copy(cuda.device_array(a.shape, "float64"), a) end
+
 for i, dt in ipairs(dtypes) do
   local A, B = operand(dt, i), operand(dt, 100 + i)
   local A0, B0 = A:clone(), B:clone()
+  local integer = dt == "int32" or dt == "int64" or dt == "uint8"
   for sym, name in pairs(kernel) do
     local what = dt .. " A " .. sym
+    -- what the operator must equal: the kernel of its name, or for / of
+    -- integers, true division as NumPy's, the kernel on float64 copies
+    local function want(y, x)
+      if sym == "/" and integer then return kernels.div(float64(y), float64(x)) end
+      return kernels[name](y:clone(), x)
+    end
     local C = apply[sym](A, B)
     check.eq(type(C), "userdata", what .. " B is a DeviceArray")
     assert(C ~= A and C ~= B, what .. " B is a new array")
-    same(C, kernels[name](A:clone(), B), what .. " B")
+    same(C, want(A, B), what .. " B")
     -- a number on either side equals a full array of it, for numbers
     -- every dtype holds
     for _, v in ipairs({ 3, 2 }) do
       local V = cuda.full(shape, v, dt)
-      same(apply[sym](A, v), kernels[name](A:clone(), V), what .. " " .. v)
-      same(apply[sym](v, A), kernels[name](V:clone(), A), dt .. " " .. v .. " " .. sym .. " A")
+      same(apply[sym](A, v), want(A, V), what .. " " .. v)
+      same(apply[sym](v, A), want(V, A), dt .. " " .. v .. " " .. sym .. " A")
       V:free()
+    end
+    if integer then
+      -- a number that is not an integer makes a float64 array, as NumPy's
+      -- promotion does
+      local H = cuda.full(shape, 0.5, "float64")
+      same(apply[sym](A, 0.5), kernels[name](float64(A), H), what .. " 0.5")
+      same(apply[sym](0.5, A), kernels[name](H:clone(), float64(A)), dt .. " 0.5 " .. sym .. " A")
+      H:free()
     end
   end
   same(-A, kernels.scale(A:clone(), -1), dt .. " -A")
@@ -60,10 +86,13 @@ for i, dt in ipairs(dtypes) do
     local d, h = apply[sym](A, B):copy_to_host(), apply[sym](hA, hB)
     local dn, hn = apply[sym](0.5, A):copy_to_host(), apply[sym](0.5, hA)
     check.eq(tostring(h):match("^HostArray"), "HostArray", dt .. " host " .. sym .. " gives a HostArray")
+    check.eq(h.dtype, d.dtype, dt .. " host A " .. sym .. " B: dtype")
+    check.eq(hn.dtype, dn.dtype, dt .. " host 0.5 " .. sym .. " A: dtype")
     d, h, dn, hn = d:reshape(-1), h:reshape(-1), dn:reshape(-1), hn:reshape(-1) -- flat: h[k] is element k
+    local function equal(p, q) return p == q or (p ~= p and q ~= q) end
     for k = 1, #h do
-      check.eq(h[k], d[k], dt .. " host A " .. sym .. " B [" .. k .. "]")
-      check.eq(hn[k], dn[k], dt .. " host 0.5 " .. sym .. " A [" .. k .. "]")
+      assert(equal(h[k], d[k]), dt .. " host A " .. sym .. " B [" .. k .. "]: " .. h[k] .. ", device " .. d[k])
+      assert(equal(hn[k], dn[k]), dt .. " host 0.5 " .. sym .. " A [" .. k .. "]: " .. hn[k] .. ", device " .. dn[k])
     end
   end
   check.eq((-hA)[1][1], (-A):copy_to_host()[1][1], dt .. " -h")

@@ -3,7 +3,10 @@
 -- counts 3 × 4 × n bytes an add (two float32 arrays read, one written);
 -- the pool's cache serves the operator's allocation, so it should reach
 -- at least 0.9 of the in-place kernel's. The new array is freed each
--- iteration, or dropped and left to glua to find.
+-- iteration, or dropped and left to glua to find. Then kernels.add in
+-- place on int32 and int64 arrays of n elements, whose integer
+-- arithmetic should reach the bandwidth float32's does
+-- (fraction_of_float32 near 1).
 --   glua scripts/bench/operators.lua [log2 elements]   (default 28 on the GPU, 20 on the CPU)
 -- Peer: operators.py.
 local B = dofile((arg[0]:match("(.*/)") or "./") .. "_bench.lua")
@@ -23,7 +26,7 @@ local function add_dropped() local _ = x + y end
 local inplace = B.device_time(add_in_place, reps, 5)
 local inplace_wall = B.wall_time(add_in_place, reps, 5)
 local gbs, wall_gbs = bytes / inplace / 1e9, bytes / inplace_wall / 1e9
-B.emit({ bench = "add_in_place", impl = "glua", device = B.device_name(), n = n, ms = inplace * 1e3,
+B.emit({ bench = "add_in_place", impl = "glua", dtype = "float32", device = B.device_name(), n = n, ms = inplace * 1e3,
   gbs = gbs, wall_gbs = wall_gbs })
 for _, case in ipairs({ { "freed", add_freed }, { "dropped", add_dropped } }) do
   local t = B.device_time(case[2], reps, 5)
@@ -31,4 +34,24 @@ for _, case in ipairs({ { "freed", add_freed }, { "dropped", add_dropped } }) do
   B.emit({ bench = "add_operator", impl = "glua", result = case[1], device = B.device_name(), n = n, ms = t * 1e3,
     gbs = bytes / t / 1e9, wall_gbs = bytes / wall / 1e9,
     fraction_of_in_place = (bytes / t / 1e9) / gbs, wall_fraction_of_in_place = (bytes / wall / 1e9) / wall_gbs })
+end
+x, y, z = nil, nil, nil
+collectgarbage()
+
+for _, case in ipairs({ { "int32", 4 }, { "int64", 8 } }) do
+  local dt, size = case[1], case[2]
+  -- integers up to 1000 in magnitude, which the adds wrap past in time
+  local function ints(seed)
+    local f = kernels.add_scalar(kernels.scale(cuda.rand(n, "float32", seed), 2000), -1000)
+    local a = kernels.copy(cuda.device_array(n, dt), f)
+    f:free()
+    return a
+  end
+  local xi, zi = ints(3), ints(4)
+  local t = B.device_time(function() kernels.add(zi, xi) end, reps, 5)
+  local ibytes = 3 * size * n
+  B.emit({ bench = "add_in_place", impl = "glua", dtype = dt, device = B.device_name(), n = n, ms = t * 1e3,
+    gbs = ibytes / t / 1e9, fraction_of_float32 = (ibytes / t / 1e9) / gbs })
+  xi:free()
+  zi:free()
 end

@@ -1,5 +1,6 @@
 """Peer of operators.lua: torch's a + b, a new tensor each time, against
-c.add_(a) in place, on 2^28 float32, in the same JSON lines."""
+c.add_(a) in place, on 2^28 float32, then c.add_(a) on int32 and int64,
+in the same JSON lines."""
 import sys
 
 import torch
@@ -23,8 +24,19 @@ def add_dropped():
 
 inplace, inplace_wall = device_time(add_in_place, reps=20), wall_time(add_in_place, reps=20)
 gbs, wall_gbs = nbytes / inplace / 1e9, nbytes / inplace_wall / 1e9
-emit(bench="add_in_place", impl="torch", device=device_name(), n=n, ms=inplace * 1e3, gbs=gbs, wall_gbs=wall_gbs)
+emit(bench="add_in_place", impl="torch", dtype="float32", device=device_name(), n=n, ms=inplace * 1e3, gbs=gbs,
+     wall_gbs=wall_gbs)
 t, wall = device_time(add_dropped, reps=20), wall_time(add_dropped, reps=20)
 emit(bench="add_operator", impl="torch", result="dropped", device=device_name(), n=n, ms=t * 1e3,
      gbs=nbytes / t / 1e9, wall_gbs=nbytes / wall / 1e9,
      fraction_of_in_place=(nbytes / t / 1e9) / gbs, wall_fraction_of_in_place=(nbytes / wall / 1e9) / wall_gbs)
+del a, b, c
+
+for dtype, size in ((torch.int32, 4), (torch.int64, 8)):
+    xi = torch.randint(-1000, 1000, (n,), dtype=dtype, device="cuda")
+    zi = torch.randint(-1000, 1000, (n,), dtype=dtype, device="cuda")
+    t = device_time(lambda: zi.add_(xi), reps=20)
+    ibytes = 3 * size * n
+    emit(bench="add_in_place", impl="torch", dtype=str(dtype).removeprefix("torch."), device=device_name(), n=n,
+         ms=t * 1e3, gbs=ibytes / t / 1e9, fraction_of_float32=(ibytes / t / 1e9) / gbs)
+    del xi, zi

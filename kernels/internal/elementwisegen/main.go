@@ -8,7 +8,10 @@
 // its compute type (float64 replaced by C, so that a conversion float64(·)
 // rounds to C), and a loop calling it, which the compiler inlines: a loop
 // calling the table's func value instead would cost an indirect call per
-// element, several times the arithmetic.
+// element, several times the arithmetic. The same function serves the
+// integer dtypes, in their own Go types, unless the entry has an IntGo
+// function, written in int64: that one becomes the integer dtypes' own
+// (int64 replaced by C).
 package main
 
 import (
@@ -52,8 +55,14 @@ func main() {
 type entry struct {
 	name   string
 	arrays int
-	params []string // the Go function's parameter names, "_" included
-	body   string   // its body, float64 replaced by C
+	fn     function  // from Go
+	intFn  *function // from IntGo; nil when Go serves the integers too
+}
+
+// function is a table function as the generic one it becomes.
+type function struct {
+	params []string // parameter names, "_" included
+	body   string   // float64 or int64 replaced by C
 }
 
 // generate returns the loops file for the table source src.
@@ -103,7 +112,8 @@ func readEntry(fset *token.FileSet, elt ast.Expr) (entry, error) {
 		return entry{}, fmt.Errorf("a table entry must be a literal {Name: ..., ...}")
 	}
 	var e entry
-	var fn *ast.FuncLit
+	var fn, intFn *ast.FuncLit
+	var hasIntGo, hasIntCUDA bool
 	for _, kv := range lit.Elts {
 		kv, ok := kv.(*ast.KeyValueExpr)
 		var key *ast.Ident
@@ -122,6 +132,11 @@ func readEntry(fset *token.FileSet, elt ast.Expr) (entry, error) {
 			}
 		case "Go":
 			fn, _ = kv.Value.(*ast.FuncLit)
+		case "IntGo":
+			hasIntGo = true
+			intFn, _ = kv.Value.(*ast.FuncLit)
+		case "IntCUDA":
+			hasIntCUDA = true
 		}
 	}
 	switch {
@@ -131,27 +146,49 @@ func readEntry(fset *token.FileSet, elt ast.Expr) (entry, error) {
 		return e, fmt.Errorf("%s: Arrays must be the literal 1 or 2", e.name)
 	case fn == nil:
 		return e, fmt.Errorf("%s: Go must be a function literal", e.name)
+	case hasIntGo != hasIntCUDA:
+		return e, fmt.Errorf("%s: IntGo and IntCUDA go together: set both or neither", e.name)
+	case hasIntGo && intFn == nil:
+		return e, fmt.Errorf("%s: IntGo must be a function literal", e.name)
 	}
-	for _, field := range fn.Type.Params.List {
-		for _, n := range field.Names {
-			e.params = append(e.params, n.Name)
-		}
-	}
-	if len(e.params) != 3 {
+	var err error
+	if e.fn, err = generic(fset, fn, "float64"); err != nil {
 		return e, fmt.Errorf("%s: Go must be func(y, x, a float64) float64", e.name)
 	}
+	if intFn != nil {
+		f, err := generic(fset, intFn, "int64")
+		if err != nil {
+			return e, fmt.Errorf("%s: IntGo must be func(y, x, a int64) int64", e.name)
+		}
+		e.intFn = &f
+	}
+	return e, nil
+}
+
+// generic is fn, a function of three parameters, with the type typ
+// replaced by C throughout its body.
+func generic(fset *token.FileSet, fn *ast.FuncLit, typ string) (function, error) {
+	var f function
+	for _, field := range fn.Type.Params.List {
+		for _, n := range field.Names {
+			f.params = append(f.params, n.Name)
+		}
+	}
+	if len(f.params) != 3 {
+		return f, fmt.Errorf("%d parameters", len(f.params))
+	}
 	ast.Inspect(fn.Body, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && id.Name == "float64" {
+		if id, ok := n.(*ast.Ident); ok && id.Name == typ {
 			id.Name = "C"
 		}
 		return true
 	})
 	var body bytes.Buffer
 	if err := printer.Fprint(&body, fset, fn.Body); err != nil {
-		return e, err
+		return f, err
 	}
-	e.body = body.String()
-	return e, nil
+	f.body = body.String()
+	return f, nil
 }
 
 func stringLit(x ast.Expr) string {
@@ -181,32 +218,47 @@ func write(entries []entry) []byte {
 	b.WriteString("package kernels\n\n")
 	b.WriteString("var generatedLoops = map[string]elementwiseLoops{\n")
 	for _, e := range entries {
-		id := goIdent(e.name)
-		fmt.Fprintf(&b, "%q: {%sLoop[float32], %sLoop[float64]},\n", e.name, id, id)
+		id, intID := goIdent(e.name), goIdent(e.name)
+		if e.intFn != nil {
+			intID += "Int"
+		}
+		fmt.Fprintf(&b, "%q: {%sLoop[float32], %sLoop[float64], %sLoop[int32], %sLoop[int64], %sLoop[uint8]},\n",
+			e.name, id, id, intID, intID, intID)
 	}
 	b.WriteString("}\n")
 	for _, e := range entries {
 		id := goIdent(e.name)
-		fmt.Fprintf(&b, "\nfunc %s[C computeType](%s C) C %s\n", id, strings.Join(e.params, ", "), e.body)
-		if e.arrays == 1 {
-			fmt.Fprintf(&b, `
-func %[1]sLoop[C computeType](out, xs, _ []C, a C) {
+		if e.intFn == nil {
+			writeFunc(&b, id, "computeType", e.fn, e.arrays)
+			continue
+		}
+		writeFunc(&b, id, "floatCompute", e.fn, e.arrays)
+		writeFunc(&b, id+"Int", "intCompute", *e.intFn, e.arrays)
+	}
+	return b.Bytes()
+}
+
+// writeFunc writes f as the generic function id, constrained by
+// constraint, and its loop idLoop.
+func writeFunc(b *bytes.Buffer, id, constraint string, f function, arrays int) {
+	fmt.Fprintf(b, "\nfunc %s[C %s](%s C) C %s\n", id, constraint, strings.Join(f.params, ", "), f.body)
+	if arrays == 1 {
+		fmt.Fprintf(b, `
+func %[1]sLoop[C %[2]s](out, xs, _ []C, a C) {
 	xs = xs[:len(out)]
 	for i := range out {
 		out[i] = %[1]s(0, xs[i], a)
 	}
 }
-`, id)
-			continue
-		}
-		fmt.Fprintf(&b, `
-func %[1]sLoop[C computeType](out, ys, xs []C, a C) {
+`, id, constraint)
+		return
+	}
+	fmt.Fprintf(b, `
+func %[1]sLoop[C %[2]s](out, ys, xs []C, a C) {
 	ys, xs = ys[:len(out)], xs[:len(out)]
 	for i := range out {
 		out[i] = %[1]s(ys[i], xs[i], a)
 	}
 }
-`, id)
-	}
-	return b.Bytes()
+`, id, constraint)
 }

@@ -34,6 +34,10 @@ func TestTableMistakesAreNamed(t *testing.T) {
 		{`{Name: "add", Arrays: 2, Go: add}`, "Go must be a function literal"},
 		{`{Name: "add", Arrays: 2, Go: func(y, x float64) float64 { return y }}`, "func(y, x, a float64) float64"},
 		{`{"add", 2}`, "name their fields"},
+		{`{Name: "div", Arrays: 2, Go: func(y, x, a float64) float64 { return y }, IntCUDA: "y"}`, "IntGo and IntCUDA go together"},
+		{`{Name: "div", Arrays: 2, Go: func(y, x, a float64) float64 { return y }, IntGo: func(y, x, a int64) int64 { return y }}`, "IntGo and IntCUDA go together"},
+		{`{Name: "div", Arrays: 2, Go: func(y, x, a float64) float64 { return y }, IntCUDA: "y", IntGo: div}`, "IntGo must be a function literal"},
+		{`{Name: "div", Arrays: 2, Go: func(y, x, a float64) float64 { return y }, IntCUDA: "y", IntGo: func(y int64) int64 { return y }}`, "func(y, x, a int64) int64"},
 	} {
 		src := "package kernels\n\nvar elementwiseOps = []*ElementwiseOp{\n" + tc.entry + ",\n}\n"
 		if _, err := generate([]byte(src)); err == nil || !strings.Contains(err.Error(), tc.want) {
