@@ -166,6 +166,10 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 		return nil, fmt.Errorf("out must be %dx%d %s, got %s", m, n, dt, o.Out)
 	} else if !o.Out.Writable() {
 		return nil, errors.New("out is memory-mapped read-only; map it writable (cuda.create_npy, or cuda.load_npy with writable = true)")
+	} else if name := sharing(o.Out, A, B); name != "" {
+		// Tiles of C land while later panels of A and B are still to be
+		// read: a product cannot be written over its operands.
+		return nil, fmt.Errorf("out shares memory with %s; write the product into a separate array", name)
 	}
 	t, err := newTiler(rt, p, dt, o.Precision, B)
 	if err != nil {
@@ -176,6 +180,18 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 		return nil, err
 	}
 	return out.array()
+}
+
+// sharing names the first of A and B that shares memory with out, or is
+// "".
+func sharing(out, A, B *runtime.HostArray) string {
+	switch {
+	case out.SharesMemory(A):
+		return "A"
+	case out.SharesMemory(B):
+		return "B"
+	}
+	return ""
 }
 
 // sink is where C's tiles land: array waits for the array, and landed

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,6 +134,49 @@ func TestMatmulRefusesWhatCannotWork(t *testing.T) {
 	}
 	if live := rt.LiveArrays(); live != 0 {
 		t.Fatalf("%d arrays live after the refusals", live)
+	}
+}
+
+// An out that shares memory with A or B, wholly or in part, is refused
+// before anything is computed, as kernels.matmul refuses its C: the tiles
+// would land over elements still to be read.
+func TestMatmulRefusesAnOutThatSharesMemoryWithAnOperand(t *testing.T) {
+	rt := newRuntime(t, "")
+	big := randomMatrix(t, rt, 12, 4, runtime.Float32)
+	rows := func(i, j int) *runtime.HostArray {
+		v, err := big.Rows(i, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := big.Floats()
+	for what, c := range map[string]struct {
+		a, b, out *runtime.HostArray
+		err       string
+	}{
+		"out is A":             {rows(1, 4), rows(5, 8), rows(1, 4), "out shares memory with A"},
+		"out overlaps A":       {rows(1, 4), rows(9, 12), rows(3, 6), "out shares memory with A"},
+		"out overlaps B":       {rows(9, 12), rows(1, 4), rows(2, 5), "out shares memory with B"},
+		"out meets B in a row": {rows(9, 12), rows(1, 4), rows(4, 7), "out shares memory with B"},
+	} {
+		_, err := batch.Matmul(rt, c.a, c.b, batch.MatmulOptions{Out: c.out})
+		if err == nil || !strings.Contains(err.Error(), c.err+"; write the product into a separate array") {
+			t.Errorf("%s: %v, want an error containing %q", what, err, c.err)
+		}
+	}
+	if !slices.Equal(big.Floats(), before) {
+		t.Error("a refused product changed its arrays")
+	}
+	out, err := batch.Matmul(rt, rows(1, 4), rows(5, 8), batch.MatmulOptions{Out: rows(9, 12)})
+	if err != nil {
+		t.Fatalf("out beside A and B in one array: %v", err)
+	}
+	want := product(before[:16], before[16:32], 4, 4, 4)
+	for i, v := range out.Floats() {
+		if math.Abs(v-want[i]) > 1e-5*math.Max(1, math.Abs(want[i])) {
+			t.Fatalf("out beside A and B: element %d is %v, want %v", i, v, want[i])
+		}
 	}
 }
 

@@ -62,22 +62,30 @@ func backends(t *testing.T) []string {
 	return out
 }
 
+// backendRun is a backend and a pool strategy to run a test on.
+type backendRun struct{ backend, strategy string }
+
+// backendRuns are the backends of backends(t), each with the caching
+// pool, and the GPU also with the other strategies, which is where they
+// differ: "none" calls the driver for every allocation, "cuda" uses its
+// stream-ordered pool.
+func backendRuns(t *testing.T) []backendRun {
+	var runs []backendRun
+	for _, backend := range backends(t) {
+		runs = append(runs, backendRun{backend, "caching"})
+		if backend == "cuda" {
+			runs = append(runs, backendRun{backend, "none"}, backendRun{backend, "cuda"})
+		}
+	}
+	return runs
+}
+
 func TestConformance(t *testing.T) {
 	scripts, err := filepath.Glob(filepath.Join("testdata", "*.lua"))
 	if err != nil || len(scripts) == 0 {
 		t.Fatalf("no conformance scripts: %v", err)
 	}
-	type run struct{ backend, strategy string }
-	var runs []run
-	for _, backend := range backends(t) {
-		runs = append(runs, run{backend, "caching"})
-		if backend == "cuda" {
-			// The GPU is where the other strategies differ: "none" calls the
-			// driver for every allocation, "cuda" uses its stream-ordered pool.
-			runs = append(runs, run{backend, "none"}, run{backend, "cuda"})
-		}
-	}
-	for _, r := range runs {
+	for _, r := range backendRuns(t) {
 		for _, script := range scripts {
 			name := r.backend + "/" + r.strategy + "/" + strings.TrimSuffix(filepath.Base(script), ".lua")
 			t.Run(name, func(t *testing.T) {

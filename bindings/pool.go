@@ -21,6 +21,7 @@ type poolRuntime interface {
 	Scope(fn func() ([]*runtime.Array, error)) error
 	Strategy() string
 	PinnedStats() (live, cached, limit uint64)
+	OverlapTemporaries() (n, nbytes uint64)
 	RecordMemory(on bool) error
 	DumpProfile(path, title string) error
 	FileAccess() error
@@ -85,7 +86,7 @@ var statsFields = []struct {
 
 func (m poolModule) stats(L *lua.LState) int {
 	s := m.rt.Stats()
-	t := L.CreateTable(0, len(statsFields))
+	t := L.CreateTable(0, len(statsFields)+5)
 	for _, f := range statsFields {
 		t.RawSetString(f.key, lua.LNumber(f.get(s)))
 	}
@@ -94,6 +95,10 @@ func (m poolModule) stats(L *lua.LState) int {
 	t.RawSetString("pinned_used", lua.LNumber(live))
 	t.RawSetString("pinned_cached", lua.LNumber(cached))
 	t.RawSetString("pinned_limit", lua.LNumber(limit))
+	// So are the temporaries partly overlapping calls took from the pool.
+	n, nbytes := m.rt.OverlapTemporaries()
+	t.RawSetString("overlap_temporaries", lua.LNumber(n))
+	t.RawSetString("overlap_bytes", lua.LNumber(nbytes))
 	L.Push(t)
 	return 1
 }

@@ -40,6 +40,7 @@ func (f *fakePool) Strategy() string              { return "caching" }
 func (f *fakePool) PinnedStats() (uint64, uint64, uint64) {
 	return 17, 18, 19
 }
+func (f *fakePool) OverlapTemporaries() (uint64, uint64) { return 20, 21 }
 func (f *fakePool) RecordMemory(on bool) error {
 	f.recording = append(f.recording, on)
 	return nil
@@ -74,13 +75,14 @@ func TestPoolStatsHasEveryFieldFromItsOwnFigure(t *testing.T) {
 		local want = {used = 1, requested = 2, reserved = 3, peak_used = 4, peak_reserved = 5, live_arrays = 6,
 			allocations = 7, frees = 8, cache_hits = 9, cache_misses = 10, reclaims = 11, oom_retries = 12,
 			soft_limit = 13, hard_limit = 14, device_free = 15, device_total = 16,
-			pinned_used = 17, pinned_cached = 18, pinned_limit = 19}
+			pinned_used = 17, pinned_cached = 18, pinned_limit = 19,
+			overlap_temporaries = 20, overlap_bytes = 21}
 		local s, n = pool.stats(), 0
 		for k, v in pairs(s) do
 			n = n + 1
 			assert(want[k] == v, k .. " = " .. tostring(v))
 		end
-		assert(n == 19, n .. " fields")`)
+		assert(n == 21, n .. " fields")`)
 	if err != nil {
 		t.Fatal(err)
 	}

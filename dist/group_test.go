@@ -268,6 +268,75 @@ func TestARankThatLeavesMakesTheOthersFailWithinTheTimeout(t *testing.T) {
 	}
 }
 
+// A gather or scatter whose out overlaps x gives what it gives on
+// separate arrays: x is read as it was before the call. Out as this rank's
+// slice of x, or x as this rank's slice of out, runs in place (NCCL's in
+// place); any other overlap goes through one temporary from the pool.
+func TestGatherAndScatterOverOverlappingViewsReadXFirst(t *testing.T) {
+	const n = 4
+	errs := ranks(t, 2, 20*time.Second, func(g *Group, rt *runtime.Runtime) error {
+		r := g.Rank()
+		rows := func(a *runtime.Array, i, j int) *runtime.Array {
+			v, err := a.Rows(i, j)
+			if err != nil {
+				t.Error(err)
+			}
+			return v
+		}
+		for _, c := range []struct {
+			what        string
+			temporaries uint64
+			call        func(buf *runtime.Array) (*runtime.Array, error)
+			want        func(i int) float64
+		}{
+			{"all_gather, x across both slices of out", 1,
+				func(buf *runtime.Array) (*runtime.Array, error) {
+					out := rows(buf, 1, 2*n)
+					return out, g.AllGather(out, rows(buf, 3, n+2))
+				},
+				func(i int) float64 { return value(i/n, 2+i%n) }},
+			{"all_gather, x this rank's slice of out", 0,
+				func(buf *runtime.Array) (*runtime.Array, error) {
+					out := rows(buf, 1, 2*n)
+					return out, g.AllGather(out, rows(buf, r*n+1, r*n+n))
+				},
+				func(i int) float64 { return value(i/n, i) }},
+			{"reduce_scatter, out inside x", 1,
+				func(buf *runtime.Array) (*runtime.Array, error) {
+					out := rows(buf, 4, n+3)
+					return out, g.ReduceScatter(out, rows(buf, 1, 2*n), Sum)
+				},
+				func(i int) float64 { return value(0, r*n+i) + value(1, r*n+i) }},
+			{"reduce_scatter, out this rank's slice of x", 0,
+				func(buf *runtime.Array) (*runtime.Array, error) {
+					out := rows(buf, r*n+1, r*n+n)
+					return out, g.ReduceScatter(out, rows(buf, 1, 2*n), Sum)
+				},
+				func(i int) float64 { return value(0, r*n+i) + value(1, r*n+i) }},
+		} {
+			buf := array(t, rt, 3*n, device.Float32, func(i int) float64 { return value(r, i) })
+			before, _ := rt.OverlapTemporaries()
+			out, err := c.call(buf)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.what, err)
+			}
+			if err := expect(out, c.want); err != nil {
+				return fmt.Errorf("%s: %w", c.what, err)
+			}
+			if k, _ := rt.OverlapTemporaries(); k-before != c.temporaries {
+				return fmt.Errorf("%s took %d temporaries, want %d", c.what, k-before, c.temporaries)
+			}
+			buf.Free()
+		}
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}
+
 func TestASingleProcessGroupIsTheIdentity(t *testing.T) {
 	rt := newRuntime(t)
 	g, err := New(rt, Options{})

@@ -155,7 +155,8 @@ func (rt *Runtime) copyDevice(dst, src *Array) error {
 }
 
 // CopyFromDevice copies another device array of the same shape and dtype
-// into this one's memory.
+// into this one's memory. src may overlap it: the array gets what src held
+// before the call.
 func (a *Array) CopyFromDevice(src *Array) error {
 	rt := a.buf.rt
 	if err := a.live(rt, ""); err != nil {
@@ -167,7 +168,21 @@ func (a *Array) CopyFromDevice(src *Array) error {
 	if err := sameLayout("source", src.shape, src.dtype, "array", a.shape, a.dtype); err != nil {
 		return err
 	}
-	return rt.copyDevice(a, src)
+	return rt.copyArray(a, "array", src, "source")
+}
+
+// copyArray copies src into dst, of one shape and dtype, as if src were
+// read before dst is written: nothing is done when they are the same
+// memory, and a partial overlap goes through a temporary, since a
+// device-to-device memcpy over overlapping ranges is undefined on CUDA.
+func (rt *Runtime) copyArray(dst *Array, dstName string, src *Array, srcName string) error {
+	switch {
+	case sameMemory(dst, src):
+		return nil
+	case partlyOverlaps(dst, src):
+		return rt.throughTemporary(dst, dstName, src, srcName, func(tmp *Array) error { return rt.copyDevice(tmp, src) })
+	}
+	return rt.copyDevice(dst, src)
 }
 
 // Reshape returns a view with another shape of the same size; one dimension

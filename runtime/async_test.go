@@ -14,11 +14,18 @@ import (
 // eachBackend runs f on the CPU backend and, where one is present (it must
 // be with GLUA_REQUIRE_CUDA=1), on the GPU.
 func eachBackend(t *testing.T, f func(t *testing.T, rt *runtime.Runtime)) {
-	t.Run("cpu", func(t *testing.T) { f(t, newCPU(t, runtime.Options{})) })
+	eachBackendWith(t, runtime.Options{}, f)
+}
+
+// eachBackendWith is eachBackend with runtimes made with opts.
+func eachBackendWith(t *testing.T, opts runtime.Options, f func(t *testing.T, rt *runtime.Runtime)) {
+	t.Run("cpu", func(t *testing.T) { f(t, newCPU(t, opts)) })
 	t.Run("cuda", func(t *testing.T) {
 		c := config.Default()
 		c.CUDA.KernelCache = t.TempDir()
-		rt, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
+		o := opts
+		o.Config, o.Backend = &c, "cuda"
+		rt, err := runtime.New(o)
 		if err != nil {
 			cudatest.Unavailable(t, err)
 		}

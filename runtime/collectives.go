@@ -102,7 +102,9 @@ func (c *Comm) Reduce(x *Array, root int, op device.ReduceOp) error {
 	return c.comm.Reduce(x.ptr(), x.size, x.dtype, op, root, c.rt.stream)
 }
 
-// AllGather fills out, Size times x's elements, with every rank's x.
+// AllGather fills out, Size times x's elements, with every rank's x. x
+// may be this rank's slice of out (in place, as NCCL allows) or overlap
+// out otherwise: out gets every rank's x as it was before the call.
 func (c *Comm) AllGather(out, x *Array) error {
 	if err := c.rt.uncapturable("a collective"); err != nil {
 		return err
@@ -110,11 +112,17 @@ func (c *Comm) AllGather(out, x *Array) error {
 	if err := c.pair(out, x, c.size, 1); err != nil {
 		return err
 	}
-	return c.comm.AllGather(out.ptr(), x.ptr(), x.size, x.dtype, c.rt.stream)
+	gather := func(out *Array) error { return c.comm.AllGather(out.ptr(), x.ptr(), x.size, x.dtype, c.rt.stream) }
+	if partlyOverlaps(out, x) && !sliceOf(x, out, c.rank) {
+		return c.rt.throughTemporary(out, "out", x, "x", gather)
+	}
+	return gather(out)
 }
 
 // ReduceScatter leaves in out, on rank r, the reduction of slice r of
-// every rank's x, which holds Size times out's elements.
+// every rank's x, which holds Size times out's elements. out may be this
+// rank's slice of x (in place, as NCCL allows) or overlap x otherwise: it
+// gets the reduction of every rank's x as it was before the call.
 func (c *Comm) ReduceScatter(out, x *Array, op device.ReduceOp) error {
 	if err := c.rt.uncapturable("a collective"); err != nil {
 		return err
@@ -122,7 +130,21 @@ func (c *Comm) ReduceScatter(out, x *Array, op device.ReduceOp) error {
 	if err := c.pair(out, x, 1, c.size); err != nil {
 		return err
 	}
-	return c.comm.ReduceScatter(out.ptr(), x.ptr(), out.size, x.dtype, op, c.rt.stream)
+	scatter := func(out *Array) error {
+		return c.comm.ReduceScatter(out.ptr(), x.ptr(), out.size, x.dtype, op, c.rt.stream)
+	}
+	if partlyOverlaps(out, x) && !sliceOf(out, x, c.rank) {
+		return c.rt.throughTemporary(out, "out", x, "x", scatter)
+	}
+	return scatter(out)
+}
+
+// sliceOf reports whether part is slice r of whole, cut in slices of
+// part's size: the one overlap NCCL defines for a gather or a scatter,
+// which the CPU backend's ring also runs in place. Any other overlap
+// would have the collective read elements it has already written.
+func sliceOf(part, whole *Array, r int) bool {
+	return part.buf == whole.buf && part.offset == whole.offset+uint64(r)*part.NBytes()
 }
 
 // pair checks out and x for a gather or scatter: live, one dtype, and

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"unsafe"
 
 	"github.com/gluaproject/glua/arraytext"
 	"github.com/gluaproject/glua/config"
@@ -378,6 +379,16 @@ func (h *HostArray) Row(i int) (*HostArray, error) {
 		return nil, err
 	}
 	return h.view(h.data[off:off+product(shape)*h.dtype.Size()], shape), nil
+}
+
+// SharesMemory reports whether h and o share any byte of memory: one is
+// a view of the other, or both view parts of one array that meet.
+func (h *HostArray) SharesMemory(o *HostArray) bool {
+	if h == nil || o == nil || len(h.data) == 0 || len(o.data) == 0 {
+		return false
+	}
+	hp, op := uintptr(unsafe.Pointer(unsafe.SliceData(h.data))), uintptr(unsafe.Pointer(unsafe.SliceData(o.data)))
+	return hp < op+uintptr(len(o.data)) && op < hp+uintptr(len(h.data))
 }
 
 // view is an array over part of h's memory, sharing its owner.

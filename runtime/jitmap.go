@@ -40,6 +40,8 @@ const (
 // *Array of out's shape (read flat, row-major) or a float64, the same
 // for every element. The result converts to out's dtype as a store into
 // an array does. Translated, and on cuda compiled, once per signature.
+// An argument may be out itself, or a view that partly overlaps it: every
+// argument is read before out is written (overlap.go).
 func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []any) error {
 	if err := rt.usable(); err != nil {
 		return err
@@ -66,10 +68,25 @@ func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []
 	if err != nil {
 		return err
 	}
-	n := out.size
-	if n == 0 {
+	if out.size == 0 {
 		return nil
 	}
+	if i := overlapping(out, args); i >= 0 {
+		return rt.throughTemporary(out, "out", args[i].(*Array), argName(mf, i), func(tmp *Array) error {
+			return rt.runMap(v, tmp, args, host)
+		})
+	}
+	return rt.runMap(v, out, args, host)
+}
+
+// argName is how messages call argument i of a map function.
+func argName(mf *mapFunc, i int) string {
+	return fmt.Sprintf("argument %d (%s)", i+1, mf.fn.Params[i])
+}
+
+// runMap launches a map's kernel into out, on the CPU for a host backend.
+func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) error {
+	n := out.size
 	cfg := LaunchConfig{Grid: [3]uint32{uint32(min((n+mapBlock-1)/mapBlock, mapMaxBlocks)), 1, 1}, Block: [3]uint32{mapBlock, 1, 1}}
 	if host {
 		mem := rt.backend.(HostMemory)
@@ -103,7 +120,7 @@ func mapSignature(rt *Runtime, mf *mapFunc, args []any, shape []int, what string
 	for i, a := range args {
 		switch v := a.(type) {
 		case *Array:
-			if err := v.live(rt, fmt.Sprintf("argument %d (%s)", i+1, mf.fn.Params[i])); err != nil {
+			if err := v.live(rt, argName(mf, i)); err != nil {
 				return nil, err
 			}
 			if !slices.Equal(v.shape, shape) {

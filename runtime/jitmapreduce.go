@@ -185,7 +185,8 @@ func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op ReduceOp,
 // dtype must be a float dtype for float values, and int32, int64 or a
 // float dtype for integers. One kernel (jit.CheckMapReduceAxis) whose
 // order of combination depends only on the shape: the results are the
-// same on every run and, for integers, on every backend.
+// same on every run and, for integers, on every backend. out may overlap
+// an argument: every argument is read before out is written (overlap.go).
 func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op ReduceOp, args []any, axis int, out *Array) (*Array, error) {
 	if err := rt.usable(); err != nil {
 		return nil, err
@@ -242,6 +243,11 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 		if out, err = rt.Zeros([]int{m}, d); err != nil {
 			return nil, err
 		}
+	}
+	if i := overlapping(out, args); i >= 0 {
+		return out, rt.throughTemporary(out, "out", args[i].(*Array), argName(mf, i), func(tmp *Array) error {
+			return rt.runMapReduceAxis(p, rows, cols, axis, tmp, args, host)
+		})
 	}
 	if err := rt.runMapReduceAxis(p, rows, cols, axis, out, args, host); err != nil {
 		if made {

@@ -66,15 +66,7 @@ func operandValues(t *testing.T, rt *runtime.Runtime, shape []int, dt device.DTy
 		v[i] *= 300
 	}
 	v[0] = 0
-	h, err := runtime.HostArrayFromFloats(v, shape, dt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := rt.ToDevice(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return deviceOf(t, rt, v, shape, dt)
 }
 
 func hostBytes(t *testing.T, a *runtime.Array) []byte {

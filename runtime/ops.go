@@ -29,6 +29,7 @@ func (rt *Runtime) Fill(x *Array, v float64) error {
 func (rt *Runtime) Scale(x *Array, a float64) error { return rt.Elementwise(scaleOp, x, a, nil) }
 
 // Copy copies src into dst, converting between dtypes. Shapes must match.
+// src may overlap dst: dst gets what src held before the call (overlap.go).
 func (rt *Runtime) Copy(dst, src *Array) error {
 	if err := rt.liveAll(dst, "dst", src, "src"); err != nil {
 		return err
@@ -40,7 +41,12 @@ func (rt *Runtime) Copy(dst, src *Array) error {
 		return nil
 	}
 	if dst.dtype == src.dtype {
-		return rt.copyDevice(dst, src)
+		return rt.copyArray(dst, "dst", src, "src")
+	}
+	if partlyOverlaps(dst, src) {
+		return rt.throughTemporary(dst, "dst", src, "src", func(tmp *Array) error {
+			return rt.exec.copy(tmp.span(), src.span())
+		})
 	}
 	return rt.exec.copy(dst.span(), src.span())
 }
@@ -70,7 +76,9 @@ var (
 // takes no number. On an integer array a must be an integer of magnitude
 // below 2^63, which the kernel takes modulo 2^bits; a fraction, an
 // infinity or a NaN is an error, as PyTorch refuses a float alpha for an
-// integral tensor. Messages call the arrays y and x, or x alone.
+// integral tensor. Messages call the arrays y and x, or x alone. x may be
+// y itself, or a view that partly overlaps it: every element of x is read
+// before y is written (overlap.go).
 func (rt *Runtime) Elementwise(op *kernels.ElementwiseOp, y *Array, a float64, x *Array) error {
 	if op == nil {
 		return errors.New("no elementwise kernel given")
@@ -92,6 +100,11 @@ func (rt *Runtime) Elementwise(op *kernels.ElementwiseOp, y *Array, a float64, x
 	}
 	if err := integerNumber(op, "y", y.dtype, a); err != nil || y.size == 0 {
 		return err
+	}
+	if partlyOverlaps(y, x) {
+		return rt.throughTemporary(y, "y", x, "x", func(tmp *Array) error {
+			return rt.exec.elementwise(op, tmp.span(), y.span(), a, x.span())
+		})
 	}
 	return rt.exec.elementwise(op, y.span(), y.span(), a, x.span())
 }

@@ -53,6 +53,9 @@ type Runtime struct {
 	timer   [2]device.Event
 
 	maps mapKernels // kernels.map's translations (jitmap.go)
+	// overlaps counts the temporaries taken for outputs that partly
+	// overlapped an input (overlap.go).
+	overlaps overlapCounter
 
 	// capture is the graph being recorded, nil when none is; replaying
 	// counts the graphs running their function again (graph.go). Only

@@ -73,7 +73,8 @@ func (rt *Runtime) Usage() []SiteUsage {
 	return out
 }
 
-// Report is Usage as text, followed by the pool's summary.
+// Report is Usage as text, followed by the pool's summary and, once any
+// was taken, the count of overlap temporaries (OverlapTemporaries).
 func (rt *Runtime) Report() string {
 	var b strings.Builder
 	usage := rt.Usage()
@@ -94,5 +95,8 @@ func (rt *Runtime) Report() string {
 		fmt.Fprintf(&b, "  %10s %5.1f%%  %5d %-6s  %s\n", config.FormatSize(u.NBytes), pct, u.Arrays, noun, u.Site)
 	}
 	b.WriteString(rt.Status())
+	if n, nbytes := rt.OverlapTemporaries(); n > 0 {
+		fmt.Fprintf(&b, "\nOverlap temporaries: %d (%s in all), taken for outputs that partly overlapped an input", n, config.FormatSize(nbytes))
+	}
 	return b.String()
 }

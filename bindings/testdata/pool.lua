@@ -151,3 +151,22 @@ for _, call in ipairs({
   check.eq(coroutine.status(co), "dead", "the coroutine after the refused yield")
 end
 check.eq(pool.stats().live_arrays, before, "arrays live after the refused yields")
+
+-- a call whose output partly overlaps an input (NumPy's a[1:] += a[:-1])
+-- reads the input first through a temporary from the pool, counted in
+-- pool.stats() and pool.report(); the same memory twice takes none
+local a = cuda.ones({ 200000, 1 })
+local s0 = pool.stats()
+kernels.add(a, a)
+kernels.add(a:rows(3, 200000), a:rows(3, 200000))
+check.eq(pool.stats().overlap_temporaries, s0.overlap_temporaries, "temporaries for exact aliasing")
+check.eq(pool.stats().allocations, s0.allocations, "allocations for exact aliasing")
+kernels.fill(a, 1)
+kernels.add(a:rows(2, 200000), a:rows(1, 199999))
+check.eq(kernels.sum(a), 1 + 2 * 199999, "sum of a[1:] += a[:-1] on ones")
+local s1 = pool.stats()
+check.eq(s1.overlap_temporaries, s0.overlap_temporaries + 1, "temporaries for a partial overlap")
+check.eq(s1.overlap_bytes, s0.overlap_bytes + 199999 * 4, "bytes of the temporary")
+check.eq(s1.used, s0.used, "the temporary went back to the pool")
+assert(pool.report():find("Overlap temporaries: " .. s1.overlap_temporaries .. " (", 1, true), pool.report())
+a:free()

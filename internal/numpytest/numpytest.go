@@ -3,6 +3,7 @@
 package numpytest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,6 +17,24 @@ import (
 // version manager puts another python3 first on PATH.
 func Python(t testing.TB) string {
 	t.Helper()
+	path, err := Find()
+	if err == nil {
+		return path
+	}
+	if Required() {
+		t.Fatalf("GLUA_REQUIRE_NUMPY is set but %v", err)
+	}
+	t.Skipf("%v; apt-get install python3-numpy, or set GLUA_REQUIRE_NUMPY=1 to fail instead", err)
+	return ""
+}
+
+// Required reports whether GLUA_REQUIRE_NUMPY is set.
+func Required() bool { return os.Getenv("GLUA_REQUIRE_NUMPY") != "" }
+
+// Find is Python's search without the skip: the python3 that imports
+// numpy, or an error saying what was tried, for a test that has another
+// way to go on without NumPy.
+func Find() (string, error) {
 	candidates := []string{"python3", "/usr/bin/python3"}
 	if p := os.Getenv("GLUA_PYTHON"); p != "" {
 		candidates = []string{p}
@@ -29,15 +48,11 @@ func Python(t testing.TB) string {
 		}
 		out, err := exec.Command(path, "-c", "import numpy").CombinedOutput()
 		if err == nil {
-			return path
+			return path, nil
 		}
 		tried = append(tried, path+": "+strings.TrimSpace(lastLine(string(out))))
 	}
-	if os.Getenv("GLUA_REQUIRE_NUMPY") != "" {
-		t.Fatalf("GLUA_REQUIRE_NUMPY is set but no python3 with numpy was found (%s)", strings.Join(tried, "; "))
-	}
-	t.Skipf("no python3 with numpy (%s); apt-get install python3-numpy, or set GLUA_REQUIRE_NUMPY=1 to fail instead", strings.Join(tried, "; "))
-	return ""
+	return "", fmt.Errorf("no python3 with numpy was found (%s)", strings.Join(tried, "; "))
 }
 
 // Run runs a Python script with arguments and returns what it printed; an
