@@ -45,6 +45,9 @@ func (m batchModule) iter(L *lua.LState) int {
 	var next func() (lua.LValue, error)
 	switch v := src.(type) {
 	case *lua.LTable:
+		if err := checkList(v, "batch"); err != nil {
+			argError(L, name, 1, "the list of batches %s", err)
+		}
 		i := 0
 		next = func() (lua.LValue, error) {
 			for i++; !shard.Owns(i); i++ {
@@ -159,6 +162,9 @@ func hostBatch(v lua.LValue) ([]*runtime.HostArray, error) {
 		n := b.Len()
 		if n == 0 {
 			return nil, fmt.Errorf("an empty batch")
+		}
+		if err := checkList(b, "array"); err != nil {
+			return nil, fmt.Errorf("the batch %w", err)
 		}
 		hosts := make([]*runtime.HostArray, n)
 		for i := range n {

@@ -71,6 +71,9 @@ func (m kernelsModule) compile(L *lua.LState) int {
 }
 
 func stringList(L *lua.LState, name, key string, t *lua.LTable) []string {
+	if k := otherKey(t, t.Len()); k != lua.LNil {
+		badArgument(L, "%s: %s has %s; it is a list of strings, keys 1..n only", name, key, keyText(k))
+	}
 	var out []string
 	for i := 1; i <= t.Len(); i++ {
 		s, ok := t.RawGetInt(i).(lua.LString)
@@ -160,6 +163,9 @@ func dims(L *lua.LState, name string, opts *lua.LTable, key string) [3]uint32 {
 	case *lua.LTable:
 		if v.Len() < 1 || v.Len() > 3 {
 			bad(v)
+		}
+		if k := otherKey(v, v.Len()); k != lua.LNil {
+			badArgument(L, "%s: %s has %s; it is a list of up to 3 positive integers, keys 1..n only", name, key, keyText(k))
 		}
 		for i := 1; i <= v.Len(); i++ {
 			d[i-1] = one(v.RawGetInt(i))

@@ -23,6 +23,47 @@ check.error("element [1][2] is a string, expected a number", cuda.to_device, { {
 check.error("ragged table: element [2] is a number, expected a table", cuda.to_device, { { 1 }, 2 })
 check.error("element [2] is a boolean", cuda.to_device, { 1, true })
 
+-- tables that are not lists: a key other than 1..n, at any depth, or a
+-- hole, is an error naming the first such key, never an array without it
+local lists = "arrays are lists, keys 1..n only"
+check.error("cuda.to_device: bad argument #1 (the table has key \"a\"; " .. lists .. ")", cuda.to_device, { a = 1 })
+check.error("the table has key \"x\"", cuda.to_device, { 1, 2, x = 3 })
+check.error("the table has key 0", cuda.to_device, { [0] = 0, 1, 2 })
+check.error("the table has key 2.5", cuda.to_device, { 1, 2, [2.5] = 3 })
+check.error("the table has a table as a key", cuda.to_device, { 1, [{}] = 2 })
+check.error("row [2] has key \"n\"; " .. lists, cuda.to_device, { { 1, 2 }, { 3, 4, n = 2 } })
+check.error("row [1][2] has key \"z\"", cuda.to_device, { { { 1 }, { 2, z = 0 } } })
+check.error("cuda.to_device: bad argument #1 (element [2] is nil, a hole; " .. lists .. ")", cuda.to_device, { 1, nil, 3 })
+check.error("element [2] is nil, a hole", cuda.to_device, { { 1 }, nil, { 3 } })
+check.error("element [2][1] is nil, a hole", cuda.to_device, { { 1, 2 }, { nil, 4 } })
+local sparse = {}
+for i = 1, 10 do sparse[i] = i end
+sparse[5] = nil
+check.error("element [5] is nil, a hole", cuda.to_device, sparse)
+check.error("DeviceArray:copy_from: bad argument #1 (the table has key \"n\"", keep.copy_from, keep, { { 1, 2 }, { 3, 4 }, n = 2 })
+check.error("cuda.zeros: bad argument #1 (shape has key \"x\"; a shape is a list of dimensions, keys 1..n only)", cuda.zeros, { 2, x = 3 })
+check.error("cuda.host_array: bad argument #1 (shape has key -1", cuda.host_array, { 2, [-1] = 3 })
+check.error("shape has key \"n\"", keep.reshape, keep, { 4, n = 1 })
+local batch = require("batch")
+check.error("batch.iter: bad argument #1 (the list of batches has key \"x\"", batch.iter, { { { 1 } }, x = { { 2 } } })
+check.error("the list of batches has a hole: batch 2 is nil", batch.iter, { { { 1 } }, nil, { { 2 } } })
+check.error("batch.iter: batch 1: the batch has key \"y\"", function()
+  for _ in batch.iter({ { { 1 }, y = { 2 } } }) do end
+end)
+check.error("batch.iter: batch 1: array 1: the table has key \"y\"", function()
+  for _ in batch.iter({ { { 1, 2, y = 3 } } }) do end
+end)
+local noop = kernels.jit(function(x) end)
+check.error("Kernel:launch: grid has key \"y\"; it is a list of up to 3 positive integers, keys 1..n only", noop.launch, noop,
+  { grid = { 1, y = 2 }, block = 1 }, keep)
+check.error("kernels.compile: options has key \"O\"; it is a list of strings, keys 1..n only", kernels.compile,
+  "__global__ void k() {}", "k", { options = { "-lineinfo", O = 3 } })
+-- what is a list stays one: trailing nils are no element, and {} is empty
+local trailing = { 1, 2, 3 }
+trailing[3] = nil
+check.eq(cuda.to_device(trailing).size, 2, "a list whose last element was removed")
+check.eq(cuda.to_device({}).size, 0, "an empty table")
+
 -- shapes and sizes
 check.error("cuda.device_array: bad argument #1 (shape[2] must be a non-negative integer, got -3)", cuda.device_array, { 2, -3 })
 check.error("shape must be a non-negative integer or a table of them, got 2.5", cuda.zeros, 2.5)
