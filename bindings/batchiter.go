@@ -194,7 +194,7 @@ func hostItem(v lua.LValue) (*runtime.HostArray, error) {
 // batchIterNext is the iterator's __call: the next batch's index and
 // device arrays, or nil after the last.
 func batchIterNext(L *lua.LState) int {
-	li := L.CheckUserData(1).Value.(*luaIter)
+	li := metaSelf[*luaIter](L, iterKind, "__call")
 	i, arrays, ok, err := li.it.Next()
 	if err != nil {
 		raise(L, "batch.iter", err)
@@ -212,19 +212,14 @@ func batchIterNext(L *lua.LState) int {
 }
 
 func batchIterClose(L *lua.LState) int {
-	ud, ok := L.Get(1).(*lua.LUserData)
-	li, ok2 := userValue[*luaIter](ud)
-	if !ok || !ok2 {
-		badArgument(L, "BatchIterator:close: called on %s; call it as it:close()", typeName(L.Get(1)))
-	}
-	if err := li.it.Close(); err != nil {
+	if err := selfOf[*luaIter](L, iterKind, "close").it.Close(); err != nil {
 		raise(L, "BatchIterator:close", err)
 	}
 	return 0
 }
 
 func batchIterString(L *lua.LState) int {
-	li := L.CheckUserData(1).Value.(*luaIter)
+	li := metaSelf[*luaIter](L, iterKind, "__tostring")
 	L.Push(lua.LString(fmt.Sprintf("BatchIterator (at batch %d)", li.index)))
 	return 1
 }

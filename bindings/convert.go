@@ -43,16 +43,6 @@ func userData(L *lua.LState, v any, typ string) *lua.LUserData {
 	return ud
 }
 
-// userValue is the Go value of type T behind a userdata, if v is one.
-func userValue[T any](v lua.LValue) (T, bool) {
-	if ud, ok := v.(*lua.LUserData); ok {
-		t, ok := ud.Value.(T)
-		return t, ok
-	}
-	var zero T
-	return zero, false
-}
-
 // toArray returns the DeviceArray at argument n, or nil if it is not one.
 func toArray(L *lua.LState, n int) *runtime.Array {
 	a, _ := userValue[*runtime.Array](L.Get(n))
@@ -65,19 +55,11 @@ func toHost(L *lua.LState, n int) *runtime.HostArray {
 }
 
 func checkArray(L *lua.LState, name string, n int) *runtime.Array {
-	a := toArray(L, n)
-	if a == nil {
-		argError(L, name, n, "DeviceArray expected, got %s", typeName(L.Get(n)))
-	}
-	return a
+	return checkUser[*runtime.Array](L, name, n, deviceArrayKind)
 }
 
 func checkHost(L *lua.LState, name string, n int) *runtime.HostArray {
-	h := toHost(L, n)
-	if h == nil {
-		argError(L, name, n, "HostArray expected, got %s", typeName(L.Get(n)))
-	}
-	return h
+	return checkUser[*runtime.HostArray](L, name, n, hostArrayKind)
 }
 
 // checkNumber reads a number argument, which the message calls what.
@@ -89,15 +71,14 @@ func checkNumber(L *lua.LState, name string, n int, what string) float64 {
 	return float64(v)
 }
 
-// checkPath reads a file path at stack slot n: a non-empty string. It is
-// argument #1 both of the functions and of the methods that take one.
+// checkPath reads a file path at stack slot n: a non-empty string.
 func checkPath(L *lua.LState, name string, n int) string {
 	s, ok := L.Get(n).(lua.LString)
 	if !ok {
-		argError(L, name, 1, "path must be a string, got %s", typeName(L.Get(n)))
+		argError(L, name, n, "path must be a string, got %s", typeName(L.Get(n)))
 	}
 	if s == "" {
-		argError(L, name, 1, "path is empty")
+		argError(L, name, n, "path is empty")
 	}
 	return string(s)
 }

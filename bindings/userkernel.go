@@ -88,13 +88,10 @@ func stringList(L *lua.LState, name, key string, t *lua.LTable) []string {
 // launch is k:launch({grid =, block =, shared =, stream =}, args...).
 func launch(L *lua.LState) int {
 	const name = "Kernel:launch"
-	k, ok := userValue[launcher](L.Get(1))
-	if !ok {
-		badArgument(L, "%s: called on %s; call it as k:launch(...)", name, typeName(L.Get(1)))
-	}
+	k := selfOf[launcher](L, kernelKind, "launch")
 	opts := options(L, name, 2, "grid", "block", "shared", "stream")
 	if L.Get(2) == lua.LNil {
-		argError(L, name, 1, "launch configuration expected, e.g. {grid = 128, block = 256}")
+		argError(L, name, 2, "launch configuration expected, e.g. {grid = 128, block = 256}")
 	}
 	cfg := launchConfig(L, name, opts)
 	args := make([]any, 0, L.GetTop()-2)
@@ -106,7 +103,7 @@ func launch(L *lua.LState) int {
 			if a := toArray(L, i); a != nil {
 				args = append(args, a)
 			} else {
-				argError(L, name, i-1, "DeviceArray or number expected, got %s", typeName(v))
+				argError(L, name, i, "DeviceArray or number expected, got %s", typeName(v))
 			}
 		}
 	}

@@ -17,6 +17,27 @@ check.error("kernels.matmul: bad argument #2 (DeviceArray expected, got nil)", k
 check.error("DeviceArray:to_table: called on nil; call it as d:to_table(...)", keep.to_table)
 check.error("HostArray expected, got DeviceArray", keep.copy_to_host, keep, keep)
 
+-- a method called with a dot, or on another object, names itself and
+-- says how to call it; a metamethod taken out of its metatable the same;
+-- arguments of methods are counted after self, as Lua counts them
+check.error("BatchIterator:close: called on nil; call it as it:close(...)", function() require("batch").iter({}).close() end)
+local stream, event = cuda.stream(), cuda.event()
+check.error("Stream:synchronize: called on nil; call it as s:synchronize(...)", stream.synchronize)
+check.error("Event:record: called on Stream; call it as e:record(...)", event.record, stream)
+check.error("Event:record: bad argument #1 (Stream expected, got number)", event.record, event, 5)
+check.error("Event:elapsed: bad argument #1 (Event expected, got Stream)", event.elapsed, event, stream)
+check.error("HostArray.__index: bad argument #1 (HostArray expected, got DeviceArray)",
+  getmetatable(cuda.host_array({ 2 })).__index, cuda.zeros(2), 1)
+check.error("DeviceArray.__len: bad argument #1 (DeviceArray expected, got HostArray)", getmetatable(keep).__len, cuda.host_array(2))
+check.error("BatchIterator.__call: bad argument #1 (BatchIterator expected, got table)",
+  getmetatable(require("batch").iter({})).__call, {})
+check.error("-number: the operand must be a DeviceArray or a HostArray, not number", getmetatable(keep).__unm, 2)
+check.error("kernels.fill: bad argument #1 (DeviceArray expected, got Stream)", kernels.fill, stream, 1)
+check.error("DeviceArray:rows: bad argument #1 (first row must be an integer, got 1.5)", keep.rows, keep, 1.5, 2)
+check.error("DeviceArray:rows: bad argument #2 (last row must be an integer, got nil)", keep.rows, keep, 1)
+check.error("DeviceArray:copy_to_host: bad argument #1 (HostArray expected, got DeviceArray)", keep.copy_to_host, keep, keep)
+check.error("DeviceArray:reshape: bad argument #1 (shape expected", keep.reshape, keep, "x")
+
 -- ragged and non-numeric tables
 check.error("ragged table: row [2] has 1 elements but the first at that depth has 2", cuda.to_device, { { 1, 2 }, { 3 } })
 check.error("element [1][2] is a string, expected a number", cuda.to_device, { { 1, "2" } })
