@@ -83,7 +83,7 @@ func (m batchModule) iter(L *lua.LState) int {
 	pushUserData(L, &luaIter{it: it}, batchIterType)
 	// A loop that breaks out, or whose body fails, leaves the iterator
 	// unreachable: the next walk of the Lua state frees its batches.
-	m.rt.ReleaseWhenUnreachable(L.Get(-1).(*lua.LUserData), it.Close)
+	_ = m.rt.ReleaseWhenUnreachable(L.Get(-1).(*lua.LUserData), it.Close) // neither is nil
 	return 1
 }
 
