@@ -146,6 +146,22 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 	if B.DType() != dt || !dt.IsFloat() {
 		return nil, fmt.Errorf("A and B must have one float dtype, got %s and %s", dt, B.DType())
 	}
+	if o.Out != nil {
+		if s := o.Out.Shape(); o.Out.NDim() != 2 || s[0] != m || s[1] != n || o.Out.DType() != dt {
+			return nil, fmt.Errorf("out must be %dx%d %s, got %s", m, n, dt, o.Out)
+		}
+		if !o.Out.Writable() {
+			return nil, errors.New("out is memory-mapped read-only; map it writable (cuda.create_npy, or cuda.load_npy with writable = true)")
+		}
+		if name := sharing(o.Out, A, B); name != "" {
+			// Tiles of C land while later panels of A and B are still to be
+			// read: a product cannot be written over its operands.
+			return nil, fmt.Errorf("out shares memory with %s; write the product into a separate array", name)
+		}
+	}
+	if m == 0 || n == 0 || k == 0 {
+		return emptyProduct(rt, m, k, n, dt, o)
+	}
 	budget := o.Budget
 	if budget == 0 {
 		budget = freeBudget(rt)
@@ -162,14 +178,6 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 		var stop func()
 		out, stop = allocate(rt, []int{m, n}, dt, p.tm)
 		defer stop()
-	} else if s := o.Out.Shape(); o.Out.NDim() != 2 || s[0] != m || s[1] != n || o.Out.DType() != dt {
-		return nil, fmt.Errorf("out must be %dx%d %s, got %s", m, n, dt, o.Out)
-	} else if !o.Out.Writable() {
-		return nil, errors.New("out is memory-mapped read-only; map it writable (cuda.create_npy, or cuda.load_npy with writable = true)")
-	} else if name := sharing(o.Out, A, B); name != "" {
-		// Tiles of C land while later panels of A and B are still to be
-		// read: a product cannot be written over its operands.
-		return nil, fmt.Errorf("out shares memory with %s; write the product into a separate array", name)
 	}
 	t, err := newTiler(rt, p, dt, o.Precision, B)
 	if err != nil {
@@ -192,6 +200,38 @@ func sharing(out, A, B *runtime.HostArray) string {
 		return "B"
 	}
 	return ""
+}
+
+// emptyProduct is A·B where A or B has no elements: m×n zeros, as NumPy
+// gives (no elements at all when m or n is 0), written into out when it
+// is given. Nothing is multiplied, but the precision is checked as for
+// any product, by the runtime's matmul of empty arrays.
+func emptyProduct(rt *runtime.Runtime, m, k, n int, dt runtime.DType, o MatmulOptions) (*runtime.HostArray, error) {
+	var empty [3]*runtime.Array
+	for i := range empty {
+		a, err := rt.DeviceArray([]int{0, 0}, dt)
+		if err != nil {
+			return nil, err
+		}
+		defer a.Free()
+		empty[i] = a
+	}
+	if err := rt.Matmul(empty[0], empty[1], empty[2], runtime.MatmulOptions{Precision: o.Precision}); err != nil {
+		return nil, err
+	}
+	if o.Verbose != nil {
+		what := "of zeros"
+		if m == 0 || n == 0 {
+			what = "and empty"
+		}
+		fmt.Fprintf(o.Verbose, "batch.matmul: %dx%d · %dx%d multiplies nothing: C is %dx%d %s, made on the host\n", m, k, k, n, m, n, what)
+	}
+	if o.Out == nil {
+		return rt.NewHostArray([]int{m, n}, dt, false)
+	}
+	clear(o.Out.Bytes())
+	goruntime.KeepAlive(o.Out) // a mapping must outlive the writes
+	return o.Out, nil
 }
 
 // sink is where C's tiles land: array waits for the array, and landed

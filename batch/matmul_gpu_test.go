@@ -86,3 +86,9 @@ func inCore(t *testing.T, rt *runtime.Runtime, A, B *runtime.HostArray) []float6
 	}
 	return h.Floats()
 }
+
+// On the GPU too, a product with a zero dimension is NumPy's: empty, or
+// zeros where only the inner dimension is 0.
+func TestMatmulWithAZeroDimensionIsNumPysOnTheGPU(t *testing.T) {
+	testEmptyProducts(t, newCUDA(t))
+}

@@ -255,3 +255,67 @@ func TestMatmulResultOverTheHostLimit(t *testing.T) {
 		}
 	}
 }
+
+// A product with a zero dimension is NumPy's: A of 0x3 by B of 3x4 is a
+// 0x4 array, and A of 2x0 by B of 0x2 a 2x2 of zeros, into out too
+// (which is zeroed, whatever it held); out of another shape and an
+// unknown precision are still errors.
+func TestMatmulWithAZeroDimensionIsNumPys(t *testing.T) {
+	testEmptyProducts(t, newRuntime(t, ""))
+}
+
+func testEmptyProducts(t *testing.T, rt *runtime.Runtime) {
+	t.Helper()
+	for _, c := range [][3]int{{0, 3, 4}, {2, 0, 2}, {2, 3, 0}, {0, 0, 0}, {0, 2, 0}, {3, 0, 0}, {0, 0, 5}} {
+		m, k, n := c[0], c[1], c[2]
+		for _, dt := range []runtime.DType{runtime.Float32, runtime.Float64} {
+			A, B := randomMatrix(t, rt, m, k, dt), randomMatrix(t, rt, k, n, dt)
+			var plan bytes.Buffer
+			C, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Verbose: &plan})
+			if err != nil {
+				t.Fatalf("%dx%d · %dx%d %s: %v", m, k, k, n, dt, err)
+			}
+			checkZeros(t, C, m, n, dt)
+			if want := "multiplies nothing"; !strings.Contains(plan.String(), want) {
+				t.Errorf("%dx%d · %dx%d: the plan %q does not say it %s", m, k, k, n, plan.String(), want)
+			}
+			out, err := rt.NewHostArray([]int{m, n}, dt, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range out.Size() {
+				out.Set(i, 7)
+			}
+			got, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Out: out})
+			if err != nil {
+				t.Fatalf("%dx%d · %dx%d %s into out: %v", m, k, k, n, dt, err)
+			}
+			if got != out {
+				t.Fatalf("%dx%d · %dx%d: the product is not out", m, k, k, n)
+			}
+			checkZeros(t, out, m, n, dt)
+			wrong, _ := rt.NewHostArray([]int{m + 1, n}, dt, false)
+			if _, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Out: wrong}); err == nil || !strings.Contains(err.Error(), "out must be") {
+				t.Errorf("%dx%d · %dx%d into an out of %v: got %v, want an error about out's shape", m, k, k, n, wrong.Shape(), err)
+			}
+			if _, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Precision: "fp8"}); err == nil || !strings.Contains(err.Error(), `unknown precision "fp8"`) {
+				t.Errorf("%dx%d · %dx%d with precision fp8: got %v, want the unknown precision's error", m, k, k, n, err)
+			}
+		}
+	}
+	if n := rt.Stats().LiveBlocks; n != 0 {
+		t.Errorf("%d device arrays left live", n)
+	}
+}
+
+func checkZeros(t *testing.T, C *runtime.HostArray, m, n int, dt runtime.DType) {
+	t.Helper()
+	if s := C.Shape(); len(s) != 2 || s[0] != m || s[1] != n || C.DType() != dt {
+		t.Fatalf("the product is %v %s, want %dx%d %s", s, C.DType(), m, n, dt)
+	}
+	for i, v := range C.Floats() {
+		if v != 0 {
+			t.Fatalf("%dx%d product: element %d is %v, want 0", m, n, i, v)
+		}
+	}
+}

@@ -51,7 +51,7 @@ func arrayIsFreed(L *lua.LState) int {
 // d[i], an element or a row; any other name is an error.
 func arrayIndexer(methods *lua.LTable) lua.LGFunction {
 	return func(L *lua.LState) int {
-		a := L.CheckUserData(1).Value.(*runtime.Array)
+		a := metaSelf[*runtime.Array](L, deviceArrayKind, "__index")
 		key, ok := L.Get(2).(lua.LString)
 		if !ok {
 			L.Push(arrayElement(L, a, L.Get(2)))
@@ -67,13 +67,13 @@ func arrayIndexer(methods *lua.LTable) lua.LGFunction {
 }
 
 func arrayLen(L *lua.LState) int {
-	L.Push(lua.LNumber(L.CheckUserData(1).Value.(*runtime.Array).Size()))
+	L.Push(lua.LNumber(metaSelf[*runtime.Array](L, deviceArrayKind, "__len").Size()))
 	return 1
 }
 
 // arrayString is tostring(d): the header and, beneath it, the elements.
 func arrayString(L *lua.LState) int {
-	s, err := L.CheckUserData(1).Value.(*runtime.Array).Repr()
+	s, err := metaSelf[*runtime.Array](L, deviceArrayKind, "__tostring").Repr()
 	if err != nil {
 		raise(L, "tostring(DeviceArray)", err)
 	}
@@ -105,11 +105,7 @@ func arrayField(L *lua.LState, a *runtime.Array, key string) (lua.LValue, bool) 
 // selfArray is the DeviceArray a method was called on. Calling a method with
 // a dot instead of a colon is the usual mistake, so the error says so.
 func selfArray(L *lua.LState, method string) *runtime.Array {
-	a := toArray(L, 1)
-	if a == nil {
-		badArgument(L, "DeviceArray:%s: called on %s; call it as d:%s(...)", method, typeName(L.Get(1)), method)
-	}
-	return a
+	return selfOf[*runtime.Array](L, deviceArrayKind, method)
 }
 
 func arrayCopyToHost(L *lua.LState) int {
@@ -141,7 +137,7 @@ func arrayCopyFrom(rt *runtime.Runtime, L *lua.LState) int {
 	case *lua.LTable:
 		h, terr := tableToHost(src, a.DType())
 		if terr != nil {
-			argError(L, name, 1, "%s", terr)
+			argError(L, name, 2, "%s", terr)
 		}
 		err = a.CopyFrom(h)
 	default:
@@ -150,7 +146,7 @@ func arrayCopyFrom(rt *runtime.Runtime, L *lua.LState) int {
 		} else if d := toArray(L, 2); d != nil {
 			err = a.CopyFromDevice(d)
 		} else {
-			argError(L, name, 1, "HostArray, DeviceArray or table expected, got %s", typeName(src))
+			argError(L, name, 2, "HostArray, DeviceArray or table expected, got %s", typeName(src))
 		}
 	}
 	if err != nil {
@@ -197,17 +193,17 @@ func checkReshape(L *lua.LState, name string, n int) []int {
 	case *lua.LTable:
 		shape, err := shapeOf(v, true)
 		if err != nil {
-			argError(L, name, 1, "%s", err)
+			argError(L, name, n, "%s", err)
 		}
 		return shape
 	case lua.LNumber:
 		d, ok := intOf(float64(v))
 		if !ok || d < -1 {
-			argError(L, name, 1, "shape must be a non-negative integer or a table of them, got %s", valueText(v))
+			argError(L, name, n, "shape must be a non-negative integer or a table of them, got %s", valueText(v))
 		}
 		return []int{d}
 	default:
-		argError(L, name, 1, "shape expected (a number or a table of numbers), got %s", typeName(v))
+		argError(L, name, n, "shape expected (a number or a table of numbers), got %s", typeName(v))
 		return nil
 	}
 }

@@ -118,14 +118,16 @@ func indexedArray(L *lua.LState, index *lua.LTable, shape []int) *runtime.Array 
 }
 
 // giver is what pushNew needs of the runtime.
-type giver interface{ GiveToScript(a *runtime.Array) }
+type giver interface {
+	GiveToScript(a *runtime.Array) error
+}
 
 // pushNew pushes an array made for the script and gives it to the script:
 // once no Lua value refers to it, the runtime frees it without waiting for
 // Go's collector.
 func pushNew(L *lua.LState, rt giver, a *runtime.Array) {
 	pushArray(L, a)
-	rt.GiveToScript(a)
+	_ = rt.GiveToScript(a) // rt's own array, just made: nothing to refuse
 }
 
 func pushArray(L *lua.LState, a *runtime.Array) { L.Push(arrayValue(L, a)) }

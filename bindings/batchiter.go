@@ -45,6 +45,9 @@ func (m batchModule) iter(L *lua.LState) int {
 	var next func() (lua.LValue, error)
 	switch v := src.(type) {
 	case *lua.LTable:
+		if err := checkList(v, "batch"); err != nil {
+			argError(L, name, 1, "the list of batches %s", err)
+		}
 		i := 0
 		next = func() (lua.LValue, error) {
 			for i++; !shard.Owns(i); i++ {
@@ -80,7 +83,7 @@ func (m batchModule) iter(L *lua.LState) int {
 	pushUserData(L, &luaIter{it: it}, batchIterType)
 	// A loop that breaks out, or whose body fails, leaves the iterator
 	// unreachable: the next walk of the Lua state frees its batches.
-	m.rt.ReleaseWhenUnreachable(L.Get(-1).(*lua.LUserData), it.Close)
+	_ = m.rt.ReleaseWhenUnreachable(L.Get(-1).(*lua.LUserData), it.Close) // neither is nil
 	return 1
 }
 
@@ -160,6 +163,9 @@ func hostBatch(v lua.LValue) ([]*runtime.HostArray, error) {
 		if n == 0 {
 			return nil, fmt.Errorf("an empty batch")
 		}
+		if err := checkList(b, "array"); err != nil {
+			return nil, fmt.Errorf("the batch %w", err)
+		}
 		hosts := make([]*runtime.HostArray, n)
 		for i := range n {
 			h, err := hostItem(b.RawGetInt(i + 1))
@@ -188,7 +194,7 @@ func hostItem(v lua.LValue) (*runtime.HostArray, error) {
 // batchIterNext is the iterator's __call: the next batch's index and
 // device arrays, or nil after the last.
 func batchIterNext(L *lua.LState) int {
-	li := L.CheckUserData(1).Value.(*luaIter)
+	li := metaSelf[*luaIter](L, iterKind, "__call")
 	i, arrays, ok, err := li.it.Next()
 	if err != nil {
 		raise(L, "batch.iter", err)
@@ -206,19 +212,14 @@ func batchIterNext(L *lua.LState) int {
 }
 
 func batchIterClose(L *lua.LState) int {
-	ud, ok := L.Get(1).(*lua.LUserData)
-	li, ok2 := userValue[*luaIter](ud)
-	if !ok || !ok2 {
-		badArgument(L, "BatchIterator:close: called on %s; call it as it:close()", typeName(L.Get(1)))
-	}
-	if err := li.it.Close(); err != nil {
+	if err := selfOf[*luaIter](L, iterKind, "close").it.Close(); err != nil {
 		raise(L, "BatchIterator:close", err)
 	}
 	return 0
 }
 
 func batchIterString(L *lua.LState) int {
-	li := L.CheckUserData(1).Value.(*luaIter)
+	li := metaSelf[*luaIter](L, iterKind, "__tostring")
 	L.Push(lua.LString(fmt.Sprintf("BatchIterator (at batch %d)", li.index)))
 	return 1
 }

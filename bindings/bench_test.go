@@ -111,3 +111,21 @@ func BenchmarkAllocFreeFloor(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkToDeviceFromTable and BenchmarkToDeviceFromNestedTable are
+// cuda.to_device of a Lua list of 1024 numbers and of a 32x32 nested one:
+// the reading and checking of the table is most of it.
+func BenchmarkToDeviceFromTable(b *testing.B) {
+	benchLua(b, `cuda = require("cuda"); t = {}; for i = 1, 1024 do t[i] = i end`, `cuda.to_device(t):free()`)
+}
+
+func BenchmarkToDeviceFromNestedTable(b *testing.B) {
+	benchLua(b, `cuda = require("cuda"); t = {}
+		for i = 1, 32 do t[i] = {}; for j = 1, 32 do t[i][j] = i * j end end`, `cuda.to_device(t):free()`)
+}
+
+// BenchmarkCopyFromTable is d:copy_from of a list of 4 numbers: the
+// per-call cost a small upload in a loop pays.
+func BenchmarkCopyFromTable(b *testing.B) {
+	benchLua(b, `d = require("cuda").zeros(4); t = {1, 2, 3, 4}`, `d:copy_from(t)`)
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -42,16 +43,6 @@ func userData(L *lua.LState, v any, typ string) *lua.LUserData {
 	return ud
 }
 
-// userValue is the Go value of type T behind a userdata, if v is one.
-func userValue[T any](v lua.LValue) (T, bool) {
-	if ud, ok := v.(*lua.LUserData); ok {
-		t, ok := ud.Value.(T)
-		return t, ok
-	}
-	var zero T
-	return zero, false
-}
-
 // toArray returns the DeviceArray at argument n, or nil if it is not one.
 func toArray(L *lua.LState, n int) *runtime.Array {
 	a, _ := userValue[*runtime.Array](L.Get(n))
@@ -64,19 +55,11 @@ func toHost(L *lua.LState, n int) *runtime.HostArray {
 }
 
 func checkArray(L *lua.LState, name string, n int) *runtime.Array {
-	a := toArray(L, n)
-	if a == nil {
-		argError(L, name, n, "DeviceArray expected, got %s", typeName(L.Get(n)))
-	}
-	return a
+	return checkUser[*runtime.Array](L, name, n, deviceArrayKind)
 }
 
 func checkHost(L *lua.LState, name string, n int) *runtime.HostArray {
-	h := toHost(L, n)
-	if h == nil {
-		argError(L, name, n, "HostArray expected, got %s", typeName(L.Get(n)))
-	}
-	return h
+	return checkUser[*runtime.HostArray](L, name, n, hostArrayKind)
 }
 
 // checkNumber reads a number argument, which the message calls what.
@@ -88,15 +71,14 @@ func checkNumber(L *lua.LState, name string, n int, what string) float64 {
 	return float64(v)
 }
 
-// checkPath reads a file path at stack slot n: a non-empty string. It is
-// argument #1 both of the functions and of the methods that take one.
+// checkPath reads a file path at stack slot n: a non-empty string.
 func checkPath(L *lua.LState, name string, n int) string {
 	s, ok := L.Get(n).(lua.LString)
 	if !ok {
-		argError(L, name, 1, "path must be a string, got %s", typeName(L.Get(n)))
+		argError(L, name, n, "path must be a string, got %s", typeName(L.Get(n)))
 	}
 	if s == "" {
-		argError(L, name, 1, "path is empty")
+		argError(L, name, n, "path is empty")
 	}
 	return string(s)
 }
@@ -148,6 +130,9 @@ func shapeOf(t *lua.LTable, allowInfer bool) ([]int, error) {
 	n := t.Len()
 	if n == 0 {
 		return nil, fmt.Errorf("shape must have at least one dimension")
+	}
+	if k := otherKey(t, n); k != lua.LNil {
+		return nil, fmt.Errorf("shape has %s; a shape is a list of dimensions, keys 1..n only", keyText(k))
 	}
 	shape := make([]int, n)
 	for i := 1; i <= n; i++ {
@@ -296,20 +281,23 @@ func flatten(t *lua.LTable, shape []int, values []float64) ([]float64, error) {
 	if t.Len() != shape[0] {
 		return nil, &tableError{format: "ragged table: %s has %d elements but the first at that depth has %d", row: true, args: []any{t.Len(), shape[0]}}
 	}
+	if k := otherKey(t, shape[0]); k != lua.LNil {
+		return nil, &tableError{format: "%s has %s; arrays are lists, keys 1..n only", row: true, args: []any{keyText(k)}}
+	}
 	for i := 1; i <= shape[0]; i++ {
 		v := t.RawGetInt(i)
 		var err error
 		if len(shape) > 1 {
 			sub, ok := v.(*lua.LTable)
 			if !ok {
-				err = &tableError{format: "ragged table: element %s is a %s, expected a table", args: []any{typeName(v)}}
+				err = badElement(v, "ragged table: element %s is a %s, expected a table")
 			} else {
 				values, err = flatten(sub, shape[1:], values)
 			}
 		} else if num, ok := v.(lua.LNumber); ok {
 			values = append(values, float64(num))
 		} else {
-			err = &tableError{format: "element %s is a %s, expected a number", args: []any{typeName(v)}}
+			err = badElement(v, "element %s is a %s, expected a number")
 		}
 		if err != nil {
 			err.(*tableError).path = append(err.(*tableError).path, i)
@@ -317,6 +305,71 @@ func flatten(t *lua.LTable, shape []int, values []float64) ([]float64, error) {
 		}
 	}
 	return values, nil
+}
+
+// badElement is the error for an element v that is not what the table's
+// shape asks for, format saying what that is; a nil is a hole.
+func badElement(v lua.LValue, format string) *tableError {
+	if v == lua.LNil {
+		return &tableError{format: "element %s is nil, a hole; arrays are lists, keys 1..n only"}
+	}
+	return &tableError{format: format, args: []any{typeName(v)}}
+}
+
+// otherKey is the first key of t that is not one of 1..n, where n is
+// t.Len(), or nil when t is a list. gopher-lua keeps a list's elements in
+// an array and the other keys in hashes, so asking for the key after n
+// looks at the hashes, not at the elements: a list costs nothing to check.
+func otherKey(t *lua.LTable, n int) lua.LValue {
+	var after lua.LValue
+	switch {
+	case n == 0:
+		after = lua.LNil // Next(0) would start after the hashes' first key
+	case n < len(listEnds):
+		after = listEnds[n]
+	default:
+		after = lua.LNumber(n)
+	}
+	k, _ := t.Next(after)
+	return k
+}
+
+// listEnds are the keys otherKey asks Next about for short lists, made
+// once: a number made a Lua value is an allocation, which for a list of a
+// few elements would cost a tenth of its upload.
+var listEnds = func() (keys [256]lua.LValue) {
+	for i := range keys {
+		keys[i] = lua.LNumber(i)
+	}
+	return keys
+}()
+
+// checkList says what keeps t from being a list of items: a key other
+// than 1..n, or a hole (a nil below n), where a loop to # would skip what
+// follows. Its message continues one naming t.
+func checkList(t *lua.LTable, item string) error {
+	n := t.Len()
+	if k := otherKey(t, n); k != lua.LNil {
+		return fmt.Errorf("has %s; it is a list, keys 1..n only", keyText(k))
+	}
+	for i := 1; i <= n; i++ {
+		if t.RawGetInt(i) == lua.LNil {
+			return fmt.Errorf("has a hole: %s %d is nil; it is a list, keys 1..n only", item, i)
+		}
+	}
+	return nil
+}
+
+// keyText names a key for a message: key "a", key 0, key true, or a table
+// as a key.
+func keyText(k lua.LValue) string {
+	switch k := k.(type) {
+	case lua.LString:
+		return "key " + strconv.Quote(string(k))
+	case lua.LNumber, lua.LBool:
+		return "key " + valueText(k)
+	}
+	return "a " + typeName(k) + " as a key"
 }
 
 // tableError is a bad element or row of a table being converted; path

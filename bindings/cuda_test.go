@@ -22,8 +22,8 @@ func (f *fakeCuda) made(what string, shape []int, dt device.DType) (*runtime.Arr
 	f.calls = append(f.calls, fmt.Sprintf("%s %v %s", what, shape, dt))
 	return new(runtime.Array), nil
 }
-func (f *fakeCuda) GiveToScript(a *runtime.Array) { f.given++ }
-func (f *fakeCuda) BackendName() string           { return "cpu" }
+func (f *fakeCuda) GiveToScript(a *runtime.Array) error { f.given++; return nil }
+func (f *fakeCuda) BackendName() string                 { return "cpu" }
 func (f *fakeCuda) Device() (device.Info, error) {
 	return device.Info{Name: "fake", TotalMemory: 1 << 30, FreeMemory: 1 << 29}, nil
 }

@@ -98,7 +98,7 @@ func arrayElement(L *lua.LState, a *runtime.Array, key lua.LValue) lua.LValue {
 
 // arraySetElement is the DeviceArray __newindex: d[i] = v.
 func arraySetElement(L *lua.LState) int {
-	setElement(L, "DeviceArray", L.CheckUserData(1).Value.(*runtime.Array), L.Get(2), L.Get(3))
+	setElement(L, "DeviceArray", metaSelf[*runtime.Array](L, deviceArrayKind, "__newindex"), L.Get(2), L.Get(3))
 	return 0
 }
 
@@ -115,6 +115,6 @@ func hostElement(L *lua.LState, h *runtime.HostArray, key lua.LValue) lua.LValue
 
 // hostSetElement is the HostArray __newindex: h[i] = v.
 func hostSetElement(L *lua.LState) int {
-	setElement(L, "HostArray", L.CheckUserData(1).Value.(*runtime.HostArray), L.Get(2), L.Get(3))
+	setElement(L, "HostArray", metaSelf[*runtime.HostArray](L, hostArrayKind, "__newindex"), L.Get(2), L.Get(3))
 	return 0
 }

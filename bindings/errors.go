@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"fmt"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -21,8 +22,13 @@ func badArgument(L *lua.LState, format string, args ...any) {
 	runtime.RaiseError(L, runtime.ErrBadArgument, format, args...)
 }
 
-// argError reports a bad argument by position, naming the call.
+// argError reports a bad argument by its position n on the stack, naming
+// the call. A method's (DeviceArray:rows) are counted after self, as Lua
+// 5.1 counts them, so that d:rows(1.5, 2) blames argument #1.
 func argError(L *lua.LState, name string, n int, format string, args ...any) {
+	if strings.Contains(name, ":") {
+		n--
+	}
 	runtime.RaiseError(L, runtime.ErrBadArgument, "%s: bad argument #%d (%s)", name, n, fmt.Sprintf(format, args...))
 }
 
@@ -44,12 +50,9 @@ func valueText(v lua.LValue) string {
 // typeName is the Lua type of v as a user would name it, with glua's
 // userdata types by their own names.
 func typeName(v lua.LValue) string {
-	if ud, ok := v.(*lua.LUserData); ok {
-		switch ud.Value.(type) {
-		case *runtime.Array:
-			return "DeviceArray"
-		case *runtime.HostArray:
-			return "HostArray"
+	if ud, ok := v.(*lua.LUserData); ok && ud != nil {
+		if k, ok := kindOf(ud.Value); ok {
+			return k.name
 		}
 	}
 	return v.Type().String()

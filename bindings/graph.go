@@ -58,17 +58,9 @@ func (m graphsModule) graph(L *lua.LState) int {
 	return 1
 }
 
-func checkGraph(L *lua.LState, name string, n int) *runtime.Graph {
-	if g, ok := userValue[*runtime.Graph](L.Get(n)); ok {
-		return g
-	}
-	argError(L, name, n, "Graph expected, got %s", typeName(L.Get(n)))
-	return nil
-}
-
 func graphLaunch(L *lua.LState) int {
 	const name = "Graph:launch"
-	if err := checkGraph(L, name, 1).Launch(); err != nil {
+	if err := selfOf[*runtime.Graph](L, graphKind, "launch").Launch(); err != nil {
 		raise(L, name, err)
 	}
 	return 0
@@ -76,14 +68,14 @@ func graphLaunch(L *lua.LState) int {
 
 func graphFree(L *lua.LState) int {
 	const name = "Graph:free"
-	if err := checkGraph(L, name, 1).Free(); err != nil {
+	if err := selfOf[*runtime.Graph](L, graphKind, "free").Free(); err != nil {
 		raise(L, name, err)
 	}
 	return 0
 }
 
 func graphString(L *lua.LState) int {
-	g := checkGraph(L, "tostring", 1)
+	g := metaSelf[*runtime.Graph](L, graphKind, "__tostring")
 	var s string
 	switch {
 	case g.IsFreed():

@@ -80,7 +80,7 @@ func hostSaveNPY(rt *runtime.Runtime, L *lua.LState) int {
 // a row.
 func hostIndexer(methods *lua.LTable) lua.LGFunction {
 	return func(L *lua.LState) int {
-		h := L.CheckUserData(1).Value.(*runtime.HostArray)
+		h := metaSelf[*runtime.HostArray](L, hostArrayKind, "__index")
 		if key, ok := L.Get(2).(lua.LString); ok {
 			L.Push(hostField(L, h, key, methods))
 		} else {
@@ -115,22 +115,18 @@ func hostField(L *lua.LState, h *runtime.HostArray, key lua.LString, methods *lu
 }
 
 func hostLen(L *lua.LState) int {
-	L.Push(lua.LNumber(L.CheckUserData(1).Value.(*runtime.HostArray).Size()))
+	L.Push(lua.LNumber(metaSelf[*runtime.HostArray](L, hostArrayKind, "__len").Size()))
 	return 1
 }
 
 // hostString is tostring(h): the header and, beneath it, the elements.
 func hostString(L *lua.LState) int {
-	L.Push(lua.LString(L.CheckUserData(1).Value.(*runtime.HostArray).Repr()))
+	L.Push(lua.LString(metaSelf[*runtime.HostArray](L, hostArrayKind, "__tostring").Repr()))
 	return 1
 }
 
 func selfHost(L *lua.LState, method string) *runtime.HostArray {
-	h := toHost(L, 1)
-	if h == nil {
-		badArgument(L, "HostArray:%s: called on %s; call it as h:%s(...)", method, typeName(L.Get(1)), method)
-	}
-	return h
+	return selfOf[*runtime.HostArray](L, hostArrayKind, method)
 }
 
 func errTooLargeForTable(n int) error {

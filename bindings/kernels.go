@@ -23,7 +23,7 @@ type kernelsRuntime interface {
 	Map(tree *ast.FunctionExpr, chunk string, out *runtime.Array, args []any) error
 	MapReduce(tree *ast.FunctionExpr, chunk string, op runtime.ReduceOp, args []any) (float64, error)
 	MapReduceAxis(tree *ast.FunctionExpr, chunk string, op runtime.ReduceOp, args []any, axis int, out *runtime.Array) (*runtime.Array, error)
-	GiveToScript(a *runtime.Array)
+	GiveToScript(a *runtime.Array) error
 	KernelCacheStats() (compiles, cacheHits int64)
 }
 

@@ -56,8 +56,8 @@ func (f *fakeKernels) MapReduce(tree *ast.FunctionExpr, chunk string, op runtime
 func (f *fakeKernels) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op runtime.ReduceOp, args []any, axis int, out *runtime.Array) (*runtime.Array, error) {
 	return out, f.note(fmt.Sprintf("map_reduce %s axis %d", op, axis))
 }
-func (f *fakeKernels) GiveToScript(a *runtime.Array)    {}
-func (f *fakeKernels) KernelCacheStats() (int64, int64) { return 3, 4 }
+func (f *fakeKernels) GiveToScript(a *runtime.Array) error { return nil }
+func (f *fakeKernels) KernelCacheStats() (int64, int64)    { return 3, 4 }
 
 func kernelsState(t *testing.T, f *fakeKernels) *lua.LState {
 	t.Helper()

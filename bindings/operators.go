@@ -93,7 +93,11 @@ func (o operators) neg(L *lua.LState) int {
 		pushHost(L, n)
 		return 1
 	}
-	a, err := o.rt.Neg(deviceOperand(L, name, v, "").Array)
+	x, ok := userValue[*runtime.Array](v)
+	if !ok {
+		badArgument(L, "%s: the operand must be a DeviceArray or a HostArray, not %s", name, typeName(v))
+	}
+	a, err := o.rt.Neg(x)
 	if err != nil {
 		raise(L, name, err)
 	}
@@ -133,7 +137,7 @@ func deviceOperand(L *lua.LState, name string, v lua.LValue, side string) runtim
 			return runtime.Operand{Array: a}
 		}
 	}
-	badArgument(L, "%s: %s must be a DeviceArray or a number, not %s", name, operandWord(side), typeName(v))
+	badArgument(L, "%s: the %s operand must be a DeviceArray or a number, not %s", name, side, typeName(v))
 	return runtime.Operand{}
 }
 
@@ -150,13 +154,6 @@ func hostOperand(L *lua.LState, name string, v lua.LValue, side string) runtime.
 			badArgument(L, "%s: one array is on the device and one on the host; move one over first (cuda.to_device(h) or d:copy_to_host())", name)
 		}
 	}
-	badArgument(L, "%s: %s must be a HostArray or a number, not %s", name, operandWord(side), typeName(v))
+	badArgument(L, "%s: the %s operand must be a HostArray or a number, not %s", name, side, typeName(v))
 	return runtime.HostOperand{}
-}
-
-func operandWord(side string) string {
-	if side == "" {
-		return "the operand"
-	}
-	return "the " + side + " operand"
 }

@@ -63,12 +63,32 @@ func documented(t *testing.T) []entry {
 	return entries
 }
 
-// registered is every function of every module, as name → "function",
-// and every method of every userdata type the modules make, as name →
-// "method", read from a fresh runtime's Lua state.
-func registered(t *testing.T, rt *runtime.Runtime) map[string]string {
+// apiFunction is one Go function of glua's Lua API.
+type apiFunction struct {
+	name string // cuda.to_device, DeviceArray:free, Stream.__tostring
+	kind string // "function", "method" or "metamethod"
+	fn   *lua.LFunction
+}
+
+// apiFunctions is every function of every module, every method of every
+// userdata type the modules make, and every metamethod of those types,
+// of their tables of methods and of the modules' tables, read from a
+// fresh runtime's Lua state. A DeviceArray's metatable is one of several
+// (one per shape), so that of an array made here stands for the others.
+func apiFunctions(t *testing.T, rt *runtime.Runtime) []apiFunction {
 	t.Helper()
-	found := map[string]string{}
+	var found []apiFunction
+	metamethods := func(owner string, v lua.LValue) {
+		mt, ok := v.(*lua.LTable)
+		if !ok {
+			return
+		}
+		mt.ForEach(func(k, v lua.LValue) {
+			if fn, ok := v.(*lua.LFunction); ok {
+				found = append(found, apiFunction{owner + "." + k.String(), "metamethod", fn})
+			}
+		})
+	}
 	for _, mod := range runtime.Modules() {
 		out, err := rt.Call("require", mod)
 		if err != nil {
@@ -79,33 +99,67 @@ func registered(t *testing.T, rt *runtime.Runtime) map[string]string {
 			t.Fatalf("require(%q) gave %T, not a table", mod, out[0])
 		}
 		table.ForEach(func(k, v lua.LValue) {
-			if _, ok := v.(*lua.LFunction); ok {
-				found[mod+"."+k.String()] = "function"
+			if fn, ok := v.(*lua.LFunction); ok {
+				found = append(found, apiFunction{mod + "." + k.String(), "function", fn})
 			}
 		})
+		metamethods(mod+"'s table", table.Metatable)
 	}
-	registry := rt.Lua().G.Registry
-	registry.ForEach(func(k, v lua.LValue) {
+	types := map[string]*lua.LTable{}
+	rt.Lua().G.Registry.ForEach(func(k, v lua.LValue) {
 		key, ok := k.(lua.LString)
 		mt, isTable := v.(*lua.LTable)
-		if !ok || !isTable || !strings.HasPrefix(string(key), "glua.") || strings.Count(string(key), ".") != 1 {
-			return
+		if ok && isTable && strings.HasPrefix(string(key), "glua.") && strings.Count(string(key), ".") == 1 {
+			types[strings.TrimPrefix(string(key), "glua.")] = mt
 		}
-		typ := strings.TrimPrefix(string(key), "glua.")
+	})
+	out, err := rt.Call("require", "cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := out[0].(*lua.LTable).RawGetString("zeros")
+	if err := rt.Lua().CallByParam(lua.P{Fn: zeros, NRet: 1, Protect: true}, lua.LNumber(2)); err != nil {
+		t.Fatal(err)
+	}
+	perShape := rt.Lua().GetMetatable(rt.Lua().Get(-1))
+	rt.Lua().Pop(1)
+	for typ, mt := range types {
 		methods, ok := mt.RawGetString("__index").(*lua.LTable)
 		if !ok {
 			// A type that computes its fields keeps its methods beside.
 			if methods, ok = mt.RawGetString("__methods").(*lua.LTable); !ok {
-				t.Errorf("%s's __index is no table, and no __methods lists its methods", key)
-				return
+				t.Errorf("glua.%s's __index is no table, and no __methods lists its methods", typ)
+				continue
 			}
 		}
 		methods.ForEach(func(k, v lua.LValue) {
-			if _, ok := v.(*lua.LFunction); ok {
-				found[typ+":"+k.String()] = "method"
+			if fn, ok := v.(*lua.LFunction); ok {
+				found = append(found, apiFunction{typ + ":" + k.String(), "method", fn})
 			}
 		})
-	})
+		metamethods(typ, mt)
+		metamethods(typ+"'s methods", methods.Metatable)
+		if typ == "DeviceArray" && perShape != mt {
+			metamethods("DeviceArray of a shape", perShape)
+			if index, ok := perShape.(*lua.LTable).RawGetString("__index").(*lua.LTable); ok {
+				metamethods("DeviceArray of a shape's fields", index.Metatable)
+			}
+		}
+	}
+	return found
+}
+
+// registered is every function of every module, as name → "function",
+// and every method of every userdata type the modules make, as name →
+// "method".
+func registered(t *testing.T, rt *runtime.Runtime) map[string]string {
+	t.Helper()
+	found := map[string]string{}
+	for _, f := range apiFunctions(t, rt) {
+		if f.kind != "metamethod" {
+			found[f.name] = f.kind
+		}
+	}
 	return found
 }
 

@@ -54,7 +54,7 @@ func registerStreamTypes(L *lua.LState) {
 }
 
 func streamSynchronize(L *lua.LState) int {
-	if err := checkStream(L, "Stream:synchronize", 1).Synchronize(); err != nil {
+	if err := selfOf[*runtime.Stream](L, streamKind, "synchronize").Synchronize(); err != nil {
 		raise(L, "Stream:synchronize", err)
 	}
 	return 0
@@ -62,7 +62,7 @@ func streamSynchronize(L *lua.LState) int {
 
 func eventRecord(L *lua.LState) int {
 	const name = "Event:record"
-	e := checkEvent(L, name, 1)
+	e := selfOf[*runtime.Event](L, eventKind, "record")
 	var s *runtime.Stream
 	if L.Get(2) != lua.LNil {
 		s = checkStream(L, name, 2)
@@ -75,14 +75,14 @@ func eventRecord(L *lua.LState) int {
 }
 
 func eventSynchronize(L *lua.LState) int {
-	if err := checkEvent(L, "Event:synchronize", 1).Synchronize(); err != nil {
+	if err := selfOf[*runtime.Event](L, eventKind, "synchronize").Synchronize(); err != nil {
 		raise(L, "Event:synchronize", err)
 	}
 	return 0
 }
 
 func eventQuery(L *lua.LState) int {
-	done, err := checkEvent(L, "Event:query", 1).Done()
+	done, err := selfOf[*runtime.Event](L, eventKind, "query").Done()
 	if err != nil {
 		raise(L, "Event:query", err)
 	}
@@ -94,7 +94,8 @@ func eventQuery(L *lua.LState) int {
 // seconds.
 func eventElapsed(L *lua.LState) int {
 	const name = "Event:elapsed"
-	s, err := checkEvent(L, name, 1).Since(checkEvent(L, name, 2))
+	e := selfOf[*runtime.Event](L, eventKind, "elapsed")
+	s, err := e.Since(checkUser[*runtime.Event](L, name, 2, eventKind))
 	if err != nil {
 		raise(L, name, err)
 	}
@@ -146,17 +147,5 @@ func (m streamsModule) timer(L *lua.LState) int {
 }
 
 func checkStream(L *lua.LState, name string, n int) *runtime.Stream {
-	if s, ok := userValue[*runtime.Stream](L.Get(n)); ok {
-		return s
-	}
-	argError(L, name, n, "Stream expected, got %s", typeName(L.Get(n)))
-	return nil
-}
-
-func checkEvent(L *lua.LState, name string, n int) *runtime.Event {
-	if e, ok := userValue[*runtime.Event](L.Get(n)); ok {
-		return e
-	}
-	argError(L, name, n, "Event expected, got %s", typeName(L.Get(n)))
-	return nil
+	return checkUser[*runtime.Stream](L, name, n, streamKind)
 }

@@ -71,6 +71,9 @@ func (m kernelsModule) compile(L *lua.LState) int {
 }
 
 func stringList(L *lua.LState, name, key string, t *lua.LTable) []string {
+	if k := otherKey(t, t.Len()); k != lua.LNil {
+		badArgument(L, "%s: %s has %s; it is a list of strings, keys 1..n only", name, key, keyText(k))
+	}
 	var out []string
 	for i := 1; i <= t.Len(); i++ {
 		s, ok := t.RawGetInt(i).(lua.LString)
@@ -85,13 +88,10 @@ func stringList(L *lua.LState, name, key string, t *lua.LTable) []string {
 // launch is k:launch({grid =, block =, shared =, stream =}, args...).
 func launch(L *lua.LState) int {
 	const name = "Kernel:launch"
-	k, ok := userValue[launcher](L.Get(1))
-	if !ok {
-		badArgument(L, "%s: called on %s; call it as k:launch(...)", name, typeName(L.Get(1)))
-	}
+	k := selfOf[launcher](L, kernelKind, "launch")
 	opts := options(L, name, 2, "grid", "block", "shared", "stream")
 	if L.Get(2) == lua.LNil {
-		argError(L, name, 1, "launch configuration expected, e.g. {grid = 128, block = 256}")
+		argError(L, name, 2, "launch configuration expected, e.g. {grid = 128, block = 256}")
 	}
 	cfg := launchConfig(L, name, opts)
 	args := make([]any, 0, L.GetTop()-2)
@@ -103,7 +103,7 @@ func launch(L *lua.LState) int {
 			if a := toArray(L, i); a != nil {
 				args = append(args, a)
 			} else {
-				argError(L, name, i-1, "DeviceArray or number expected, got %s", typeName(v))
+				argError(L, name, i, "DeviceArray or number expected, got %s", typeName(v))
 			}
 		}
 	}
@@ -160,6 +160,9 @@ func dims(L *lua.LState, name string, opts *lua.LTable, key string) [3]uint32 {
 	case *lua.LTable:
 		if v.Len() < 1 || v.Len() > 3 {
 			bad(v)
+		}
+		if k := otherKey(v, v.Len()); k != lua.LNil {
+			badArgument(L, "%s: %s has %s; it is a list of up to 3 positive integers, keys 1..n only", name, key, keyText(k))
 		}
 		for i := 1; i <= v.Len(); i++ {
 			d[i-1] = one(v.RawGetInt(i))

@@ -56,14 +56,17 @@ func (c converter) ToLua(rt *runtime.Runtime, v any, name string) (lua.LValue, e
 			}
 		})
 	case runtime.Func:
-		return L.NewFunction(c.goFunction(rt, name, v)), nil
+		return c.function(rt, name, v)
 	case func(args ...any) ([]any, error):
-		return L.NewFunction(c.goFunction(rt, name, v)), nil
+		return c.function(rt, name, v)
 	case lua.LGFunction:
-		return L.NewFunction(v), nil
+		return luaFunction(L, v)
 	case func(*lua.LState) int:
-		return L.NewFunction(v), nil
+		return luaFunction(L, v)
 	case lua.LValue:
+		if isNil(v) {
+			return nil, fmt.Errorf("the %T is nil", v)
+		}
 		return v, nil
 	}
 	if n, ok, err := number(v); ok {
@@ -72,11 +75,42 @@ func (c converter) ToLua(rt *runtime.Runtime, v any, name string) (lua.LValue, e
 	return nil, fmt.Errorf("a %T has no Lua value (pass a number, string, bool, *Array, *HostArray, []float64, []float32, Func or lua.LValue)", v)
 }
 
+// function is fn as a Lua function calling it; a nil fn, which a script
+// would call into a Go panic, is an error.
+func (c converter) function(rt *runtime.Runtime, name string, fn runtime.Func) (lua.LValue, error) {
+	if fn == nil {
+		return nil, errors.New("the function is nil")
+	}
+	return rt.Lua().NewFunction(c.goFunction(rt, name, fn)), nil
+}
+
+// luaFunction is fn as gopher-lua makes a Go function a Lua one, if it is
+// not nil.
+func luaFunction(L *lua.LState, fn lua.LGFunction) (lua.LValue, error) {
+	if fn == nil {
+		return nil, errors.New("the function is nil")
+	}
+	return L.NewFunction(fn), nil
+}
+
+// isNil says whether v is a nil pointer (a nil *lua.LTable, *lua.LUserData,
+// *lua.LFunction...) or channel held as a Lua value.
+func isNil(v lua.LValue) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Chan, reflect.Func, reflect.Map, reflect.Slice:
+		return rv.IsNil()
+	}
+	return false
+}
+
 // usableHere refuses an array a script of rt could not use.
 func usableHere(rt *runtime.Runtime, a *runtime.Array) error {
 	switch {
 	case a == nil:
 		return errors.New("the *Array is nil")
+	case a.Runtime() == nil:
+		return errors.New("the Array was not made by a runtime (a zero Array)")
 	case a.Runtime() != rt:
 		return errors.New("the array belongs to another runtime")
 	case a.IsFreed():

@@ -198,7 +198,7 @@ func TestEmbeddingErrorsNameTheCallAndTheProblem(t *testing.T) {
 	foreign, _ := other.Zeros([]int{1}, runtime.Float32)
 	freed, _ := rt.Zeros([]int{1}, runtime.Float32)
 	freed.Free()
-	mustDo(t, rt, `function fails() error("boom") end; notfn = 1`)
+	mustDo(t, rt, `function fails() error("boom") end; notfn = 1; function calls(f) return f() end`)
 	cases := []struct {
 		name string
 		err  func() error
@@ -213,6 +213,20 @@ func TestEmbeddingErrorsNameTheCallAndTheProblem(t *testing.T) {
 		{"freed array", func() error { _, err := rt.Call("fails", freed); return err }, `glua: Call("fails"): argument 1: use of freed array`, runtime.ErrFreed},
 		{"another runtime's", func() error { return rt.SetGlobal("f", foreign) }, `glua: SetGlobal("f"): the array belongs to another runtime`, runtime.ErrBadArgument},
 		{"nil array", func() error { return rt.SetGlobal("n", (*runtime.Array)(nil)) }, `glua: SetGlobal("n"): the *Array is nil`, runtime.ErrBadArgument},
+		{"zero array", func() error { return rt.SetGlobal("z", &runtime.Array{}) }, `glua: SetGlobal("z"): the Array was not made by a runtime (a zero Array)`, runtime.ErrBadArgument},
+		{"nil Func", func() error { return rt.SetGlobal("f", runtime.Func(nil)) }, `glua: SetGlobal("f"): the function is nil`, runtime.ErrBadArgument},
+		{"nil func", func() error { return rt.SetGlobal("f", (func(args ...any) ([]any, error))(nil)) }, `glua: SetGlobal("f"): the function is nil`, runtime.ErrBadArgument},
+		{"nil LGFunction", func() error { return rt.SetGlobal("f", lua.LGFunction(nil)) }, `glua: SetGlobal("f"): the function is nil`, runtime.ErrBadArgument},
+		{"nil gopher-lua function", func() error { return rt.SetGlobal("f", (func(*lua.LState) int)(nil)) }, `glua: SetGlobal("f"): the function is nil`, runtime.ErrBadArgument},
+		{"nil table", func() error { return rt.SetGlobal("t", (*lua.LTable)(nil)) }, `glua: SetGlobal("t"): the *lua.LTable is nil`, runtime.ErrBadArgument},
+		{"nil userdata", func() error { return rt.SetGlobal("u", (*lua.LUserData)(nil)) }, `glua: SetGlobal("u"): the *lua.LUserData is nil`, runtime.ErrBadArgument},
+		{"nil Lua function", func() error { return rt.SetGlobal("f", (*lua.LFunction)(nil)) }, `glua: SetGlobal("f"): the *lua.LFunction is nil`, runtime.ErrBadArgument},
+		{"nil argument", func() error { _, err := rt.Call("fails", (*lua.LTable)(nil)); return err }, `glua: Call("fails"): argument 1: the *lua.LTable is nil`, runtime.ErrBadArgument},
+		{"nil Func result", func() error {
+			_, err := rt.Call("calls", runtime.Func(func(...any) ([]any, error) { return []any{runtime.Func(nil)}, nil }))
+			return err
+		},
+			`glua: Call("calls"): <string>:1: Call("calls") argument 1: result 1: the function is nil`, nil},
 		{"not set", func() error { _, err := rt.Call("missing"); return err }, `glua: Call("missing"): the global missing is nil, not a function`, runtime.ErrBadArgument},
 		{"not a function", func() error { _, err := rt.Call("notfn"); return err }, `glua: Call("notfn"): the global notfn is a number, not a function`, runtime.ErrBadArgument},
 		{"script error", func() error { _, err := rt.Call("fails"); return err }, `glua: Call("fails"): <string>:1: boom`, nil},

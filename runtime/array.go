@@ -153,8 +153,14 @@ func (a *Array) IsFreed() bool {
 	return a.buf.freed
 }
 
-// Runtime is the runtime the array belongs to.
-func (a *Array) Runtime() *Runtime { return a.buf.rt }
+// Runtime is the runtime the array belongs to; nil for a zero Array, which
+// no runtime made.
+func (a *Array) Runtime() *Runtime {
+	if a.buf == nil {
+		return nil
+	}
+	return a.buf.rt
+}
 
 // ptr is the array's device address; callers check liveness first.
 func (a *Array) ptr() device.Ptr { return a.buf.blk.Ptr + device.Ptr(a.offset) }

@@ -50,6 +50,9 @@ func (rt *Runtime) Capture(fn func() error) (*Graph, error) {
 	if err := rt.usable(); err != nil {
 		return nil, err
 	}
+	if fn == nil {
+		return nil, badGoArgument("Capture", "fn is nil")
+	}
 	if rt.capture != nil || rt.replaying > 0 {
 		return nil, errors.New("graphs do not nest: this one is being made inside another")
 	}

@@ -13,6 +13,9 @@ func (rt *Runtime) Scope(fn func() (keep []*Array, err error)) (err error) {
 	if err := rt.usable(); err != nil {
 		return err
 	}
+	if fn == nil {
+		return badGoArgument("Scope", "fn is nil")
+	}
 	s := &scope{}
 	rt.mu.Lock()
 	rt.scopes = append(rt.scopes, s)

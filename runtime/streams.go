@@ -133,6 +133,9 @@ func (rt *Runtime) Timer(fn func() error) (float64, error) {
 	if err := rt.usable(); err != nil {
 		return 0, err
 	}
+	if fn == nil {
+		return 0, badGoArgument("Timer", "fn is nil")
+	}
 	if err := rt.uncapturable("timing"); err != nil {
 		return 0, err
 	}

@@ -33,22 +33,44 @@ import (
 // Lua value refers to it, glua may free it at an allocation. glua's
 // modules call it for each array they create; a Go host calls it for an
 // array it makes and returns to a script without keeping it. Views share
-// their array's memory and fate, so giving one changes nothing.
-func (rt *Runtime) GiveToScript(a *Array) {
-	if a.view || a.buf.rt != rt || a.buf.script {
-		return
+// their array's memory and fate, so giving one changes nothing. A nil
+// array, or another runtime's, is an error that wraps ErrBadArgument.
+func (rt *Runtime) GiveToScript(a *Array) error {
+	if err := rt.ownArray("GiveToScript", a); err != nil {
+		return err
+	}
+	if a.view || a.buf.script {
+		return nil
 	}
 	a.buf.script = true
 	rt.givenSinceGC += a.buf.blk.Size
+	return nil
 }
 
 // Keep takes a back from the script: only Free, a scope's end, Close or
 // Go's collector free it from now on. Go code that keeps an array it got
-// from a script (a userdata's *Array) past the call calls Keep.
-func (rt *Runtime) Keep(a *Array) {
-	if a.buf.rt == rt {
-		a.buf.script = false
+// from a script (a userdata's *Array) past the call calls Keep. A nil
+// array, or another runtime's, is an error that wraps ErrBadArgument.
+func (rt *Runtime) Keep(a *Array) error {
+	if err := rt.ownArray("Keep", a); err != nil {
+		return err
 	}
+	a.buf.script = false
+	return nil
+}
+
+// ownArray refuses, for the Go API call op, an array that is not one of
+// rt's: nil, a zero Array no runtime made, or another runtime's.
+func (rt *Runtime) ownArray(op string, a *Array) error {
+	switch {
+	case a == nil:
+		return badGoArgument(op, "the *Array is nil")
+	case a.buf == nil:
+		return badGoArgument(op, "the Array was not made by a runtime (a zero Array)")
+	case a.buf.rt != rt:
+		return badGoArgument(op, "the array belongs to another runtime")
+	}
+	return nil
 }
 
 // Walks that cost more than sweepCheap are spaced by sweepMinInterval
@@ -70,12 +92,17 @@ const (
 // to the userdata that carries it: once a walk of the Lua state finds no
 // Lua value referring to ud, the runtime calls release, on its own
 // goroutine, so release may free device memory. A loop that breaks out of
-// a batch iterator leaves it for the next walk.
-func (rt *Runtime) ReleaseWhenUnreachable(ud *lua.LUserData, release func() error) {
+// a batch iterator leaves it for the next walk. A nil ud or release is an
+// error that wraps ErrBadArgument.
+func (rt *Runtime) ReleaseWhenUnreachable(ud *lua.LUserData, release func() error) error {
+	if ud == nil || release == nil {
+		return badGoArgument("ReleaseWhenUnreachable", "the userdata and the release function must not be nil")
+	}
 	if rt.resources == nil {
 		rt.resources = map[*lua.LUserData]*scriptResource{}
 	}
 	rt.resources[ud] = &scriptResource{mark: rt.sweepMark, release: release}
+	return nil
 }
 
 type scriptResource struct {

@@ -87,8 +87,9 @@ var errNoConverter = errors.New(`no glua value converter is linked into this pro
 //     func(*lua.LState) int, a Lua function as gopher-lua makes one;
 //   - a lua.LValue of this runtime's state is set as it is.
 //
-// Anything else, an array of another runtime and a freed array are
-// errors that wrap ErrBadArgument. name must be a Lua identifier.
+// Anything else, an array of another runtime, a freed array, and a nil
+// function, table, userdata or array are errors that wrap ErrBadArgument
+// (a plain nil sets the global to nil). name must be a Lua identifier.
 func (rt *Runtime) SetGlobal(name string, v any) error {
 	op := fmt.Sprintf("SetGlobal(%q)", name)
 	c, err := rt.converterFor(op, name)
@@ -160,7 +161,7 @@ func (rt *Runtime) Call(fn string, args ...any) ([]any, error) {
 // take is v as a Go value, with the arrays it holds kept for Go.
 func (rt *Runtime) take(c ValueConverter, v lua.LValue) any {
 	for _, a := range c.Arrays(v) {
-		rt.Keep(a)
+		_ = rt.Keep(a) // a script holds only rt's arrays: nothing to refuse
 	}
 	return c.FromLua(v)
 }
@@ -184,6 +185,12 @@ func (rt *Runtime) converterFor(op, name string) (ValueConverter, error) {
 }
 
 func embedError(op string, err error) error { return fmt.Errorf("glua: %s: %w", op, err) }
+
+// badGoArgument is the error of the Go API call op for an argument it
+// cannot take (a nil function or array): glua: Scope: fn is nil.
+func badGoArgument(op, problem string) error {
+	return embedError(op, argumentError{errors.New(problem)})
+}
 
 // argumentError is a value a Go caller passed that the call refused:
 // errors.Is(err, ErrBadArgument) holds, and the cause (ErrFreed for a

@@ -17,11 +17,73 @@ check.error("kernels.matmul: bad argument #2 (DeviceArray expected, got nil)", k
 check.error("DeviceArray:to_table: called on nil; call it as d:to_table(...)", keep.to_table)
 check.error("HostArray expected, got DeviceArray", keep.copy_to_host, keep, keep)
 
+-- a method called with a dot, or on another object, names itself and
+-- says how to call it; a metamethod taken out of its metatable the same;
+-- arguments of methods are counted after self, as Lua counts them
+check.error("BatchIterator:close: called on nil; call it as it:close(...)", function() require("batch").iter({}).close() end)
+local stream, event = cuda.stream(), cuda.event()
+check.error("Stream:synchronize: called on nil; call it as s:synchronize(...)", stream.synchronize)
+check.error("Event:record: called on Stream; call it as e:record(...)", event.record, stream)
+check.error("Event:record: bad argument #1 (Stream expected, got number)", event.record, event, 5)
+check.error("Event:elapsed: bad argument #1 (Event expected, got Stream)", event.elapsed, event, stream)
+check.error("HostArray.__index: bad argument #1 (HostArray expected, got DeviceArray)",
+  getmetatable(cuda.host_array({ 2 })).__index, cuda.zeros(2), 1)
+check.error("DeviceArray.__len: bad argument #1 (DeviceArray expected, got HostArray)", getmetatable(keep).__len, cuda.host_array(2))
+check.error("BatchIterator.__call: bad argument #1 (BatchIterator expected, got table)",
+  getmetatable(require("batch").iter({})).__call, {})
+check.error("-number: the operand must be a DeviceArray or a HostArray, not number", getmetatable(keep).__unm, 2)
+check.error("kernels.fill: bad argument #1 (DeviceArray expected, got Stream)", kernels.fill, stream, 1)
+check.error("DeviceArray:rows: bad argument #1 (first row must be an integer, got 1.5)", keep.rows, keep, 1.5, 2)
+check.error("DeviceArray:rows: bad argument #2 (last row must be an integer, got nil)", keep.rows, keep, 1)
+check.error("DeviceArray:copy_to_host: bad argument #1 (HostArray expected, got DeviceArray)", keep.copy_to_host, keep, keep)
+check.error("DeviceArray:reshape: bad argument #1 (shape expected", keep.reshape, keep, "x")
+
 -- ragged and non-numeric tables
 check.error("ragged table: row [2] has 1 elements but the first at that depth has 2", cuda.to_device, { { 1, 2 }, { 3 } })
 check.error("element [1][2] is a string, expected a number", cuda.to_device, { { 1, "2" } })
 check.error("ragged table: element [2] is a number, expected a table", cuda.to_device, { { 1 }, 2 })
 check.error("element [2] is a boolean", cuda.to_device, { 1, true })
+
+-- tables that are not lists: a key other than 1..n, at any depth, or a
+-- hole, is an error naming the first such key, never an array without it
+local lists = "arrays are lists, keys 1..n only"
+check.error("cuda.to_device: bad argument #1 (the table has key \"a\"; " .. lists .. ")", cuda.to_device, { a = 1 })
+check.error("the table has key \"x\"", cuda.to_device, { 1, 2, x = 3 })
+check.error("the table has key 0", cuda.to_device, { [0] = 0, 1, 2 })
+check.error("the table has key 2.5", cuda.to_device, { 1, 2, [2.5] = 3 })
+check.error("the table has a table as a key", cuda.to_device, { 1, [{}] = 2 })
+check.error("row [2] has key \"n\"; " .. lists, cuda.to_device, { { 1, 2 }, { 3, 4, n = 2 } })
+check.error("row [1][2] has key \"z\"", cuda.to_device, { { { 1 }, { 2, z = 0 } } })
+check.error("cuda.to_device: bad argument #1 (element [2] is nil, a hole; " .. lists .. ")", cuda.to_device, { 1, nil, 3 })
+check.error("element [2] is nil, a hole", cuda.to_device, { { 1 }, nil, { 3 } })
+check.error("element [2][1] is nil, a hole", cuda.to_device, { { 1, 2 }, { nil, 4 } })
+local sparse = {}
+for i = 1, 10 do sparse[i] = i end
+sparse[5] = nil
+check.error("element [5] is nil, a hole", cuda.to_device, sparse)
+check.error("DeviceArray:copy_from: bad argument #1 (the table has key \"n\"", keep.copy_from, keep, { { 1, 2 }, { 3, 4 }, n = 2 })
+check.error("cuda.zeros: bad argument #1 (shape has key \"x\"; a shape is a list of dimensions, keys 1..n only)", cuda.zeros, { 2, x = 3 })
+check.error("cuda.host_array: bad argument #1 (shape has key -1", cuda.host_array, { 2, [-1] = 3 })
+check.error("shape has key \"n\"", keep.reshape, keep, { 4, n = 1 })
+local batch = require("batch")
+check.error("batch.iter: bad argument #1 (the list of batches has key \"x\"", batch.iter, { { { 1 } }, x = { { 2 } } })
+check.error("the list of batches has a hole: batch 2 is nil", batch.iter, { { { 1 } }, nil, { { 2 } } })
+check.error("batch.iter: batch 1: the batch has key \"y\"", function()
+  for _ in batch.iter({ { { 1 }, y = { 2 } } }) do end
+end)
+check.error("batch.iter: batch 1: array 1: the table has key \"y\"", function()
+  for _ in batch.iter({ { { 1, 2, y = 3 } } }) do end
+end)
+local noop = kernels.jit(function(x) end)
+check.error("Kernel:launch: grid has key \"y\"; it is a list of up to 3 positive integers, keys 1..n only", noop.launch, noop,
+  { grid = { 1, y = 2 }, block = 1 }, keep)
+check.error("kernels.compile: options has key \"O\"; it is a list of strings, keys 1..n only", kernels.compile,
+  "__global__ void k() {}", "k", { options = { "-lineinfo", O = 3 } })
+-- what is a list stays one: trailing nils are no element, and {} is empty
+local trailing = { 1, 2, 3 }
+trailing[3] = nil
+check.eq(cuda.to_device(trailing).size, 2, "a list whose last element was removed")
+check.eq(cuda.to_device({}).size, 0, "an empty table")
 
 -- shapes and sizes
 check.error("cuda.device_array: bad argument #1 (shape[2] must be a non-negative integer, got -3)", cuda.device_array, { 2, -3 })
