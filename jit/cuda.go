@@ -407,6 +407,9 @@ func (e *emitter) expr(x Expr) string {
 	case *Convert:
 		return fmt.Sprintf("((%s)%s)", ctype(ex.T), e.expr(ex.X))
 	case *Neg:
+		if ex.Type() == Int {
+			return "wrap_neg(" + e.expr(ex.X) + ")"
+		}
 		return "(-" + e.expr(ex.X) + ")"
 	case *Not:
 		return "(!" + e.expr(ex.X) + ")"
@@ -454,8 +457,15 @@ func (e *emitter) expr(x Expr) string {
 	panic(fmt.Sprintf("jit: no CUDA for %T", x))
 }
 
+// intOps are the prelude's integer + - *, which wrap as NumPy's int64
+// (C's signed overflow is undefined, and NVRTC's optimiser relies on it).
+var intOps = map[string]string{"+": "wrap_add", "-": "wrap_sub", "*": "wrap_mul"}
+
 func (e *emitter) arith(ex *Arith) string {
 	x, y := e.expr(ex.X), e.expr(ex.Y)
+	if f, ok := intOps[ex.Op]; ok && ex.T == Int {
+		return fmt.Sprintf("%s(%s, %s)", f, x, y)
+	}
 	switch ex.Op {
 	case "%":
 		return fmt.Sprintf("lua_mod(%s, %s)", x, y)

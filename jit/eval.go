@@ -64,6 +64,12 @@ func (c *compiler) floatRaw(x Expr) floatFn {
 		s := ex.Slot
 		return func(t *thread) float64 { return t.floats[s] }
 	case *Convert:
+		if ex.X.Type() == Int && ex.T == Float32 {
+			// rounded once, as C's (float) of a long long: through
+			// float64 an integer past 2^53 would round twice
+			i := c.int(ex.X)
+			return func(t *thread) float64 { return float64(float32(i(t))) }
+		}
 		if ex.X.Type() == Int {
 			i := c.int(ex.X)
 			return func(t *thread) float64 { return float64(i(t)) }
@@ -196,6 +202,8 @@ func (c *compiler) intArith(ex *Arith) intFn {
 		if b == 0 {
 			t.fail(line, "integer modulo by zero")
 		}
+		// Go's % is C's (the dividend's sign, and 0 for the least int64
+		// % -1); Lua's takes the divisor's sign
 		r := a % b
 		if r != 0 && (r^b) < 0 {
 			r += b

@@ -4,8 +4,18 @@
 // compiles it without any header, so Lua's modulo (the sign of the divisor),
 // min, max and abs are spelled out here.
 
+// Integer + - * and unary minus wrap on overflow, as NumPy's int64 and
+// the CPU evaluator's do: computed on the unsigned bits, because C leaves
+// signed overflow undefined and the optimiser may assume it away (i * i
+// would be "known" non-negative).
+__device__ inline i64 wrap_add(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
+__device__ inline i64 wrap_sub(i64 a, i64 b) { return (i64)((u64)a - (u64)b); }
+__device__ inline i64 wrap_mul(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
+__device__ inline i64 wrap_neg(i64 a) { return (i64)(0ull - (u64)a); }
+
 // Lua's a % b: a - floor(a/b)*b, so the result takes the divisor's sign.
-__device__ inline i64 lua_mod(i64 a, i64 b) { i64 r = a % b; if (r != 0 && ((r ^ b) < 0)) r += b; return r; }
+// Any a % -1 is 0 (C leaves the least i64 % -1 undefined).
+__device__ inline i64 lua_mod(i64 a, i64 b) { if (b == -1) return 0; i64 r = a % b; if (r != 0 && ((r ^ b) < 0)) r += b; return r; }
 __device__ inline float lua_mod(float a, float b) { return a - floorf(a / b) * b; }
 __device__ inline double lua_mod(double a, double b) { return a - floor(a / b) * b; }
 
@@ -17,7 +27,7 @@ __device__ inline double lua_min(double a, double b) { return b < a ? b : a; }
 __device__ inline i64 lua_max(i64 a, i64 b) { return b > a ? b : a; }
 __device__ inline float lua_max(float a, float b) { return b > a ? b : a; }
 __device__ inline double lua_max(double a, double b) { return b > a ? b : a; }
-__device__ inline i64 lua_abs(i64 a) { return a < 0 ? -a : a; }
+__device__ inline i64 lua_abs(i64 a) { return a < 0 ? wrap_neg(a) : a; }
 __device__ inline float lua_abs(float a) { return fabsf(a); }
 __device__ inline double lua_abs(double a) { return fabs(a); }
 

@@ -80,6 +80,7 @@ type (
 	// Not is `not X` on a boolean.
 	Not struct{ X Expr }
 	// Arith is X op Y with op one of + - * / % ^, both of type T.
+	// Integers wrap on overflow (two's complement, as NumPy's int64).
 	Arith struct {
 		Op   string
 		X, Y Expr
