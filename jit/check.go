@@ -30,6 +30,10 @@ func Check(f *Function, sig Signature, o Options) (*Program, error) {
 		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: sig, CheckBounds: o.CheckBounds,
 	}}
 	t.defaultFloat = defaultFloat(sig)
+	t.what = fmt.Sprintf("the kernel at %s:%d", f.Chunk, f.Line())
+	if o.Name != "" {
+		t.what = fmt.Sprintf("the kernel %s at %s:%d", o.Name, f.Chunk, f.Line())
+	}
 	err := t.catch(func() {
 		t.params(f, sig)
 		t.prog.Body = t.block(f.Tree.Stmts)
@@ -63,6 +67,14 @@ type typer struct {
 	prog         *Program
 	defaultFloat Type
 	names        []map[string]binding
+	what         string // the function, as a trap's message names it
+}
+
+// trap adds an error the program raises while it runs, at line, and
+// returns its number for the Arith that raises it.
+func (t *typer) trap(line int, format string, args ...any) int {
+	t.prog.Traps = append(t.prog.Traps, &Error{Chunk: t.chunk, Line: line, Msg: fmt.Sprintf(format, args...)})
+	return len(t.prog.Traps)
 }
 
 // binding is what a name means: a local's slot or an array.

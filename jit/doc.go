@@ -25,4 +25,9 @@
 // bfloat16 arrays compute in float32, from integer arrays in int64. Stores
 // convert to the array's dtype once: floats into integer arrays truncate
 // and saturate as device.Set does, integers wrap.
+//
+// An operation that can fail while the kernel runs (an integer % whose
+// divisor may be 0) is a trap of the Program: the evaluator returns its
+// error, and the CUDA C records its number in an error record the runtime
+// reads back after the launch, as it reads an index out of bounds.
 package jit

@@ -196,11 +196,12 @@ func (c *compiler) intArith(ex *Arith) intFn {
 	case "*":
 		return func(t *thread) int64 { return x(t) * y(t) }
 	}
-	line := ex.Line
+	trap := ex.Trap
 	return func(t *thread) int64 {
 		a, b := x(t), y(t)
 		if b == 0 {
-			t.fail(line, "integer modulo by zero")
+			// the typer gives every % whose divisor may be 0 a trap
+			panic(runError{t.run.p.Traps[trap-1]})
 		}
 		// Go's % is C's (the dividend's sign, and 0 for the least int64
 		// % -1); Lua's takes the divisor's sign
@@ -379,10 +380,6 @@ func (t *thread) frame(k int, f *Func) *thread {
 
 // runError is a failure inside a thread, carried by panic to the block.
 type runError struct{ err *Error }
-
-func (t *thread) fail(line int, format string, args ...any) {
-	panic(runError{&Error{Chunk: t.run.p.Chunk, Line: line, Msg: fmt.Sprintf(format, args...)}})
-}
 
 // shapeText writes a shape as the bounds error shows it: (4, 3).
 func shapeText(shape []int) string {

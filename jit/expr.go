@@ -113,7 +113,11 @@ func (t *typer) arith(ex *ast.ArithmeticOpExpr, hint Type) Expr {
 		// Lua's / and ^ are float operations; Numba's int / int is float64.
 		typ = Float64
 	}
-	return &Arith{Op: ex.Operator, X: t.to(x, typ), Y: t.to(y, typ), T: typ, Line: ex.Line()}
+	a := &Arith{Op: ex.Operator, X: t.to(x, typ), Y: t.to(y, typ), T: typ}
+	if c, isConst := a.Y.(*Const); typ == Int && ex.Operator == "%" && (!isConst || c.I == 0) {
+		a.Trap = t.trap(ex.Line(), "integer modulo by zero: the divisor of %s is 0, in %s", luaText(ex), t.what)
+	}
+	return a
 }
 
 func (t *typer) compare(ex *ast.RelationalOpExpr, x, y Expr) Expr {

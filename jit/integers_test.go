@@ -82,9 +82,150 @@ func TestIntegerExpressionsAreInt64WhereverTheyAreStored(t *testing.T) {
 			if got := element(out, 0); got != tc.want {
 				t.Errorf("the evaluator stores %v, want %v", got, tc.want)
 			}
+			if len(p.Traps) != 0 {
+				t.Errorf("%% by a nonzero literal has traps: %v", p.Traps)
+			}
 			containsAll(t, CUDA(p), []string{tc.cuda})
 		})
 	}
+}
+
+// modZero is a kernel whose divisor is n, an integer argument.
+const modZero = `return function(out, i, n)
+	out[1] = (i * i) % n
+end`
+
+func TestIntegerModuloByZeroIsAnErrorNamingTheOperationAndTheKernel(t *testing.T) {
+	cases := []struct {
+		name, src string
+		o         Options
+		want      string
+	}{
+		{"a divisor argument", modZero, Options{},
+			"jit: kernel.lua:2: integer modulo by zero: the divisor of i * i % n is 0, in the kernel at kernel.lua:1"},
+		{"a named kernel", modZero, Options{Name: "squares"},
+			"jit: kernel.lua:2: integer modulo by zero: the divisor of i * i % n is 0, in the kernel squares at kernel.lua:1"},
+		// the issue's -nan: a literal 0 took the float type of out
+		{"a literal 0", "return function(out, i, n)\n\tout[1] = (i * i) % 0\nend", Options{},
+			"jit: kernel.lua:2: integer modulo by zero: the divisor of i * i % 0 is 0, in the kernel at kernel.lua:1"},
+		{"a local of a loop", "return function(out, i, n)\n\tlocal s = 0\n\tfor k = 3, -3, -1 do\n\t\ts = s + i % (k - n)\n\tend\n\tout[1] = s\nend", Options{},
+			"jit: kernel.lua:4: integer modulo by zero: the divisor of i % (k - n) is 0, in the kernel at kernel.lua:1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := mustTranslate(t, tc.src, Signature{arr(device.Float32, 1), intArg, intArg}, tc.o)
+			out := HostArray{DType: device.Float32, Shape: []int{1}, Data: make([]byte, 4)}
+			err := Run(p, [3]int{2, 1, 1}, [3]int{32, 1, 1}, []any{out, 5001.0, 0.0})
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			src := CUDA(p)
+			containsAll(t, src, []string{"i64* glua_err)", "bool glua_stop = false;", "lua_mod_checked(glua_err, glua_stop, 1, ", "if (glua_stop) return;"})
+			if len(p.Traps) != 1 || p.Traps[0].Error() != tc.want {
+				t.Errorf("traps %v", p.Traps)
+			}
+		})
+	}
+}
+
+// A nonzero divisor gives Lua's value on the same kernel.
+func TestIntegerModuloByAVariableFollowsLua(t *testing.T) {
+	p := mustTranslate(t, modZero, Signature{arr(device.Float32, 1), intArg, intArg}, Options{})
+	for _, c := range []struct{ n, want float64 }{{7, 2}, {-7, -5}, {1, 0}, {-1, 0}} {
+		out := HostArray{DType: device.Float32, Shape: []int{1}, Data: make([]byte, 4)}
+		if err := Run(p, [3]int{1, 1, 1}, [3]int{1, 1, 1}, []any{out, 5001.0, c.n}); err != nil {
+			t.Fatal(err)
+		}
+		if got := element(out, 0); got != c.want {
+			t.Errorf("(5001 * 5001) %% %v = %v, want %v", c.n, got, c.want)
+		}
+	}
+}
+
+// The device reports a trap in the record's first slot with the value the
+// runtime reads as RecordTrap, and an index out of bounds as RecordBounds.
+func TestPreludeRecordsWhatTheRuntimeReads(t *testing.T) {
+	for kind, head := range map[int]string{RecordBounds: "inline bool glua_in_bounds(", RecordTrap: "inline i64 lua_mod_checked("} {
+		body := prelude[strings.Index(prelude, head):]
+		body = body[:strings.Index(body, "\n}")]
+		if want := fmt.Sprintf("atomicCAS((u64*)err, 0ull, %dull) == 0ull", kind); !strings.Contains(body, want) {
+			t.Errorf("%s... does not record %d:\n%s", head, kind, body)
+		}
+	}
+}
+
+// A map function's trap names the map function, an op function's the op.
+func TestMapAndOpFunctionTrapsNameTheirFunction(t *testing.T) {
+	f := mustParseMap(t, "return function(x, n)\n\treturn x % n\nend", "kernel.lua")
+	x := HostArray{DType: device.Int64, Shape: []int{300}, Data: make([]byte, 300*8)}
+	for i := 0; i < 300; i++ {
+		storeInt(device.Int64, x.Data, i, int64(i))
+	}
+	sig := Signature{arr(device.Int64, 1), intArg}
+	mapWant := "jit: kernel.lua:2: integer modulo by zero: the divisor of x % n is 0, in the map function at kernel.lua:1"
+
+	p, err := CheckMap(f, sig, device.Float32, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := HostArray{DType: device.Float32, Shape: []int{300}, Data: make([]byte, 300*4)}
+	if err := Run(p, [3]int{2, 1, 1}, [3]int{256, 1, 1}, []any{out, x, 0.0}); err == nil || err.Error() != mapWant {
+		t.Errorf("map: error %v, want %q", err, mapWant)
+	}
+	if err := Run(p, [3]int{2, 1, 1}, [3]int{256, 1, 1}, []any{out, x, 7.0}); err != nil || element(out, 299) != 299%7 {
+		t.Errorf("map by 7: %v, out[300] = %v", err, element(out, 299))
+	}
+
+	first, err := CheckMapReduce(f, sig, Reduction{Name: "sum"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunMapReduce(first, ReducePartials(first, Reduction{Name: "sum"}), 300, []any{x, 0.0}); err == nil || err.Error() != mapWant {
+		t.Errorf("map_reduce: error %v, want %q", err, mapWant)
+	}
+
+	axis, err := CheckMapReduceAxis(f, sig, Reduction{Name: "max"}, device.Int64, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := HostArray{DType: device.Int64, Shape: []int{3}, Data: make([]byte, 3*8)}
+	if err := RunMapReduceAxis(axis, 3, 100, 2, res, []any{x, 0.0}); err == nil || err.Error() != mapWant {
+		t.Errorf("axis: error %v, want %q", err, mapWant)
+	}
+
+	id := mustParseMap(t, "return function(x) return x end", "kernel.lua")
+	op := mustParseMap(t, "return function(a, b)\n\treturn a % b\nend", "op.lua")
+	red := Reduction{Fn: op}
+	first, err = CheckMapReduce(id, Signature{arr(device.Int64, 1)}, red, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := ReducePartials(first, red)
+	opWant := "jit: op.lua:2: integer modulo by zero: the divisor of a % b is 0, in the op function at op.lua:1"
+	zeros := HostArray{DType: device.Int64, Shape: []int{300}, Data: make([]byte, 300*8)}
+	if _, err := RunMapReduce(first, second, 300, []any{zeros}); err == nil || err.Error() != opWant {
+		t.Errorf("op: error %v, want %q", err, opWant)
+	}
+	for _, p := range []*Program{first, second} {
+		containsAll(t, CUDA(p), []string{
+			"i64 glua_map_fn_op(i64 l0_a, i64 l1_b, i64* glua_err, bool& glua_stop) {",
+			"return lua_mod_checked(glua_err, glua_stop, 1, l0_a, l1_b);",
+			", glua_err, glua_stop)",
+			"i64* glua_err)",
+		})
+	}
+}
+
+// In CUDA C an op function's statements stop at a trap as the kernel's do: a
+// loop in it must not run on with a value of 0.
+func TestOpFunctionsCUDAStopsAtATrap(t *testing.T) {
+	op := mustParseMap(t, "return function(a, b)\n\tlocal r = a\n\twhile r % b == 0 do r = r + 1 end\n\treturn r\nend", "op.lua")
+	id := mustParseMap(t, "return function(x) return x end", "kernel.lua")
+	first, err := CheckMapReduce(id, Signature{arr(device.Int64, 1)}, Reduction{Fn: op}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	containsAll(t, CUDA(first), []string{"while ((lua_mod_checked(glua_err, glua_stop, 1, l2_r, l1_b) == (0LL))) {\n        if (glua_stop) return 0;"})
 }
 
 // mapIntegerOps are map functions of two int64 arrays, each with the

@@ -104,8 +104,8 @@ func TestCheckBoundsGuardsEveryAccess(t *testing.T) {
 	containsAll(t, CUDA(p), []string{
 		"i64* glua_err)",
 		"if (glua_in_bounds(glua_err, 3, 4, l1_i, p_out_n0, 1, 1, 1, 1, 1, 1)) p_out[(l1_i - 1)] =",
-		"(glua_in_bounds(glua_err, 1, 4, l1_i, p_a_n0, 1, 1, 1, 1, 1, 1) ? p_a[(l1_i - 1)] : (glua_oob = true, (float)0))",
-		"if (glua_oob) return;",
+		"(glua_in_bounds(glua_err, 1, 4, l1_i, p_a_n0, 1, 1, 1, 1, 1, 1) ? p_a[(l1_i - 1)] : (glua_stop = true, (float)0))",
+		"if (glua_stop) return;",
 	})
 }
 

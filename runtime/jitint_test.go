@@ -103,6 +103,97 @@ got[#got + 1] = sum
 	})
 }
 
+// An integer % by zero ends the launch with an error naming the
+// operation and the function, from kernels.jit (with and without
+// check_bounds), kernels.map, kernels.map_reduce (its function and its op)
+// and an axis reduction; the same kernel then runs with a divisor, and
+// the runtime with it.
+func TestJitIntegerModuloByZeroIsAnErrorOnEachBackend(t *testing.T) {
+	cases := []struct {
+		name, call, want string
+		again            bool // the same call with N = 7 runs
+	}{
+		{"kernels.jit", `kernels.jit(function(out, i, n)
+			out[1] = (i * i) % n
+		end):launch({grid = 4, block = 64}, f32, 5001, N)`,
+			"Kernel:launch: jit: <string>:3: integer modulo by zero: the divisor of i * i % n is 0, in the kernel at <string>:2", true},
+		{"a launch on a stream", `kernels.jit(function(out, i, n)
+			out[kernels.grid(1)] = (i * i) % n
+		end):launch({grid = 4, block = 64, stream = cuda.stream()}, f32, 5001, N)`,
+			"jit: <string>:3: integer modulo by zero: the divisor of i * i % n is 0, in the kernel at <string>:2", true},
+		{"a named kernel with check_bounds", `kernels.jit(function(out, i, n)
+			out[kernels.grid(1) % 4 + 1] = i % n
+		end, {name = "squares", check_bounds = true}):launch({grid = 4, block = 64}, f32, 5001, N)`,
+			"jit: <string>:3: integer modulo by zero: the divisor of i % n is 0, in the kernel squares at <string>:2", true},
+		// it stored -nan: the 0 took the float type of out
+		{"the issue's literal 0", `kernels.jit(function(out, i)
+			out[1] = (i * i) % 0
+		end):launch({grid = 1, block = 1}, f32, 5001)`,
+			"jit: <string>:3: integer modulo by zero: the divisor of i * i % 0 is 0, in the kernel at <string>:2", false},
+		{"kernels.map", `kernels.map(function(x, n)
+			return x % n
+		end, f32, ints, N)`,
+			"kernels.map: jit: <string>:3: integer modulo by zero: the divisor of x % n is 0, in the map function at <string>:2", true},
+		{"kernels.map_reduce", `kernels.map_reduce(function(x, n)
+			return x % n
+		end, "sum", ints, N)`,
+			"integer modulo by zero: the divisor of x % n is 0, in the map function at <string>:2", true},
+		{"an op function", `kernels.map_reduce(function(x, n) return x * n end, function(a, b)
+			return a % b
+		end, ints, N)`,
+			"integer modulo by zero: the divisor of a % b is 0, in the op function at <string>:2", true},
+		{"an axis reduction", `kernels.map_reduce(function(x, n)
+			return x % n
+		end, "max", ints:reshape({50, 20}), N, {axis = 2})`,
+			"integer modulo by zero: the divisor of x % n is 0, in the map function at <string>:2", true},
+	}
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		if err := rt.DoString(`cuda, kernels = require("cuda"), require("kernels")
+			f32 = cuda.zeros(1000, "float32")
+			ints = cuda.to_device((function() local t = {} for i = 1, 1000 do t[i] = i end return t end)(), "int64")`); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				err := rt.DoString("local N = 0\n" + tc.call)
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %v, want one containing %q", err, tc.want)
+				}
+				if tc.again {
+					// the same function with a divisor of 7
+					if err := rt.DoString("local N = 7\n" + tc.call); err != nil {
+						t.Fatalf("after the error: %v", err)
+					}
+				}
+			})
+		}
+		// the runtime is usable after all of them
+		if err := rt.DoString(`kernels.map(function(x) return x % 7 end, f32, ints)
+			assert(f32:to_table()[1000] == 1000 % 7, "a map after the errors")`); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A kernel that reads back its error record cannot be in a graph, on
+// either backend: the GPU refuses it at the capture, the CPU (which calls
+// the function again at each launch) at g:launch().
+func TestJitErrorRecordIsRefusedInAGraphOnEachBackend(t *testing.T) {
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		err := rt.DoString(`local cuda, kernels = require("cuda"), require("kernels")
+			local out, x = cuda.zeros(10, "float32"), cuda.to_device({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, "int64")
+			local ok = cuda.graph(function() kernels.map(function(v) return v % 3 end, out, x) end)
+			ok:launch()
+			assert(out:to_table()[10] == 1, "a literal divisor is not checked, and a graph holds it")
+			local g = cuda.graph(function() kernels.map(function(v, n) return v % n end, out, x, 3) end)
+			g:launch()`)
+		want := "a kernel that reports errors from the device (check_bounds, or an integer % whose divisor may be 0) cannot be captured in a graph"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %v, want one containing %q", err, want)
+		}
+	})
+}
+
 // mapIntegerSources are map functions of int64 arrays x and y (y never 0)
 // with the dtype each stores into: every integer operation, wrapping
 // products, the conversions of large integers to each float dtype, a

@@ -66,6 +66,9 @@ func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []
 	if err != nil {
 		return err
 	}
+	if err := rt.recordable(v.prog); err != nil {
+		return err
+	}
 	n := out.size
 	if n == 0 {
 		return nil
@@ -93,7 +96,7 @@ func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []
 			vals = append(vals, float64(n))
 		}
 	}
-	return v.kernel.Launch(cfg, vals...)
+	return rt.launchRecorded(v, cfg, vals, append([]any{out}, args...))
 }
 
 // mapSignature checks args against the function's parameters and the

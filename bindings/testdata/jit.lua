@@ -117,6 +117,17 @@ kernels.jit(function(out, i)
   out[3] = (i * i) % -1000
 end):launch({ grid = 1, block = 1 }, wraps, 3037000500)
 check.eq(table.concat(wraps:to_table(), " "), "384 616 -616", "int64 squares wrap")
+-- an integer % by zero stops the launch (it stored -nan), naming the
+-- operation and the kernel; the runtime is usable afterwards
+local modzero = kernels.jit(function(out, i)
+  out[1] = (i * i) % 0
+end, { name = "modzero" })
+check.error("jit.lua:" .. debug.getinfo(1).currentline - 2 .. ": integer modulo by zero: the divisor of i * i % 0 is 0, in the kernel modzero at",
+  modzero.launch, modzero, { grid = 1, block = 1 }, sq32, 5001)
+local modn = kernels.jit(function(out, i, n) out[kernels.grid(1)] = i % n end)
+check.error("integer modulo by zero: the divisor of i % n is 0", modn.launch, modn, { grid = 2, block = 2 }, sq32, 5001, 0)
+modn:launch({ grid = 2, block = 2 }, sq32, 5001, 7)
+check.eq(table.concat(sq32:to_table(), " "), "3 3 3 3", "the same kernel with a divisor")
 
 -- bad input
 check.error("kernels.jit: bad argument #1 (a Lua function expected, got number)", kernels.jit, 42)

@@ -99,6 +99,9 @@ kernels.map(function(x) return x / 2 end, m64, big)
 check.eq(table.concat(m64:to_table(), " "), "2500.5 50000000.5 1518500250 -3.5", "/ of integers is float64")
 kernels.map(function(i) return (i * i) % 7 end, m32, 5001)
 check.eq(m32:to_table()[4], 2, "a number argument")
+check.error("map.lua:" .. debug.getinfo(1).currentline + 1 .. ": integer modulo by zero: the divisor of x % n is 0, in the map function at", kernels.map,
+  function(x, n) return x % n end, m32, big, 0)
+check.eq(kernels.map(function(x, n) return x % n end, m32, big, 10):to_table()[2], 1, "a map after the error")
 
 -- errors name both shapes, and the line of a construct outside the subset
 check.error("has shape 3x4 and out has shape 12", kernels.map, axpby, cuda.zeros(12), cuda.zeros({ 3, 4 }), 1)
