@@ -57,6 +57,10 @@ func (t *typer) multiValue(e ast.Expr, want int) []Expr {
 // argument's type and make integers float64, as Numba does; abs, min and
 // max keep integers; floor and ceil give integers.
 func (t *typer) mathCall(ex *ast.FuncCallExpr, name string, hint Type) Expr {
+	if name == "floor" || name == "ceil" {
+		// an integer comes out, whatever type the context wants
+		hint = Void
+	}
 	args := make([]Expr, len(ex.Args))
 	typ := Int
 	for i, a := range ex.Args {

@@ -30,6 +30,10 @@ func Check(f *Function, sig Signature, o Options) (*Program, error) {
 		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: sig, CheckBounds: o.CheckBounds,
 	}}
 	t.defaultFloat = defaultFloat(sig)
+	t.what = fmt.Sprintf("the kernel at %s:%d", f.Chunk, f.Line())
+	if o.Name != "" {
+		t.what = fmt.Sprintf("the kernel %s at %s:%d", o.Name, f.Chunk, f.Line())
+	}
 	err := t.catch(func() {
 		t.params(f, sig)
 		t.prog.Body = t.block(f.Tree.Stmts)
@@ -63,6 +67,14 @@ type typer struct {
 	prog         *Program
 	defaultFloat Type
 	names        []map[string]binding
+	what         string // the function, as a trap's message names it
+}
+
+// trap adds an error the program raises while it runs, at line, and
+// returns its number for the Arith that raises it.
+func (t *typer) trap(line int, format string, args ...any) int {
+	t.prog.Traps = append(t.prog.Traps, &Error{Chunk: t.chunk, Line: line, Msg: fmt.Sprintf(format, args...)})
+	return len(t.prog.Traps)
 }
 
 // binding is what a name means: a local's slot or an array.
@@ -254,7 +266,7 @@ func (t *typer) convertTo(x Expr, to Type, name string, line int) Expr {
 	case from == to:
 		return x
 	case to.IsFloat() && (from == Int || from.IsFloat()):
-		return &Convert{X: x, T: to}
+		return t.to(x, to)
 	case to == Int && from.IsFloat():
 		t.fail(line, "%s is an integer (from its first assignment) and cannot take a %s; give it a float first value (0.0) or use math.floor", name, from)
 	}
@@ -300,17 +312,21 @@ func join(a, b Type) Type {
 	return Int
 }
 
-// to converts x to typ, folding constants so that literals adapt.
+// to converts x to typ, folding constants so that literals adapt. An
+// integer rounds to float32 once, as C's (float) of a long long does,
+// not through float64.
 func (t *typer) to(x Expr, typ Type) Expr {
 	if x.Type() == typ {
 		return x
 	}
 	if c, ok := x.(*Const); ok && typ.IsFloat() {
 		f := c.F
-		if c.T == Int {
+		switch {
+		case c.T == Int && typ == Float32:
+			f = float64(float32(c.I))
+		case c.T == Int:
 			f = float64(c.I)
-		}
-		if typ == Float32 {
+		case typ == Float32:
 			f = float64(float32(f))
 		}
 		return &Const{T: typ, F: f}
@@ -325,14 +341,16 @@ func isFloatText(s string) bool {
 	return strings.ContainsAny(s, ".eE")
 }
 
-// number types a numeric literal: a float where it is written as one or
-// is not an integer, adapting to hint when that is a float type.
+// number types a numeric literal: an integer where it is written as one
+// (whatever the context: `(i * i) % 7` stored into a float array is
+// integer work), otherwise a float of hint's type when that is a float
+// type, of the kernel's default float when not.
 func (t *typer) number(ex *ast.NumberExpr, hint Type) Expr {
 	v, err := parseNumber(ex.Value)
 	if err != nil {
 		t.fail(ex.Line(), "malformed number %s", ex.Value)
 	}
-	if !isFloatText(ex.Value) && v == math.Trunc(v) && math.Abs(v) < 1<<63 && !hint.IsFloat() {
+	if !isFloatText(ex.Value) && v == math.Trunc(v) && math.Abs(v) < 1<<63 {
 		return &Const{T: Int, I: int64(v)}
 	}
 	typ := t.defaultFloat

@@ -13,13 +13,21 @@
 // memory, launches nothing and knows nothing of Lua states; the runtime
 // decides when to translate, compile and launch.
 //
-// Types: integers compute in int64, floats in float32 or float64. A local
-// takes the type of its first assignment; a float literal takes the float
-// type of the operand beside it (or the kernel's default float, float32
-// when every float array is 32 bits or narrower, else float64); float32
-// work stays float32 unless a float64 operand appears; `/` and `^` are
-// float operations; integers and float32 give float32. Loads from float16
-// and bfloat16 arrays compute in float32, from integer arrays in int64.
-// Stores convert to the array's dtype: floats into integer arrays truncate
+// Types: integers compute in int64, wrapping on overflow, wherever their
+// value goes; floats in float32 or float64. A literal without a point or
+// an exponent is an integer. A local takes the type of its first
+// assignment; a float literal takes the float type of the operand beside
+// it, else of where its value goes (an element's, a float local's), else
+// the kernel's default float (float32 when every float array is 32 bits
+// or narrower, else float64); float32 work stays float32 unless a float64
+// operand appears; `/` and `^` are float operations; integers and float32
+// give float32, but compare exactly (in float64). Loads from float16 and
+// bfloat16 arrays compute in float32, from integer arrays in int64. Stores
+// convert to the array's dtype once: floats into integer arrays truncate
 // and saturate as device.Set does, integers wrap.
+//
+// An operation that can fail while the kernel runs (an integer % whose
+// divisor may be 0) is a trap of the Program: the evaluator returns its
+// error, and the CUDA C records its number in an error record the runtime
+// reads back after the launch, as it reads an index out of bounds.
 package jit

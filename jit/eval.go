@@ -64,6 +64,12 @@ func (c *compiler) floatRaw(x Expr) floatFn {
 		s := ex.Slot
 		return func(t *thread) float64 { return t.floats[s] }
 	case *Convert:
+		if ex.X.Type() == Int && ex.T == Float32 {
+			// rounded once, as C's (float) of a long long: through
+			// float64 an integer past 2^53 would round twice
+			i := c.int(ex.X)
+			return func(t *thread) float64 { return float64(float32(i(t))) }
+		}
 		if ex.X.Type() == Int {
 			i := c.int(ex.X)
 			return func(t *thread) float64 { return float64(i(t)) }
@@ -190,12 +196,15 @@ func (c *compiler) intArith(ex *Arith) intFn {
 	case "*":
 		return func(t *thread) int64 { return x(t) * y(t) }
 	}
-	line := ex.Line
+	trap := ex.Trap
 	return func(t *thread) int64 {
 		a, b := x(t), y(t)
 		if b == 0 {
-			t.fail(line, "integer modulo by zero")
+			// the typer gives every % whose divisor may be 0 a trap
+			panic(runError{t.run.p.Traps[trap-1]})
 		}
+		// Go's % is C's (the dividend's sign, and 0 for the least int64
+		// % -1); Lua's takes the divisor's sign
 		r := a % b
 		if r != 0 && (r^b) < 0 {
 			r += b
@@ -371,10 +380,6 @@ func (t *thread) frame(k int, f *Func) *thread {
 
 // runError is a failure inside a thread, carried by panic to the block.
 type runError struct{ err *Error }
-
-func (t *thread) fail(line int, format string, args ...any) {
-	panic(runError{&Error{Chunk: t.run.p.Chunk, Line: line, Msg: fmt.Sprintf(format, args...)}})
-}
 
 // shapeText writes a shape as the bounds error shows it: (4, 3).
 func shapeText(shape []int) string {

@@ -113,7 +113,11 @@ func (t *typer) arith(ex *ast.ArithmeticOpExpr, hint Type) Expr {
 		// Lua's / and ^ are float operations; Numba's int / int is float64.
 		typ = Float64
 	}
-	return &Arith{Op: ex.Operator, X: t.to(x, typ), Y: t.to(y, typ), T: typ, Line: ex.Line()}
+	a := &Arith{Op: ex.Operator, X: t.to(x, typ), Y: t.to(y, typ), T: typ}
+	if c, isConst := a.Y.(*Const); typ == Int && ex.Operator == "%" && (!isConst || c.I == 0) {
+		a.Trap = t.trap(ex.Line(), "integer modulo by zero: the divisor of %s is 0, in %s", luaText(ex), t.what)
+	}
+	return a
 }
 
 func (t *typer) compare(ex *ast.RelationalOpExpr, x, y Expr) Expr {
@@ -126,6 +130,19 @@ func (t *typer) compare(ex *ast.RelationalOpExpr, x, y Expr) Expr {
 	t.numeric(x, ex.Lhs)
 	t.numeric(y, ex.Rhs)
 	typ := join(x.Type(), y.Type())
+	if typ == Float32 && (x.Type() == Int || y.Type() == Int) {
+		// float64 holds both exactly (integers up to 2^53), so the
+		// comparison is Lua's: i * i == 25010000.0 is false for i = 5001,
+		// where float32 would round both sides to one value. A float
+		// literal is read again as a float64 for it.
+		typ = Float64
+		if isLiteral(ex.Lhs) {
+			x = t.expr(ex.Lhs, Float64)
+		}
+		if isLiteral(ex.Rhs) {
+			y = t.expr(ex.Rhs, Float64)
+		}
+	}
 	return &Compare{Op: ex.Operator, X: t.to(x, typ), Y: t.to(y, typ)}
 }
 

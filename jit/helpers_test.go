@@ -76,3 +76,13 @@ func containsAll(t *testing.T, text string, want []string) {
 		t.Log(text[strings.Index(text, "extern \"C\""):])
 	}
 }
+
+// mustParseMap parses src's function as kernels.map does, from chunk.
+func mustParseMap(t *testing.T, src, chunk string) *Function {
+	t.Helper()
+	f, err := ParseMap(kernelTree(t, src), chunk)
+	if err != nil {
+		t.Fatalf("ParseMap: %v", err)
+	}
+	return f
+}

@@ -77,12 +77,16 @@ func CheckMap(f *Function, sig Signature, out device.DType, o Options) (*Program
 		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: full, CheckBounds: o.CheckBounds,
 	}}
 	t.defaultFloat = defaultFloat(sig)
+	t.what = mapWhat(f)
 	err := t.catch(func() { t.mapBody(f, sig, out) })
 	if err != nil {
 		return nil, err
 	}
 	return t.prog, nil
 }
+
+// mapWhat names a map function in a trap's message.
+func mapWhat(f *Function) string { return fmt.Sprintf("the map function at %s:%d", f.Chunk, f.Line()) }
 
 func (t *typer) mapBody(f *Function, sig Signature, out device.DType) {
 	outArr := &Array{Name: "out", DType: out, Rank: 1, Param: 0, Shared: -1}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gluaproject/glua/device"
 )
@@ -121,6 +122,7 @@ func CheckMapReduce(f *Function, sig Signature, op Reduction, o Options) (*Progr
 		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: full, UsesSync: true,
 	}}
 	t.defaultFloat = defaultFloat(sig)
+	t.what = mapWhat(f)
 	err = t.catch(func() {
 		partials := &Array{Name: "partials", Rank: 1, Param: 0, Shared: -1}
 		t.names = []map[string]binding{{}}
@@ -163,20 +165,24 @@ func (t *typer) reducer(op Reduction, value Type) reducer {
 	if op.Fn == nil {
 		return reducer{name: op.Name, t: acc}
 	}
-	fn, ret := t.opFunc(op.Fn, acc)
+	fn, ret, traps := t.opFunc(op.Fn, acc)
 	if acc == Int && ret.IsFloat() {
 		acc = Float64
-		fn, _ = t.opFunc(op.Fn, acc)
+		fn, _, traps = t.opFunc(op.Fn, acc)
 	}
 	t.prog.Funcs = append(t.prog.Funcs, fn)
+	t.prog.Traps = traps
 	return reducer{fn: fn, t: acc}
 }
 
 // opFunc types a function op with both parameters of type acc, as a Func
 // of its own locals returning acc, and the type of the value it
-// computes; a float literal in it is a float64 when acc is.
-func (t *typer) opFunc(op *Function, acc Type) (*Func, Type) {
+// computes; a float literal in it is a float64 when acc is. Its traps
+// are numbered after the program's: traps is the program's with them.
+func (t *typer) opFunc(op *Function, acc Type) (fn *Func, ret Type, traps []*Error) {
 	sub := &typer{parser: parser{chunk: op.Chunk, mapFn: true}, prog: &Program{Name: t.prog.Name, Chunk: op.Chunk, Line: op.Line()}}
+	sub.prog.Traps = slices.Clone(t.prog.Traps)
+	sub.what = fmt.Sprintf("the op function at %s:%d", op.Chunk, op.Line())
 	sub.defaultFloat = t.defaultFloat
 	if acc.IsFloat() {
 		sub.defaultFloat = acc
@@ -188,7 +194,7 @@ func (t *typer) opFunc(op *Function, acc Type) (*Func, Type) {
 		sub.bind(pname, binding{slot: params[i]})
 	}
 	body, x, _ := sub.mapValue(op, acc)
-	return &Func{Name: t.prog.Name + "_op", Params: params, Locals: sub.prog.Locals, Body: body, Ret: sub.to(x, acc)}, x.Type()
+	return &Func{Name: t.prog.Name + "_op", Params: params, Locals: sub.prog.Locals, Body: body, Ret: sub.to(x, acc)}, x.Type(), sub.prog.Traps
 }
 
 // ReducePartials is the second kernel of a map_reduce whose first is
@@ -205,6 +211,7 @@ func ReducePartials(first *Program, op Reduction) *Program {
 	partials := &Array{Name: "partials", DType: d, Rank: 1, Param: 1, Shared: -1}
 	p := &Program{
 		Name: first.Name + "_partials", Chunk: first.Chunk, Line: first.Line, UsesSync: true,
+		Traps:     first.Traps, // its Func's, numbered as in first
 		Signature: Signature{{Array: true, DType: d, Rank: 1}, {Array: true, DType: d, Rank: 1}},
 		Params:    []Param{{Name: "result", Array: result, Slot: -1}, {Name: "partials", Array: partials, Slot: -1}},
 		Locals:    []Local{{Name: "i", Type: Int}, {Name: "acc", Type: acc}},

@@ -252,8 +252,8 @@ func TestMapReduceByAFunctionTranslatesToADeviceFunction(t *testing.T) {
 		"if ((l1_i == ((i64)blockIdx.x * blockDim.x + threadIdx.x + 1))) {",
 		"l3_acc = ((double)(l2_x * l2_x));",
 		"l3_acc = glua_map_fn_op(l3_acc, ((double)(l2_x * l2_x)));",
-		"if (((l4_lane <= (128LL)) && ((((i64)blockIdx.x * blockDim.x + threadIdx.x + 1) + (128LL)) <= l0_n))) {",
-		"s0_tree[(l4_lane - 1)] = (double)(glua_map_fn_op(s0_tree[(l4_lane - 1)], s0_tree[((l4_lane + (128LL)) - 1)]));",
+		"if (((l4_lane <= (128LL)) && (wrap_add(((i64)blockIdx.x * blockDim.x + threadIdx.x + 1), (128LL)) <= l0_n))) {",
+		"s0_tree[(l4_lane - 1)] = (double)(glua_map_fn_op(s0_tree[(l4_lane - 1)], s0_tree[(wrap_add(l4_lane, (128LL)) - 1)]));",
 	})
 	if strings.Contains(src, "0xfff0000000000000") || strings.Contains(src, "l3_acc = (0e+00)") {
 		t.Error("a function op starts from an identity")
@@ -261,7 +261,7 @@ func TestMapReduceByAFunctionTranslatesToADeviceFunction(t *testing.T) {
 	second := CUDA(ReducePartials(first, op))
 	containsAll(t, second, []string{
 		"__device__ inline double glua_map_fn_op(double l0_a, double l1_b) {",
-		"if (((l2_lane <= (1LL)) && ((((i64)threadIdx.x + 1) + (1LL)) <= ((i64)p_partials_n0)))) {",
+		"if (((l2_lane <= (1LL)) && (wrap_add(((i64)threadIdx.x + 1), (1LL)) <= ((i64)p_partials_n0)))) {",
 		"l1_acc = glua_map_fn_op(l1_acc, p_partials[(l0_i - 1)]);",
 	})
 }

@@ -54,6 +54,7 @@ func CheckMapReduceAxis(f *Function, sig Signature, op Reduction, out device.DTy
 		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: full, UsesSync: true,
 	}}
 	t.defaultFloat = defaultFloat(sig)
+	t.what = mapWhat(f)
 	err = t.catch(func() {
 		outArr := &Array{Name: "out", DType: out, Rank: 1, Param: 0, Shared: -1}
 		t.names = []map[string]binding{{}}

@@ -155,9 +155,9 @@ func TestMapReduceAlongAnAxisTranslatesToOneKernel(t *testing.T) {
 		`extern "C" __global__ void glua_map_axis_fn(float* p_out, i64 p_out_n0, i64 l0_m, i64 l1_len, i64 l2_ostride, i64 l3_kstride, i64 l4_nblocks, float* p_in1, i64 p_in1_n0)`,
 		"f1_i = ((i64)blockIdx.x + 1), f1_stop = l0_m, f1_step = l4_nblocks;",
 		"f2_i = ((i64)threadIdx.x + 1), f2_stop = l1_len, f2_step = (256LL);",
-		"l7_i = ((((l5_o - (1LL)) * l2_ostride) + ((l6_k - (1LL)) * l3_kstride)) + (1LL));",
+		"l7_i = wrap_add(wrap_add(wrap_mul(wrap_sub(l5_o, (1LL)), l2_ostride), wrap_mul(wrap_sub(l6_k, (1LL)), l3_kstride)), (1LL));",
 		"l9_acc = glua_map_axis_fn_op(l9_acc, ((double)(l8_x * l8_x)));",
-		"if (((l10_lane <= (128LL)) && ((((i64)threadIdx.x + 1) + (128LL)) <= l1_len))) {",
+		"if (((l10_lane <= (128LL)) && (wrap_add(((i64)threadIdx.x + 1), (128LL)) <= l1_len))) {",
 		"p_out[(l5_o - 1)] = (float)(s0_tree[((1LL) - 1)]);",
 		"__syncthreads();\n        }\n    }\n}",
 	})

@@ -3,6 +3,8 @@ package jit
 import (
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -367,4 +369,89 @@ func KernelFunctions() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// luaText writes e back as Lua source, for messages that quote an
+// operation; parentheses only where Lua's precedence needs them.
+func luaText(e ast.Expr) string {
+	text, _ := luaTextPrec(e)
+	return text
+}
+
+// Lua's binary operator precedences, lowest first; unary operators bind
+// tighter than all but ^.
+var luaPrec = map[string]int{
+	"or": 1, "and": 2,
+	"<": 3, ">": 3, "<=": 3, ">=": 3, "~=": 3, "==": 3,
+	"..": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6, "^": 8,
+}
+
+const unaryPrec, atomPrec = 7, 9
+
+// luaTextPrec is e's text and the precedence of its outermost operator.
+func luaTextPrec(e ast.Expr) (string, int) {
+	binary := func(op string, l, r ast.Expr) (string, int) {
+		p := luaPrec[op]
+		lt, lp := luaTextPrec(l)
+		rt, rp := luaTextPrec(r)
+		// ^ is right associative, the others left
+		if lp < p || op == "^" && lp == p {
+			lt = "(" + lt + ")"
+		}
+		if rp < p || op != "^" && rp == p {
+			rt = "(" + rt + ")"
+		}
+		return lt + " " + op + " " + rt, p
+	}
+	unary := func(op string, x ast.Expr) (string, int) {
+		xt, xp := luaTextPrec(x)
+		if xp < unaryPrec {
+			xt = "(" + xt + ")"
+		}
+		return op + xt, unaryPrec
+	}
+	switch ex := e.(type) {
+	case *ast.NumberExpr:
+		return ex.Value, atomPrec
+	case *ast.IdentExpr:
+		return ex.Value, atomPrec
+	case *ast.TrueExpr:
+		return "true", atomPrec
+	case *ast.FalseExpr:
+		return "false", atomPrec
+	case *ast.StringExpr:
+		return strconv.Quote(ex.Value), atomPrec
+	case *ast.ArithmeticOpExpr:
+		return binary(ex.Operator, ex.Lhs, ex.Rhs)
+	case *ast.RelationalOpExpr:
+		return binary(ex.Operator, ex.Lhs, ex.Rhs)
+	case *ast.LogicalOpExpr:
+		return binary(ex.Operator, ex.Lhs, ex.Rhs)
+	case *ast.UnaryMinusOpExpr:
+		return unary("-", ex.Expr)
+	case *ast.UnaryNotOpExpr:
+		return unary("not ", ex.Expr)
+	case *ast.UnaryLenOpExpr:
+		return unary("#", ex.Expr)
+	case *ast.AttrGetExpr:
+		obj, p := luaTextPrec(ex.Object)
+		if p < atomPrec {
+			obj = "(" + obj + ")"
+		}
+		if k, ok := ex.Key.(*ast.StringExpr); ok {
+			return obj + "." + k.Value, atomPrec
+		}
+		return obj + "[" + luaText(ex.Key) + "]", atomPrec
+	case *ast.FuncCallExpr:
+		args := make([]string, len(ex.Args))
+		for i, a := range ex.Args {
+			args[i] = luaText(a)
+		}
+		fn := "?"
+		if ex.Func != nil {
+			fn = luaText(ex.Func)
+		}
+		return fn + "(" + strings.Join(args, ", ") + ")", atomPrec
+	}
+	return exprName(e), atomPrec
 }

@@ -4,10 +4,31 @@
 // compiles it without any header, so Lua's modulo (the sign of the divisor),
 // min, max and abs are spelled out here.
 
+// Integer + - * and unary minus wrap on overflow, as NumPy's int64 and
+// the CPU evaluator's do: computed on the unsigned bits, because C leaves
+// signed overflow undefined and the optimiser may assume it away (i * i
+// would be "known" non-negative).
+__device__ inline i64 wrap_add(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
+__device__ inline i64 wrap_sub(i64 a, i64 b) { return (i64)((u64)a - (u64)b); }
+__device__ inline i64 wrap_mul(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
+__device__ inline i64 wrap_neg(i64 a) { return (i64)(0ull - (u64)a); }
+
 // Lua's a % b: a - floor(a/b)*b, so the result takes the divisor's sign.
-__device__ inline i64 lua_mod(i64 a, i64 b) { i64 r = a % b; if (r != 0 && ((r ^ b) < 0)) r += b; return r; }
+// Any a % -1 is 0 (C leaves the least i64 % -1 undefined).
+__device__ inline i64 lua_mod(i64 a, i64 b) { if (b == -1) return 0; i64 r = a % b; if (r != 0 && ((r ^ b) < 0)) r += b; return r; }
 __device__ inline float lua_mod(float a, float b) { return a - floorf(a / b) * b; }
 __device__ inline double lua_mod(double a, double b) { return a - floor(a / b) * b; }
+
+// An integer a % b whose divisor may be 0: at b == 0 the first thread to
+// fail records trap (the operation's number in the program's traps) in
+// err, as glua_in_bounds records an index, and sets stop, which ends the
+// thread at its next statement; the value meanwhile is 0.
+__device__ inline i64 lua_mod_checked(i64* err, bool& stop, int trap, i64 a, i64 b) {
+    if (b != 0) return lua_mod(a, b);
+    if (atomicCAS((u64*)err, 0ull, 2ull) == 0ull) err[1] = trap;
+    stop = true;
+    return 0;
+}
 
 // Lua's math.min and math.max: the first argument unless the second is
 // strictly less (greater), whatever NaNs do.
@@ -17,14 +38,15 @@ __device__ inline double lua_min(double a, double b) { return b < a ? b : a; }
 __device__ inline i64 lua_max(i64 a, i64 b) { return b > a ? b : a; }
 __device__ inline float lua_max(float a, float b) { return b > a ? b : a; }
 __device__ inline double lua_max(double a, double b) { return b > a ? b : a; }
-__device__ inline i64 lua_abs(i64 a) { return a < 0 ? -a : a; }
+__device__ inline i64 lua_abs(i64 a) { return a < 0 ? wrap_neg(a) : a; }
 __device__ inline float lua_abs(float a) { return fabsf(a); }
 __device__ inline double lua_abs(double a) { return fabs(a); }
 
 // check_bounds: an index tuple (i0..i3 against n0..n3; unused
 // dimensions pass 1 and 1) is in bounds, or the first thread out of bounds
 // records the array, the line and its indices in err (err[0] is 0 until
-// one has) and the caller stops the thread.
+// a thread has failed, then 1 for an index, 2 for a trap) and the caller
+// stops the thread.
 __device__ inline bool glua_in_bounds(i64* err, int arr, int line, i64 i0, i64 n0, i64 i1, i64 n1, i64 i2, i64 n2, i64 i3, i64 n3) {
     if (i0 >= 1 && i0 <= n0 && i1 >= 1 && i1 <= n1 && i2 >= 1 && i2 <= n2 && i3 >= 1 && i3 <= n3) return true;
     if (atomicCAS((u64*)err, 0ull, 1ull) == 0ull) {

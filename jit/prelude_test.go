@@ -23,9 +23,10 @@ var cudaBuiltins = map[string]bool{
 // TestGeneratedCUDACallsOnlyWhatThePreludeDefines translates kernels that
 // use every helper the emitter writes (2-byte floats in and out,
 // saturating stores, Lua's %, abs, min, max, floor, checked indices, an
-// int64 atomic) and finds each name the generated code calls or casts to
-// defined by the prelude, which is kernels.DtypesSource() followed by
-// prelude.cu, in that order.
+// int64 atomic, wrapping integer arithmetic, a % that may divide by zero)
+// and finds each name the generated code calls or casts to defined by the
+// prelude, which is kernels.DtypesSource() followed by prelude.cu, in
+// that order.
 func TestGeneratedCUDACallsOnlyWhatThePreludeDefines(t *testing.T) {
 	if !strings.Contains(prelude, kernels.DtypesSource()) {
 		t.Fatal("the prelude does not hold the kernels package's dtypes source")
@@ -53,6 +54,8 @@ func TestGeneratedCUDACallsOnlyWhatThePreludeDefines(t *testing.T) {
 		end`, Signature{arr(device.Float16, 1), arr(device.BFloat16, 1), arr(device.Float64, 1), arr(device.Int32, 1), arr(device.Uint8, 1), arr(device.Int64, 1)}, Options{CheckBounds: true}},
 		{`return function(x, y) local i = kernels.grid(1); y[i] = math.sqrt(x[i]) ^ 2 + math.ceil(x[i]) end`,
 			Signature{arr(fl32, 1), arr(device.Int32, 1)}, Options{}},
+		{`return function(y, n) local i = kernels.grid(1); y[i] = -(i * i - n) % n end`,
+			Signature{arr(device.Int64, 1), intArg}, Options{}},
 	}
 	called := map[string]bool{}
 	calls := regexp.MustCompile(`\b([A-Za-z_]\w*)\(`)
@@ -68,7 +71,7 @@ func TestGeneratedCUDACallsOnlyWhatThePreludeDefines(t *testing.T) {
 		}
 		for _, m := range casts.FindAllStringSubmatch(body, -1) {
 			switch name := m[1]; name {
-			case "float", "double", "int", "bool", "glua_oob": // C's types; `if (glua_oob)` is no cast
+			case "float", "double", "int", "bool", "glua_stop": // C's types; `if (glua_stop)` is no cast
 			default:
 				if !defined[name] {
 					t.Errorf("the generated code uses the type %s, which the prelude does not define", name)
@@ -79,7 +82,8 @@ func TestGeneratedCUDACallsOnlyWhatThePreludeDefines(t *testing.T) {
 	// The kernels above are meant to reach every helper; a helper the
 	// emitter stops using can leave this list.
 	for _, helper := range []string{"f32_to_f16", "f16_to_f32", "f32_to_bf16", "bf16_to_f32", "sat_i32", "sat_i64", "sat_u8",
-		"lua_mod", "lua_abs", "lua_min", "lua_max", "glua_in_bounds"} {
+		"lua_mod", "lua_abs", "lua_min", "lua_max", "glua_in_bounds",
+		"wrap_add", "wrap_sub", "wrap_mul", "wrap_neg", "lua_mod_checked"} {
 		if !called[helper] {
 			t.Errorf("no test kernel calls %s", helper)
 		}

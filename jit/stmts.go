@@ -97,7 +97,7 @@ func (c *compiler) store(st *Store) stmtFn {
 func (c *compiler) atomicAdd(st *AtomicAdd) stmtFn {
 	at, d := c.element(st.Arr, st.Index, st.Line), st.Arr.DType
 	if d.IsFloat() {
-		f := c.floatOf(st.X)
+		f := c.floatOf(st.X, computeType(d))
 		return func(t *thread) flow {
 			v := f(t)
 			b, i := at(t)
@@ -124,11 +124,11 @@ func (c *compiler) atomicAdd(st *AtomicAdd) stmtFn {
 	}
 }
 
-// floatOf evaluates a number of either kind as a float.
-func (c *compiler) floatOf(x Expr) floatFn {
+// floatOf evaluates a number of either kind as a float of type to: an
+// integer rounds once, to to's precision, as C's conversion does.
+func (c *compiler) floatOf(x Expr, to Type) floatFn {
 	if x.Type() == Int {
-		f := c.int(x)
-		return func(t *thread) float64 { return float64(f(t)) }
+		return c.float(&Convert{X: x, T: to})
 	}
 	return c.float(x)
 }

@@ -79,7 +79,7 @@ func TestEachConstructTranslates(t *testing.T) {
 		{"shape", `y[1] = x.shape[1]`, "p_y[((1LL) - 1)] = (int)(p_x_n0);"},
 		{"math functions keep float32", `x[1] = math.sqrt(x[1]) + math.exp(x[2]) + math.log(x[3]) + math.sin(x[4]) + math.cos(x[5])`, "sqrtf(p_x[((1LL) - 1)])"},
 		{"math of an integer is float64", `x[1] = math.sqrt(n)`, "sqrt(((double)l0_n))"},
-		{"abs min max", `x[1] = math.abs(math.min(x[1], 0.5, x[2]) + math.max(n, 2))`, "lua_abs((lua_min(lua_min(p_x[((1LL) - 1)], (5e-01f)), p_x[((2LL) - 1)]) + lua_max(((float)l0_n), (2e+00f))))"},
+		{"abs min max", `x[1] = math.abs(math.min(x[1], 0.5, x[2]) + math.max(n, 2))`, "lua_abs((lua_min(lua_min(p_x[((1LL) - 1)], (5e-01f)), p_x[((2LL) - 1)]) + ((float)lua_max(l0_n, (2LL)))))"},
 		{"floor and ceil give integers", `y[math.floor(x[1])] = math.ceil(x[2])`, "p_y[(sat_i64(floor((double)p_x[((1LL) - 1)])) - 1)] = (int)(sat_i64(ceil((double)p_x[((2LL) - 1)])));"},
 		{"pi and huge", `x[1] = math.pi; x[2] = math.huge`, "(3.1415927e+00f)"},
 		{"float into an integer array saturates", `y[1] = x[1]`, "sat_i32((double)(p_x[((1LL) - 1)]))"},
@@ -104,8 +104,8 @@ func TestCheckBoundsGuardsEveryAccess(t *testing.T) {
 	containsAll(t, CUDA(p), []string{
 		"i64* glua_err)",
 		"if (glua_in_bounds(glua_err, 3, 4, l1_i, p_out_n0, 1, 1, 1, 1, 1, 1)) p_out[(l1_i - 1)] =",
-		"(glua_in_bounds(glua_err, 1, 4, l1_i, p_a_n0, 1, 1, 1, 1, 1, 1) ? p_a[(l1_i - 1)] : (glua_oob = true, (float)0))",
-		"if (glua_oob) return;",
+		"(glua_in_bounds(glua_err, 1, 4, l1_i, p_a_n0, 1, 1, 1, 1, 1, 1) ? p_a[(l1_i - 1)] : (glua_stop = true, (float)0))",
+		"if (glua_stop) return;",
 	})
 }
 

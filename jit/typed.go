@@ -17,7 +17,16 @@ type Program struct {
 	// the CPU runs a block's threads together.
 	UsesSync    bool
 	CheckBounds bool // the GPU checks indices too (the CPU always does)
+	// Traps are the errors an operation can raise while the kernel runs
+	// (an integer % whose divisor may be 0), each with the message both
+	// backends give; an Arith names its trap by number.
+	Traps []*Error
 }
+
+// HasErrorRecord reports whether the translated entry takes an error
+// record (ErrorSlots int64s) last, which the launch zeroes and reads back:
+// with check_bounds, or when an operation can trap.
+func (p *Program) HasErrorRecord() bool { return p.CheckBounds || len(p.Traps) > 0 }
 
 // Func is a function of numbers a program calls (kernels.map_reduce's op
 // when it is a Lua function): its parameters and locals are slots of its
@@ -80,11 +89,14 @@ type (
 	// Not is `not X` on a boolean.
 	Not struct{ X Expr }
 	// Arith is X op Y with op one of + - * / % ^, both of type T.
+	// Integers wrap on overflow (two's complement, as NumPy's int64).
 	Arith struct {
 		Op   string
 		X, Y Expr
 		T    Type
-		Line int // where an integer % by zero is reported
+		// Trap is, for an integer % whose divisor may be 0, 1 + the index
+		// of its error in the program's Traps; 0 for every other Arith.
+		Trap int
 	}
 	// Compare is X op Y, op one of == ~= < <= > >=, both of one type.
 	Compare struct {

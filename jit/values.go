@@ -67,8 +67,12 @@ func storeInt(d device.DType, b []byte, i int, v int64) {
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
 	case device.Uint8:
 		b[i] = uint8(v)
-	default:
+	case device.Float64:
 		storeFloat(d, b, i, float64(v))
+	default:
+		// rounded once to float32, as C's (float) of a long long (through
+		// float64 an integer past 2^53 would round twice), then narrowed
+		storeFloat(d, b, i, float64(float32(v)))
 	}
 }
 

@@ -72,6 +72,9 @@ func (k *JITKernel) Launch(cfg LaunchConfig, args ...any) error {
 	if err != nil {
 		return err
 	}
+	if err := k.rt.recordable(v.prog); err != nil {
+		return err
+	}
 	if v.kernel == nil {
 		return k.runOnHost(v.prog, cfg, args)
 	}
@@ -156,14 +159,14 @@ func jitParams(p *jit.Program) []Param {
 			add(ParamFloat64, device.Invalid)
 		}
 	}
-	if p.CheckBounds {
+	if p.HasErrorRecord() {
 		add(ParamPointer, device.Int64)
 	}
 	return params
 }
 
 // launchOnDevice passes each array as its pointer and dimensions and,
-// with check_bounds, a zeroed error record that it reads back afterwards.
+// when the program takes one, an error record.
 func (k *JITKernel) launchOnDevice(v *jitVariant, cfg LaunchConfig, args []any) error {
 	var vals []any
 	for _, a := range args {
@@ -174,19 +177,52 @@ func (k *JITKernel) launchOnDevice(v *jitVariant, cfg LaunchConfig, args []any) 
 			}
 		}
 	}
-	if !v.prog.CheckBounds {
+	return k.rt.launchRecorded(v, cfg, vals, args)
+}
+
+// recordable refuses a graph capture of p when its launch reads back an
+// error record, on every backend alike (the CPU's replay runs the same
+// check), since a graph's work cannot wait for the device.
+func (rt *Runtime) recordable(p *jit.Program) error {
+	if !p.HasErrorRecord() {
+		return nil
+	}
+	return rt.uncapturable("a kernel that reports errors from the device (check_bounds, or an integer % whose divisor may be 0)")
+}
+
+// launchRecorded launches v's kernel with vals (each array followed by
+// its dimensions) and, when its program takes an error record, a zeroed
+// one last, which it reads back after the launch: a failure a thread
+// recorded becomes the launch's error. args are the program's
+// parameters, which a bounds error's array number counts.
+func (rt *Runtime) launchRecorded(v *jitVariant, cfg LaunchConfig, vals, args []any) error {
+	if !v.prog.HasErrorRecord() {
 		return v.kernel.Launch(cfg, vals...)
 	}
-	rec, err := k.rt.Zeros([]int{jit.ErrorSlots}, device.Int64)
+	rec, err := rt.Zeros([]int{jit.ErrorSlots}, device.Int64)
 	if err != nil {
 		return err
 	}
 	defer rec.Free()
+	if cfg.Stream != nil {
+		// the record was zeroed on the runtime's stream, and the kernel
+		// runs on another: it must not meet the record before the zeros
+		if err := rt.backend.StreamSynchronize(rt.stream); err != nil {
+			return err
+		}
+	}
 	if err := v.kernel.Launch(cfg, append(vals, rec)...); err != nil {
 		return err
 	}
-	if cfg.Stream != nil {
-		if err := cfg.Stream.Synchronize(); err != nil {
+	return recordedError(v.prog, args, rec, cfg.Stream)
+}
+
+// recordedError waits for the work that wrote rec (queued on stream, or
+// the runtime's own when nil) and returns the failure the record holds,
+// nil when no thread failed.
+func recordedError(p *jit.Program, args []any, rec *Array, stream *Stream) error {
+	if stream != nil {
+		if err := stream.Synchronize(); err != nil {
 			return err
 		}
 	}
@@ -194,21 +230,28 @@ func (k *JITKernel) launchOnDevice(v *jitVariant, cfg LaunchConfig, args []any) 
 	if err != nil {
 		return err
 	}
-	return boundsError(v.prog, args, got)
+	return recordError(p, args, got)
 }
 
-// boundsError reads a check_bounds record: nil if no thread was out of
-// bounds.
-func boundsError(p *jit.Program, args []any, rec []float64) error {
-	if rec[0] == 0 {
+// recordError reads an error record: nil if no thread failed.
+func recordError(p *jit.Program, args []any, rec []float64) error {
+	switch rec[0] {
+	case 0:
 		return nil
+	case jit.RecordTrap:
+		if k := int(rec[1]); k >= 1 && k <= len(p.Traps) {
+			return p.Traps[k-1]
+		}
+		return errors.New("a thread failed at an operation the record does not name")
 	}
 	n := int(rec[1])
 	var arr *jit.Array
 	var shape []int
-	if n <= len(p.Params) {
-		arr, shape = p.Params[n-1].Array, args[n-1].(*Array).Shape()
-	} else if n-len(p.Params)-1 < len(p.Shared) {
+	if n >= 1 && n <= len(p.Params) && n <= len(args) {
+		if a, ok := args[n-1].(*Array); ok {
+			arr, shape = p.Params[n-1].Array, a.Shape()
+		}
+	} else if n > len(p.Params) && n-len(p.Params)-1 < len(p.Shared) {
 		arr = p.Shared[n-len(p.Params)-1]
 		shape = []int{arr.Size}
 	}

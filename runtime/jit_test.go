@@ -68,16 +68,16 @@ func TestGPUBoundsRecordReadsAsTheCPUError(t *testing.T) {
 	A := &Array{shape: []int{4, 3}}
 	x := &Array{shape: []int{4}}
 	args := []any{A, x, 7.0}
-	if err := boundsError(p, args, make([]float64, jit.ErrorSlots)); err != nil {
+	if err := recordError(p, args, make([]float64, jit.ErrorSlots)); err != nil {
 		t.Errorf("an empty record gives %v", err)
 	}
 	rec := []float64{1, 1, 2, 7, 1, 0, 0}
-	err := boundsError(p, args, rec)
+	err := recordError(p, args, rec)
 	if err == nil || !strings.Contains(err.Error(), "jit: k.lua:2: index A[7][1] is out of bounds: A has shape (4, 3)") {
 		t.Errorf("error %v", err)
 	}
 	rec = []float64{1, 2, 2, 9, 0, 0, 0}
-	if err := boundsError(p, args, rec); err == nil || !strings.Contains(err.Error(), "index x[9] is out of bounds: x has shape (4)") {
+	if err := recordError(p, args, rec); err == nil || !strings.Contains(err.Error(), "index x[9] is out of bounds: x has shape (4)") {
 		t.Errorf("error %v", err)
 	}
 }

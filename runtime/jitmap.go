@@ -68,6 +68,9 @@ func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []
 	if err != nil {
 		return err
 	}
+	if err := rt.recordable(v.prog); err != nil {
+		return err
+	}
 	if out.size == 0 {
 		return nil
 	}
@@ -110,7 +113,7 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 			vals = append(vals, float64(n))
 		}
 	}
-	return v.kernel.Launch(cfg, vals...)
+	return rt.launchRecorded(v, cfg, vals, append([]any{out}, args...))
 }
 
 // mapSignature checks args against the function's parameters and the

@@ -64,6 +64,9 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, 
 	if err != nil {
 		return 0, err
 	}
+	if err := rt.recordable(v.first.prog); err != nil {
+		return 0, err
+	}
 	n := first.size
 	if err := emptyReduction(op, n, "no elements"); err != nil {
 		return 0, err
@@ -77,7 +80,8 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, 
 }
 
 // mapReduceOnDevice launches both kernels on the runtime's stream and
-// reads the result back.
+// reads the result back; kernels that take an error record share one,
+// read back before the result.
 func (rt *Runtime) mapReduceOnDevice(v *mapReduceVariant, n int, args []any) (float64, error) {
 	d := v.first.prog.Params[0].Array.DType
 	g := jit.ReduceGrid(n)
@@ -98,12 +102,29 @@ func (rt *Runtime) mapReduceOnDevice(v *mapReduceVariant, n int, args []any) (fl
 			vals = append(vals, float64(n))
 		}
 	}
+	second := []any{result, float64(1), partials, float64(g)}
+	var rec *Array
+	if v.first.prog.HasErrorRecord() {
+		if rec, err = rt.Zeros([]int{jit.ErrorSlots}, device.Int64); err != nil {
+			return 0, err
+		}
+		defer rec.Free()
+		vals = append(vals, rec)
+	}
+	if rec != nil && v.second.prog.HasErrorRecord() {
+		second = append(second, rec)
+	}
 	block := [3]uint32{jit.ReduceBlock, 1, 1}
 	if err := v.first.kernel.Launch(LaunchConfig{Grid: [3]uint32{uint32(g), 1, 1}, Block: block}, vals...); err != nil {
 		return 0, err
 	}
-	if err := v.second.kernel.Launch(LaunchConfig{Grid: [3]uint32{1, 1, 1}, Block: block}, result, float64(1), partials, float64(g)); err != nil {
+	if err := v.second.kernel.Launch(LaunchConfig{Grid: [3]uint32{1, 1, 1}, Block: block}, second...); err != nil {
 		return 0, err
+	}
+	if rec != nil {
+		if err := recordedError(v.first.prog, append([]any{partials, float64(n)}, args...), rec, nil); err != nil {
+			return 0, err
+		}
 	}
 	got, err := result.Float64s()
 	if err != nil {
@@ -238,6 +259,9 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 	if err != nil {
 		return nil, err
 	}
+	if err := rt.recordable(p.prog); err != nil {
+		return nil, err
+	}
 	made := out == nil
 	if made {
 		if out, err = rt.Zeros([]int{m}, d); err != nil {
@@ -280,7 +304,7 @@ func (rt *Runtime) runMapReduceAxis(p *jitVariant, rows, cols, axis int, out *Ar
 			vals = append(vals, float64(n))
 		}
 	}
-	return p.kernel.Launch(LaunchConfig{Grid: [3]uint32{uint32(g), 1, 1}, Block: [3]uint32{jit.ReduceBlock, 1, 1}}, vals...)
+	return rt.launchRecorded(p, LaunchConfig{Grid: [3]uint32{uint32(g), 1, 1}, Block: [3]uint32{jit.ReduceBlock, 1, 1}}, vals, append([]any{out, float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}, args...))
 }
 
 // axisOut checks the out of an axis reduction: live, m elements in one

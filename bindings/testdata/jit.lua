@@ -95,11 +95,45 @@ check.error("index x[11] is out of bounds: x has shape (10)", past.launch, past,
 vadd:launch({ grid = 8, block = 128 }, a, b, out, n)
 check.eq(kernels.max_abs_diff(out, want), 0, "launch after a bounds error")
 
+-- an integer expression is int64 wherever it is stored: computed in the
+-- store's float type, i * i rounded and these gave 0
+local squares = kernels.jit(function(out, i)
+  out[1] = (i * i) % 7
+  out[2] = (i * i + 1) - i * i
+  local v = i * i
+  out[3] = math.abs(v - (i - 1) * (i + 1))
+  kernels.atomic_add(out, 4, (i * i) % 7)
+end)
+local sq32, sq64 = cuda.zeros(4, "float32"), cuda.zeros(4, "float64")
+squares:launch({ grid = 1, block = 1 }, sq32, 5001)
+squares:launch({ grid = 1, block = 1 }, sq64, 100000001)
+check.eq(table.concat(sq32:to_table(), " "), "2 1 1 2", "float32 out, i = 5001")
+check.eq(table.concat(sq64:to_table(), " "), "2 1 1 2", "float64 out, i = 100000001 (i * i past 2^53)")
+-- int64 wraps as NumPy's, and % takes the divisor's sign
+local wraps = cuda.zeros(3, "int64")
+kernels.jit(function(out, i)
+  out[1] = (i * i) % 1000
+  out[2] = -(i * i) % 1000
+  out[3] = (i * i) % -1000
+end):launch({ grid = 1, block = 1 }, wraps, 3037000500)
+check.eq(table.concat(wraps:to_table(), " "), "384 616 -616", "int64 squares wrap")
+-- an integer % by zero stops the launch (it stored -nan), naming the
+-- operation and the kernel; the runtime is usable afterwards
+local modzero = kernels.jit(function(out, i)
+  out[1] = (i * i) % 0
+end, { name = "modzero" })
+check.error("jit.lua:" .. debug.getinfo(1).currentline - 2 .. ": integer modulo by zero: the divisor of i * i % 0 is 0, in the kernel modzero at",
+  modzero.launch, modzero, { grid = 1, block = 1 }, sq32, 5001)
+local modn = kernels.jit(function(out, i, n) out[kernels.grid(1)] = i % n end)
+check.error("integer modulo by zero: the divisor of i % n is 0", modn.launch, modn, { grid = 2, block = 2 }, sq32, 5001, 0)
+modn:launch({ grid = 2, block = 2 }, sq32, 5001, 7)
+check.eq(table.concat(sq32:to_table(), " "), "3 3 3 3", "the same kernel with a divisor")
+
 -- bad input
 check.error("kernels.jit: bad argument #1 (a Lua function expected, got number)", kernels.jit, 42)
 check.error("kernels.jit: bad argument #1 (a function written in a script is expected", kernels.jit, print)
 check.error("kernels.jit: bad argument #2 (unknown option grid", kernels.jit, function() end, { grid = 1 })
-check.error("jit: testdata/jit.lua:103: a table constructor is not allowed in a kernel", kernels.jit, function(x)
+check.error("jit: testdata/jit.lua:" .. debug.getinfo(1).currentline + 1 .. ": a table constructor is not allowed in a kernel", kernels.jit, function(x)
   local t = {}
 end)
 check.error("the global or upvalue vadd is not allowed in a kernel", kernels.jit, function(x)

@@ -83,6 +83,26 @@ local ints = cuda.zeros(4, "int32")
 kernels.map(function(x) return x * 2.75 end, ints, cuda.full(4, 2, "float32"))
 check.eq(ints:to_table()[1], 5, "float result stored into int32 truncates")
 
+-- integer elements and numbers compute in int64, whatever out's dtype:
+-- wrapping as NumPy's, % floored as Lua's, / a float64 division
+local big = cuda.to_device({ 5001, 100000001, 3037000500, -7 }, "int64")
+local m32, m64 = cuda.zeros(4, "float32"), cuda.zeros(4, "float64")
+kernels.map(function(x) return (x * x) % 7 end, m32, big)
+check.eq(table.concat(m32:to_table(), " "), "2 2 2 0", "(x * x) % 7 into float32")
+kernels.map(function(x) return (x * x + 1) - x * x end, m64, big)
+check.eq(table.concat(m64:to_table(), " "), "1 1 1 1", "(x * x + 1) - x * x into float64")
+kernels.map(function(x, n) return (x * x) % n end, m64, big, 1000)
+check.eq(table.concat(m64:to_table(), " "), "1 1 384 49", "int64 squares wrap")
+kernels.map(function(x, n) return x % n end, m64, big, -3)
+check.eq(table.concat(m64:to_table(), " "), "0 -1 0 -1", "% takes the divisor's sign")
+kernels.map(function(x) return x / 2 end, m64, big)
+check.eq(table.concat(m64:to_table(), " "), "2500.5 50000000.5 1518500250 -3.5", "/ of integers is float64")
+kernels.map(function(i) return (i * i) % 7 end, m32, 5001)
+check.eq(m32:to_table()[4], 2, "a number argument")
+check.error("map.lua:" .. debug.getinfo(1).currentline + 1 .. ": integer modulo by zero: the divisor of x % n is 0, in the map function at", kernels.map,
+  function(x, n) return x % n end, m32, big, 0)
+check.eq(kernels.map(function(x, n) return x % n end, m32, big, 10):to_table()[2], 1, "a map after the error")
+
 -- errors name both shapes, and the line of a construct outside the subset
 check.error("has shape 3x4 and out has shape 12", kernels.map, axpby, cuda.zeros(12), cuda.zeros({ 3, 4 }), 1)
 check.error("map.lua:" .. debug.getinfo(1).currentline + 1 .. ": a table constructor", kernels.map, function(x)

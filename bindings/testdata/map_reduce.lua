@@ -233,3 +233,19 @@ check.error("kernels.map_reduce: max of the 0 elements of axis 1 of argument 1 (
 check.error("kernels.map_reduce: a reduction by the function at testdata/map_reduce.lua:", kernels.map_reduce, id, by.sum, cuda.zeros({ 4, 0 }), { axis = 2 })
 check.error("kernels.map_reduce: jit: testdata/map_reduce.lua:", kernels.map_reduce, id, function(a, b, c) return a end, m, { axis = 2 })
 check.eq(table.concat(kernels.map_reduce(id, by.max, m, { axis = 2 }):to_table(), " "), "3 6", "axis reductions after bad ones")
+
+-- integer values compute in int64 whatever they are combined or stored
+-- into; an integer % by zero is an error naming the function, from the
+-- map function and from an op function, and the runtime goes on
+local big = cuda.to_device({ 5001, 100000001, 3037000500, -7 }, "int64")
+check.eq(kernels.map_reduce(function(x) return (x * x) % 7 end, "sum", big), 6, "sum of (x * x) % 7")
+check.eq(kernels.map_reduce(function(x) return (x * x + 1) - x * x end, "sum", big), 4, "sum of (x * x + 1) - x * x")
+local squares = cuda.zeros(2, "float32")
+kernels.map_reduce(function(x) return (x * x) % 1000 end, "max", big:reshape({ 2, 2 }), { axis = 2, out = squares })
+check.eq(table.concat(squares:to_table(), " "), "1 384", "row maxima of wrapped squares % 1000 into float32")
+check.error("map_reduce.lua:" .. debug.getinfo(1).currentline + 1 .. ": integer modulo by zero: the divisor of x % n is 0, in the map function at", kernels.map_reduce,
+  function(x, n) return x % n end, "sum", big, 0)
+check.error("map_reduce.lua:" .. debug.getinfo(1).currentline + 1 .. ": integer modulo by zero: the divisor of a % b is 0, in the op function at", kernels.map_reduce,
+  function(x) return x - x end, function(a, b) return a % b end, big)
+check.error("integer modulo by zero: the divisor of x % n is 0", kernels.map_reduce, function(x, n) return x % n end, "sum", big:reshape({ 2, 2 }), 0, { axis = 1 })
+check.eq(kernels.map_reduce(function(x, n) return x % n end, "sum", big, 10), 5, "a reduction after the errors")
