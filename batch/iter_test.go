@@ -123,9 +123,12 @@ func TestIterFreesEverythingOnCloseAndErrors(t *testing.T) {
 // returned it, whatever the prefetch depth, because the iterator lets the
 // previous batches' bytes be copied out before it calls the source again.
 func TestIterSourceMayRefillOneArray(t *testing.T) {
+	n := 3<<20 + 5 // float32s: several 2 MiB staging pieces
+	if raceEnabled {
+		n = 1<<20 + 5 // two whole pieces and a part of one
+	}
 	for _, prefetch := range []int{0, 1, 3} {
 		rt := newRuntime(t, "")
-		const n = 3<<20 + 5 // several staging pieces
 		h, err := rt.NewHostArray([]int{n}, runtime.Float32, false)
 		if err != nil {
 			t.Fatal(err)

@@ -96,17 +96,24 @@ func checkGemm(t *testing.T, b *Backend, rng *rand.Rand, dt device.DType, m, n, 
 	defer b.Free(C.p, C.nbytes)
 	before := C.snapshot(b)
 
-	opA := func(i, l int) float64 {
-		if tA {
-			return A.at(b, l, i)
+	// op(A) and op(B) as float64s, read from the backend once each: the
+	// loop below reads every element n or m times.
+	opA, opB := make([]float64, m*k), make([]float64, k*n)
+	for l := 0; l < k; l++ {
+		for i := 0; i < m; i++ {
+			if tA {
+				opA[i*k+l] = A.at(b, l, i)
+			} else {
+				opA[i*k+l] = A.at(b, i, l)
+			}
 		}
-		return A.at(b, i, l)
-	}
-	opB := func(l, j int) float64 {
-		if tB {
-			return B.at(b, j, l)
+		for j := 0; j < n; j++ {
+			if tB {
+				opB[l*n+j] = B.at(b, j, l)
+			} else {
+				opB[l*n+j] = B.at(b, l, j)
+			}
 		}
-		return B.at(b, l, j)
 	}
 	want := make([]float64, m*n)
 	scale := make([]float64, m*n)
@@ -114,8 +121,8 @@ func checkGemm(t *testing.T, b *Backend, rng *rand.Rand, dt device.DType, m, n, 
 		for j := 0; j < n; j++ {
 			var sum, abs float64
 			for l := 0; l < k; l++ {
-				sum += opA(i, l) * opB(l, j)
-				abs += math.Abs(opA(i, l) * opB(l, j))
+				sum += opA[i*k+l] * opB[l*n+j]
+				abs += math.Abs(opA[i*k+l] * opB[l*n+j])
 			}
 			c := C.at(b, i, j)
 			want[i*n+j] = alpha*sum + beta*c

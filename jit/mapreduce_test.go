@@ -31,7 +31,11 @@ func mapReduce(t *testing.T, src, op string, n int, sig Signature, args []any) f
 // for integers, max and min; within rounding for float sums.
 func TestMapReduceAgreesWithAReference(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
-	for _, n := range []int{1, 255, 1000, 70000, 300000} {
+	sizes := []int{1, 255, 1000, 70000, 300000}
+	if raceEnabled {
+		sizes = []int{1, 255, 1000, 2000}
+	}
+	for _, n := range sizes {
 		for _, d := range []device.DType{device.Float32, device.Float64, device.Int32} {
 
 			x, y := randomArray(r, d, n), randomArray(r, d, n)
@@ -144,7 +148,11 @@ func TestMapReduceByAFunctionAgreesWithAReference(t *testing.T) {
 		{`return function(acc, v) local m = acc; if v > m then m = v end; return m end`, math.Max},
 		{`return function(a, b) return math.max(math.abs(a), math.abs(b)) end`, func(acc, v float64) float64 { return math.Max(math.Abs(acc), math.Abs(v)) }},
 	}
-	for _, n := range []int{1, 2, 255, 257, 1000, 70000, 300000} {
+	sizes := []int{1, 2, 255, 257, 1000, 70000, 300000}
+	if raceEnabled {
+		sizes = []int{1, 2, 255, 257, 1000, 2000}
+	}
+	for _, n := range sizes {
 		for _, d := range []device.DType{device.Float32, device.Float64, device.Int32} {
 			if n >= 70000 && d != device.Int32 {
 				continue // past ReduceMaxBlocks blocks; once is enough for the CPU's time

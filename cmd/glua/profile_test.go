@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gluaproject/glua/internal/chromiumtest"
 )
 
 // artifacts is where a test keeps what a person may want to look at: the
@@ -23,22 +25,6 @@ func artifacts(t *testing.T) string {
 		return dir
 	}
 	return t.TempDir()
-}
-
-// chromium finds a headless-capable Chromium, skipping the test without
-// one unless GLUA_REQUIRE_CHROMIUM=1 (as in CI) makes that a failure.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if path, err := exec.LookPath(name); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("GLUA_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("GLUA_REQUIRE_CHROMIUM=1 but no chromium is installed (apt-get install chromium)")
-	}
-	t.Skip("no chromium: the memory profile is not checked in a browser")
-	return ""
 }
 
 // headless runs the browser on page with args, and returns its stdout.
@@ -62,7 +48,7 @@ func headless(t *testing.T, browser, page string, args ...string) string {
 // runs without error and the timeline and the segments are laid out. The
 // screenshot is kept for a person to look at.
 func TestMemoryProfileOfMatmulDrawsInABrowser(t *testing.T) {
-	browser := chromium(t)
+	browser := chromiumtest.Find(t)
 	dir := artifacts(t)
 	page := filepath.Join(dir, "matmul-memory-profile.html")
 	root, err := filepath.Abs(filepath.Join("..", ".."))

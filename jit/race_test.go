@@ -1,0 +1,12 @@
+//go:build race
+
+package jit
+
+// raceEnabled says the tests run under the race detector, where each
+// goroutine and memory access costs many times more, and every thread of
+// a block that calls kernels.syncthreads is a goroutine. The map_reduce
+// tests then take a few blocks, run in parallel, instead of thousands:
+// the same paths and assertions, at sizes the race detector gets through
+// in seconds. Grids past ReduceMaxBlocks (over 262144 elements, half a
+// million goroutines a run) are checked by the run without it.
+const raceEnabled = true
