@@ -56,6 +56,30 @@ func TestNilAndForeignArgumentsOfTheGoAPIAreErrors(t *testing.T) {
 	if (&runtime.Array{}).Runtime() != nil {
 		t.Error("a zero Array has a runtime")
 	}
+	// An Array's own methods and the calls that take arrays refuse a nil
+	// or zero Array the same way, without a panic.
+	var none *runtime.Array
+	zero := &runtime.Array{}
+	for _, c := range []struct {
+		call func() error
+		msg  string
+	}{
+		{none.Free, "glua: Free: the Array is nil or was not made by a runtime (a zero Array)"},
+		{zero.Free, "glua: Free: the Array is nil or was not made by a runtime (a zero Array)"},
+		{func() error { _, err := zero.CopyToHost(nil); return err }, "the Array was not made by a runtime (a zero Array)"},
+		{func() error { _, err := zero.Clone(); return err }, "the Array was not made by a runtime (a zero Array)"},
+		{func() error { _, err := zero.Float64s(); return err }, "the Array was not made by a runtime (a zero Array)"},
+		{func() error { _, err := rt.Sum(zero); return err }, "x was not made by a runtime (a zero Array)"},
+		{func() error { return rt.Add(zero, zero) }, "y was not made by a runtime (a zero Array)"},
+		{func() error { _, err := rt.HostNeg(nil); return err }, "glua: HostNeg: x is nil"},
+	} {
+		if err := c.call(); err == nil || err.Error() != c.msg {
+			t.Errorf("got %v, want %s", err, c.msg)
+		}
+	}
+	if none.IsFreed() || zero.IsFreed() {
+		t.Error("a nil or zero Array says it is freed")
+	}
 	// What was refused left nothing behind that fails later: the walk that
 	// frees dropped arrays and releases resources runs cleanly.
 	if err := rt.DoString(`collectgarbage(); x = 1 + 1`); err != nil {

@@ -148,6 +148,9 @@ func (a *Array) IsView() bool { return a.view }
 
 // IsFreed reports whether the array's memory has been released.
 func (a *Array) IsFreed() bool {
+	if a == nil || a.buf == nil {
+		return false
+	}
 	a.buf.rt.mu.Lock()
 	defer a.buf.rt.mu.Unlock()
 	return a.buf.freed
@@ -156,7 +159,7 @@ func (a *Array) IsFreed() bool {
 // Runtime is the runtime the array belongs to; nil for a zero Array, which
 // no runtime made.
 func (a *Array) Runtime() *Runtime {
-	if a.buf == nil {
+	if a == nil || a.buf == nil {
 		return nil
 	}
 	return a.buf.rt
@@ -183,7 +186,7 @@ func (a *Array) Repr() (string, error) {
 	if a.IsFreed() {
 		return head, nil
 	}
-	if err := a.live(a.buf.rt, ""); err != nil {
+	if err := a.live(a.Runtime(), ""); err != nil {
 		return "", err
 	}
 	text, err := arraytext.Format(a.shape, a.dtype, a.download)
@@ -210,6 +213,9 @@ func (a *Array) download(dst []byte, start, count int) error {
 // harmless. Freeing a view is an error: its memory belongs to the array it
 // views.
 func (a *Array) Free() error {
+	if a == nil || a.buf == nil {
+		return badGoArgument("Free", "the Array is nil or was not made by a runtime (a zero Array)")
+	}
 	if a.view {
 		return errors.New("cannot free a view; free the array it views")
 	}
@@ -224,6 +230,12 @@ func (a *Array) Free() error {
 func (a *Array) live(rt *Runtime, name string) error {
 	if a == nil {
 		return fmt.Errorf("%s is nil", name)
+	}
+	if a.buf == nil {
+		if name == "" {
+			name = "the Array"
+		}
+		return fmt.Errorf("%s was not made by a runtime (a zero Array)", name)
 	}
 	if a.buf.rt != rt {
 		return fmt.Errorf("%s belongs to another runtime", name)

@@ -70,7 +70,7 @@ func (rt *Runtime) ToDevice(h *HostArray) (*Array, error) {
 // otherwise dst must have the same shape and dtype and is filled. A large
 // pageable dst is filled through a Stager's pinned slots.
 func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
-	rt := a.buf.rt
+	rt := a.Runtime()
 	if err := a.live(rt, ""); err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 // CopyFrom uploads src into the array's existing memory: no allocation. src
 // must have the same shape and dtype.
 func (a *Array) CopyFrom(src *HostArray) error {
-	rt := a.buf.rt
+	rt := a.Runtime()
 	if err := a.live(rt, ""); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (rt *Runtime) copyDevice(dst, src *Array) error {
 // into this one's memory. src may overlap it: the array gets what src held
 // before the call.
 func (a *Array) CopyFromDevice(src *Array) error {
-	rt := a.buf.rt
+	rt := a.Runtime()
 	if err := a.live(rt, ""); err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (rt *Runtime) copyArray(dst *Array, dstName string, src *Array, srcName str
 // Reshape returns a view with another shape of the same size; one dimension
 // may be -1 and is then inferred.
 func (a *Array) Reshape(shape []int) (*Array, error) {
-	if err := a.live(a.buf.rt, ""); err != nil {
+	if err := a.live(a.Runtime(), ""); err != nil {
 		return nil, err
 	}
 	shape, err := inferShape(shape, a.size, a.shape)
@@ -201,7 +201,7 @@ func (a *Array) Reshape(shape []int) (*Array, error) {
 // Rows returns a view of rows i through j (1-based, inclusive) of the first
 // dimension, sharing memory with a.
 func (a *Array) Rows(i, j int) (*Array, error) {
-	if err := a.live(a.buf.rt, ""); err != nil {
+	if err := a.live(a.Runtime(), ""); err != nil {
 		return nil, err
 	}
 	off, _, shape, err := rowsView(a.shape, a.dtype, i, j)
@@ -216,7 +216,7 @@ func (a *Array) Rows(i, j int) (*Array, error) {
 // array must have two dimensions or more; a 1-D array's elements are
 // read with Get.
 func (a *Array) Row(i int) (*Array, error) {
-	if err := a.live(a.buf.rt, ""); err != nil {
+	if err := a.live(a.Runtime(), ""); err != nil {
 		return nil, err
 	}
 	off, shape, err := rowView(a.shape, a.dtype, i)
@@ -259,7 +259,7 @@ func (a *Array) Set(i int, v float64) error {
 
 // element checks that a is live and has a flat element i.
 func (a *Array) element(i int) error {
-	if err := a.live(a.buf.rt, ""); err != nil {
+	if err := a.live(a.Runtime(), ""); err != nil {
 		return err
 	}
 	if i < 0 || i >= a.size {
@@ -270,7 +270,7 @@ func (a *Array) element(i int) error {
 
 // Clone returns a new array holding a copy of a's data.
 func (a *Array) Clone() (*Array, error) {
-	rt := a.buf.rt
+	rt := a.Runtime()
 	if err := a.live(rt, ""); err != nil {
 		return nil, err
 	}

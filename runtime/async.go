@@ -48,7 +48,7 @@ func (a *Array) CopyToHostAsync(dst *HostArray, s *Stream) error {
 // records s's use of a's memory with the pool. pinned says that host must
 // be page-locked: a Stager copies from any host array.
 func (a *Array) asyncCopy(what string, host *HostArray, s *Stream, pinned bool) (device.Stream, AsyncCopier, error) {
-	rt := a.buf.rt
+	rt := a.Runtime()
 	if err := a.live(rt, ""); err != nil {
 		return 0, nil, err
 	}

@@ -244,5 +244,8 @@ func (rt *Runtime) HostArith(op Operator, x, y HostOperand) (*HostArray, error) 
 
 // HostNeg is Neg on a host array.
 func (rt *Runtime) HostNeg(x *HostArray) (*HostArray, error) {
+	if x == nil {
+		return nil, badGoArgument("HostNeg", "x is nil")
+	}
 	return rt.HostArith(OpMul, HostOperand{Array: x}, HostOperand{Number: -1})
 }
