@@ -45,6 +45,10 @@ print(pcall(function() return #table.concat(t) end))`,
 		gopherLua: "false", lua51: "true"},
 	{name: "math.mod is the % operator", fixedBy: "math.mod", src: `print(math.mod(-7, 3))`,
 		gopherLua: "2", lua51: "-1"},
+	{name: "math.randomseed does not repeat a sequence", fixedBy: "math.randomseed, math.random", src: `
+math.randomseed(5) local a = {} for i = 1, 4 do a[i] = math.random(1e9) end
+math.randomseed(5) local same = true for i = 1, 4 do same = same and a[i] == math.random(1e9) end
+print(same)`, gopherLua: "false", lua51: "true"},
 	{name: "collectgarbage(\"count\") returns nothing", fixedBy: "collectgarbage",
 		src: `print(select("#", collectgarbage("count")))`, gopherLua: "0", lua51: "1"},
 	{name: "tostring writes numbers in Go's form", fixedBy: "tostring",

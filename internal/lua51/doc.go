@@ -73,6 +73,15 @@
 // heap (the whole process's: gopher-lua keeps no count of its own), "step"
 // counts work towards a cycle, and the tuning options remember their value.
 //
+// math.random and math.randomseed: gopher-lua's seed Go's process-wide
+// generator with rand.Seed, which does nothing since Go 1.24, so a seeded
+// script never repeats, and math.random(0) fails with Go's "invalid
+// argument to Intn". These draw from glibc's rand() generator, one per
+// state, so a seed gives the numbers lua5.1 gives on Linux; an unseeded
+// state starts from a seed the operating system supplies (lua5.1 always
+// starts from srand(1)), so that unseeded scripts still vary. The
+// arguments are checked and scaled as in Lua 5.1.
+//
 // math.huge is infinity (gopher-lua's is the largest finite number);
 // math.mod is math.fmod (gopher-lua's is the % operator).
 //

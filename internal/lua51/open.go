@@ -20,6 +20,8 @@ var replaced = []struct{ lib, name string }{
 	{"table", "concat"},
 	{"table", "maxn"},
 	{"math", "mod"},
+	{"math", "random"},
+	{"math", "randomseed"},
 	{"coroutine", "yield"},
 	{"coroutine", "resume"},
 	{"debug", "getinfo"},
@@ -71,7 +73,8 @@ func library(L *lua.LState, lib string) *lua.LTable {
 // Open installs glua's Lua 5.1 behaviour into L's globals:
 //
 //   - pcall, xpcall, error, tonumber, tostring, collectgarbage,
-//     string.format, table.concat, table.maxn, math.mod, coroutine.yield,
+//     string.format, table.concat, table.maxn, math.mod, math.random,
+//     math.randomseed, coroutine.yield,
 //     coroutine.resume, debug.getinfo, io.write and the files' write
 //     replace gopher-lua's, each only where gopher-lua's own is
 //     still in place, so that a sandbox's wrapper or removal stands;
@@ -88,6 +91,7 @@ func Open(L *lua.LState) {
 		return
 	}
 	gc := &collector{pause: 200, stepmul: 200}
+	rnd := random{newRandom()}
 	funcs := map[string]lua.LGFunction{
 		".pcall":          basePcall,
 		".xpcall":         baseXpcall,
@@ -99,6 +103,8 @@ func Open(L *lua.LState) {
 		"table.concat":    tableConcat,
 		"table.maxn":      tableMaxn,
 		"math.mod":        mathMod,
+		"math.random":     rnd.random,
+		"math.randomseed": rnd.randomseed,
 	}
 	known := builtins()
 	for _, r := range replaced {
