@@ -16,6 +16,15 @@ var replaced = []struct{ lib, name string }{
 	{"", "tonumber"},
 	{"", "tostring"},
 	{"", "collectgarbage"},
+	{"", "setmetatable"},
+	{"", "next"},
+	{"string", "char"},
+	{"string", "find"},
+	{"string", "match"},
+	{"string", "gmatch"},
+	{"string", "gsub"},
+	{"table", "insert"},
+	{"table", "remove"},
 	{"string", "format"},
 	{"table", "concat"},
 	{"table", "maxn"},
@@ -100,6 +109,10 @@ func Open(L *lua.LState) {
 		".tostring":       baseTostring,
 		".collectgarbage": gc.collectgarbage,
 		"string.format":   strFormat,
+		"string.gmatch":   strGmatch,
+		"string.char":     strChar,
+		"table.insert":    tableInsert,
+		"table.remove":    tableRemove,
 		"table.concat":    tableConcat,
 		"table.maxn":      tableMaxn,
 		"math.mod":        mathMod,
@@ -127,6 +140,16 @@ func Open(L *lua.LState) {
 			fn = yielder{old.GFunction}.call
 		case "coroutine.resume":
 			fn = resumer{old.GFunction}.call
+		case ".setmetatable":
+			fn = before{setmetatableArgs, old.GFunction}.call
+		case ".next":
+			fn = before{nextArgs, old.GFunction}.call
+		case "string.find":
+			fn = atInit{old.GFunction, emptyFind}.call
+		case "string.match":
+			fn = atInit{old.GFunction, emptyMatch}.call
+		case "string.gsub":
+			fn = gsub{old.GFunction}.call
 		case "debug.getinfo":
 			fn = infoGetter{old.GFunction}.call
 		case "io.write", fileMethods + ".write":
