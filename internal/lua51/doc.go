@@ -74,7 +74,10 @@
 // number as the replacement, and raises "invalid replacement value" for
 // a table or function value that is neither a string, a number, false
 // nor nil (gopher-lua replaced the match with nothing). gopher-lua's
-// matcher has no %f (frontier) class: it reads %f as a plain "f".
+// matcher has no %f (frontier) class: it reads %f as a plain "f". A
+// pattern with %f runs on this package's own Lua 5.1 matcher
+// (frontier.go), which TestOwnMatcherAgreesWithLua51OnRandomPatterns
+// runs on every kind of pattern beside lua5.1.
 //
 // tostring, io.write and file:write: gopher-lua's write numbers in Go's
 // shortest form ("0.3333333333333333", "1000000000000000", "+Inf", "NaN");

@@ -145,9 +145,9 @@ func Open(L *lua.LState) {
 		case ".next":
 			fn = before{nextArgs, old.GFunction}.call
 		case "string.find":
-			fn = atInit{old.GFunction, emptyFind}.call
+			fn = atInit{old.GFunction, emptyFind, true}.call
 		case "string.match":
-			fn = atInit{old.GFunction, emptyMatch}.call
+			fn = atInit{old.GFunction, emptyMatch, false}.call
 		case "string.gsub":
 			fn = gsub{old.GFunction}.call
 		case "debug.getinfo":

@@ -1,6 +1,8 @@
 package lua51
 
 import (
+	"strings"
+
 	"github.com/yuin/gopher-lua/pm"
 
 	lua "github.com/yuin/gopher-lua"
@@ -15,6 +17,7 @@ import (
 type atInit struct {
 	fn    lua.LGFunction // gopher-lua's
 	empty func(L *lua.LState, init int) int
+	find  bool
 }
 
 func (a atInit) call(L *lua.LState) int {
@@ -36,6 +39,20 @@ func (a atInit) call(L *lua.LState) int {
 	}
 	if p == "" {
 		return a.empty(L, int(init))
+	}
+	// Lua 5.1's find searches plainly for a pattern without special
+	// characters, so "a)" is found, not a malformed pattern.
+	if a.find && (lua.LVAsBool(L.Get(4)) || !strings.ContainsAny(p, "^$*+?.([%-")) {
+		if i := strings.Index(s[init:], p); i >= 0 {
+			L.Push(lua.LNumber(int(init) + i + 1))
+			L.Push(lua.LNumber(int(init) + i + len(p)))
+			return 2
+		}
+		L.Push(lua.LNil)
+		return 1
+	}
+	if usesFrontier(p) {
+		return (&matcher{L: L, src: s, pat: p}).findAt(int(init), a.find)
 	}
 	L.Replace(3, lua.LNumber(init+1))
 	return a.fn(L)
@@ -60,6 +77,10 @@ func emptyMatch(L *lua.LState, _ int) int {
 func strGmatch(L *lua.LState) int {
 	s := checkString(L, 1)
 	p := checkString(L, 2)
+	if usesFrontier(p) {
+		L.Push(gmatchIterator(L, s, p))
+		return 1
+	}
 	if len(p) > 0 && p[0] == '^' {
 		p = "%" + p
 	}
@@ -102,7 +123,10 @@ type gsub struct {
 
 func (g gsub) call(L *lua.LState) int {
 	s := checkString(L, 1)
-	checkString(L, 2)
+	p := checkString(L, 2)
+	if usesFrontier(p) {
+		return g.own(L, s, p)
+	}
 	switch repl := L.Get(3).(type) {
 	case lua.LString:
 	case lua.LNumber:
@@ -151,4 +175,22 @@ func replacement(L *lua.LState, v lua.LValue) int {
 		L.Push(lua.LFalse)
 	}
 	return 1
+}
+
+// own is gsub over this package's matcher, for the patterns gopher-lua's
+// cannot match.
+func (g gsub) own(L *lua.LState, s, p string) int {
+	repl := L.Get(3)
+	switch r := repl.(type) {
+	case lua.LString, *lua.LTable, *lua.LFunction:
+	case lua.LNumber:
+		repl = lua.LString(numberString(r))
+	default:
+		argError(L, 3, "gsub", "string/function/table expected")
+	}
+	max := int64(len(s) + 1)
+	if L.GetTop() >= 4 && L.Get(4) != lua.LNil {
+		max = checkInt(L, 4)
+	}
+	return gsubAll(L, s, p, repl, max)
 }
