@@ -86,13 +86,13 @@ func (r random) random(L *lua.LState) int {
 	case 1:
 		u := checkInt(L, 1)
 		if u < 1 {
-			L.ArgError(1, "interval is empty")
+			argError(L, 1, "random", "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(x*float64(u)) + 1))
 	case 2:
 		l, u := checkInt(L, 1), checkInt(L, 2)
 		if l > u {
-			L.ArgError(2, "interval is empty")
+			argError(L, 2, "random", "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(x*float64(u-l+1)) + float64(l)))
 	default:
