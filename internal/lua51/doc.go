@@ -53,6 +53,32 @@
 //
 // table.maxn: gopher-lua's looks only at the array part.
 //
+// table.insert and table.remove: gopher-lua's insert ignores arguments
+// past the third (Lua 5.1: "wrong number of arguments to 'insert'"), and
+// its remove returns nil where there is nothing to remove, where Lua
+// 5.1's returns no value. Both are Lua 5.1's now.
+//
+// setmetatable, next and string.char accept what Lua 5.1 refuses: a
+// metatable for a number or string (it would apply to every one), a key
+// the table does not hold (gopher-lua answers some entry), a code outside
+// 0..255 (gopher-lua keeps its low byte). Each now raises Lua 5.1's
+// error; string.char also takes numeric strings, as there.
+//
+// string.find, string.match, string.gmatch and string.gsub keep gopher-
+// lua's pattern matcher, with Lua 5.1's handling around it: find and
+// match clamp a start past the end to the end (gopher-lua's find answers
+// 1, 0 for an empty pattern whatever the start); gmatch returns an
+// iterator that can be called by hand (gopher-lua's needs a state
+// argument that only a for loop passes) and matches a leading "^"
+// literally; gsub replaces nothing for a count of 0 or less, takes a
+// number as the replacement, and raises "invalid replacement value" for
+// a table or function value that is neither a string, a number, false
+// nor nil (gopher-lua replaced the match with nothing). gopher-lua's
+// matcher has no %f (frontier) class: it reads %f as a plain "f". A
+// pattern with %f runs on this package's own Lua 5.1 matcher
+// (frontier.go), which TestOwnMatcherAgreesWithLua51OnRandomPatterns
+// runs on every kind of pattern beside lua5.1.
+//
 // tostring, io.write and file:write: gopher-lua's write numbers in Go's
 // shortest form ("0.3333333333333333", "1000000000000000", "+Inf", "NaN");
 // these write them as Lua 5.1 does, "%.14g" ("0.33333333333333",
@@ -72,6 +98,15 @@
 // collectgarbage("count") is nil; gcinfo is missing. Both now report Go's
 // heap (the whole process's: gopher-lua keeps no count of its own), "step"
 // counts work towards a cycle, and the tuning options remember their value.
+//
+// math.random and math.randomseed: gopher-lua's seed Go's process-wide
+// generator with rand.Seed, which does nothing since Go 1.24, so a seeded
+// script never repeats, and math.random(0) fails with Go's "invalid
+// argument to Intn". These draw from glibc's rand() generator, one per
+// state, so a seed gives the numbers lua5.1 gives on Linux; an unseeded
+// state starts from a seed the operating system supplies (lua5.1 always
+// starts from srand(1)), so that unseeded scripts still vary. The
+// arguments are checked and scaled as in Lua 5.1.
 //
 // math.huge is infinity (gopher-lua's is the largest finite number);
 // math.mod is math.fmod (gopher-lua's is the % operator).

@@ -16,10 +16,21 @@ var replaced = []struct{ lib, name string }{
 	{"", "tonumber"},
 	{"", "tostring"},
 	{"", "collectgarbage"},
+	{"", "setmetatable"},
+	{"", "next"},
+	{"string", "char"},
+	{"string", "find"},
+	{"string", "match"},
+	{"string", "gmatch"},
+	{"string", "gsub"},
+	{"table", "insert"},
+	{"table", "remove"},
 	{"string", "format"},
 	{"table", "concat"},
 	{"table", "maxn"},
 	{"math", "mod"},
+	{"math", "random"},
+	{"math", "randomseed"},
 	{"coroutine", "yield"},
 	{"coroutine", "resume"},
 	{"debug", "getinfo"},
@@ -71,7 +82,8 @@ func library(L *lua.LState, lib string) *lua.LTable {
 // Open installs glua's Lua 5.1 behaviour into L's globals:
 //
 //   - pcall, xpcall, error, tonumber, tostring, collectgarbage,
-//     string.format, table.concat, table.maxn, math.mod, coroutine.yield,
+//     string.format, table.concat, table.maxn, math.mod, math.random,
+//     math.randomseed, coroutine.yield,
 //     coroutine.resume, debug.getinfo, io.write and the files' write
 //     replace gopher-lua's, each only where gopher-lua's own is
 //     still in place, so that a sandbox's wrapper or removal stands;
@@ -88,6 +100,7 @@ func Open(L *lua.LState) {
 		return
 	}
 	gc := &collector{pause: 200, stepmul: 200}
+	rnd := random{newRandom()}
 	funcs := map[string]lua.LGFunction{
 		".pcall":          basePcall,
 		".xpcall":         baseXpcall,
@@ -96,9 +109,15 @@ func Open(L *lua.LState) {
 		".tostring":       baseTostring,
 		".collectgarbage": gc.collectgarbage,
 		"string.format":   strFormat,
+		"string.gmatch":   strGmatch,
+		"string.char":     strChar,
+		"table.insert":    tableInsert,
+		"table.remove":    tableRemove,
 		"table.concat":    tableConcat,
 		"table.maxn":      tableMaxn,
 		"math.mod":        mathMod,
+		"math.random":     rnd.random,
+		"math.randomseed": rnd.randomseed,
 	}
 	known := builtins()
 	for _, r := range replaced {
@@ -121,6 +140,16 @@ func Open(L *lua.LState) {
 			fn = yielder{old.GFunction}.call
 		case "coroutine.resume":
 			fn = resumer{old.GFunction}.call
+		case ".setmetatable":
+			fn = before{setmetatableArgs, old.GFunction}.call
+		case ".next":
+			fn = before{nextArgs, old.GFunction}.call
+		case "string.find":
+			fn = atInit{old.GFunction, emptyFind, true}.call
+		case "string.match":
+			fn = atInit{old.GFunction, emptyMatch, false}.call
+		case "string.gsub":
+			fn = gsub{old.GFunction}.call
 		case "debug.getinfo":
 			fn = infoGetter{old.GFunction}.call
 		case "io.write", fileMethods + ".write":

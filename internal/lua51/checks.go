@@ -1,0 +1,143 @@
+package lua51
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// before runs check on a call's arguments, then gopher-lua's function:
+// for the functions whose work is right but which accept arguments Lua
+// 5.1 refuses.
+type before struct {
+	check func(L *lua.LState)
+	fn    lua.LGFunction // gopher-lua's
+}
+
+func (b before) call(L *lua.LState) int {
+	b.check(L)
+	return b.fn(L)
+}
+
+// argError is luaL_argerror's message, with the function's name given
+// (Lua 5.1 finds it from the call, and says '?' where it cannot).
+func argError(L *lua.LState, arg int, fn, msg string) {
+	raise(L, fmt.Sprintf("bad argument #%d to '%s' (%s)", arg, fn, msg))
+}
+
+// setmetatableArgs: gopher-lua's setmetatable sets the metatable of any
+// value (setmetatable(1, {}) changes every number's); Lua 5.1's takes
+// tables only.
+func setmetatableArgs(L *lua.LState) {
+	if _, ok := L.Get(1).(*lua.LTable); !ok {
+		argError(L, 1, "setmetatable", "table expected, got "+typeName(L, 1))
+	}
+}
+
+// typeName is luaL_typename: "no value" past the arguments given.
+func typeName(L *lua.LState, arg int) string {
+	if arg > L.GetTop() {
+		return "no value"
+	}
+	return L.Get(arg).Type().String()
+}
+
+// strChar is Lua 5.1's string.char. gopher-lua's keeps the low byte of
+// each code (string.char(256) is "\0") where Lua 5.1 refuses codes
+// outside 0..255, and refuses numeric strings.
+func strChar(L *lua.LState) int {
+	b := make([]byte, L.GetTop())
+	for i := range b {
+		c := checkInt(L, i+1)
+		if c < 0 || c > math.MaxUint8 {
+			argError(L, i+1, "char", "invalid value")
+		}
+		b[i] = byte(c)
+	}
+	L.Push(lua.LString(b))
+	return 1
+}
+
+// nextArgs: gopher-lua's next answers some entry for a key the table does
+// not hold; Lua 5.1 raises "invalid key to 'next'". A key whose value was
+// set to nil during a traversal is still valid in both: gopher-lua keeps
+// it in its key list, which is read here by reflection (tableKeys), and
+// an integer key inside the array part stays in place.
+func nextArgs(L *lua.LState) {
+	t := L.CheckTable(1)
+	key := L.Get(2)
+	if key == lua.LNil || t.RawGet(key) != lua.LNil || tableKnows(t, key) {
+		return
+	}
+	// luaG_runerror in Lua 5.1's table code, raised inside a C function,
+	// so without a position.
+	L.Error(lua.LString("invalid key to 'next'"), 0)
+}
+
+// tableKnows says whether key has a place in t although its value is nil:
+// an index of the array part, or a key in the hash part's list of keys.
+// Where gopher-lua's fields are not as expected it says yes, so that next
+// never refuses a key it used to take.
+func tableKnows(t *lua.LTable, key lua.LValue) bool {
+	v := reflect.ValueOf(t).Elem()
+	array, k2i := v.FieldByName("array"), v.FieldByName("k2i")
+	if !array.IsValid() || array.Kind() != reflect.Slice || !k2i.IsValid() ||
+		k2i.Kind() != reflect.Map || k2i.Type().Key() != reflect.TypeFor[lua.LValue]() {
+		return true
+	}
+	if n, ok := key.(lua.LNumber); ok && n == lua.LNumber(math.Trunc(float64(n))) && n >= 1 && float64(n) <= float64(array.Len()) {
+		return true
+	}
+	if k2i.IsNil() {
+		return false
+	}
+	return k2i.MapIndex(reflect.ValueOf(&key).Elem()).IsValid()
+}
+
+// tableInsert is Lua 5.1's table.insert. gopher-lua's ignores arguments
+// past the third, where Lua 5.1 raises "wrong number of arguments to
+// 'insert'".
+func tableInsert(L *lua.LState) int {
+	t := L.CheckTable(1)
+	e := t.Len() + 1
+	var pos int
+	switch L.GetTop() {
+	case 2:
+		pos = e
+	case 3:
+		pos = int(checkInt(L, 2))
+		if pos > e {
+			e = pos
+		}
+		for i := e; i > pos; i-- {
+			t.RawSetInt(i, t.RawGetInt(i-1))
+		}
+	default:
+		raise(L, "wrong number of arguments to 'insert'")
+	}
+	t.RawSetInt(pos, L.Get(L.GetTop()))
+	return 0
+}
+
+// tableRemove is Lua 5.1's table.remove. gopher-lua's returns nil where
+// there is nothing to remove (an empty table, a position past the end),
+// where Lua 5.1 returns no value, so select('#', table.remove({})) is 0.
+func tableRemove(L *lua.LState) int {
+	t := L.CheckTable(1)
+	e := t.Len()
+	pos := e
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		pos = int(checkInt(L, 2))
+	}
+	if pos < 1 || pos > e {
+		return 0
+	}
+	L.Push(t.RawGetInt(pos))
+	for ; pos < e; pos++ {
+		t.RawSetInt(pos, t.RawGetInt(pos+1))
+	}
+	t.RawSetInt(e, lua.LNil)
+	return 1
+}
