@@ -82,6 +82,17 @@ var compilerCases = []assignCase{
 	{name: "for keeps state and control from the explist", src: `
 		local function mk() return {f = function() return next, {a = 1}, nil end} end
 		for k, v in mk().f() do print(k, v) end`, want: "a\t1"},
+	{name: "for over next and a field of a call's result", src: `
+		local function mk() return {t = {a = 1}} end
+		for k, v in next, mk().t do print(k, v) end`, want: "a\t1"},
+	{name: "for over a computed key's function", src: `
+		local keys = {"f"}
+		local function mk() return {f = ipairs} end
+		for i, v in mk()[keys[1]]({4}) do print(i, v) end`, want: "1\t4"},
+	{name: "for over a method of a computed key", src: `
+		local t = {5}
+		local o = {{iter = function(self) return ipairs(t) end}}
+		for i, v in o[#t]:iter() do print(i, v) end`, want: "1\t5", gopherRight: true},
 	{name: "for over a computed callee breaks and nests", src: `
 		local function mk() return {it = function(t) return ipairs(t) end} end
 		local s = ""
