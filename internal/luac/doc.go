@@ -1,19 +1,28 @@
-// Package luac compiles Lua source for gopher-lua with three corrections:
+// Package luac compiles Lua source for gopher-lua with these corrections:
 // multiple assignment (below), table constructors (tables.go: items past
 // the 25,550th lost, a keyed field after 50 items overwriting them, and
-// compile time quadratic in a function's constants) and loops whose body
+// compile time quadratic in a function's constants), loops whose body
 // starts with a jump (jumps.go: `for k in pairs(t) do break end` after
-// another loop jumped back into that loop).
+// another loop jumped back into that loop), and expressions compiled into
+// registers they must not use (temps.go): `and`/`or` or `(...)` assigned to
+// an existing local (`w = t.k and 1` kept w's old value when t.k was
+// false; `x = (v or 1) and x` overwrote x before reading it; `a = (...)`
+// panicked), and a generic for whose iterator expression calls a computed
+// function (`for _, d in mod().iter(s)`, `for c in (a .. b):gmatch(p)`).
+// Each of these is rewritten through fresh locals as below; the shapes
+// gopher-lua compiles correctly (`pairs(t)`, `obj:iter()`, `and`/`or` into
+// a global, upvalue or field) are left as they are and cost nothing.
 //
 // gopher-lua (every release up to at least v1.1.2; upstream issues #158,
 // #315, #440) compiles `a, b = b, a` by storing into `a` before `b`'s
 // right-hand side has been read, so a swap prints `2 2` where Lua 5.1 prints
 // `2 1`; the same happens when a table key or prefix on the left names a
-// variable assigned earlier in the statement (`t[i], i = 20, 30`).
+// variable assigned earlier in the statement (`t[i], i = 20, 30`), and with
+// one target and several values (`x = 2, f()`) x is stored before f runs.
 //
 // The fix works on the syntax tree, between gopher-lua's parser and its
 // compiler, without touching gopher-lua itself. Every assignment with more
-// than one target becomes
+// than one target or more than one value becomes
 //
 //	do
 //	  local (assign 1), ..., (assign n) = <left prefixes and keys>, <right-hand side>
@@ -53,6 +62,10 @@
 //     order undefined);
 //   - debug.getlocal, called from a metamethod during the stores, sees the
 //     temporaries;
+//   - a generic for rewritten as above holds its three evaluated values in
+//     three more registers while it runs, and `and`/`or` into a local
+//     costs one register move; both count against the 200 registers of a
+//     function;
 //   - compiling costs about 10-20% more time and allocation on code with a
 //     multiple assignment every few lines (BenchmarkLoadString against
 //     BenchmarkGopherLuaLoadString); running costs one register move per

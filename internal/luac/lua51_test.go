@@ -21,16 +21,21 @@ func runLuac(t *testing.T, src string) string {
 	t.Helper()
 	L := lua.NewState()
 	defer L.Close()
+	return runCaptured(t, L, mustLoad(t, L, src))
+}
+
+func mustLoad(t *testing.T, L *lua.LState, src string) *lua.LFunction {
+	t.Helper()
 	fn, err := LoadString(L, src, "<string>")
 	if err != nil {
 		t.Fatalf("LoadString: %v", err)
 	}
-	return runCaptured(t, L, fn)
+	return fn
 }
 
 func TestSnippetsPrintWhatLua51Prints(t *testing.T) {
 	runLua51(t, "") // skips the whole test when lua5.1 is absent
-	for _, tc := range assignCases {
+	for _, tc := range snippetCases {
 		if tc.gopherOnly {
 			continue
 		}

@@ -49,6 +49,11 @@ type rewriter struct {
 	names map[string]bool
 	depth int // function literals entered
 	loops int // loops entered
+
+	// declared holds every name the function being rewritten has declared
+	// so far (parameters and locals, whatever block they were in): a
+	// superset of the locals in scope, which is all singleAssign needs.
+	declared map[string]bool
 }
 
 // walkMode is what a walk does besides visiting.
@@ -71,7 +76,7 @@ const (
 // gopher-lua would compile wrongly or slowly.
 func rewriteChunk(chunk []ast.Stmt) ([]ast.Stmt, *rewriteError) {
 	var r rewriter
-	chunk = r.function(chunk)
+	chunk = r.function(nil, chunk)
 	return chunk, r.err
 }
 
@@ -83,9 +88,14 @@ type rewriteError struct {
 
 // function rewrites one function's body and, if it is left with too many
 // constants, moves constructors and then statements out of it (tables.go).
-func (r *rewriter) function(stmts []ast.Stmt) []ast.Stmt {
-	outer := r.literals
+func (r *rewriter) function(params []string, stmts []ast.Stmt) []ast.Stmt {
+	outer, outerDeclared := r.literals, r.declared
 	r.literals = 0
+	r.declared = make(map[string]bool, len(params)+1)
+	r.declare(params)
+	// A method's implicit parameter; declaring it in every function only
+	// costs a register move where a plain function assigns a global self.
+	r.declared["self"] = true
 	r.block(stmts)
 	if r.literals > functionLiterals {
 		r.hoist(stmts)
@@ -93,7 +103,7 @@ func (r *rewriter) function(stmts []ast.Stmt) []ast.Stmt {
 	if r.literals > functionLiterals {
 		stmts = group(stmts)
 	}
-	r.literals = outer
+	r.literals, r.declared = outer, outerDeclared
 	return stmts
 }
 
@@ -114,13 +124,17 @@ func (r *rewriter) stmt(s ast.Stmt) ast.Stmt {
 	case *ast.AssignStmt:
 		r.exprs(st.Lhs)
 		r.exprs(st.Rhs)
-		if len(st.Lhs) > 1 {
+		if len(st.Lhs) > 1 || len(st.Rhs) > 1 && r.mode == rewriteAll {
 			if block, ok := splitAssign(st); ok {
 				return block
 			}
 		}
+		if r.mode == rewriteAll {
+			return r.singleAssign(st)
+		}
 	case *ast.LocalAssignStmt:
 		r.exprs(st.Exprs)
+		r.declare(st.Names)
 	case *ast.FuncCallStmt:
 		st.Expr = r.expr(st.Expr)
 	case *ast.DoBlockStmt:
@@ -141,11 +155,16 @@ func (r *rewriter) stmt(s ast.Stmt) ast.Stmt {
 		st.Init = r.expr(st.Init)
 		st.Limit = r.expr(st.Limit)
 		st.Step = r.expr(st.Step)
+		r.declare([]string{st.Name})
 		r.loop(st.Stmts)
 	case *ast.GenericForStmt:
 		r.exprs(st.Exprs)
+		r.declare(st.Names)
 		r.loop(st.Stmts)
 		st.Stmts = guardLoopBody(st.Stmts)
+		if r.mode == rewriteAll {
+			return iteratorFirst(st)
+		}
 	case *ast.FuncDefStmt:
 		if st.Name != nil {
 			st.Name.Func = r.expr(st.Name.Func)
@@ -192,7 +211,11 @@ func (r *rewriter) expr(e ast.Expr) ast.Expr {
 	case *ast.FunctionExpr:
 		switch r.mode {
 		case rewriteAll:
-			ex.Stmts = r.function(ex.Stmts)
+			var params []string
+			if ex.ParList != nil {
+				params = ex.ParList.Names
+			}
+			ex.Stmts = r.function(params, ex.Stmts)
 		case countOnly:
 			loops := r.loops
 			r.depth, r.loops = r.depth+1, 0
