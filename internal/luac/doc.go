@@ -66,6 +66,11 @@
 //     three more registers while it runs, and `and`/`or` into a local
 //     costs one register move; both count against the 200 registers of a
 //     function;
+//   - a function with more than 4,096 literals runs parts of itself in
+//     functions of their own (tables.go); error levels and
+//     debug.getinfo skip their frames when internal/lua51 is open, but
+//     debug.traceback lists them, and gopher-lua's own error, without
+//     internal/lua51, counts them as levels;
 //   - compiling costs about 10-20% more time and allocation on code with a
 //     multiple assignment every few lines (BenchmarkLoadString against
 //     BenchmarkGopherLuaLoadString); running costs one register move per

@@ -40,9 +40,12 @@ import (
 // 1, 2, ... in order and a last item that is a call or `...` adds all its
 // values; `...` reaches the chunks that use it. A table under construction
 // cannot be seen by the program, so when each value is stored makes no
-// difference. The differences are in the debug library's view: a traceback
-// raised inside such a constructor shows the builder and chunk functions, and
-// `debug.getinfo` called from a field sees them as the caller.
+// difference. The one difference is a traceback raised inside such a
+// constructor, or in moved statements, which shows the functions made
+// here. error's levels and debug.getinfo's do not count them
+// (internal/lua51 recognises them by frameName or tableName, a first
+// parameter no source can write), so a position names the user's line
+// and caller.
 //
 // Once gopher-lua emits the extended batch number and indexes its
 // constants, this file and the calls to split and hoist can go.
@@ -105,7 +108,7 @@ func (r *rewriter) hoistTable(tb *ast.TableExpr) ast.Expr {
 		return tb
 	}
 	body := []ast.Stmt{at(&ast.ReturnStmt{Exprs: []ast.Expr{tb}}, tb)}
-	return call(function(nil, m.varargs, body, tb), nil, m.varargs, tb)
+	return hiddenCall(body, m.varargs, tb)
 }
 
 // measure walks nodes without changing them. It counts the literals that
@@ -170,7 +173,7 @@ func split(tb *ast.TableExpr) ast.Expr {
 		start = end
 	}
 	stmts = append(stmts, at(&ast.ReturnStmt{Exprs: []ast.Expr{table}}, tb))
-	return call(function(nil, anyVarargs, stmts, tb), nil, anyVarargs, tb)
+	return hiddenCall(stmts, anyVarargs, tb)
 }
 
 // keyAfterFullBatch reports a keyed field that follows a multiple of 50
@@ -373,6 +376,21 @@ func call(fn *ast.FunctionExpr, args []ast.Expr, varargs bool, pos ast.PositionH
 	return at(&ast.FuncCallExpr{Func: fn, Args: args, AdjustRet: true}, pos)
 }
 
+// frameName is the first parameter of the functions that hold a user's
+// statements or fields only to keep literals apart. A parameter name that
+// begins with "(" is one no source can write, so internal/lua51 counts a
+// frame whose function has one as no level of its own: error("e", 2)
+// and debug.getinfo(2) reach the function the user wrote, as in Lua 5.1.
+// The split chunks' first parameter, (table), marks them the same way.
+const frameName = "(frame)"
+
+// hiddenCall is (function((frame), ...) <body> end)(nil, ...), the nil
+// filling (frame) so that `...` reaches the body whole.
+func hiddenCall(body []ast.Stmt, varargs bool, pos ast.PositionHolder) *ast.FuncCallExpr {
+	fn := function([]string{frameName}, varargs, body, pos)
+	return call(fn, []ast.Expr{at(&ast.NilExpr{}, pos)}, varargs, pos)
+}
+
 func assign(target, value ast.Expr, pos ast.PositionHolder) *ast.AssignStmt {
 	return at(&ast.AssignStmt{Lhs: []ast.Expr{target}, Rhs: []ast.Expr{value}}, pos)
 }
@@ -405,8 +423,7 @@ func group(stmts []ast.Stmt) []ast.Stmt {
 		if literals == 0 {
 			out = append(out, run...)
 		} else if len(run) > 0 {
-			fn := function(nil, varargs, run, run[0])
-			out = append(out, at(&ast.FuncCallStmt{Expr: call(fn, nil, varargs, run[0])}, run[0]))
+			out = append(out, at(&ast.FuncCallStmt{Expr: hiddenCall(run, varargs, run[0])}, run[0]))
 		}
 		run, literals, varargs, names = nil, 0, false, map[string]bool{}
 	}
