@@ -64,8 +64,8 @@ func TestNilAndForeignArgumentsOfTheGoAPIAreErrors(t *testing.T) {
 		call func() error
 		msg  string
 	}{
-		{none.Free, "glua: Free: the Array is nil or was not made by a runtime (a zero Array)"},
-		{zero.Free, "glua: Free: the Array is nil or was not made by a runtime (a zero Array)"},
+		{none.Free, "glua: Free: the *Array is nil"},
+		{zero.Free, "glua: Free: the Array was not made by a runtime (a zero Array)"},
 		{func() error { _, err := zero.CopyToHost(nil); return err }, "the Array was not made by a runtime (a zero Array)"},
 		{func() error { _, err := zero.Clone(); return err }, "the Array was not made by a runtime (a zero Array)"},
 		{func() error { _, err := zero.Float64s(); return err }, "the Array was not made by a runtime (a zero Array)"},

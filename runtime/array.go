@@ -213,8 +213,8 @@ func (a *Array) download(dst []byte, start, count int) error {
 // harmless. Freeing a view is an error: its memory belongs to the array it
 // views.
 func (a *Array) Free() error {
-	if a == nil || a.buf == nil {
-		return badGoArgument("Free", "the Array is nil or was not made by a runtime (a zero Array)")
+	if err := unmade("Free", a); err != nil {
+		return err
 	}
 	if a.view {
 		return errors.New("cannot free a view; free the array it views")

@@ -59,15 +59,25 @@ func (rt *Runtime) Keep(a *Array) error {
 	return nil
 }
 
-// ownArray refuses, for the Go API call op, an array that is not one of
-// rt's: nil, a zero Array no runtime made, or another runtime's.
-func (rt *Runtime) ownArray(op string, a *Array) error {
+// unmade refuses, for the Go API call op, an array no runtime made: nil
+// or a zero Array.
+func unmade(op string, a *Array) error {
 	switch {
 	case a == nil:
 		return badGoArgument(op, "the *Array is nil")
 	case a.buf == nil:
 		return badGoArgument(op, "the Array was not made by a runtime (a zero Array)")
-	case a.buf.rt != rt:
+	}
+	return nil
+}
+
+// ownArray refuses, for the Go API call op, an array that is not one of
+// rt's: nil, a zero Array no runtime made, or another runtime's.
+func (rt *Runtime) ownArray(op string, a *Array) error {
+	if err := unmade(op, a); err != nil {
+		return err
+	}
+	if a.buf.rt != rt {
 		return badGoArgument(op, "the array belongs to another runtime")
 	}
 	return nil
