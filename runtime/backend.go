@@ -22,6 +22,14 @@ type HostMemory interface {
 // The optional abilities below are asked of a backend by type assertion,
 // so that the runtime imports no backend to learn what it can do.
 
+// LaunchLimiter is implemented by backends that know what a kernel launch
+// may ask of the device (both cuda and cpu): the runtime refuses a launch
+// beyond the limits before the backend sees it, with the same message on
+// each, so that a launch the CPU backend accepts runs on the GPU too.
+type LaunchLimiter interface {
+	Limits() device.Limits
+}
+
 // KernelCompiler is implemented by backends that compile CUDA C at run
 // time and launch it (NVRTC: the cuda backend); Runtime.Compile needs it.
 type KernelCompiler interface {
