@@ -20,5 +20,7 @@ var (
 	_ runtime.AsyncCopier    = (*cuda.Backend)(nil)
 	_ runtime.AsyncCopier    = (*cpu.Backend)(nil)
 	_ runtime.GraphCapturer  = (*cuda.Backend)(nil)
+	_ runtime.LaunchLimiter  = (*cuda.Backend)(nil)
+	_ runtime.LaunchLimiter  = (*cpu.Backend)(nil)
 	_ kernels.Device         = (*cuda.Backend)(nil)
 )
