@@ -55,6 +55,11 @@ type Backend struct {
 	nextEvent  device.Event
 	// host holds AllocHost's buffers until FreeHost (hostmem.go).
 	host map[*byte]int
+	// captures are the streams recording a graph, graphs the recordings
+	// ready to launch (graph.go).
+	captures  map[device.Stream]*recording
+	graphs    map[device.Graph]*recording
+	nextGraph device.Graph
 }
 
 // errClosed is returned by every call made after Close.

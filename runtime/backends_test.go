@@ -22,5 +22,7 @@ var (
 	_ runtime.GraphCapturer  = (*cuda.Backend)(nil)
 	_ runtime.LaunchLimiter  = (*cuda.Backend)(nil)
 	_ runtime.LaunchLimiter  = (*cpu.Backend)(nil)
+	_ runtime.GraphCapturer  = (*cpu.Backend)(nil)
+	_ runtime.HostQueue      = (*cpu.Backend)(nil)
 	_ kernels.Device         = (*cuda.Backend)(nil)
 )

@@ -297,5 +297,5 @@ func (k *JITKernel) runOnHost(p *jit.Program, cfg LaunchConfig, args []any) erro
 		}
 	}
 	dims := func(d [3]uint32) [3]int { return [3]int{int(d[0]), int(d[1]), int(d[2])} }
-	return jit.Run(p, dims(cfg.Grid), dims(cfg.Block), vals)
+	return k.rt.onHost(cfg.stream(k.rt), func() error { return jit.Run(p, dims(cfg.Grid), dims(cfg.Block), vals) })
 }
