@@ -103,6 +103,9 @@ type Driver struct {
 	// Fallback marks the backend "auto" chooses only when no other
 	// registered backend opens (the CPU).
 	Fallback bool
+	// Limits, when set, reads the launch limits of the device the
+	// configuration names without opening the backend (DeviceLimits).
+	Limits func(cfg config.Config) (device.Limits, error)
 }
 
 var (
@@ -184,3 +187,27 @@ func Open(cfg config.Config) (Backend, string, error) {
 
 // modulePath is glua's module, for the import a missing backend needs.
 var modulePath = strings.TrimSuffix(reflect.TypeFor[Driver]().PkgPath(), "/backend")
+
+// DeviceLimits are the launch limits a backend that stands in for a GPU
+// (the CPU) applies: those of the device the first registered GPU backend
+// that can read them finds for the configuration, so that a script the
+// stand-in accepts launches on the GPU glua would use, else
+// device.DataCentreLimits. The note says where they came from, for --info.
+func DeviceLimits(cfg config.Config) (device.Limits, string) {
+	mu.RLock()
+	var probes []Driver
+	for _, d := range drivers {
+		if d.Limits != nil && !d.Fallback {
+			probes = append(probes, d)
+		}
+	}
+	mu.RUnlock()
+	slices.SortFunc(probes, func(a, b Driver) int { return strings.Compare(a.Name, b.Name) })
+	for _, d := range probes {
+		if l, err := d.Limits(cfg); err == nil {
+			return l, "those of " + l.Device + ", the " + d.Device + " device present"
+		}
+	}
+	l := device.DataCentreLimits()
+	return l, "those of an " + l.Device + ", as no GPU is present"
+}

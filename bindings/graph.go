@@ -1,6 +1,7 @@
 package bindings
 
 import (
+	"errors"
 	"fmt"
 
 	lua "github.com/yuin/gopher-lua"
@@ -14,6 +15,7 @@ const graphType = "glua.Graph"
 // graphsRuntime is what cuda.graph needs from a runtime.
 type graphsRuntime interface {
 	Capture(fn func() error) (*runtime.Graph, error)
+	WrapLuaError(err error) error
 }
 
 // graphsModule is the part of the cuda module that records graphs; its
@@ -49,7 +51,10 @@ func (m graphsModule) graph(L *lua.LState) int {
 	}
 	g, err := m.rt.Capture(func() error {
 		L.Push(fn)
-		return L.PCall(0, 0, nil)
+		if err := L.PCall(0, 0, nil); err != nil {
+			return fnError(m.rt.WrapLuaError(err))
+		}
+		return nil
 	})
 	if err != nil {
 		raise(L, name, err)
@@ -88,3 +93,23 @@ func graphString(L *lua.LState) int {
 	L.Push(lua.LString(s))
 	return 1
 }
+
+// fnError is the error fn raised, as its message reads: a one-line
+// message rather than one that carries the traceback of the protected
+// call inside it. What caused it (a capture refusal, an out-of-memory
+// error) stays visible to errors.Is and errors.As.
+func fnError(err error) error {
+	var ae *lua.ApiError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	return &calledError{msg: ae.Object.String(), err: err}
+}
+
+type calledError struct {
+	msg string
+	err error
+}
+
+func (e *calledError) Error() string { return e.msg }
+func (e *calledError) Unwrap() error { return e.err }

@@ -23,12 +23,19 @@ type Config struct {
 	// multiprocessors; 0 means GOMAXPROCS. gonum's BLAS sizes its own
 	// worker set from GOMAXPROCS.
 	Threads int
+	// Limits are the launch limits of the GPU this backend stands in
+	// for, which it applies to every kernel launch; the zero value means
+	// device.DataCentreLimits. LimitsNote says where they came from.
+	Limits     device.Limits
+	LimitsNote string
 }
 
 // Backend is the host backend. It is safe for concurrent use.
 type Backend struct {
-	capacity uint64
-	threads  int
+	capacity   uint64
+	threads    int
+	limits     device.Limits
+	limitsNote string
 
 	mu        sync.Mutex
 	closed    bool
@@ -48,6 +55,11 @@ type Backend struct {
 	nextEvent  device.Event
 	// host holds AllocHost's buffers until FreeHost (hostmem.go).
 	host map[*byte]int
+	// captures are the streams recording a graph, graphs the recordings
+	// ready to launch (graph.go).
+	captures  map[device.Stream]*recording
+	graphs    map[device.Graph]*recording
+	nextGraph device.Graph
 }
 
 // errClosed is returned by every call made after Close.
@@ -68,9 +80,16 @@ func New(cfg Config) (*Backend, error) {
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
+	limits, note := cfg.Limits, cfg.LimitsNote
+	if limits == (device.Limits{}) {
+		limits = device.DataCentreLimits()
+		note = "those of an " + limits.Device
+	}
 	return &Backend{
 		capacity:   cfg.Capacity,
 		threads:    threads,
+		limits:     limits,
+		limitsNote: note,
 		live:       btree.NewG(16, func(a, b *allocation) bool { return a.base < b.base }),
 		next:       addressBase,
 		streams:    map[device.Stream]struct{}{},

@@ -12,5 +12,9 @@
 // on the host views that Bytes returns.
 //
 // Every call completes before it returns, so a stream is only a name and an
-// event is done as soon as it is recorded; Elapsed measures host time.
+// event is done as soon as it is recorded; Elapsed measures host time. The
+// exception is a stream recording a graph (graph.go): the work queued on
+// it, the runtime's kernels included (through Run), is kept to run at each
+// launch of the graph. Launch limits are those of the GPU the backend
+// stands in for (limits.go).
 package cpu

@@ -18,15 +18,13 @@ import (
 // cuBLAS does with a float32 compute type. The TF32 flag is ignored: plain
 // float32 is at least as accurate.
 func (b *Backend) Gemm(g device.Gemm) error {
-	switch g.DType {
-	case device.Float32, device.Float64, device.Float16, device.BFloat16:
-	case device.Int32, device.Int64, device.Uint8:
-		return fmt.Errorf("matmul: %s is not supported (float32, float64, float16, bfloat16)", g.DType)
-	default:
-		return fmt.Errorf("matmul: invalid dtype %s", g.DType)
+	if err := validGemm(g); err != nil {
+		return err
 	}
-	if g.M < 0 || g.N < 0 || g.K < 0 {
-		return fmt.Errorf("matmul: sizes must not be negative (M=%d, N=%d, K=%d)", g.M, g.N, g.K)
+	replay := g
+	replay.Stream = 0
+	if rec, err := b.recorded(g.Stream, func() error { return b.checkStream("matmul", g.Stream) }, func() error { return b.Gemm(replay) }); rec {
+		return err
 	}
 	a := matrix{name: "A", p: g.A, rows: g.M, cols: g.K, ld: g.LDA}
 	if g.TransA {
@@ -217,4 +215,19 @@ func uint16s(b []byte) []uint16 {
 		return nil // an operand that spans no memory
 	}
 	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
+}
+
+// validGemm refuses a product of a dtype or sizes Gemm cannot run.
+func validGemm(g device.Gemm) error {
+	switch g.DType {
+	case device.Float32, device.Float64, device.Float16, device.BFloat16:
+	case device.Int32, device.Int64, device.Uint8:
+		return fmt.Errorf("matmul: %s is not supported (float32, float64, float16, bfloat16)", g.DType)
+	default:
+		return fmt.Errorf("matmul: invalid dtype %s", g.DType)
+	}
+	if g.M < 0 || g.N < 0 || g.K < 0 {
+		return fmt.Errorf("matmul: sizes must not be negative (M=%d, N=%d, K=%d)", g.M, g.N, g.K)
+	}
+	return nil
 }

@@ -24,7 +24,8 @@ func open(cfg config.Config) (backend.Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cpu.memory: %w", err)
 	}
-	b, err := New(Config{Capacity: capacity, Threads: cfg.CPU.Threads})
+	limits, note := backend.DeviceLimits(cfg)
+	b, err := New(Config{Capacity: capacity, Threads: cfg.CPU.Threads, Limits: limits, LimitsNote: note})
 	if err != nil {
 		return nil, err
 	}

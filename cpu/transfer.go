@@ -15,6 +15,9 @@ import "github.com/gluaproject/glua/device"
 
 // Upload copies src into device memory at dst.
 func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
+	if err := b.refuseInCapture("a copy from the host", s); err != nil {
+		return err
+	}
 	d, err := b.regions("upload", s, region{"destination", dst, uint64(len(src))})
 	if err != nil {
 		return err
@@ -25,6 +28,9 @@ func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
 
 // Download copies len(dst) bytes from device memory at src into dst.
 func (b *Backend) Download(dst []byte, src device.Ptr, s device.Stream) error {
+	if err := b.refuseInCapture("a copy to the host", s); err != nil {
+		return err
+	}
 	v, err := b.regions("download", s, region{"source", src, uint64(len(dst))})
 	if err != nil {
 		return err
@@ -36,6 +42,12 @@ func (b *Backend) Download(dst []byte, src device.Ptr, s device.Stream) error {
 // Copy copies nbytes from src to dst. Overlapping ranges copy as memmove
 // does, which is what a user moving rows within one array expects.
 func (b *Backend) Copy(dst, src device.Ptr, nbytes uint64, s device.Stream) error {
+	if rec, err := b.recorded(s, func() error {
+		return b.checkRegions("copy", s, region{"source", src, nbytes}, region{"destination", dst, nbytes})
+	},
+		func() error { return b.Copy(dst, src, nbytes, 0) }); rec {
+		return err
+	}
 	v, err := b.regions("copy", s, region{"source", src, nbytes}, region{"destination", dst, nbytes})
 	if err != nil {
 		return err
@@ -46,6 +58,10 @@ func (b *Backend) Copy(dst, src device.Ptr, nbytes uint64, s device.Stream) erro
 
 // Memset sets nbytes at dst to value.
 func (b *Backend) Memset(dst device.Ptr, value byte, nbytes uint64, s device.Stream) error {
+	if rec, err := b.recorded(s, func() error { return b.checkRegions("memset", s, region{"destination", dst, nbytes}) },
+		func() error { return b.Memset(dst, value, nbytes, 0) }); rec {
+		return err
+	}
 	v, err := b.regions("memset", s, region{"destination", dst, nbytes})
 	if err != nil {
 		return err
@@ -79,6 +95,17 @@ type region struct {
 func (b *Backend) regions(op string, s device.Stream, rs ...region) (out [2][]byte, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.regionsLocked(op, s, rs...)
+}
+
+// checkRegions is regions' check alone, for an operation recorded into a
+// graph: b.mu must be held.
+func (b *Backend) checkRegions(op string, s device.Stream, rs ...region) error {
+	_, err := b.regionsLocked(op, s, rs...)
+	return err
+}
+
+func (b *Backend) regionsLocked(op string, s device.Stream, rs ...region) (out [2][]byte, err error) {
 	if err := b.checkStream(op, s); err != nil {
 		return out, err
 	}

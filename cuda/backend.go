@@ -64,11 +64,7 @@ type Backend struct {
 	totalMem      uint64
 	cc            [2]int
 	sms           int
-	maxThreads    int
-	maxBlock      [3]int
-	maxGrid       [3]int
-	maxShared     int // per block without opting in
-	maxSharedOpt  int // per block with cuFuncSetAttribute
+	limits        device.Limits
 	driverVersion int
 	nvrtcVersion  [2]int
 	blasVersion   [3]int
@@ -189,8 +185,9 @@ func kernelCacheDir(setting string) (dir, why string) {
 	return setting, ""
 }
 
-// initDevice runs on a locked OS thread.
-func (b *Backend) initDevice() error {
+// queryDevice initialises the driver and reads cfg.Device's name, memory
+// and attributes, which need no context. It runs on a locked OS thread.
+func (b *Backend) queryDevice() error {
 	d := &b.drv
 	if err := b.check("cuInit", "", cuResult(d.cuInit.call(0))); err != nil {
 		return err
@@ -228,15 +225,17 @@ func (b *Backend) initDevice() error {
 		{attrComputeCapabilityMajor, &b.cc[0]},
 		{attrComputeCapabilityMinor, &b.cc[1]},
 		{attrMultiprocessorCount, &b.sms},
-		{attrMaxThreadsPerBlock, &b.maxThreads},
-		{attrMaxBlockDimX, &b.maxBlock[0]},
-		{attrMaxBlockDimY, &b.maxBlock[1]},
-		{attrMaxBlockDimZ, &b.maxBlock[2]},
-		{attrMaxGridDimX, &b.maxGrid[0]},
-		{attrMaxGridDimY, &b.maxGrid[1]},
-		{attrMaxGridDimZ, &b.maxGrid[2]},
-		{attrMaxSharedPerBlock, &b.maxShared},
-		{attrMaxSharedPerBlockOptin, &b.maxSharedOpt},
+		{attrMaxThreadsPerBlock, &b.limits.ThreadsPerBlock},
+		{attrMaxBlockDimX, &b.limits.Block[0]},
+		{attrMaxBlockDimY, &b.limits.Block[1]},
+		{attrMaxBlockDimZ, &b.limits.Block[2]},
+		{attrMaxGridDimX, &b.limits.Grid[0]},
+		{attrMaxGridDimY, &b.limits.Grid[1]},
+		{attrMaxGridDimZ, &b.limits.Grid[2]},
+		{attrMaxSharedPerBlock, &b.limits.SharedPerBlock},
+		{attrMaxSharedPerBlockOptin, &b.limits.SharedPerBlockOptin},
+		{attrWarpSize, &b.limits.WarpSize},
+		{attrMaxRegistersPerBlock, &b.limits.RegistersPerBlock},
 	}
 	for _, a := range attrs {
 		v, err := b.attribute(a.attr)
@@ -245,9 +244,19 @@ func (b *Backend) initDevice() error {
 		}
 		*a.dst = v
 	}
-	if b.maxSharedOpt < b.maxShared {
-		b.maxSharedOpt = b.maxShared
+	if b.limits.SharedPerBlockOptin < b.limits.SharedPerBlock {
+		b.limits.SharedPerBlockOptin = b.limits.SharedPerBlock
 	}
+	b.limits.Device = b.name
+	return nil
+}
+
+// initDevice runs on a locked OS thread.
+func (b *Backend) initDevice() error {
+	if err := b.queryDevice(); err != nil {
+		return err
+	}
+	d := &b.drv
 	if err := b.check("cuDevicePrimaryCtxRetain", "", cuResult(d.cuDevicePrimaryCtxRetain.call(uintptr(unsafe.Pointer(&b.ctx)), uintptr(b.dev)))); err != nil {
 		return err
 	}

@@ -143,6 +143,8 @@ const (
 	attrMaxGridDimY             = 6
 	attrMaxGridDimZ             = 7
 	attrMaxSharedPerBlock       = 8
+	attrWarpSize                = 10
+	attrMaxRegistersPerBlock    = 12
 	attrMultiprocessorCount     = 16
 	attrComputeCapabilityMajor  = 75
 	attrComputeCapabilityMinor  = 76

@@ -62,7 +62,7 @@ func (m *Module) Function(entry string) (*Function, error) {
 	if f.staticShared, err = attr(funcAttrSharedSizeBytes); err != nil {
 		return nil, err
 	}
-	f.dynLimit.Store(int64(max(b.maxShared-f.staticShared, 0)))
+	f.dynLimit.Store(int64(max(b.limits.SharedPerBlock-f.staticShared, 0)))
 	m.funcs[entry] = f
 	return f, nil
 }
@@ -74,47 +74,19 @@ func (f *Function) Name() string { return f.name }
 // this device, given its register use.
 func (f *Function) MaxThreadsPerBlock() int { return f.maxThreads }
 
-// launchLimits are the device's and one kernel's limits on a launch.
-type launchLimits struct {
-	kernel         string
-	deviceThreads  int // CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-	functionThread int // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
-	block          [3]int
-	grid           [3]int
-	sharedOptin    int // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-	staticShared   int
-}
-
 // checkLaunch rejects a configuration the driver would refuse, with a
 // message that names the limit, so a bad launch is a clear error rather
-// than CUDA_ERROR_INVALID_VALUE.
-func checkLaunch(l launchLimits, grid, block [3]uint32, shared uint32) error {
-	axes := "xyz"
-	for i := range 3 {
-		if block[i] == 0 || grid[i] == 0 {
-			return fmt.Errorf("cuda: launch %s: grid %v and block %v must be at least 1 in every dimension", l.kernel, grid, block)
-		}
-		if int64(block[i]) > int64(l.block[i]) {
-			return fmt.Errorf("cuda: launch %s: block.%c=%d exceeds the device's limit %d (CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_%c)",
-				l.kernel, axes[i], block[i], l.block[i], axes[i]-'a'+'A')
-		}
-		if int64(grid[i]) > int64(l.grid[i]) {
-			return fmt.Errorf("cuda: launch %s: grid.%c=%d exceeds the device's limit %d (CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_%c)",
-				l.kernel, axes[i], grid[i], l.grid[i], axes[i]-'a'+'A')
-		}
+// than CUDA_ERROR_INVALID_VALUE. The device's limits are checked by the
+// rule every backend shares (device.Limits); the kernel's own, which only
+// this backend knows, after them.
+func checkLaunch(l device.Limits, f *Function, grid, block [3]uint32, shared uint32) error {
+	if err := l.CheckLaunch(grid, block, shared, f.staticShared); err != nil {
+		return fmt.Errorf("cuda: launch %s: %w", f.name, err)
 	}
 	threads := uint64(block[0]) * uint64(block[1]) * uint64(block[2])
-	if threads > uint64(l.deviceThreads) {
-		return fmt.Errorf("cuda: launch %s: a block of %d×%d×%d = %d threads exceeds the device's limit of %d threads per block (CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)",
-			l.kernel, block[0], block[1], block[2], threads, l.deviceThreads)
-	}
-	if l.functionThread > 0 && threads > uint64(l.functionThread) {
+	if f.maxThreads > 0 && threads > uint64(f.maxThreads) {
 		return fmt.Errorf("cuda: launch %s: a block of %d threads exceeds this kernel's limit of %d threads per block (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, set by its register use)",
-			l.kernel, threads, l.functionThread)
-	}
-	if int64(shared)+int64(l.staticShared) > int64(l.sharedOptin) {
-		return fmt.Errorf("cuda: launch %s: %d bytes of dynamic shared memory plus %d static exceed the device's limit of %d bytes per block (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)",
-			l.kernel, shared, l.staticShared, l.sharedOptin)
+			f.name, threads, f.maxThreads)
 	}
 	return nil
 }
@@ -159,16 +131,7 @@ func (b *Backend) Launch(f *Function, grid, block [3]uint32, shared uint32, s de
 	if f.m.b != b {
 		return fmt.Errorf("cuda: launch %s: the function belongs to another backend", f.name)
 	}
-	err := checkLaunch(launchLimits{
-		kernel:         f.name,
-		deviceThreads:  b.maxThreads,
-		functionThread: f.maxThreads,
-		block:          b.maxBlock,
-		grid:           b.maxGrid,
-		sharedOptin:    b.maxSharedOpt,
-		staticShared:   f.staticShared,
-	}, grid, block, shared)
-	if err != nil {
+	if err := checkLaunch(b.limits, f, grid, block, shared); err != nil {
 		return err
 	}
 	slots, err := marshalArgs(args)

@@ -8,37 +8,21 @@ import (
 	"github.com/gluaproject/glua/device"
 )
 
-func TestLaunchConfigurationsBeyondTheLimitsNameTheLimit(t *testing.T) {
-	lim := launchLimits{
-		kernel: "k", deviceThreads: 1024, functionThread: 768,
-		block: [3]int{1024, 1024, 64}, grid: [3]int{math.MaxInt32, 65535, 65535},
-		sharedOptin: 227 << 10, staticShared: 1024,
-	}
+func TestALaunchBeyondTheKernelsOwnLimitNamesTheKernel(t *testing.T) {
+	f := &Function{name: "k", maxThreads: 768, staticShared: 1024}
 	one := [3]uint32{1, 1, 1}
-	for _, tc := range []struct {
-		grid, block [3]uint32
-		shared      uint32
-		want        string
-	}{
-		{one, [3]uint32{256, 1, 1}, 0, ""},
-		{[3]uint32{1 << 30, 65535, 1}, [3]uint32{768, 1, 1}, 0, ""},
-		{one, [3]uint32{2048, 1, 1}, 0, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X"},
-		{one, [3]uint32{32, 32, 2}, 0, "CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK"},
-		{one, [3]uint32{1, 1, 65}, 0, "CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z"},
-		{one, [3]uint32{1024, 1, 1}, 0, "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK"},
-		{[3]uint32{1, 65536, 1}, one, 0, "CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y"},
-		{[3]uint32{0, 1, 1}, one, 0, "at least 1"},
-		{one, [3]uint32{32, 0, 1}, 0, "at least 1"},
-		{one, one, 226 << 10, ""},
-		{one, one, 227 << 10, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"},
-	} {
-		err := checkLaunch(lim, tc.grid, tc.block, tc.shared)
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("grid %v block %v shared %d: unexpected error %v", tc.grid, tc.block, tc.shared, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("grid %v block %v shared %d: error %v, want one naming %s", tc.grid, tc.block, tc.shared, err, tc.want)
-		}
+	if err := checkLaunch(device.DataCentreLimits(), f, one, [3]uint32{768, 1, 1}, 0); err != nil {
+		t.Errorf("768 threads: %v", err)
+	}
+	err := checkLaunch(device.DataCentreLimits(), f, one, [3]uint32{1024, 1, 1}, 0)
+	if want := "cuda: launch k: a block of 1024 threads exceeds this kernel's limit of 768 threads per block (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, set by its register use)"; err == nil || err.Error() != want {
+		t.Errorf("1024 threads: %v, want %q", err, want)
+	}
+	// the device's limits come first, with the kernel's static shared
+	// memory counted against the opt-in maximum
+	err = checkLaunch(device.DataCentreLimits(), f, one, one, 227<<10-1023)
+	if want := "cuda: launch k: 231425 bytes of dynamic shared memory plus 1024 static exceed the device's limit of 232448 bytes per block (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)"; err == nil || err.Error() != want {
+		t.Errorf("shared: %v, want %q", err, want)
 	}
 }
 

@@ -3,12 +3,17 @@ package cuda
 import (
 	"github.com/gluaproject/glua/backend"
 	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/device"
 )
 
 var _ backend.Backend = (*Backend)(nil)
 
 func init() {
-	backend.Register(backend.Driver{Name: "cuda", Device: "CUDA", Open: open})
+	backend.Register(backend.Driver{Name: "cuda", Device: "CUDA", Open: open, Limits: limits})
+}
+
+func limits(cfg config.Config) (device.Limits, error) {
+	return ProbeLimits(Config{Device: cfg.CUDA.Device, LibCUDA: cfg.CUDA.LibCUDA})
 }
 
 func open(cfg config.Config) (backend.Backend, error) {

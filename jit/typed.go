@@ -28,6 +28,16 @@ type Program struct {
 // with check_bounds, or when an operation can trap.
 func (p *Program) HasErrorRecord() bool { return p.CheckBounds || len(p.Traps) > 0 }
 
+// SharedBytes is the size of the program's kernels.shared arrays together,
+// the static shared memory each block of its launch holds.
+func (p *Program) SharedBytes() int {
+	n := 0
+	for _, a := range p.Shared {
+		n += a.Size * a.DType.Size()
+	}
+	return n
+}
+
 // Func is a function of numbers a program calls (kernels.map_reduce's op
 // when it is a Lua function): its parameters and locals are slots of its
 // own Locals, its body runs to the end (it has no Return), and Ret is its

@@ -19,8 +19,24 @@ type HostMemory interface {
 	Bytes(p device.Ptr, nbytes uint64) []byte
 }
 
+// HostQueue is implemented by host backends that record graphs (the CPU
+// backend): the runtime's kernels run on their memory directly, so they
+// queue each on the stream it belongs to, which runs it now or, while the
+// stream records a graph, adds it to the recording.
+type HostQueue interface {
+	Run(s device.Stream, op func() error) error
+}
+
 // The optional abilities below are asked of a backend by type assertion,
 // so that the runtime imports no backend to learn what it can do.
+
+// LaunchLimiter is implemented by backends that know what a kernel launch
+// may ask of the device (both cuda and cpu): the runtime refuses a launch
+// beyond the limits before the backend sees it, with the same message on
+// each, so that a launch the CPU backend accepts runs on the GPU too.
+type LaunchLimiter interface {
+	Limits() device.Limits
+}
 
 // KernelCompiler is implemented by backends that compile CUDA C at run
 // time and launch it (NVRTC: the cuda backend); Runtime.Compile needs it.
@@ -57,8 +73,10 @@ type Collectives interface {
 
 // GraphCapturer is implemented by backends that can record the work queued
 // on a stream instead of running it, and replay the recording with one
-// launch (CUDA graphs). Runtime.Capture needs it; without it a Graph runs
-// its function again at each launch.
+// launch: CUDA graphs on the cuda backend, a list of operations on the
+// CPU backend (which also implements HostQueue, so that the runtime's own
+// kernels join the list). Without it a Graph runs its function again at
+// each launch.
 type GraphCapturer interface {
 	// BeginCapture starts recording the work queued on s (not the default
 	// stream). Work that would wait for the device or touch host memory is

@@ -39,7 +39,7 @@ type executor interface {
 
 func newExecutor(rt *Runtime, b Backend) (executor, error) {
 	if h, ok := b.(HostMemory); ok {
-		return hostExec{h}, nil
+		return hostExec{rt, h}, nil
 	}
 	if d, ok := b.(kernels.Device); ok {
 		return newDeviceExec(rt, d), nil
@@ -48,14 +48,21 @@ func newExecutor(rt *Runtime, b Backend) (executor, error) {
 }
 
 // hostExec runs the kernels package's Go implementations directly on the
-// memory of a host backend.
-type hostExec struct{ mem HostMemory }
+// memory of a host backend, through onHost, so that a graph being
+// captured records the kernels that write arrays instead of running them.
+type hostExec struct {
+	rt  *Runtime
+	mem HostMemory
+}
 
 func (h hostExec) bytes(s span) []byte { return h.mem.Bytes(s.ptr, s.nbytes()) }
 
 func (h hostExec) fill(x span, v float64) error {
-	kernels.Fill(x.dtype, h.bytes(x), v)
-	return nil
+	xb := h.bytes(x)
+	return h.rt.onHost(h.rt.stream, func() error {
+		kernels.Fill(x.dtype, xb, v)
+		return nil
+	})
 }
 
 func (h hostExec) elementwise(op *kernels.ElementwiseOp, out, y span, a float64, x span) error {
@@ -63,13 +70,19 @@ func (h hostExec) elementwise(op *kernels.ElementwiseOp, out, y span, a float64,
 	if op.Arrays == 2 {
 		xb = h.bytes(x)
 	}
-	op.ApplyTo(y.dtype, h.bytes(out), h.bytes(y), a, xb)
-	return nil
+	ob, yb := h.bytes(out), h.bytes(y)
+	return h.rt.onHost(h.rt.stream, func() error {
+		op.ApplyTo(y.dtype, ob, yb, a, xb)
+		return nil
+	})
 }
 
 func (h hostExec) copy(dst, src span) error {
-	kernels.Copy(dst.dtype, h.bytes(dst), src.dtype, h.bytes(src))
-	return nil
+	db, sb := h.bytes(dst), h.bytes(src)
+	return h.rt.onHost(h.rt.stream, func() error {
+		kernels.Copy(dst.dtype, db, src.dtype, sb)
+		return nil
+	})
 }
 
 func (h hostExec) sum(x span) (float64, error) { return kernels.Sum(x.dtype, h.bytes(x)), nil }
@@ -81,9 +94,23 @@ func (h hostExec) maxAbsDiff(x, y span) (float64, error) {
 }
 
 func (h hostExec) rand(x span, seed, offset uint64) error {
-	return kernels.Rand(x.dtype, h.bytes(x), seed, offset)
+	xb := h.bytes(x)
+	return h.rt.onHost(h.rt.stream, func() error { return kernels.Rand(x.dtype, xb, seed, offset) })
 }
 
 func (h hostExec) randn(x span, seed, offset uint64) error {
-	return kernels.RandN(x.dtype, h.bytes(x), seed, offset)
+	xb := h.bytes(x)
+	return h.rt.onHost(h.rt.stream, func() error { return kernels.RandN(x.dtype, xb, seed, offset) })
+}
+
+// onHost runs op, work of a host backend's kernels on its memory, queued
+// on stream s: now, or, while s records a graph, at each of its launches.
+// op must hold everything it reads (memory views, numbers) from the
+// moment it was queued: a replay may come after the arrays are freed,
+// when the graph alone keeps their memory.
+func (rt *Runtime) onHost(s device.Stream, op func() error) error {
+	if q, ok := rt.backend.(HostQueue); ok {
+		return q.Run(s, op)
+	}
+	return op()
 }

@@ -10,7 +10,7 @@ import (
 
 // Graph is work recorded once by Capture and replayed by Launch: on the
 // cuda backend a CUDA graph, one launch for every kernel, copy and matmul
-// the capture saw. It keeps the memory of every array the recorded work
+// the capture saw; on the CPU backend the list of those operations. It keeps the memory of every array the recorded work
 // uses until it is freed, since each replay reads and writes that memory
 // again; an array freed meanwhile stays "held by a graph" in the pool's
 // status. On backends that cannot record work, Launch runs the captured

@@ -72,6 +72,9 @@ func (k *JITKernel) Launch(cfg LaunchConfig, args ...any) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.checkLimits(k.rt, v.prog.SharedBytes()); err != nil {
+		return err
+	}
 	if err := k.rt.recordable(v.prog); err != nil {
 		return err
 	}
@@ -115,12 +118,29 @@ func (k *JITKernel) variant(sig jit.Signature) (*jitVariant, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := k.rt.checkStaticShared(prog); err != nil {
+		return nil, err
+	}
 	v, err := k.rt.readyVariant(prog)
 	if err != nil {
 		return nil, err
 	}
 	k.variants[key] = v
 	return v, nil
+}
+
+// checkStaticShared refuses a kernel whose kernels.shared arrays the
+// device's compiler would refuse, before the cuda backend's compiler
+// meets them and the CPU backend runs what the GPU cannot.
+func (rt *Runtime) checkStaticShared(p *jit.Program) error {
+	l, ok := rt.backend.(LaunchLimiter)
+	if !ok {
+		return nil
+	}
+	if err := l.Limits().CheckStaticShared(p.SharedBytes()); err != nil {
+		return &jit.Error{Chunk: p.Chunk, Line: p.Line, Msg: "kernels.shared: " + err.Error()}
+	}
+	return nil
 }
 
 // readyVariant is prog ready to launch: as it is for a host backend, whose
@@ -277,5 +297,5 @@ func (k *JITKernel) runOnHost(p *jit.Program, cfg LaunchConfig, args []any) erro
 		}
 	}
 	dims := func(d [3]uint32) [3]int { return [3]int{int(d[0]), int(d[1]), int(d[2])} }
-	return jit.Run(p, dims(cfg.Grid), dims(cfg.Block), vals)
+	return k.rt.onHost(cfg.stream(k.rt), func() error { return jit.Run(p, dims(cfg.Grid), dims(cfg.Block), vals) })
 }

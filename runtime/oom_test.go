@@ -2,9 +2,12 @@ package runtime_test
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/cuda/cudatest"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/pool"
 	"github.com/gluaproject/glua/runtime"
@@ -67,5 +70,44 @@ func TestOOMMessageShowsTheLargestFreeBlockWhenFragmented(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("OOM message\n%s\nlacks %q", err, want)
 		}
+	}
+}
+
+// An allocation the hard limit refuses names the limit's settings, with
+// the same text on every backend but for the device's own figures; the
+// CPU backend's capacity is named only when the capacity ran out.
+func TestOOMUnderTheHardLimitNamesTheSameSettingsOnEveryBackend(t *testing.T) {
+	script := `local ok, err = pcall(require("cuda").zeros, {100 * 1024 * 1024}); return err`
+	message := func(rt *runtime.Runtime) string {
+		t.Helper()
+		if err := rt.DoString(script); err != nil {
+			t.Fatal(err)
+		}
+		// the message, without the device's figures and its name for the memory
+		msg := rt.Lua().Get(-1).String()
+		msg = regexp.MustCompile(`out of [A-Za-z ]+ memory`).ReplaceAllString(msg, "out of memory")
+		return regexp.MustCompile(`; device [^;(]+ free of [^;(]+ \(`).ReplaceAllString(msg, " (")
+	}
+	cpu := message(newCPU(t, runtime.Options{HardLimit: "64MiB"}))
+	want := `<string>:1: cuda.zeros: out of memory: tried to allocate 400.00 MiB; hard limit 64.00 MiB, 0 B in use by 0 arrays, 0 B cached (the hard limit is [pool] hard_limit; raise it with pool.set_limit{hard = ...}, in config.toml, with GLUA_HARD_MEMORY_LIMIT or with --hard-limit)`
+	if cpu != want {
+		t.Fatalf("CPU backend:\n%s\nwant\n%s", cpu, want)
+	}
+	capacity := message(newCPU(t, runtime.Options{}))
+	if !strings.Contains(capacity, `the CPU backend's capacity is [cpu] memory = "256MiB"`) || strings.Contains(capacity, "hard limit") {
+		t.Errorf("the capacity ran out:\n%s\nshould name [cpu] memory and no hard limit", capacity)
+	}
+	c := config.Default()
+	rt, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda", HardLimit: "64MiB"})
+	if err != nil {
+		if cudatest.Required() {
+			t.Fatalf("GLUA_REQUIRE_CUDA=1 but the cuda backend is unavailable: %v", err)
+		}
+		t.Logf("cuda backend unavailable, CPU checked only: %v", err)
+		return
+	}
+	defer rt.Close()
+	if gpu := message(rt); gpu != cpu {
+		t.Errorf("cuda backend:\n%s\nCPU backend:\n%s", gpu, cpu)
 	}
 }

@@ -791,9 +791,11 @@ func (rt *Runtime) LiveArrays() int {
 }
 
 // explainOOM adds to an out-of-memory error what only the runtime knows:
-// the allocation sites holding this runtime's memory, and on the CPU
-// backend that the memory is the backend's and, when its capacity was what
-// ran out, the setting that sets it.
+// the allocation sites holding this runtime's memory, and the setting that
+// would give more: the hard limit's, on every backend alike, when the
+// limit stopped the allocation; the CPU backend's capacity when that ran
+// out (on a GPU the card's memory is what it is). On the CPU backend the
+// memory is also named as the backend's.
 func (rt *Runtime) explainOOM(err error) {
 	var oom *pool.OOMError
 	if !errors.As(err, &oom) {
@@ -802,15 +804,22 @@ func (rt *Runtime) explainOOM(err error) {
 	for _, u := range rt.Usage() {
 		oom.Holders = append(oom.Holders, pool.Holder{Site: u.Site, NBytes: u.NBytes, Arrays: u.Arrays})
 	}
-	if rt.backend.Name() != "cpu" {
+	cpu := rt.backend.Name() == "cpu"
+	if cpu {
+		oom.Memory = "CPU backend memory"
+	}
+	if oom.HardLimit > 0 && oom.InUse+oom.Cached+oom.Requested > oom.HardLimit {
+		oom.Hint = hardLimitHint
 		return
 	}
-	oom.Memory = "CPU backend memory"
-	if oom.DeviceTotal > 0 && oom.DeviceFree >= oom.Requested {
-		return // a limit stopped it, not the capacity
+	if cpu && (oom.DeviceTotal == 0 || oom.DeviceFree < oom.Requested) {
+		oom.Hint = fmt.Sprintf("the CPU backend's capacity is [cpu] memory = %q; raise it in config.toml, with GLUA_CPU_MEMORY or with --cpu-memory", rt.cfg.CPU.Memory)
 	}
-	oom.Hint = fmt.Sprintf("the CPU backend's capacity is [cpu] memory = %q; raise it in config.toml, with GLUA_CPU_MEMORY or with --cpu-memory", rt.cfg.CPU.Memory)
 }
+
+// hardLimitHint names every setting of the hard limit, for an allocation
+// the limit refused.
+const hardLimitHint = "the hard limit is [pool] hard_limit; raise it with pool.set_limit{hard = ...}, in config.toml, with GLUA_HARD_MEMORY_LIMIT or with --hard-limit"
 
 // gcMinBytes is the least a runtime allocates between the collections it
 // starts itself, so that a small working set does not collect constantly.

@@ -107,6 +107,9 @@ func (k *Kernel) Launch(cfg LaunchConfig, args ...any) error {
 	if err := cfg.check(k.rt); err != nil {
 		return err
 	}
+	if err := cfg.checkLimits(k.rt, 0); err != nil {
+		return err
+	}
 	vals := make([]any, len(args))
 	for i, a := range args {
 		v, err := k.convert(k.params[i], a)
@@ -131,6 +134,17 @@ func (cfg LaunchConfig) check(rt *Runtime) error {
 		return errors.New("the stream belongs to another runtime")
 	}
 	return nil
+}
+
+// checkLimits refuses a launch the device would refuse for a kernel with
+// staticShared bytes of shared arrays (0 where only the backend knows
+// them: it checks them again).
+func (cfg LaunchConfig) checkLimits(rt *Runtime, staticShared int) error {
+	l, ok := rt.backend.(LaunchLimiter)
+	if !ok {
+		return nil
+	}
+	return l.Limits().CheckLaunch(cfg.Grid, cfg.Block, cfg.Shared, staticShared)
 }
 
 // stream is the launch's stream: the configured one or the runtime's.

@@ -1,7 +1,6 @@
--- cuda.graph: work recorded once and replayed by g:launch(). On the GPU
--- the capture runs nothing and each launch runs it all; on the CPU each
--- launch calls the function again. Both must give what the same steps
--- give run one by one.
+-- cuda.graph: work recorded once and replayed by g:launch(). On every
+-- backend the capture runs nothing and each launch runs it all, on the
+-- same arrays; it must give what the same steps give run one by one.
 local cuda = require("cuda")
 local kernels = require("kernels")
 local pool = require("pool")
@@ -27,12 +26,11 @@ local g = cuda.graph(function()
   made = y:clone() -- an array made inside: each launch writes it again
 end)
 assert(tostring(g):find("^Graph"), tostring(g))
-if cuda.backend() == "cuda" then
-  assert(made and made.size == n, "the array made inside is not there after the capture")
-  -- nothing ran at the capture
-  assert(y:copy_to_host()[1] == y0[1], "the capture ran the work")
-  assert(tostring(g):find("operations"), tostring(g))
-end
+assert(made and made.size == n, "the array made inside is not there after the capture")
+-- nothing ran at the capture
+assert(y:copy_to_host()[1] == y0[1], "the capture ran the work")
+assert(tostring(g):find("operations"), tostring(g))
+local made_at_capture = made
 
 for launch = 1, 3 do
   g:launch()
@@ -41,6 +39,7 @@ end
 cuda.synchronize()
 assert(kernels.max_abs_diff(y, ry) == 0, "graph and eager steps differ: " .. kernels.max_abs_diff(y, ry))
 assert(kernels.max_abs_diff(made, ry) == 0, "the array made inside the graph was not rewritten")
+assert(made == made_at_capture, "a launch made a new array")
 assert(kernels.max_abs_diff(x, rx) == 0)
 
 -- a matmul in a graph
@@ -68,11 +67,11 @@ local refused = {
 }
 for _, case in ipairs(refused) do
   local ok, err = pcall(function()
-    local gr = cuda.graph(function() kernels.scale(y, 1); case[2]() end)
-    gr:launch() -- on the CPU backend the function runs here
+    cuda.graph(function() kernels.scale(y, 1); case[2]() end)
   end)
   assert(not ok, case[1] .. " was captured")
   assert(tostring(err):find(case[1] .. " cannot be captured in a graph", 1, true), tostring(err))
+  assert(not tostring(err):find("\n", 1, true), "more than one line: " .. tostring(err))
 end
 assert(kernels.max_abs_diff(y, ry) == 0, "a refused capture changed y")
 assert(#x:copy_to_host() == n)
@@ -83,17 +82,15 @@ assert(not ok and tostring(err):find("cuda.graph: bad argument #1 (function expe
 ok, err = pcall(cuda.graph, function() end, 1)
 assert(not ok and tostring(err):find("cuda.graph: bad argument #2", 1, true), tostring(err))
 ok, err = pcall(function()
-  local outer = cuda.graph(function() cuda.graph(function() end) end)
-  outer:launch()
+  cuda.graph(function() cuda.graph(function() end) end)
 end)
 assert(not ok and tostring(err):find("do not nest", 1, true), tostring(err))
-ok, err = pcall(function()
-  local gr = cuda.graph(function() error("boom") end)
-  gr:launch()
-end)
-assert(not ok and tostring(err):find("boom", 1, true), tostring(err))
+local boom_line = debug.getinfo(1, "l").currentline + 1
+ok, err = pcall(cuda.graph, function() error("boom") end)
+local here = debug.getinfo(1, "S").source:gsub("^@", "")
+check.eq(tostring(err), here .. ":" .. boom_line .. ": cuda.graph: " .. here .. ":" .. boom_line .. ": boom", "an error in fn")
 -- a yield across the capture is refused
-local co = coroutine.create(function() cuda.graph(function() coroutine.yield() end):launch() end)
+local co = coroutine.create(function() cuda.graph(function() coroutine.yield() end) end)
 local cok, cerr = coroutine.resume(co)
 assert(not cok and tostring(cerr):find("attempt to yield across", 1, true), tostring(cerr))
 
@@ -102,10 +99,8 @@ local t = cuda.device_array(65536)
 kernels.fill(t, 1)
 local gt = cuda.graph(function() kernels.scale(t, 2) end)
 t:free()
-if cuda.backend() == "cuda" then
-  assert(pool.status():find("kept by graphs", 1, true), pool.status())
-  gt:launch() -- still safe: the memory is the graph's
-end
+assert(pool.status():find("kept by graphs", 1, true), pool.status())
+gt:launch() -- still safe: the memory is the graph's
 gt:free()
 g:free()
 cuda.synchronize()

@@ -1,0 +1,22 @@
+-- cuda.graph's errors: at the capture, one line each, on every backend.
+local cuda, kernels = require("cuda"), require("kernels")
+
+local x = cuda.ones(8)
+try("error in fn", cuda.graph, function() error("boom") end)
+try("error value in fn", cuda.graph, function() error(42) end)
+try("synchronize", cuda.graph, function() kernels.scale(x, 2); cuda.synchronize() end)
+try("sum", cuda.graph, function() kernels.sum(x) end)
+try("copy to host", cuda.graph, function() x:copy_to_host() end)
+try("to_device", cuda.graph, function() cuda.to_device({ 1, 2 }) end)
+try("element", cuda.graph, function() return x[1] end)
+try("nested", cuda.graph, function() cuda.graph(function() end) end)
+local checked = kernels.jit(function(x) local i = kernels.grid(1); x[i] = 1 end, { check_bounds = true })
+try("check_bounds", cuda.graph, function() checked:launch({ grid = 1, block = 8 }, x) end)
+say("x after the refusals", kernels.sum(x))
+
+local g = cuda.graph(function() kernels.scale(x, 2) end)
+say("x after the capture", kernels.sum(x))
+g:launch(); g:launch()
+say("x after two launches", kernels.sum(x))
+g:free()
+try("launch after free", g.launch, g)
