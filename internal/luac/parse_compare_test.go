@@ -1,0 +1,220 @@
+package luac
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/yuin/gopher-lua/ast"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// dumpTree writes every field of a syntax tree, positions included, and
+// tells a nil slice from an empty one, so that two trees with equal dumps
+// are the same node for node.
+func dumpTree(stmts []ast.Stmt) string {
+	var b strings.Builder
+	dumpValue(&b, reflect.ValueOf(stmts), 0)
+	return b.String()
+}
+
+func dumpValue(b *strings.Builder, v reflect.Value, depth int) {
+	indent := strings.Repeat("  ", depth)
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			b.WriteString("nil\n")
+			return
+		}
+		if v.Kind() == reflect.Interface {
+			dumpValue(b, v.Elem(), depth)
+			return
+		}
+		e := v.Elem()
+		fmt.Fprintf(b, "%s", e.Type().Name())
+		if ph, ok := v.Interface().(ast.PositionHolder); ok {
+			fmt.Fprintf(b, "@%d-%d", ph.Line(), ph.LastLine())
+		}
+		b.WriteString("\n")
+		dumpFields(b, e, depth+1)
+	case reflect.Slice:
+		if v.IsNil() {
+			b.WriteString("nil slice\n")
+			return
+		}
+		fmt.Fprintf(b, "[%d]\n", v.Len())
+		for i := 0; i < v.Len(); i++ {
+			b.WriteString(indent + "  - ")
+			dumpValue(b, v.Index(i), depth+2)
+		}
+	case reflect.String:
+		fmt.Fprintf(b, "%q\n", v.String())
+	default:
+		fmt.Fprintf(b, "%v\n", v.Interface())
+	}
+}
+
+func dumpFields(b *strings.Builder, v reflect.Value, depth int) {
+	indent := strings.Repeat("  ", depth)
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		if f.Anonymous || !f.IsExported() {
+			continue // the embedded bases hold the positions, dumped above
+		}
+		b.WriteString(indent + f.Name + ": ")
+		dumpValue(b, v.Field(i), depth)
+	}
+}
+
+func gopherLuaDir(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/yuin/gopher-lua").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		t.Skipf("cannot find gopher-lua's module directory: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// treeDifferences are the valid Lua 5.1 sources whose trees differ from
+// gopher-lua's because gopher-lua reads them wrongly; each tree here is
+// lua5.1's (checked by TestNumbersAndStringsReadAsLua51Reads).
+var treeDifferences = map[string]string{
+	"math.lua":                 "10e500 is inf in lua5.1; gopher-lua's tree has the text, which its compiler turns into nan",
+	"x = 1e999":                "inf, as above",
+	"x = 0010":                 "gopher-lua drops one leading zero and its compiler reads the rest, 010, as octal 8",
+	"x = 0x1p4":                "lua5.1 (strtod) reads it as 16; gopher-lua's scanner stops at p",
+	"x = 0xffffffffffffffffff": "too big for an int64: gopher-lua's compiler fails to read the hex text and makes it nan",
+}
+
+// parseSnippets are small sources for the comparison with gopher-lua's
+// parser: every statement and expression form, positions across lines,
+// and the lexical corners.
+var parseSnippets = []string{
+	"", ";", "x = 1", "x = 1;", "local a", "local a, b = 1", "local a <close>",
+	"local function f(a, b, ...) return a, b, ... end",
+	"function a.b.c:d(x) return self, x end", "function f() end", "function f(...) end",
+	"do end", "do local x = 1 end", "while x do break end", "repeat local y = 1 until y",
+	"if a then elseif b then elseif c then else end", "if a then x = 1 end",
+	"if a then\n x = 1\nelseif b then\n x = 2\nend",
+	"for i = 1, 10 do end", "for i = 1, 10, 2 do local j = i end", "for k, v in pairs(t) do end",
+	"for k in next, t do end",
+	"return", "return 1", "return 1;", "return f()", "return (f())", "return ...", "return (...)",
+	"x = ((f()))", "x = ((a))", "x = (a).b", "(a).b = 1", "(a)[1] = 2", "(f)()", "(f)():m()",
+	"x = a.b[c]:d(e)(f)'g'{h}", `f"str"`, "f[[long]]", "f{1, 2, x = 3, [4] = 5; 6,}",
+	"x = {}", "x = {f()}", "x = {...}", "x = {a = b, c}", "t = {[1]=1,[2]=2}",
+	"x = -1", "x = - - 1", "x = not not a", "x = #t", "x = -a^b", "x = a^b^c", "x = 2^-3",
+	"x = a .. b .. c", "x = a + b * c - d / e % f", "x = a < b == c", "x = a and b or c and d",
+	"x = not a == b", "x = a .. b + c", "x = -x .. y", "x = a or b or c",
+	"x = 1 + (2 + 3)", "x = (1 + 2) * 3", "x = (\n1 +\n2) *\n3",
+	"x = function() end", "x = function(...) return ... end", "local f = function\n(a)\nend",
+	"a, b.c, d[e] = 1, 2, 3", "a, b = f()", "a = f(), g()",
+	"x = 'a\\tb\\nc\\\\\\'\\\"'", "x = \"\\65\\066\\0067\"", "x = '\\x41'", "x = '\\z'", "x = '\\\nb'",
+	"x = '\\\r\nb'", "x = '\\q'", "x = '\\0'", "x = '\\255'",
+	"x = [[\nfirst newline dropped]]", "x = [==[ ]] ]=] ]==]", "x = [=[\r\nx\r\ny]=]",
+	"--[[ long\ncomment ]] x = 1", "--[==[ ]] ]==] x = 1", "-- short\nx = 1", "--[ not long\nx = 1",
+	"x = 1e5", "x = 1E+5", "x = 1e-5", "x = .5", "x = 5.", "x = 0x10", "x = 0XfF", "x = 010",
+	"x = 0010", "x = 1e999", "x = 0x1p4", "x = 0xffffffffffffffffff", "x = 3", "x = 00.5",
+	"x = 9007199254740993", "x = 123456789012345678901234567890",
+	"x\n=\n1", "local\nx\n=\n1", "f(\na,\nb\n)", "x = a\n.b\n.c", "t = {\n1,\n2\n}",
+	"function f()\nreturn\nend", "while\nx\ndo\nend", "x = 1\r\ny = 2\rz = 3\n\rw = 4",
+	"x = \"a\" .. 'b'", "x=1 y=2", "a.b.c.d = 1", "a:b():c()", "x = f{}[1]",
+	"for i = 1, 2 do for j = 1, 2 do if i == j then break end end end",
+	"local t = setmetatable({}, {__index = function(t, k) return k end})",
+	"x = 1 -- trailing", "x = 1 --[[ trailing ]]", "\tx\v=\f1",
+}
+
+func TestParserBuildsGopherLuaTrees(t *testing.T) {
+	type source struct{ name, src string }
+	var sources []source
+	for _, s := range parseSnippets {
+		sources = append(sources, source{s, s})
+	}
+	var files []string
+	dir := gopherLuaDir(t)
+	suite, _ := filepath.Glob(filepath.Join(dir, "_lua5.1-tests", "*.lua"))
+	files = append(files, suite...)
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".lua") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if len(files) < 60 {
+		t.Fatalf("found only %d Lua files", len(files))
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(src), "#") { // as loadfile skips it
+			src = src[strings.IndexByte(string(src), '\n'):]
+		}
+		sources = append(sources, source{filepath.Base(f), string(src)})
+	}
+	compared := 0
+	for _, s := range sources {
+		want, werr := parse.Parse(strings.NewReader(s.src), "x")
+		got, gerr := ParseBytes([]byte(s.src), s.src, StringLevels)
+		switch {
+		case werr != nil && gerr != nil:
+			continue
+		case werr != nil:
+			// Sources gopher-lua refuses and lua5.1 takes are checked
+			// against lua5.1 by the error table.
+			continue
+		case gerr != nil:
+			// gopher-lua takes it: lua5.1 must refuse it too, and word it as we do.
+			if msg := lua51LoadError(t, s.src); msg != gerr.Error() {
+				t.Errorf("%s: we refuse it (%v) but lua5.1 says %q", s.name, gerr, msg)
+			}
+			continue
+		}
+		compared++
+		a, b := dumpTree(want), dumpTree(got)
+		if a == b {
+			if why, ok := treeDifferences[s.name]; ok {
+				t.Errorf("%s: listed as differing (%s) but the trees agree", s.name, why)
+			}
+			continue
+		}
+		if _, ok := treeDifferences[s.name]; ok {
+			continue
+		}
+		al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+		for i := range al {
+			if i >= len(bl) || al[i] != bl[i] {
+				lo := max(0, i-8)
+				t.Errorf("%s: trees differ at dump line %d:\ngopher-lua:\n%s\nours:\n%s", s.name, i,
+					strings.Join(al[lo:min(i+3, len(al))], "\n"), strings.Join(bl[lo:min(i+3, len(bl))], "\n"))
+				break
+			}
+		}
+	}
+	if compared < 150 {
+		t.Errorf("compared only %d trees", compared)
+	}
+	t.Logf("compared %d trees", compared)
+}
+
+// lua51LoadError is the message lua5.1's loadstring gives for src, or ""
+// when it loads.
+func lua51LoadError(t *testing.T, src string) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(src)
+	f.Close()
+	out := runLua51(t, fmt.Sprintf("local f = io.open(%q, 'rb') local s = f:read('*a') f:close() io.write(select(2, loadstring(s)) or '')", f.Name()))
+	return out
+}
