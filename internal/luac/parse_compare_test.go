@@ -2,6 +2,7 @@ package luac
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -217,4 +218,342 @@ func lua51LoadError(t *testing.T, src string) string {
 	f.Close()
 	out := runLua51(t, fmt.Sprintf("local f = io.open(%q, 'rb') local s = f:read('*a') f:close() io.write(select(2, loadstring(s)) or '')", f.Name()))
 	return out
+}
+
+// syntaxGen writes random valid Lua 5.1: every statement and expression
+// form, operators mixed at random, and line breaks between tokens (never
+// before a call's '(', which lua5.1 calls ambiguous).
+type syntaxGen struct {
+	rng    *rand.Rand
+	b      strings.Builder
+	vararg bool
+	loop   bool
+}
+
+func (g *syntaxGen) sp() {
+	switch g.rng.IntN(5) {
+	case 0:
+		g.b.WriteString("\n")
+	case 1:
+		g.b.WriteString(" \t")
+	default:
+		g.b.WriteString(" ")
+	}
+}
+
+func (g *syntaxGen) w(tokens ...string) {
+	for _, t := range tokens {
+		g.sp()
+		g.b.WriteString(t)
+	}
+}
+
+var genNames = []string{"a", "b", "x", "t", "f", "self", "n1", "_"} // not goto, which gopher-lua reserves
+
+func (g *syntaxGen) name() string { return genNames[g.rng.IntN(len(genNames))] }
+
+func (g *syntaxGen) literal() {
+	lits := []string{"nil", "true", "false", "0", "1", "42", "3.5", ".5", "5.", "1e3", "2E-2", "0x1F", "0XaB",
+		"'s'", `"d\"q"`, `'\65\t\n\\'`, "[[long]]", "[==[\n]]x]==]", `"\z"`, `'\x'`}
+	g.w(lits[g.rng.IntN(len(lits))])
+}
+
+func (g *syntaxGen) args(d int) {
+	switch g.rng.IntN(4) {
+	case 0:
+		g.w("'str'")
+	case 1:
+		g.table(d)
+	default:
+		g.b.WriteString(" (") // no line break before '('
+
+		g.exprList(d)
+		g.w(")")
+	}
+}
+
+func (g *syntaxGen) exprList(d int) {
+	n := g.rng.IntN(3)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			g.w(",")
+		}
+		g.expr(d)
+	}
+}
+
+func (g *syntaxGen) table(d int) {
+	g.w("{")
+	n := g.rng.IntN(4)
+	for i := 0; i < n; i++ {
+		switch g.rng.IntN(3) {
+		case 0:
+			g.w(g.name(), "=")
+			g.expr(d)
+		case 1:
+			g.w("[")
+			g.expr(d)
+			g.w("]", "=")
+			g.expr(d)
+		default:
+			g.expr(d)
+		}
+		if i < n-1 || g.rng.IntN(2) == 0 {
+			g.w([]string{",", ";"}[g.rng.IntN(2)])
+		}
+	}
+	g.w("}")
+}
+
+// prefix writes a name or parenthesised expression with suffixes; with
+// wantVar, one that can be assigned and does not start with '(' (which
+// would continue the statement before).
+func (g *syntaxGen) prefix(d int, wantVar bool) {
+	if g.rng.IntN(4) == 0 && d > 0 && !wantVar {
+		g.w("(")
+		g.expr(d - 1)
+		g.w(")")
+	} else {
+		g.w(g.name())
+	}
+	for n := g.rng.IntN(3); n > 0 && d > 0; n-- {
+		switch g.rng.IntN(4) {
+		case 0:
+			g.w(".", g.name())
+		case 1:
+			g.w("[")
+			g.expr(d - 1)
+			g.w("]")
+		case 2:
+			g.w(":", g.name())
+			g.args(d - 1)
+		default:
+			g.args(d - 1)
+		}
+	}
+	if wantVar && g.rng.IntN(2) == 0 {
+		g.w(".", g.name())
+	} else if wantVar {
+		g.w("[")
+		g.expr(d - 1)
+		g.w("]")
+	}
+}
+
+var genBinops = []string{"+", "-", "*", "/", "%", "^", "..", "==", "~=", "<", "<=", ">", ">=", "and", "or"}
+
+func (g *syntaxGen) expr(d int) {
+	if d <= 0 {
+		if g.vararg && g.rng.IntN(8) == 0 {
+			g.w("...")
+			return
+		}
+		g.literal()
+		return
+	}
+	switch g.rng.IntN(9) {
+	case 0, 1:
+		g.expr(d - 1)
+		g.w(genBinops[g.rng.IntN(len(genBinops))])
+		g.expr(d - 1)
+	case 2:
+		g.w([]string{"-", "not", "#"}[g.rng.IntN(3)])
+		g.expr(d - 1)
+	case 3:
+		g.w("(")
+		g.expr(d - 1)
+		g.w(")")
+	case 4:
+		g.prefix(d-1, false)
+	case 5:
+		g.table(d - 1)
+	case 6:
+		g.function(d - 1)
+	default:
+		g.expr(0)
+	}
+}
+
+func (g *syntaxGen) function(d int) {
+	g.w("function")
+	g.body(d)
+}
+
+// params writes a parameter list and sets whether the function is vararg;
+// body puts back the enclosing function's state.
+func (g *syntaxGen) params() {
+	g.w("(")
+	g.vararg = false
+	switch g.rng.IntN(4) {
+	case 1:
+		g.w("p")
+	case 2:
+		g.w("p", ",", "q", ",", "...")
+		g.vararg = true
+	case 3:
+		g.w("...")
+		g.vararg = true
+	}
+	g.w(")")
+}
+
+// body writes a function's parameters, block and end, restoring the
+// enclosing function's vararg and loop state.
+func (g *syntaxGen) body(d int) {
+	vararg, loop := g.vararg, g.loop
+	g.params()
+	g.loop = false
+	g.block(d)
+	g.w("end")
+	g.vararg, g.loop = vararg, loop
+}
+
+func (g *syntaxGen) block(d int) {
+	for n := g.rng.IntN(4); n > 0; n-- {
+		g.stmt(d)
+		if g.rng.IntN(3) == 0 {
+			g.w(";")
+		}
+	}
+	switch g.rng.IntN(5) {
+	case 0:
+		g.w("return")
+		g.exprList(d)
+	case 1:
+		if g.loop {
+			g.w("break")
+		}
+	}
+}
+
+func (g *syntaxGen) loopBody(d int) {
+	loop := g.loop
+	g.loop = true
+	g.block(d)
+	g.loop = loop
+}
+
+func (g *syntaxGen) stmt(d int) {
+	if d <= 0 {
+		g.w("x", "=")
+		g.expr(0)
+		return
+	}
+	switch g.rng.IntN(12) {
+	case 0:
+		g.prefix(d-1, true)
+		if g.rng.IntN(2) == 0 {
+			g.w(",")
+			g.prefix(d-1, true)
+		}
+		g.w("=")
+		g.expr(d - 1)
+		for n := g.rng.IntN(2); n > 0; n-- {
+			g.w(",")
+			g.expr(d - 1)
+		}
+	case 1:
+		g.w("local", g.name())
+		if g.rng.IntN(2) == 0 {
+			g.w(",", g.name())
+		}
+		if g.rng.IntN(3) > 0 {
+			g.w("=")
+			g.expr(d - 1)
+		}
+	case 2:
+		g.w(g.name(), ":", g.name())
+		g.args(d - 1)
+	case 3:
+		g.w("do")
+		g.block(d - 1)
+		g.w("end")
+	case 4:
+		g.w("while")
+		g.expr(d - 1)
+		g.w("do")
+		g.loopBody(d - 1)
+		g.w("end")
+	case 5:
+		g.w("repeat")
+		g.loopBody(d - 1)
+		g.w("until")
+		g.expr(d - 1)
+	case 6:
+		g.w("if")
+		g.expr(d - 1)
+		g.w("then")
+		g.block(d - 1)
+		for n := g.rng.IntN(3); n > 0; n-- {
+			g.w("elseif")
+			g.expr(d - 1)
+			g.w("then")
+			g.block(d - 1)
+		}
+		if g.rng.IntN(2) == 0 {
+			g.w("else")
+			g.block(d - 1)
+		}
+		g.w("end")
+	case 7:
+		g.w("for", "i", "=")
+		g.expr(d - 1)
+		g.w(",")
+		g.expr(d - 1)
+		if g.rng.IntN(2) == 0 {
+			g.w(",")
+			g.expr(d - 1)
+		}
+		g.w("do")
+		g.loopBody(d - 1)
+		g.w("end")
+	case 8:
+		g.w("for", "k", ",", "v", "in")
+		g.expr(d - 1)
+		g.w("do")
+		g.loopBody(d - 1)
+		g.w("end")
+	case 9:
+		g.w("function", g.name())
+		for n := g.rng.IntN(3); n > 0; n-- {
+			g.w(".", g.name())
+		}
+		if g.rng.IntN(2) == 0 {
+			g.w(":", g.name())
+		}
+		g.body(d - 1)
+	case 10:
+		g.w("local", "function", g.name())
+		g.body(d - 1)
+	default:
+		g.w("f")
+		g.args(d - 1)
+	}
+}
+
+func TestParserBuildsGopherLuaTreesForGeneratedSources(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 13))
+	compared := 0
+	for i := 0; i < 600; i++ {
+		g := &syntaxGen{rng: rng, vararg: true}
+		g.block(4)
+		src := g.b.String()
+		want, werr := parse.Parse(strings.NewReader(src), "x")
+		got, gerr := ParseBytes([]byte(src), src, StringLevels)
+		if gerr != nil {
+			t.Errorf("refused the generated source (%v):\n%s", gerr, src)
+			continue
+		}
+		if werr != nil {
+			continue // gopher-lua refuses some valid Lua 5.1 (\v, \f)
+		}
+		compared++
+		if a, b := dumpTree(want), dumpTree(got); a != b {
+			t.Errorf("trees differ for\n%s\ngopher-lua:\n%s\nours:\n%s", src, a, b)
+			break
+		}
+	}
+	if compared < 500 {
+		t.Errorf("compared only %d trees", compared)
+	}
 }
