@@ -3,6 +3,7 @@ package luac
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +248,67 @@ print(#"tab\tnew\nret\rbell\avt\vff\fbs\b")`
 	lua51.Open(L)
 	if got := runCaptured(t, L, mustLoad(t, L, src)); got != want {
 		t.Errorf("printed\n%s\nlua5.1 prints\n%s", got, want)
+	}
+}
+
+// Any input either parses or gives a lua5.1-shaped message naming the
+// chunk; none panics.
+func FuzzParseNeverPanics(f *testing.F) {
+	for _, s := range parseSnippets {
+		f.Add(s)
+	}
+	for _, s := range badSources {
+		if len(s) < 200 {
+			f.Add(s)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		_, err := ParseBytes([]byte(src), src, StringLevels)
+		if err == nil {
+			return
+		}
+		var se *SyntaxError
+		if !errors.As(err, &se) || !strings.HasPrefix(se.Message, chunkID(src, syntaxSize)+":") {
+			t.Errorf("%q: error %v does not name the chunk", src, err)
+		}
+	})
+}
+
+// Generated sources with characters cut out and tokens put in at random
+// load, or fail with the message lua5.1 gives, byte for byte.
+func TestMutatedSourcesFailAsLua51Fails(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 5))
+	tokens := []string{"(", ")", "end", "=", ",", ";", "..", "...", "'", "\"", "[[", "]]", "[", "]", "{", "}",
+		"local", "function", "return", "break", "if", "then", "\n", "1e", "0x", "\\", "--[[", ":", ".", "#",
+		"not", "goto", "::", "~", "==", "for", "in", "do", "until", "repeat", "else", "elseif", "\x00", "\\300"}
+	srcs := make([]string, 5000)
+	for i := range srcs {
+		g := &syntaxGen{rng: rng, vararg: true}
+		g.block(3)
+		s := g.b.String()
+		for m := rng.IntN(6) + 1; m > 0 && len(s) > 0; m-- {
+			p := rng.IntN(len(s) + 1)
+			if rng.IntN(3) == 0 {
+				s = s[:p] + s[min(len(s), p+rng.IntN(5)+1):]
+			} else {
+				s = s[:p] + " " + tokens[rng.IntN(len(tokens))] + " " + s[p:]
+			}
+		}
+		srcs[i] = s
+	}
+	want := loadErrorsLua51(t, srcs)
+	failed := 0
+	for i, s := range srcs {
+		got := "(loads)"
+		if _, err := ParseBytes([]byte(s), s, StringLevels); err != nil {
+			got = err.Error()
+			failed++
+		}
+		if got != want[i] {
+			t.Errorf("%q:\n got %q\nwant %q", s, got, want[i])
+		}
+	}
+	if failed < len(srcs)/2 {
+		t.Errorf("only %d of %d sources failed to load", failed, len(srcs))
 	}
 }
