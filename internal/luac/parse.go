@@ -34,8 +34,8 @@ const (
 //
 // Numbers are NumberExpr values that strconv.ParseInt(v, 0, 64) or else
 // strconv.ParseFloat(v, 64) reads as lua5.1's value: the numeral as
-// written where that holds, else a canonical form ("8" for "0010", "+Inf"
-// for "1e999", "16" for "0x1p4").
+// written where that holds, else a canonical form ("10" for "0010", whose
+// text gopher-lua's compiler would read as octal; "+Inf" for "1e999").
 func Parse(r io.Reader, name string, levels int) ([]ast.Stmt, error) {
 	src, err := io.ReadAll(r)
 	if err != nil {
