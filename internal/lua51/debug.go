@@ -85,10 +85,11 @@ func (g infoGetter) call(L *lua.LState) int {
 	return 1
 }
 
-// shortSource is luaO_chunkid's short_src for gopher-lua's chunk names,
-// which are file names or names given to Load as they are, without Lua's
-// "@" and "=" marks: "[C]" for a Go function, else the name, cut to its
-// last 56 bytes after "..." when longer than Lua's 60-byte buffer allows.
+// shortSource is short_src: "[C]" for a Go function, else the
+// prototype's SourceName, which internal/luac already sets to what
+// luaO_chunkid shows; a name from another loader (gopher-lua's own, which
+// takes names as they are) is cut to its last 56 bytes after "..." when
+// longer than Lua's 60-byte buffer allows.
 func shortSource(fn *lua.LFunction, info *lua.LTable) string {
 	if fn != nil && fn.IsG {
 		return "[C]"
