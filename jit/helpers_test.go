@@ -24,7 +24,7 @@ func kernelTree(t *testing.T, src string) *ast.FunctionExpr {
 	t.Helper()
 	L := lua.NewState()
 	defer L.Close()
-	fn, err := luac.LoadString(L, src, "kernel.lua")
+	fn, err := luac.LoadString(L, src, "@kernel.lua")
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}

@@ -328,10 +328,6 @@ func stmtName(s ast.Stmt) string {
 		return "a generic for (for ... in)"
 	case *ast.RepeatStmt:
 		return "repeat ... until"
-	case *ast.GotoStmt:
-		return "goto"
-	case *ast.LabelStmt:
-		return "a label"
 	}
 	return fmt.Sprintf("the statement %T", s)
 }

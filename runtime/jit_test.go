@@ -17,7 +17,7 @@ func checkedProgram(t *testing.T) *jit.Program {
 	t.Helper()
 	L := lua.NewState()
 	defer L.Close()
-	fn, err := luac.LoadString(L, "return function(A, x, n)\n  A[n][1] = x[n]\nend", "k.lua")
+	fn, err := luac.LoadString(L, "return function(A, x, n)\n  A[n][1] = x[n]\nend", "@k.lua")
 	if err != nil {
 		t.Fatal(err)
 	}

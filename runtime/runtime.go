@@ -437,7 +437,7 @@ func (rt *Runtime) DoString(source string) error {
 	if err := rt.usable(); err != nil {
 		return err
 	}
-	fn, err := luac.LoadString(rt.L, source, "<string>")
+	fn, err := luac.LoadString(rt.L, source, "=<string>")
 	if err != nil {
 		return err
 	}

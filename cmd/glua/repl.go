@@ -103,14 +103,14 @@ func (r *console) read(in lineReader) (*lua.LFunction, error) {
 	for {
 		expressionIncomplete := false
 		if expression {
-			fn, err := load(r.L, []byte("return "+line), "stdin")
+			fn, err := load(r.L, []byte("return "+line), "=stdin")
 			if err == nil {
 				return fn, nil
 			}
 			expressionIncomplete = incomplete(err)
 			expression = expressionIncomplete
 		}
-		fn, err := load(r.L, []byte(line), "stdin")
+		fn, err := load(r.L, []byte(line), "=stdin")
 		if err == nil || !(incomplete(err) || expressionIncomplete) {
 			return fn, err
 		}
@@ -132,12 +132,11 @@ func readLine(in lineReader, prompt string) (string, error) {
 	return line, err
 }
 
-// incomplete says a compile error is at the end of the input. gopher-lua
-// says so of an unfinished quoted string too, which lua reports at the
-// string, so that it is an error at once rather than a line to continue.
+// incomplete says a compile error is at the end of the input, as lua.c
+// tells it: the message ends in '<eof>' (an unfinished string too, since
+// the line is read without its newline).
 func incomplete(err error) bool {
-	msg := err.Error()
-	return strings.HasSuffix(msg, "near '<eof>'") && !strings.HasSuffix(msg, ": unterminated string near '<eof>'")
+	return strings.HasSuffix(err.Error(), "'<eof>'")
 }
 
 // prompt is the global name's value when it is a string or a number, as

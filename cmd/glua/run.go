@@ -15,7 +15,6 @@ import (
 
 	"github.com/chzyer/readline"
 	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
 
 	compat "github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/internal/luac"
@@ -148,7 +147,7 @@ func runBatch(rt *runtime.Runtime, o options, argv []string, timeout time.Durati
 	for _, s := range o.steps {
 		var err error
 		if s.option == 'e' {
-			err = doString(L, s.value, "(command line)")
+			err = doString(L, s.value, "=(command line)")
 		} else {
 			err = doLibrary(L, s.value)
 		}
@@ -366,9 +365,9 @@ func keepTraceback(L *lua.LState) {
 func loadFile(L *lua.LState, name string) (*lua.LFunction, error) {
 	var src []byte
 	var err error
-	chunkName := name
+	chunkName := "@" + name
 	if name == "" {
-		chunkName = "stdin"
+		chunkName = "=stdin"
 		if src, err = io.ReadAll(os.Stdin); err != nil {
 			return nil, fmt.Errorf("cannot read stdin: %s", strerror(err))
 		}
@@ -393,47 +392,32 @@ func loadFile(L *lua.LState, name string) (*lua.LFunction, error) {
 	return load(L, src, chunkName)
 }
 
-// load compiles source, turning gopher-lua's syntax errors into lua's form
-// (`name:line: message near 'token'`).
+// load compiles source as lua.c does a script, chunkName given as Lua
+// 5.1 takes it ("@file", "=stdin", "=(command line)"). A syntax error's
+// message is already lua's (`name:line: message near 'token'`); it comes
+// back without gopher-lua's stack trace.
 func load(L *lua.LState, src []byte, chunkName string) (*lua.LFunction, error) {
-	fn, err := luac.Load(L, bytes.NewReader(src), chunkName)
+	fn, err := luac.LoadChunk(L, src, chunkName, luac.FileLevels)
 	if err != nil {
-		return nil, syntaxError(err, chunkName, src)
+		return nil, syntaxError(err, chunkName)
 	}
 	return fn, nil
 }
 
-// syntaxError rewrites a load error as lua words it. An error at the end of
-// the input names the last line and ends in "near '<eof>'", which is how
-// lua.c's REPL knows a statement is incomplete.
-func syntaxError(err error, chunkName string, src []byte) error {
-	// gopher-lua's ApiError keeps the parser's error in Cause but does not
-	// unwrap to it.
-	var apiErr *lua.ApiError
-	if errors.As(err, &apiErr) && apiErr.Cause != nil {
-		err = apiErr.Cause
-	}
-	var perr *parse.Error
+// syntaxError is a load error as lua prints it.
+func syntaxError(err error, chunkName string) error {
 	var cerr *lua.CompileError
-	switch {
-	case errors.As(err, &perr):
-		msg := perr.Message
-		if msg == "" {
-			msg = "syntax error"
+	if errors.As(err, &cerr) {
+		return fmt.Errorf("%s:%d: %s", luac.ChunkID(chunkName), cerr.Line, cerr.Message)
+	}
+	var apiErr *lua.ApiError
+	if errors.As(err, &apiErr) {
+		if apiErr.Cause != nil && errors.As(apiErr.Cause, &cerr) {
+			return fmt.Errorf("%s:%d: %s", luac.ChunkID(chunkName), cerr.Line, cerr.Message)
 		}
-		if perr.Pos.Line == parse.EOF {
-			return fmt.Errorf("%s:%d: %s near '<eof>'", chunkName, lastLine(src), msg)
-		}
-		return fmt.Errorf("%s:%d: %s near '%s'", chunkName, perr.Pos.Line, msg, perr.Token)
-	case errors.As(err, &cerr):
-		return fmt.Errorf("%s:%d: %s", chunkName, cerr.Line, cerr.Message)
+		return errors.New(apiErr.Object.String())
 	}
 	return err
-}
-
-// lastLine is the number of the line the input ends on, as lua counts it.
-func lastLine(src []byte) int {
-	return bytes.Count(src, []byte("\n")) + 1
 }
 
 // strerror words a file error as C's strerror does ("No such file or

@@ -6,6 +6,12 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
+// ChunkSource, where set, gives the name a function's chunk was loaded
+// under ("@file", "=name", or a loaded string's source), which is Lua
+// 5.1's source; the prototype's SourceName is the name as messages show
+// it. internal/luac, which names chunks so, sets it.
+var ChunkSource func(*lua.LFunction) (string, bool)
+
 // infoGetter is debug.getinfo with the fields gopher-lua's leaves out or
 // names its own way. gopher-lua's has no short_src, which scripts print
 // beside currentline, calls a Go function's kind "G" where Lua 5.1 says
@@ -52,6 +58,11 @@ func (g infoGetter) call(L *lua.LState) int {
 			info.RawSetString("lastlinedefined", lua.LNumber(-1))
 		}
 		info.RawSetString("short_src", lua.LString(shortSource(fn, info)))
+		if ChunkSource != nil && fn != nil && !fn.IsG {
+			if src, ok := ChunkSource(fn); ok {
+				info.RawSetString("source", lua.LString(src))
+			}
+		}
 	}
 	if info.RawGetString("what") == lua.LString("main") {
 		// gopher-lua names the bottom frame "main chunk" (or "corountine"
@@ -74,10 +85,11 @@ func (g infoGetter) call(L *lua.LState) int {
 	return 1
 }
 
-// shortSource is luaO_chunkid's short_src for gopher-lua's chunk names,
-// which are file names or names given to Load as they are, without Lua's
-// "@" and "=" marks: "[C]" for a Go function, else the name, cut to its
-// last 56 bytes after "..." when longer than Lua's 60-byte buffer allows.
+// shortSource is short_src: "[C]" for a Go function, else the
+// prototype's SourceName, which internal/luac already sets to what
+// luaO_chunkid shows; a name from another loader (gopher-lua's own, which
+// takes names as they are) is cut to its last 56 bytes after "..." when
+// longer than Lua's 60-byte buffer allows.
 func shortSource(fn *lua.LFunction, info *lua.LTable) string {
 	if fn != nil && fn.IsG {
 		return "[C]"

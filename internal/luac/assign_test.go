@@ -14,9 +14,6 @@ type assignCase struct {
 	name string
 	src  string
 	want string
-	// gopherOnly marks snippets that use what Lua 5.1 lacks (goto), so the
-	// side-by-side test leaves them out.
-	gopherOnly bool
 	// gopherRight marks snippets plain gopher-lua already gets right, kept
 	// beside the wrong ones to guard that a rewrite leaves them right.
 	gopherRight bool
@@ -137,16 +134,6 @@ var assignCases = []assignCase{
 		a, b, c, d, e, f, g, h, i, j = j, i, h, g, f, e, d, c, b, a
 		print(a, b, c, d, e, f, g, h, i, j)`, want: "10\t9\t8\t7\t6\t5\t4\t3\t2\t1"},
 	{name: "single assignment is untouched", src: `local a = 1; a = a + 1; print(a)`, want: "2"},
-	{name: "goto past a multiple assignment", gopherOnly: true, src: `
-		local n = 0
-		for i = 1, 4 do
-			local a, b = i, 0
-			if i % 2 == 0 then goto continue end
-			a, b = b, a
-			n = n + b
-			::continue::
-		end
-		print(n)`, want: "4"},
 }
 
 // runCaptured runs fn in L and returns what it printed, one line per print.

@@ -20,7 +20,15 @@
 // variable assigned earlier in the statement (`t[i], i = 20, 30`), and with
 // one target and several values (`x = 2, f()`) x is stored before f runs.
 //
-// The fix works on the syntax tree, between gopher-lua's parser and its
+// Source is read by this package's own Lua 5.1 parser (lex.go, parse.go,
+// after llex.c and lparser.c), which builds the trees of gopher-lua's ast
+// package that gopher-lua's parser builds, with lua5.1's syntax (goto is a
+// name; `;;` and the ambiguous `f\n(g)` are errors), limits (200 locals
+// and 60 upvalues a function, 200 syntax levels, so parsing is linear in
+// the source), error messages word for word, and chunk names as
+// luaO_chunkid shows them (ChunkID).
+//
+// The fix works on the syntax tree, between the parser and gopher-lua's
 // compiler, without touching gopher-lua itself. Every assignment with more
 // than one target or more than one value becomes
 //
@@ -48,7 +56,7 @@
 //
 // Load, LoadString and LoadFile replace L.Load, L.LoadString and L.LoadFile;
 // Install routes the Lua-visible loaders (loadstring, load, loadfile, dofile,
-// require's file searcher) through the same compiler.
+// require's file searcher) through the same parser and compiler.
 //
 // Limits, all measured against gopher-lua v1.1.2:
 //   - each target costs one extra register for the statement's duration, so

@@ -2,6 +2,7 @@ package luac
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -54,9 +55,11 @@ var replacements = map[string]lua.LGFunction{
 // file searcher compile through Load. Each is replaced only where gopher-lua's
 // own version is still in place, so a sandbox that removed or wrapped one
 // keeps its choice, and calling Install twice is harmless. The replacements
-// keep gopher-lua's behaviour and messages: the load family returns nil and
-// a message on failure, dofile raises it. The one difference is that
-// loadfile, like Lua 5.1's, skips a leading '#' line.
+// keep gopher-lua's behaviour: the load family returns nil and a message on
+// failure, dofile raises it. They differ from gopher-lua's where Lua 5.1
+// does: messages are lua5.1's, chunks are named as Lua 5.1 names them
+// (loadstring(s) is [string "s"], load(f) is "=(load)", a file "@path"),
+// and loadfile skips a leading '#' line.
 func Install(L *lua.LState) {
 	if L == nil {
 		return
@@ -116,14 +119,14 @@ func pushLoaded(L *lua.LState, fn *lua.LFunction, err error) int {
 // loadstring(s [, chunkname])
 func loadstring(L *lua.LState) int {
 	src := L.CheckString(1)
-	fn, err := LoadString(L, src, L.OptString(2, "<string>"))
+	fn, err := LoadString(L, src, L.OptString(2, src))
 	return pushLoaded(L, fn, err)
 }
 
 // load(reader [, chunkname]) calls reader until it returns nil or "".
 func load(L *lua.LState) int {
 	reader := L.CheckFunction(1)
-	chunkName := L.OptString(2, "?")
+	chunkName := L.OptString(2, "=(load)")
 	top := L.GetTop()
 	var pieces []string
 	for {
@@ -157,7 +160,11 @@ func loadfile(L *lua.LState) int {
 		if err != nil {
 			return pushLoaded(L, nil, fileError(err))
 		}
-		fn, err := Load(L, r, "<stdin>")
+		src, err := io.ReadAll(r)
+		if err != nil {
+			return pushLoaded(L, nil, fileError(err))
+		}
+		fn, err := LoadChunk(L, src, "=stdin", StringLevels)
 		return pushLoaded(L, fn, err)
 	}
 	path := L.CheckString(1)
@@ -172,7 +179,11 @@ func loadfile(L *lua.LState) int {
 	if err != nil {
 		return pushLoaded(L, nil, fileError(err))
 	}
-	fn, err := Load(L, r, path)
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return pushLoaded(L, nil, fileError(err))
+	}
+	fn, err := LoadChunk(L, src, "@"+path, StringLevels)
 	return pushLoaded(L, fn, err)
 }
 
@@ -181,7 +192,7 @@ func loadfile(L *lua.LState) int {
 func dofile(L *lua.LState) int {
 	path := L.ToString(1)
 	top := L.GetTop()
-	fn, err := LoadFile(L, path)
+	fn, err := loadFile(L, path, StringLevels)
 	if err != nil {
 		L.Push(lua.LString(err.Error()))
 		L.Panic(L)
@@ -200,7 +211,7 @@ func searchLuaFile(L *lua.LState) int {
 		L.Push(lua.LString(msg))
 		return 1
 	}
-	fn, err := LoadFile(L, path)
+	fn, err := loadFile(L, path, StringLevels)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}

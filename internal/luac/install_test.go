@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/internal/lua51"
 )
 
 // doLua runs src in L and returns its results rendered with tostring,
@@ -77,29 +79,20 @@ func TestInstalledLoadersCompileSwapsCorrectly(t *testing.T) {
 	}
 }
 
-// Failures look exactly as they do with gopher-lua's own loaders.
+// Failures that are not syntax errors look exactly as they do with
+// gopher-lua's own loaders.
 func TestInstalledLoadersKeepGopherLuaMessages(t *testing.T) {
 	dir := t.TempDir()
-	bad := writeFile(t, dir, "bad.lua", "local x = = 1\n")
-	writeFile(t, dir, "badmod.lua", "return {\n")
 	missing := filepath.Join(dir, "missing.lua")
 	path := luaString(filepath.Join(dir, "?.lua"))
 	cases := []struct{ name, src string }{
-		{"loadstring syntax error", `return loadstring("x = = 1")`},
-		{"loadstring chunk name", `return loadstring("x = = 1", "=named")`},
 		{"loadstring bad argument", `return pcall(loadstring)`},
-		{"load syntax error", `local done; return load(function() if not done then done = true; return "a, b c" end end)`},
 		{"load reader returns a table", `return load(function() return {} end)`},
 		{"load reader raises", `return pcall(load, function() error("reader broke") end)`},
-		{"load chunk name", `local done; return load(function() if not done then done = true; return "x = = 1" end end, "nm")`},
 		{"load of nothing", `return type(load(function() end))`},
 		{"loadfile missing", `return loadfile(` + luaString(missing) + `)`},
-		{"loadfile syntax error", `return loadfile(` + luaString(bad) + `)`},
 		{"dofile missing", `return pcall(dofile, ` + luaString(missing) + `)`},
-		{"dofile syntax error", `return pcall(dofile, ` + luaString(bad) + `)`},
-		{"dofile raising", `return pcall(dofile, ` + luaString(writeFile(t, dir, "raise.lua", "\nerror('inner')\n")) + `)`},
 		{"require missing", `package.path = ` + path + `; return pcall(require, "nosuchmod")`},
-		{"require syntax error", `package.path = ` + path + `; return pcall(require, "badmod")`},
 		{"require with package.path not a string", `package.path = 1; return pcall(require, "x")`},
 	}
 	for _, tc := range cases {
@@ -113,6 +106,55 @@ func TestInstalledLoadersKeepGopherLuaMessages(t *testing.T) {
 				t.Errorf("got\n%s\ngopher-lua gives\n%s", got, want)
 			}
 		})
+	}
+}
+
+// Syntax errors and chunk names are lua5.1's: loadstring's chunk is
+// [string "..."], load's "=(load)", a file's its path.
+func TestInstalledLoadersFailAsLua51Does(t *testing.T) {
+	runLua51(t, "")
+	dir := t.TempDir()
+	bad := writeFile(t, dir, "bad.lua", "local x = = 1\n")
+	raise := writeFile(t, dir, "raise.lua", "\nerror('inner')\n")
+	cases := []struct{ name, src string }{
+		{"loadstring syntax error", `return loadstring("x = = 1")`},
+		{"loadstring chunk name", `return loadstring("x = = 1", "=named")`},
+		{"loadstring file chunk name", `return loadstring("x = = 1", "@named.lua")`},
+		{"loadstring long first line", `return loadstring(string.rep("x", 70) .. " = = 1\nmore")`},
+		{"loadstring runtime error", `return pcall(loadstring("local t = nil\nerror('boom')"))`},
+		{"loadstring long runtime error", `return pcall(loadstring(string.rep("-", 50) .. "\nerror('e')"))`},
+		{"load syntax error", `local done; return load(function() if not done then done = true; return "a, b c" end end)`},
+		{"load chunk name", `local done; return load(function() if not done then done = true; return "x = = 1" end end, "nm")`},
+		{"load runtime error", `local done; return pcall(load(function() if not done then done = true; return "error('x')" end end))`},
+		{"loadfile syntax error", `return loadfile(` + luaString(bad) + `)`},
+		{"dofile syntax error", `return pcall(dofile, ` + luaString(bad) + `)`},
+		{"dofile raising", `return pcall(dofile, ` + luaString(raise) + `)`},
+		{"getinfo of a loaded string", `local i = loadstring("return debug.getinfo(1, 'S')")() return i.source, i.short_src`},
+		{"getinfo of a named string", `local i = loadstring("return debug.getinfo(1, 'S')", "=nm")() return i.source, i.short_src`},
+		{"getinfo of a file", `local i = dofile(` + luaString(writeFile(t, dir, "info.lua", "return debug.getinfo(1, 'S')")) + `) return i.source, i.short_src`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := runLua51(t, "print((function() "+tc.src+" end)())")
+			L := installed()
+			defer L.Close()
+			lua51.Open(L)
+			if got := doLua(t, L, tc.src); got != want {
+				t.Errorf("got\n%s\nlua5.1 gives\n%s", got, want)
+			}
+		})
+	}
+}
+
+func TestRequireOfABadModuleGivesLua51SyntaxError(t *testing.T) {
+	dir := t.TempDir()
+	mod := writeFile(t, dir, "badmod.lua", "return {\n")
+	L := installed()
+	defer L.Close()
+	got := doLua(t, L, `package.path = `+luaString(filepath.Join(dir, "?.lua"))+`; return pcall(require, "badmod")`)
+	want := chunkID("@"+mod, syntaxSize) + ":2: unexpected symbol near '<eof>'"
+	if !strings.Contains(got, want) {
+		t.Errorf("got %q, want it to contain %q", got, want)
 	}
 }
 

@@ -3,8 +3,6 @@ package luac
 import (
 	"strings"
 	"testing"
-
-	"github.com/yuin/gopher-lua/parse"
 )
 
 // Each loop here goes back to a body that starts with a jump, after an
@@ -41,7 +39,7 @@ func TestOrdinaryLoopsGetNoGuard(t *testing.T) {
 while x do x = f() end
 repeat y = y + 1 until y > 3
 for k = 1, 3 do break end`
-	chunk, err := parse.Parse(strings.NewReader(src), "<string>")
+	chunk, err := Parse(strings.NewReader(src), "=<string>", StringLevels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +47,7 @@ for k = 1, 3 do break end`
 	if rerr != nil {
 		t.Fatal(rerr.msg)
 	}
-	if dump := parse.Dump(chunk); strings.Contains(dump, jumpTargetName) {
+	if dump := dumpTree(chunk); strings.Contains(dump, jumpTargetName) {
 		t.Errorf("a guard in\n%s", dump)
 	}
 }

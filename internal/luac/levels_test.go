@@ -62,7 +62,7 @@ func TestErrorLevelsSkipTheFunctionsThatKeepLiteralsApart(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
 	lua51.Open(L)
-	fn, err := LoadString(L, src, "stdin")
+	fn, err := LoadString(L, src, "=stdin")
 	if err != nil {
 		t.Fatalf("LoadString: %v", err)
 	}

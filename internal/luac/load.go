@@ -6,67 +6,91 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
 )
 
 // Load compiles the Lua source read from r, with multiple assignment
 // corrected, and returns it as a function of L, as L.Load does. chunkName
-// is the source name that error messages and tracebacks show. Errors have
+// is the chunk's name as Lua 5.1 takes it: "@" and a file's path, "=" and
+// a name shown as it is, or else the source itself, shown as
+// [string "first line..."] (ChunkID); messages, tracebacks and the
+// prototype's SourceName show that form. The source may nest as deep as a
+// string that a script passes to loadstring (StringLevels). Errors have
 // L.Load's shape: a *lua.ApiError of type lua.ApiErrorSyntax whose message
-// is the parser's or compiler's own.
-func Load(L *lua.LState, r io.Reader, chunkName string) (fn *lua.LFunction, err error) {
+// is lua5.1's own (`[string "x = = 1"]:1: unexpected symbol near '='`),
+// with the *SyntaxError as its Cause.
+func Load(L *lua.LState, r io.Reader, chunkName string) (*lua.LFunction, error) {
 	if L == nil {
 		return nil, errors.New("luac.Load: nil *lua.LState")
 	}
 	if r == nil {
 		return nil, errors.New("luac.Load: nil reader")
 	}
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fileError(err)
+	}
+	return LoadChunk(L, src, chunkName, StringLevels)
+}
+
+// LoadChunk is Load on a source in memory, with levels the syntax levels
+// already in use (FileLevels for a script the host runs, StringLevels for
+// one a script loads).
+func LoadChunk(L *lua.LState, src []byte, chunkName string, levels int) (fn *lua.LFunction, err error) {
+	if L == nil {
+		return nil, errors.New("luac.LoadChunk: nil *lua.LState")
+	}
+	display := ChunkID(chunkName)
 	// lua.Compile re-panics anything that is not its own CompileError;
 	// such a panic is a compiler fault, and the caller gets it as an error.
 	defer func() {
 		if rcv := recover(); rcv != nil {
 			fn = nil
-			err = syntaxError(fmt.Errorf("luac.Load: %s: compiler failure: %v", chunkName, rcv))
+			err = syntaxError(fmt.Errorf("luac.Load: %s: compiler failure: %v", display, rcv))
 		}
 	}()
-	chunk, err := parse.Parse(r, chunkName)
+	chunk, err := ParseBytes(src, chunkName, levels)
 	if err != nil {
 		return nil, syntaxError(err)
 	}
 	chunk, rerr := rewriteChunk(chunk)
 	if rerr != nil {
 		// The form of gopher-lua's own compile errors.
-		return nil, syntaxError(fmt.Errorf("compile error near line(%d) %s: %s", rerr.line, chunkName, rerr.msg))
+		return nil, syntaxError(fmt.Errorf("compile error near line(%d) %s: %s", rerr.line, display, rerr.msg))
 	}
-	proto, err := lua.Compile(chunk, chunkName)
+	proto, err := lua.Compile(chunk, display)
 	if err != nil {
 		return nil, syntaxError(err)
 	}
 	recordTrees(proto, chunk)
+	recordSource(proto, chunkName)
 	return L.NewFunctionFromProto(proto), nil
 }
 
 // LoadString is Load on a string.
 func LoadString(L *lua.LState, source, chunkName string) (*lua.LFunction, error) {
-	return Load(L, strings.NewReader(source), chunkName)
+	return LoadChunk(L, []byte(source), chunkName, StringLevels)
 }
 
-// LoadFile compiles the file at path; the chunk is named path, as
-// L.LoadFile names it. A first line starting with '#' (a Unix "#!" line) is
+// LoadFile compiles the file at path; the chunk is named "@" and path, as
+// luaL_loadfile names it, so messages show the path. A first line starting with '#' (a Unix "#!" line) is
 // skipped as lua.c skips it, keeping its newline so that line numbers still
-// count from the top of the file. An empty path reads standard input, as
-// L.LoadFile does. A file that cannot be opened or read gives a
+// count from the top of the file. An empty path reads standard input (the
+// chunk "=stdin"), as L.LoadFile does. A file that cannot be opened or read gives a
 // *lua.ApiError of type lua.ApiErrorFile.
 func LoadFile(L *lua.LState, path string) (*lua.LFunction, error) {
+	return loadFile(L, path, FileLevels)
+}
+
+func loadFile(L *lua.LState, path string, levels int) (*lua.LFunction, error) {
 	if L == nil {
 		return nil, errors.New("luac.LoadFile: nil *lua.LState")
 	}
 	var f *os.File
+	name := "@" + path
 	if path == "" {
-		f = os.Stdin
+		f, name = os.Stdin, "=stdin"
 	} else {
 		var err error
 		if f, err = os.Open(path); err != nil {
@@ -78,7 +102,11 @@ func LoadFile(L *lua.LState, path string) (*lua.LFunction, error) {
 	if err != nil {
 		return nil, fileError(err)
 	}
-	return Load(L, r, path)
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fileError(err)
+	}
+	return LoadChunk(L, src, name, levels)
 }
 
 // skipHashLine returns r past a first line that starts with '#', stopping

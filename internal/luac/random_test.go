@@ -145,7 +145,7 @@ func TestRandomMultipleAssignmentsFollowLua51(t *testing.T) {
 	defer L.Close()
 	for i := 0; i < 300; i++ {
 		p := newRandomProgram(rng)
-		fn, err := LoadString(L, p.src, "<string>")
+		fn, err := LoadString(L, p.src, "=<string>")
 		if err != nil {
 			t.Fatalf("LoadString:\n%s\n%v", p.src, err)
 		}

@@ -8,7 +8,6 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
-	"github.com/yuin/gopher-lua/parse"
 )
 
 // collectAssigns returns every assignment statement in stmts, looking into
@@ -94,7 +93,7 @@ func TestRewrittenAssignmentsHaveOneTargetAndReadOnlyTemporaries(t *testing.T) {
 	for _, tc := range assignCases {
 		src.WriteString("do\n" + tc.src + "\nend\n")
 	}
-	chunk, err := parse.Parse(strings.NewReader(src.String()), "cases")
+	chunk, err := Parse(strings.NewReader(src.String()), "=cases", StringLevels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +132,7 @@ func TestRewrittenAssignmentsHaveOneTargetAndReadOnlyTemporaries(t *testing.T) {
 
 func TestRewriteKeepsLineNumbers(t *testing.T) {
 	src := "local t, a = {}, 1\n\nt.x,\n  a = a,\n  2\n"
-	chunk, err := parse.Parse(strings.NewReader(src), "lines")
+	chunk, err := Parse(strings.NewReader(src), "=lines", StringLevels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +165,7 @@ func TestTemporaryNamesCannotBeWrittenInLua(t *testing.T) {
 		tempName(1) + " = 1",
 		"return " + tempName(1),
 	} {
-		if _, err := LoadString(L, src, "<string>"); err == nil {
+		if _, err := LoadString(L, src, "=<string>"); err == nil {
 			t.Errorf("%q compiled; a user could name a temporary", src)
 		}
 	}
@@ -204,7 +203,7 @@ func reverseLocals(n int) string {
 func TestHundredLocalTargetsCompileAndMoreIsACompileError(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
-	fn, err := LoadString(L, reverseLocals(100), "<string>")
+	fn, err := LoadString(L, reverseLocals(100), "=<string>")
 	if err != nil {
 		t.Fatalf("100 targets: %v", err)
 	}
@@ -215,7 +214,7 @@ func TestHundredLocalTargetsCompileAndMoreIsACompileError(t *testing.T) {
 	if first, last := L.Get(-2), L.Get(-1); first != lua.LNumber(100) || last != lua.LNumber(1) {
 		t.Errorf("after reversing, v1, v100 = %v, %v; want 100, 1", first, last)
 	}
-	_, err = LoadString(L, reverseLocals(101), "<string>")
+	_, err = LoadString(L, reverseLocals(101), "=<string>")
 	var apiErr *lua.ApiError
 	if !errors.As(err, &apiErr) || apiErr.Type != lua.ApiErrorSyntax {
 		t.Fatalf("101 targets: error %v, want a syntax *lua.ApiError", err)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
 )
 
 // listLiteral is a constructor of n numbers, each distinct: i + 0.5.
@@ -88,7 +87,7 @@ func maxConstants(proto *lua.FunctionProto) int {
 
 func compileRewritten(t *testing.T, src string) *lua.FunctionProto {
 	t.Helper()
-	chunk, err := parse.Parse(strings.NewReader(src), "src")
+	chunk, err := Parse(strings.NewReader(src), "=src", StringLevels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +285,7 @@ func TestSplitConstructorsKeepLineNumbersInErrors(t *testing.T) {
 	src := "local t = {\n1,\n2,\nnil + 1,\n}"
 	L := lua.NewState()
 	defer L.Close()
-	fn, err := LoadString(L, src, "lines")
+	fn, err := LoadString(L, src, "=lines")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +356,7 @@ func TestGroupedStatementsRunAsLua51Runs(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
 	src := groupedProgram(rng)
-	chunk, err := parse.Parse(strings.NewReader(src), "plain")
+	chunk, err := Parse(strings.NewReader(src), "=plain", StringLevels)
 	if err != nil {
 		t.Fatal(err)
 	}
