@@ -1,6 +1,8 @@
 package lua51
 
 import (
+	"unsafe"
+
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -91,4 +93,45 @@ func (r resumer) call(L *lua.LState) int {
 		L.Replace(L.GetTop(), err.Object)
 	}
 	return n
+}
+
+// Errors raised in a coroutine outside any pcall reach no message handler
+// that could word them as Lua 5.1 does: gopher-lua's resume recovers them
+// after the fact. Its raise calls the thread's Panic function first, where
+// the frame that raised the error is still current, but resume sets that
+// function itself each time it starts a thread. So each coroutine's main
+// loop, which resume calls next, is wrapped to put wordedPanic in place
+// first. creator does that for coroutine.create and coroutine.wrap.
+type creator struct {
+	create lua.LGFunction // gopher-lua's
+	wrap   bool
+}
+
+func (c creator) call(L *lua.LState) int {
+	n := c.create(L)
+	var th *lua.LState
+	switch v := L.Get(-1).(type) {
+	case *lua.LState:
+		th = v
+	case *lua.LFunction:
+		if c.wrap && len(v.Upvalues) == 1 {
+			th, _ = v.Upvalues[0].Value().(*lua.LState)
+		}
+	}
+	if th != nil && vmLayout.ok {
+		loop := (*func(*lua.LState, unsafe.Pointer))(unsafe.Add(unsafe.Pointer(th), vmLayout.mlp))
+		inner := *loop
+		*loop = func(L *lua.LState, baseframe unsafe.Pointer) {
+			L.Panic = wordedPanic
+			inner(L, baseframe)
+		}
+	}
+	return n
+}
+
+// wordedPanic is gopher-lua's panicWithoutTraceback, which resume puts in
+// a coroutine, with the error reworded first.
+func wordedPanic(L *lua.LState) {
+	msg := reword(L, *currentFrame(L), L.Get(-1))
+	panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: msg})
 }

@@ -33,6 +33,9 @@ var replaced = []struct{ lib, name string }{
 	{"math", "randomseed"},
 	{"coroutine", "yield"},
 	{"coroutine", "resume"},
+	{"coroutine", "create"},
+	{"coroutine", "wrap"},
+	{"math", "pow"},
 	{"debug", "getinfo"},
 	{"io", "write"},
 	{fileMethods, "write"},
@@ -116,6 +119,7 @@ func Open(L *lua.LState) {
 		"table.concat":    tableConcat,
 		"table.maxn":      tableMaxn,
 		"math.mod":        mathMod,
+		"math.pow":        mathPow,
 		"math.random":     rnd.random,
 		"math.randomseed": rnd.randomseed,
 	}
@@ -140,6 +144,10 @@ func Open(L *lua.LState) {
 			fn = yielder{old.GFunction}.call
 		case "coroutine.resume":
 			fn = resumer{old.GFunction}.call
+		case "coroutine.create":
+			fn = creator{old.GFunction, false}.call
+		case "coroutine.wrap":
+			fn = creator{old.GFunction, true}.call
 		case ".setmetatable":
 			fn = before{setmetatableArgs, old.GFunction}.call
 		case ".next":
