@@ -73,9 +73,11 @@ func pow(x, y float64) float64 {
 	case y == 0.5:
 		r = math.Sqrt(x)
 	default:
-		var exact bool
-		if r, exact = exactPower(x, y); !exact {
-			r = powPositive(x, y)
+		var ok bool
+		if r, ok = exactPower(x, y); !ok {
+			if r, ok = integerPower(x, y); !ok {
+				r = powPositive(x, y)
+			}
 		}
 	}
 	if negate {
@@ -124,6 +126,36 @@ func exactPower(x, y float64) (float64, bool) {
 		return 0, false
 	}
 	return math.Ldexp(r, e*n), true
+}
+
+// integerPower is x^y for an integer |y| <= 64 by repeated squaring in
+// double-double, a few products where the general way takes many; ok is
+// false where a partial product could leave the range of normal numbers.
+func integerPower(x, y float64) (float64, bool) {
+	if y != math.Trunc(y) || math.Abs(y) > 64 {
+		return 0, false
+	}
+	n := int(math.Abs(y))
+	// Every partial product stays far from overflow and from the
+	// subnormals, where a double-double's low half loses its bits.
+	if _, e := math.Frexp(x); e*n > 900 || e*n < -900 {
+		return 0, false
+	}
+	r, b := dd{1, 0}, dd{x, 0}
+	for {
+		if n&1 == 1 {
+			r = r.mul(b)
+		}
+		n >>= 1
+		if n == 0 {
+			break
+		}
+		b = b.mul(b)
+	}
+	if y < 0 {
+		r = dd{1, 0}.div(r)
+	}
+	return r.hi + r.lo, true
 }
 
 // dd is a double-double: hi + lo, |lo| at most half a unit of hi's last
@@ -182,6 +214,14 @@ var atanhCoefficients = func() (c [5]dd) {
 	return c
 }()
 
+// atanhTail are 1/(2k+1) for k = 24 down to 6.
+var atanhTail = func() (c [19]float64) {
+	for i := range c {
+		c[i] = 1 / float64(2*(24-i)+1)
+	}
+	return c
+}()
+
 // expCoefficients are 1/n! for n = 2..9, for expm1's series.
 var expCoefficients = func() (c [8]dd) {
 	f := 1.0
@@ -205,8 +245,8 @@ func logDD(x float64) dd {
 	// The series in t past 1/11, in doubles: t^5 is below 2^-25, so their
 	// rounding is far below 2^-100 of the whole.
 	tail := 0.0
-	for k := 24; k >= 6; k-- {
-		tail = tail*t.hi + 1/float64(2*k+1)
+	for _, c := range atanhTail {
+		tail = tail*t.hi + c
 	}
 	q := dd{tail, 0}
 	for k := len(atanhCoefficients) - 1; k >= 0; k-- {
@@ -234,11 +274,36 @@ func powPositive(x, y float64) float64 {
 		return 0
 	}
 	z := lx.mulFloat(y)
-	k := math.RoundToEven(z.hi / ln2.hi)
-	// r = z - k*log 2, |r| <= 0.35; z.hi - k*ln2.hi is exact.
-	p := twoProd(k, ln2.hi)
-	r := twoSum(z.hi-p.hi, z.lo-p.lo-k*ln2.lo)
-	// exp(r) = (exp(r/256))^256, kept as expm1 so that nothing cancels.
+	// z = (256e + j) log(2)/256 + r, |r| <= log(2)/512, and
+	// exp(z) = 2^e * 2^(j/256) * exp(r).
+	k := math.RoundToEven(z.hi * (256 / ln2.hi))
+	p := twoProd(k, ln2.hi/256)
+	r := twoSum(z.hi-p.hi, z.lo-p.lo-k*(ln2.lo/256))
+	j := int(k) & 255
+	v := exp2Table[j].add(exp2Table[j].mul(expm1Small(r)))
+	return scale(v, (int(k)-j)/256)
+}
+
+// expm1Small is exp(r) - 1 for |r| <= log(2)/512: r + r^2/2 in
+// double-double, the rest, below 2^-30 of the whole, in doubles.
+func expm1Small(r dd) dd {
+	r2 := r.mul(r)
+	tail := r.hi * r2.hi * (1.0/6 + r.hi*(1.0/24+r.hi*(1.0/120+r.hi*(1.0/720+r.hi*(1.0/5040)))))
+	return r.add(dd{r2.hi / 2, r2.lo / 2}).add(dd{tail, 0})
+}
+
+// exp2Table holds 2^(j/256) for j = 0..255 as double-doubles, computed
+// once the slow way.
+var exp2Table = func() (t [256]dd) {
+	for j := range t {
+		t[j] = expSlow(dd{ln2.hi / 256, ln2.lo / 256}.mulFloat(float64(j)))
+	}
+	return t
+}()
+
+// expSlow is exp(r) for |r| <= log(2) to about 100 bits:
+// (exp(r/256))^256, kept as expm1 so that nothing cancels.
+func expSlow(r dd) dd {
 	r = dd{math.Ldexp(r.hi, -8), math.Ldexp(r.lo, -8)}
 	q := expCoefficients[len(expCoefficients)-1]
 	for n := len(expCoefficients) - 2; n >= 0; n-- {
@@ -249,8 +314,7 @@ func powPositive(x, y float64) float64 {
 		// e^2a - 1 = (e^a - 1)(e^a - 1 + 2)
 		em1 = em1.mul(em1.add(dd{2, 0}))
 	}
-	v := em1.add(dd{1, 0})
-	return scale(v, int(k))
+	return em1.add(dd{1, 0})
 }
 
 // scale rounds v * 2^k to the nearest double, once, subnormals included.
