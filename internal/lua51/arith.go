@@ -113,6 +113,30 @@ func mod(a, b float64) float64 {
 	return a - float64(math.Floor(a/b)*b)
 }
 
+// Arith is the arithmetic opcode op (lua.OP_ADD to lua.OP_POW, or
+// lua.OP_UNM, which negates a) on two numbers, as Lua 5.1 computes it and
+// as the virtual machine does here: a compiler that folds constants gives
+// the same answers with it. It panics on any other opcode.
+func Arith(op int, a, b float64) float64 {
+	switch op {
+	case lua.OP_ADD:
+		return a + b
+	case lua.OP_SUB:
+		return a - b
+	case lua.OP_MUL:
+		return a * b
+	case lua.OP_DIV:
+		return a / b
+	case lua.OP_MOD:
+		return mod(a, b)
+	case lua.OP_POW:
+		return pow(a, b)
+	case lua.OP_UNM:
+		return -a
+	}
+	panic("lua51.Arith: not an arithmetic opcode")
+}
+
 var arithEvents = [...]string{
 	lua.OP_ADD: "__add", lua.OP_SUB: "__sub", lua.OP_MUL: "__mul", lua.OP_DIV: "__div",
 	lua.OP_MOD: "__mod", lua.OP_POW: "__pow", lua.OP_UNM: "__unm",
@@ -125,24 +149,7 @@ func arith(L *lua.LState, inst uint32, b, c lua.LValue) {
 	y, okc := toNumber(c)
 	var v lua.LValue
 	if okb && okc {
-		var r float64
-		switch op {
-		case lua.OP_ADD:
-			r = x + y
-		case lua.OP_SUB:
-			r = x - y
-		case lua.OP_MUL:
-			r = x * y
-		case lua.OP_DIV:
-			r = x / y
-		case lua.OP_MOD:
-			r = mod(x, y)
-		case lua.OP_POW:
-			r = pow(x, y)
-		case lua.OP_UNM:
-			r = -x
-		}
-		setNumber(registryOf(L), frameBase(*currentFrame(L))+int(inst>>18)&0xff, r)
+		setNumber(registryOf(L), frameBase(*currentFrame(L))+int(inst>>18)&0xff, Arith(op, x, y))
 		return
 	}
 	var ok bool

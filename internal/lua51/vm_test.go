@@ -1,6 +1,7 @@
 package lua51
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
@@ -163,5 +164,42 @@ func TestTopLevelErrorsAreWorded(t *testing.T) {
 	got := runGlua(t, "local t = {}\nprint(t.a.b)")
 	if want := "error: stdin:2: attempt to index field 'a' (a nil value)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestArithIsWhatTheVMComputes: a compiler folding constants with Arith
+// gets what the same operation on variables gives.
+func TestArithIsWhatTheVMComputes(t *testing.T) {
+	L := newState(t)
+	for _, tc := range []struct {
+		op   int
+		a, b float64
+		src  string
+	}{
+		{lua.OP_MOD, 0x1p900, 3, "return a % b"},
+		{lua.OP_MOD, -7, 3, "return a % b"},
+		{lua.OP_POW, 2, 2.5, "return a ^ b"},
+		{lua.OP_POW, 1.1, 100, "return a ^ b"},
+		{lua.OP_MUL, 0, -1, "return a * b"},
+		{lua.OP_DIV, 1, 3, "return a / b"},
+		{lua.OP_UNM, 0, 0, "return -a"},
+		{lua.OP_ADD, 0.1, 0.2, "return a + b"},
+		{lua.OP_SUB, 5, 5, "return a - b"},
+	} {
+		fn, err := L.LoadString("local a, b = ... " + tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		L.Push(fn)
+		L.Push(lua.LNumber(tc.a))
+		L.Push(lua.LNumber(tc.b))
+		if err := PCall(L, 2, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+		got := float64(L.Get(-1).(lua.LNumber))
+		L.Pop(1)
+		if want := Arith(tc.op, tc.a, tc.b); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("%s with a=%v b=%v: VM %v, Arith %v", tc.src, tc.a, tc.b, got, want)
+		}
 	}
 }
