@@ -90,6 +90,7 @@ func library(L *lua.LState, lib string) *lua.LTable {
 //     coroutine.resume, debug.getinfo, io.write and the files' write
 //     replace gopher-lua's, each only where gopher-lua's own is
 //     still in place, so that a sandbox's wrapper or removal stands;
+//   - the files' metatable gets Lua 5.1's __gc where it has none;
 //   - gcinfo is added where collectgarbage exists, and table.foreach,
 //     table.foreachi and table.setn where the table library exists, each
 //     only where the name is free;
@@ -178,6 +179,15 @@ func Open(L *lua.LState) {
 	add(table, "foreach", tableForeach)
 	add(table, "foreachi", tableForeachi)
 	add(table, "setn", tableSetn)
+	if mt := library(L, fileMethods); mt != nil && mt.RawGetString("__gc") == lua.LNil {
+		if closer, ok := mt.RawGetString("close").(*lua.LFunction); ok {
+			var std []lua.LValue
+			if io := library(L, "io"); io != nil {
+				std = []lua.LValue{io.RawGetString("stdin"), io.RawGetString("stdout"), io.RawGetString("stderr")}
+			}
+			mt.RawSetString("__gc", L.NewFunction(fileGc{mt, closer, std}.call))
+		}
+	}
 	if m := library(L, "math"); m != nil && m.RawGetString("huge") == gopherHuge {
 		m.RawSetString("huge", huge)
 	}
