@@ -1,6 +1,7 @@
 package lua51
 
 import (
+	"reflect"
 	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
@@ -85,6 +86,7 @@ func (r resumer) call(L *lua.LState) int {
 		L.Push(lua.LString(msg))
 		return 2
 	}
+	wordErrors(th)
 	n := r.resume(L)
 	// A coroutine that passes the call depth ends in gopher-lua's own
 	// panic; it is worded as PCall words it.
@@ -99,32 +101,51 @@ func (r resumer) call(L *lua.LState) int {
 // that could word them as Lua 5.1 does: gopher-lua's resume recovers them
 // after the fact. Its raise calls the thread's Panic function first, where
 // the frame that raised the error is still current, but resume sets that
-// function itself each time it starts a thread. So each coroutine's main
-// loop, which resume calls next, is wrapped to put wordedPanic in place
-// first. creator does that for coroutine.create and coroutine.wrap.
-type creator struct {
-	create lua.LGFunction // gopher-lua's
-	wrap   bool
+// function itself when it starts a thread. So the coroutine's main loop,
+// which resume calls next, is wrapped to put wordedPanic in place first,
+// at every resume: a host that gives the thread a context (SetContext)
+// replaces the main loop.
+func wordErrors(th *lua.LState) {
+	if !vmLayout.ok {
+		return
+	}
+	loop := (*func(*lua.LState, unsafe.Pointer))(unsafe.Add(unsafe.Pointer(th), vmLayout.mlp))
+	if reflect.ValueOf(*loop).Pointer() == wordingLoop {
+		return
+	}
+	*loop = wordingMainLoop(*loop)
 }
 
-func (c creator) call(L *lua.LState) int {
-	n := c.create(L)
-	var th *lua.LState
-	switch v := L.Get(-1).(type) {
-	case *lua.LState:
-		th = v
-	case *lua.LFunction:
-		if c.wrap && len(v.Upvalues) == 1 {
-			th, _ = v.Upvalues[0].Value().(*lua.LState)
-		}
+func wordingMainLoop(inner func(*lua.LState, unsafe.Pointer)) func(*lua.LState, unsafe.Pointer) {
+	return func(L *lua.LState, baseframe unsafe.Pointer) {
+		L.Panic = wordedPanic
+		inner(L, baseframe)
 	}
-	if th != nil && vmLayout.ok {
-		loop := (*func(*lua.LState, unsafe.Pointer))(unsafe.Add(unsafe.Pointer(th), vmLayout.mlp))
-		inner := *loop
-		*loop = func(L *lua.LState, baseframe unsafe.Pointer) {
-			L.Panic = wordedPanic
-			inner(L, baseframe)
-		}
+}
+
+// wordingLoop is the code of wordingMainLoop's closures.
+var wordingLoop = reflect.ValueOf(wordingMainLoop(nil)).Pointer()
+
+// wrapper is coroutine.wrap, whose function resumes its coroutine without
+// coroutine.resume: it words the coroutine's errors before each call.
+type wrapper struct {
+	wrap lua.LGFunction // gopher-lua's
+}
+
+func (w wrapper) call(L *lua.LState) int {
+	n := w.wrap(L)
+	fn, ok := L.Get(-1).(*lua.LFunction)
+	if !ok || !fn.IsG || len(fn.Upvalues) != 1 {
+		return n
+	}
+	th, ok := fn.Upvalues[0].Value().(*lua.LState)
+	if !ok {
+		return n
+	}
+	resume := fn.GFunction
+	fn.GFunction = func(L *lua.LState) int {
+		wordErrors(th)
+		return resume(L)
 	}
 	return n
 }

@@ -41,8 +41,8 @@
 // comparison) are reworded where they are raised, before anything is
 // unwound: in PCall's message handler, and in a coroutine, whose errors
 // no handler sees, in the function gopher-lua calls to raise (its Panic
-// field), which coroutine.create and coroutine.wrap set for each new
-// coroutine. A message is reworded only when it is gopher-lua's, at the
+// field), which coroutine.resume and the functions coroutine.wrap returns
+// put in place before each resume. A message is reworded only when it is gopher-lua's, at the
 // position of the instruction that raises it, so a script's own error
 // with the same words is left as it is. TestGopherLuaJumpTableIsKnown
 // fails when the table or the fields change shape, and the handlers are
@@ -152,6 +152,10 @@
 // math.mod is math.fmod (gopher-lua's is the % operator).
 //
 // math.pow is the ^ operator's pow; gopher-lua's is math.Pow.
+//
+// Files get Lua 5.1's __gc, which closes a file other than the standard
+// three; gopher-lua's have none (Go's collector never calls it, a script
+// can).
 //
 // coroutine.yield refuses to yield from inside a Go function (pcall, a sort
 // comparator), where gopher-lua's yield leaves the coroutine broken;

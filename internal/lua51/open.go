@@ -33,7 +33,6 @@ var replaced = []struct{ lib, name string }{
 	{"math", "randomseed"},
 	{"coroutine", "yield"},
 	{"coroutine", "resume"},
-	{"coroutine", "create"},
 	{"coroutine", "wrap"},
 	{"math", "pow"},
 	{"debug", "getinfo"},
@@ -145,10 +144,8 @@ func Open(L *lua.LState) {
 			fn = yielder{old.GFunction}.call
 		case "coroutine.resume":
 			fn = resumer{old.GFunction}.call
-		case "coroutine.create":
-			fn = creator{old.GFunction, false}.call
 		case "coroutine.wrap":
-			fn = creator{old.GFunction, true}.call
+			fn = wrapper{old.GFunction}.call
 		case ".setmetatable":
 			fn = before{setmetatableArgs, old.GFunction}.call
 		case ".next":
