@@ -9,7 +9,9 @@ import (
 )
 
 // The arithmetic handlers. Each takes the numbers' path inline, as
-// gopher-lua's does, and leaves everything else to arith, which is Lua
+// gopher-lua's does (one handler per operator: one shared handler that
+// switches on the opcode made an arithmetic loop about 8% slower than
+// gopher-lua's), and leaves everything else to arith, which is Lua
 // 5.1's luaV_arith: numeric strings are converted first, then the
 // operands' metamethod is called, and only then is it an error that names
 // the operand, as luaG_aritherror does. gopher-lua tries the metamethod
