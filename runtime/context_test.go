@@ -90,3 +90,21 @@ func TestCoroutinesFollowTheirResumersContext(t *testing.T) {
 		t.Errorf("coroutine.resume: %v", err)
 	}
 }
+
+// Runtime errors read as Lua 5.1's everywhere a script can meet them: at
+// the top level, and in coroutines resumed under a context, which replaces
+// the coroutine's main loop.
+func TestRuntimeErrorsNameTheValueUnderAContext(t *testing.T) {
+	rt := newCPU(t, runtime.Options{Context: context.Background()})
+	if err := rt.DoString(`local t = {} return t.a.b`); err == nil ||
+		!strings.Contains(err.Error(), "<string>:1: attempt to index field 'a' (a nil value)") {
+		t.Errorf("top level: %v", err)
+	}
+	if err := rt.DoString(`
+		local ok, msg = coroutine.resume(coroutine.create(function() local n; return n + 1 end))
+		assert(msg == "<string>:2: attempt to perform arithmetic on local 'n' (a nil value)", msg)
+		local ok2, msg2 = pcall(coroutine.wrap(function() return undefined() end))
+		assert(msg2 == "<string>:4: attempt to call global 'undefined' (a nil value)", msg2)`); err != nil {
+		t.Error(err)
+	}
+}

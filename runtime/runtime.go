@@ -393,6 +393,11 @@ func (rt *Runtime) wrapCollectGarbage(L *lua.LState) {
 			L.Push(lua.LNumber(0))
 			return 1
 		}
+		if orig.IsG {
+			// Called in this frame, an argument error names the function
+			// as the script called it, as a direct call would.
+			return orig.GFunction(L)
+		}
 		top := L.GetTop()
 		L.Push(orig)
 		for i := 1; i <= top; i++ {

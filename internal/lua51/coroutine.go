@@ -1,6 +1,9 @@
 package lua51
 
 import (
+	"reflect"
+	"unsafe"
+
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -83,6 +86,7 @@ func (r resumer) call(L *lua.LState) int {
 		L.Push(lua.LString(msg))
 		return 2
 	}
+	wordErrors(th)
 	n := r.resume(L)
 	// A coroutine that passes the call depth ends in gopher-lua's own
 	// panic; it is worded as PCall words it.
@@ -91,4 +95,64 @@ func (r resumer) call(L *lua.LState) int {
 		L.Replace(L.GetTop(), err.Object)
 	}
 	return n
+}
+
+// Errors raised in a coroutine outside any pcall reach no message handler
+// that could word them as Lua 5.1 does: gopher-lua's resume recovers them
+// after the fact. Its raise calls the thread's Panic function first, where
+// the frame that raised the error is still current, but resume sets that
+// function itself when it starts a thread. So the coroutine's main loop,
+// which resume calls next, is wrapped to put wordedPanic in place first,
+// at every resume: a host that gives the thread a context (SetContext)
+// replaces the main loop.
+func wordErrors(th *lua.LState) {
+	if !vmLayout.ok {
+		return
+	}
+	loop := (*func(*lua.LState, unsafe.Pointer))(unsafe.Add(unsafe.Pointer(th), vmLayout.mlp))
+	if reflect.ValueOf(*loop).Pointer() == wordingLoop {
+		return
+	}
+	*loop = wordingMainLoop(*loop)
+}
+
+func wordingMainLoop(inner func(*lua.LState, unsafe.Pointer)) func(*lua.LState, unsafe.Pointer) {
+	return func(L *lua.LState, baseframe unsafe.Pointer) {
+		L.Panic = wordedPanic
+		inner(L, baseframe)
+	}
+}
+
+// wordingLoop is the code of wordingMainLoop's closures.
+var wordingLoop = reflect.ValueOf(wordingMainLoop(nil)).Pointer()
+
+// wrapper is coroutine.wrap, whose function resumes its coroutine without
+// coroutine.resume: it words the coroutine's errors before each call.
+type wrapper struct {
+	wrap lua.LGFunction // gopher-lua's
+}
+
+func (w wrapper) call(L *lua.LState) int {
+	n := w.wrap(L)
+	fn, ok := L.Get(-1).(*lua.LFunction)
+	if !ok || !fn.IsG || len(fn.Upvalues) != 1 {
+		return n
+	}
+	th, ok := fn.Upvalues[0].Value().(*lua.LState)
+	if !ok {
+		return n
+	}
+	resume := fn.GFunction
+	fn.GFunction = func(L *lua.LState) int {
+		wordErrors(th)
+		return resume(L)
+	}
+	return n
+}
+
+// wordedPanic is gopher-lua's panicWithoutTraceback, which resume puts in
+// a coroutine, with the error reworded first.
+func wordedPanic(L *lua.LState) {
+	msg := reword(L, *currentFrame(L), L.Get(-1))
+	panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: msg})
 }

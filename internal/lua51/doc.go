@@ -1,15 +1,52 @@
 // Package lua51 makes a gopher-lua state behave like the reference Lua 5.1
-// interpreter where gopher-lua's library or its protected calls differ.
+// interpreter where gopher-lua's virtual machine, library or protected
+// calls differ.
 //
-// It owns two things: PCall, a protected call with Lua 5.1's handling of
-// upvalues on errors, for glua's own top-level calls; and Open, which puts
-// Lua 5.1's versions of some library functions into a state. It does not
-// compile anything (internal/luac corrects the compiler), and it cannot
-// change how gopher-lua's virtual machine runs code: runtime error
-// messages, number-to-string conversion in `..` and where a string
-// function is given a number ("%.14g" in Lua 5.1, Go's shortest form in
-// gopher-lua: its VM calls LNumber.String itself), string coercion in
-// arithmetic and for loops, weak tables and __gc are gopher-lua's.
+// It owns three things: PCall, a protected call with Lua 5.1's handling of
+// upvalues on errors, for glua's own top-level calls; Open, which puts Lua
+// 5.1's versions of some library functions into a state; and the virtual
+// machine's arithmetic, concatenation and numeric-for instructions, with
+// Lua 5.1's runtime error messages (vm.go, arith.go, names.go, pow.go). It
+// does not compile anything (internal/luac corrects the compiler). Weak
+// tables and __gc are gopher-lua's, and so is the text of a number a string
+// function is given (string.len(1/3) is 18: gopher-lua's library calls
+// LNumber.String itself).
+//
+// The instructions: gopher-lua dispatches each opcode through a
+// package-level table of handlers; at init this package replaces the
+// entries for + - * / % ^, unary minus, .. and the numeric for's
+// preparation with its own, which read the same registers through
+// unexported fields found by reflection, and leaves every other opcode to
+// gopher-lua. The table is process-wide, so every gopher-lua state in a
+// program that links this package runs them. They give Lua 5.1's answers:
+// % is a - floor(a/b)*b (gopher-lua's is math.Mod, exact, so 2^900 % 3 is
+// 1 there and 0 in Lua 5.1); ^ is C's pow, correctly rounded (Go's
+// math.Pow is a unit in the last place off for most arguments); minus
+// zero stays minus zero (gopher-lua's number allocator returns a shared +0
+// for it); a NaN has the sign the processor gives it (-nan for 5 % 0 on
+// x86-64, as lua5.1 prints); numeric strings are converted before a
+// metamethod is tried, not after; .. writes numbers as "%.14g", not in
+// Go's shortest form; a numeric for converts string bounds, and its errors
+// read "'for' initial value must be a number". gopher-lua's compiler folds
+// arithmetic on constants its own way, before any of this runs.
+//
+// Errors name what failed as Lua 5.1's getobjname does, by symbolic
+// execution of the function's bytecode up to the failing instruction:
+// "attempt to call global 'x' (a nil value)", "attempt to index field 'k'
+// (a number value)", "attempt to compare two table values", and for a Go
+// function's argument error the name the call used, "bad argument #1 to
+// 'floor' (...)", counting from the object in a method call and saying
+// "no value" for a missing argument. The replaced instructions raise them
+// so; the errors gopher-lua's own instructions raise (call, index, #,
+// comparison) are reworded where they are raised, before anything is
+// unwound: in PCall's message handler, and in a coroutine, whose errors
+// no handler sees, in the function gopher-lua calls to raise (its Panic
+// field), which coroutine.resume and the functions coroutine.wrap returns
+// put in place before each resume. A message is reworded only when it is gopher-lua's, at the
+// position of the instruction that raises it, so a script's own error
+// with the same words is left as it is. TestGopherLuaJumpTableIsKnown
+// fails when the table or the fields change shape, and the handlers are
+// then not installed.
 //
 // Each replacement below names what gopher-lua v1.1.2 does wrong, so that
 // it can go once a fixed release is used. TestPlainGopherLuaShowsEachDefect
@@ -113,6 +150,12 @@
 //
 // math.huge is infinity (gopher-lua's is the largest finite number);
 // math.mod is math.fmod (gopher-lua's is the % operator).
+//
+// math.pow is the ^ operator's pow; gopher-lua's is math.Pow.
+//
+// Files get Lua 5.1's __gc, which closes a file other than the standard
+// three; gopher-lua's have none (Go's collector never calls it, a script
+// can).
 //
 // coroutine.yield refuses to yield from inside a Go function (pcall, a sort
 // comparator), where gopher-lua's yield leaves the coroutine broken;

@@ -94,3 +94,31 @@ func (c *collector) collectgarbage(L *lua.LState) int {
 	}
 	return 1
 }
+
+// fileGc is Lua 5.1's __gc of files, io_gc: it closes the file unless it
+// is one of the standard three or already closed, and refuses anything
+// but a file. gopher-lua's files have none, so getmetatable(io.stdin).__gc
+// is nil there. Lua values are collected by Go's collector, which never
+// calls it; a script can.
+type fileGc struct {
+	meta  *lua.LTable    // the files' metatable
+	close *lua.LFunction // gopher-lua's file:close
+	std   []lua.LValue   // io.stdin, io.stdout, io.stderr
+}
+
+func (g fileGc) call(L *lua.LState) int {
+	ud, ok := L.Get(1).(*lua.LUserData)
+	if !ok || ud.Metatable != g.meta {
+		argError(L, 1, "__gc", "FILE* expected, got "+typeName(L, 1))
+	}
+	for _, f := range g.std {
+		if f == ud {
+			return 0
+		}
+	}
+	L.Push(g.close)
+	L.Push(ud)
+	// A file closed already fails to close again; io_gc ignores that.
+	_ = PCall(L, 1, 0, nil)
+	return 0
+}

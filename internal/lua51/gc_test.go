@@ -36,3 +36,19 @@ print(steps(0) >= steps(6), steps(6) <= steps(2), steps(1000000), collectgarbage
 			want: "false\ttrue"},
 	})
 }
+
+func TestFilesHaveLua51sGc(t *testing.T) {
+	checkCases(t, []luaCase{
+		{"__gc checks its argument", `print(pcall(function() getmetatable(io.stdin).__gc() end))
+print(pcall(function() getmetatable(io.stdin).__gc(1) end))`,
+			"false\tstdin:1: bad argument #1 to '__gc' (FILE* expected, got no value)\n" +
+				"false\tstdin:2: bad argument #1 to '__gc' (FILE* expected, got number)"},
+		{"__gc closes a file but not a standard one", `local name = os.tmpname()
+local f = io.open(name, "w")
+getmetatable(f).__gc(f)
+getmetatable(f).__gc(f)
+getmetatable(io.stdout).__gc(io.stdout)
+print(io.type(f), io.type(io.stdout))
+os.remove(name)`, "closed file\tfile"},
+	})
+}

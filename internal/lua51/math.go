@@ -21,3 +21,11 @@ func mathMod(L *lua.LState) int {
 const gopherHuge = lua.LNumber(math.MaxFloat64)
 
 var huge = lua.LNumber(math.Inf(1))
+
+// mathPow is math.pow, C's pow as the ^ operator computes it (pow.go);
+// gopher-lua's is Go's math.Pow.
+func mathPow(L *lua.LState) int {
+	x, y := L.CheckNumber(1), L.CheckNumber(2)
+	L.Push(lua.LNumber(pow(float64(x), float64(y))))
+	return 1
+}

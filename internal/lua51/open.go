@@ -33,6 +33,8 @@ var replaced = []struct{ lib, name string }{
 	{"math", "randomseed"},
 	{"coroutine", "yield"},
 	{"coroutine", "resume"},
+	{"coroutine", "wrap"},
+	{"math", "pow"},
 	{"debug", "getinfo"},
 	{"io", "write"},
 	{fileMethods, "write"},
@@ -87,6 +89,7 @@ func library(L *lua.LState, lib string) *lua.LTable {
 //     coroutine.resume, debug.getinfo, io.write and the files' write
 //     replace gopher-lua's, each only where gopher-lua's own is
 //     still in place, so that a sandbox's wrapper or removal stands;
+//   - the files' metatable gets Lua 5.1's __gc where it has none;
 //   - gcinfo is added where collectgarbage exists, and table.foreach,
 //     table.foreachi and table.setn where the table library exists, each
 //     only where the name is free;
@@ -116,6 +119,7 @@ func Open(L *lua.LState) {
 		"table.concat":    tableConcat,
 		"table.maxn":      tableMaxn,
 		"math.mod":        mathMod,
+		"math.pow":        mathPow,
 		"math.random":     rnd.random,
 		"math.randomseed": rnd.randomseed,
 	}
@@ -140,6 +144,8 @@ func Open(L *lua.LState) {
 			fn = yielder{old.GFunction}.call
 		case "coroutine.resume":
 			fn = resumer{old.GFunction}.call
+		case "coroutine.wrap":
+			fn = wrapper{old.GFunction}.call
 		case ".setmetatable":
 			fn = before{setmetatableArgs, old.GFunction}.call
 		case ".next":
@@ -170,6 +176,15 @@ func Open(L *lua.LState) {
 	add(table, "foreach", tableForeach)
 	add(table, "foreachi", tableForeachi)
 	add(table, "setn", tableSetn)
+	if mt := library(L, fileMethods); mt != nil && mt.RawGetString("__gc") == lua.LNil {
+		if closer, ok := mt.RawGetString("close").(*lua.LFunction); ok {
+			var std []lua.LValue
+			if io := library(L, "io"); io != nil {
+				std = []lua.LValue{io.RawGetString("stdin"), io.RawGetString("stdout"), io.RawGetString("stderr")}
+			}
+			mt.RawSetString("__gc", L.NewFunction(fileGc{mt, closer, std}.call))
+		}
+	}
 	if m := library(L, "math"); m != nil && m.RawGetString("huge") == gopherHuge {
 		m.RawSetString("huge", huge)
 	}

@@ -109,7 +109,8 @@ func (p *protection) unguarded(L *lua.LState, nargs, nret int) error {
 func (p *protection) onError(L *lua.LState) int {
 	p.ran = true
 	closeUpvaluesAbove(L, p.mark, false)
-	msg := L.Get(1)
+	// onError's own frame is above the one that raised the error.
+	msg := reword(L, frameParent(*currentFrame(L)), L.Get(1))
 	if p.trace {
 		p.stackTrace = traceback(L)
 	}
