@@ -12,8 +12,8 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 )
 
-// Load compiles the Lua source read from r, with multiple assignment
-// corrected, and returns it as a function of L, as L.Load does. chunkName
+// Load compiles the Lua source read from r with glua's code generator
+// (codegen.go) and returns it as a function of L, as L.Load does. chunkName
 // is the source name that error messages and tracebacks show. Errors have
 // L.Load's shape: a *lua.ApiError of type lua.ApiErrorSyntax whose message
 // is the parser's or compiler's own.
@@ -24,8 +24,8 @@ func Load(L *lua.LState, r io.Reader, chunkName string) (fn *lua.LFunction, err 
 	if r == nil {
 		return nil, errors.New("luac.Load: nil reader")
 	}
-	// lua.Compile re-panics anything that is not its own CompileError;
-	// such a panic is a compiler fault, and the caller gets it as an error.
+	// A panic other than a compile error is a compiler fault; the caller
+	// gets it as an error.
 	defer func() {
 		if rcv := recover(); rcv != nil {
 			fn = nil
@@ -36,12 +36,7 @@ func Load(L *lua.LState, r io.Reader, chunkName string) (fn *lua.LFunction, err 
 	if err != nil {
 		return nil, syntaxError(err)
 	}
-	chunk, rerr := rewriteChunk(chunk)
-	if rerr != nil {
-		// The form of gopher-lua's own compile errors.
-		return nil, syntaxError(fmt.Errorf("compile error near line(%d) %s: %s", rerr.line, chunkName, rerr.msg))
-	}
-	proto, err := lua.Compile(chunk, chunkName)
+	proto, err := compileChunk(chunk, chunkName)
 	if err != nil {
 		return nil, syntaxError(err)
 	}
