@@ -301,14 +301,16 @@ func (fs *funcState) jumpOnCond(e *expdesc, cond int) int {
 	return fs.condJump(lua.OP_TESTSET, noReg, e.info, cond)
 }
 
+// goIfTrue and goIfFalse are Lua 5.1's: a constant of the other truth is
+// tested like any value. An unconditional jump there would take in the
+// jumps pending to here, TESTSETs among them, whose values would then land
+// in the wrong register.
 func (fs *funcState) goIfTrue(e *expdesc) {
 	var pc int
 	fs.dischargeVars(e)
 	switch e.k {
 	case kK, kKNum, kTrue:
 		pc = noJump
-	case kFalse:
-		pc = fs.jump()
 	case kJmp:
 		fs.invertJump(e)
 		pc = e.info
@@ -326,8 +328,6 @@ func (fs *funcState) goIfFalse(e *expdesc) {
 	switch e.k {
 	case kNil, kFalse:
 		pc = noJump
-	case kTrue:
-		pc = fs.jump()
 	case kJmp:
 		pc = e.info
 	default:
