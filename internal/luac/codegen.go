@@ -129,6 +129,9 @@ type funcState struct {
 	consts  []lua.LValue
 	numK    map[float64]int
 	strK    map[string]int
+	over    *lua.LTable // constants past overflowStart (addK)
+	overK   int         // its slot, or -1
+	nover   int
 	nilK    int
 	boolK   [2]int
 	protos  []*lua.FunctionProto
@@ -173,7 +176,7 @@ func openFunc(prev *funcState, source string) *funcState {
 	return &funcState{
 		f: f, prev: prev, source: source,
 		lasttarget: -1, jpc: noJump, maxstack: 2,
-		numK: map[float64]int{}, strK: map[string]int{}, nilK: -1, boolK: [2]int{-1, -1},
+		numK: map[float64]int{}, strK: map[string]int{}, nilK: -1, boolK: [2]int{-1, -1}, overK: -1,
 	}
 }
 
@@ -281,7 +284,36 @@ func (fs *funcState) fixLine(line int) { fs.lines[len(fs.lines)-1] = line }
 
 // --- constants
 
-func (fs *funcState) addK(v lua.LValue) int {
+// Past overflowStart constants, a constant that may be loaded into a
+// register is kept in an overflow table instead of a slot of its own, so a
+// function may have any number (a literal of a million numbers): Lua 5.1
+// stops at the 262,143 slots LOADK's Bx can reach. The overflow table is
+// itself a constant, a table of tables of overflowBase values each, read
+// by two OP_GETTABLEs whose keys take regular slots. Slots past
+// overflowStart stay for constants that must have one: names of globals,
+// those keys, and the table.
+const (
+	overflowBase  = 4096
+	overflowStart = maxConstIndex + 1 - 2*overflowBase
+)
+
+func (fs *funcState) addK(v lua.LValue, regular bool) int {
+	if !regular && len(fs.consts) >= overflowStart {
+		if fs.overK < 0 {
+			fs.over = &lua.LTable{Metatable: lua.LNil}
+			fs.overK = fs.addK(fs.over, true)
+		}
+		n := fs.nover
+		fs.nover++
+		hi, lo := n/overflowBase+1, n%overflowBase+1
+		part, ok := fs.over.RawGetInt(hi).(*lua.LTable)
+		if !ok {
+			part = &lua.LTable{Metatable: lua.LNil}
+			fs.over.RawSetInt(hi, part)
+		}
+		part.RawSetInt(lo, v)
+		return maxConstIndex + 1 + n
+	}
 	if len(fs.consts) > maxConstIndex {
 		fs.errorf("constant table overflow")
 	}
@@ -289,24 +321,54 @@ func (fs *funcState) addK(v lua.LValue) int {
 	return len(fs.consts) - 1
 }
 
-func (fs *funcState) stringK(s string) int {
-	if i, ok := fs.strK[s]; ok {
+// stringK and numberK find or add a constant; regular asks for a slot of
+// its own (a global's name, a key of the overflow table).
+func (fs *funcState) stringK(s string, regular bool) int {
+	if i, ok := fs.strK[s]; ok && (!regular || i <= maxConstIndex) {
 		return i
 	}
-	i := fs.addK(lua.LString(s))
+	i := fs.addK(lua.LString(s), regular)
 	fs.strK[s] = i
 	return i
 }
 
 // numberK keys constants by value, as Lua 5.1's table does: 0 and -0 are
 // one key, so they share a slot.
-func (fs *funcState) numberK(n float64) int {
-	if i, ok := fs.numK[n]; ok {
+func (fs *funcState) numberK(n float64, regular bool) int {
+	if i, ok := fs.numK[n]; ok && (!regular || i <= maxConstIndex) {
 		return i
 	}
-	i := fs.addK(lua.LNumber(n))
+	i := fs.addK(lua.LNumber(n), regular)
 	fs.numK[n] = i
 	return i
+}
+
+// loadK loads constant k into reg, from the overflow table if it is there.
+func (fs *funcState) loadK(reg, k int) {
+	if k <= maxConstIndex {
+		fs.codeABx(lua.OP_LOADK, reg, k)
+		return
+	}
+	n := k - maxConstIndex - 1
+	fs.codeABx(lua.OP_LOADK, reg, fs.overK)
+	// A key past RK's range goes through a free register.
+	tmp := max(fs.freereg, reg+1)
+	if tmp+1 > fs.maxstack {
+		if tmp+1 >= maxStack {
+			fs.errorf("function or expression too complex")
+		}
+		fs.maxstack = tmp + 1
+	}
+	for _, key := range []int{n/overflowBase + 1, n%overflowBase + 1} {
+		rk := fs.numberK(float64(key), true)
+		if rk <= maxIndexRK {
+			rk = rkAsK(rk)
+		} else {
+			fs.codeABx(lua.OP_LOADK, tmp, rk)
+			rk = tmp
+		}
+		fs.codeABC(lua.OP_GETTABLE, reg, reg, rk)
+	}
 }
 
 func (fs *funcState) boolConst(b bool) int {
@@ -315,14 +377,14 @@ func (fs *funcState) boolConst(b bool) int {
 		j = 1
 	}
 	if fs.boolK[j] < 0 {
-		fs.boolK[j] = fs.addK(lua.LBool(b))
+		fs.boolK[j] = fs.addK(lua.LBool(b), true)
 	}
 	return fs.boolK[j]
 }
 
 func (fs *funcState) nilConst() int {
 	if fs.nilK < 0 {
-		fs.nilK = fs.addK(lua.LNil)
+		fs.nilK = fs.addK(lua.LNil, true)
 	}
 	return fs.nilK
 }

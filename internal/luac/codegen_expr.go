@@ -124,9 +124,9 @@ func (fs *funcState) discharge2reg(e *expdesc, reg int) {
 		}
 		fs.codeABC(lua.OP_LOADBOOL, reg, b, 0)
 	case kK:
-		fs.codeABx(lua.OP_LOADK, reg, e.info)
+		fs.loadK(reg, e.info)
 	case kKNum:
-		fs.codeABx(lua.OP_LOADK, reg, fs.numberK(e.nval))
+		fs.loadK(reg, fs.numberK(e.nval, false))
 	case kReloc:
 		if opcodeOf(*fs.instOf(e)) == lua.OP_VARARG && reg+1 < fs.freereg {
 			// gopher-lua's OP_VARARG moves the stack top to just past
@@ -226,7 +226,7 @@ func (fs *funcState) exp2RK(e *expdesc) int {
 			case kNil:
 				e.info = fs.nilConst()
 			case kKNum:
-				e.info = fs.numberK(e.nval)
+				e.info = fs.numberK(e.nval, false)
 			default:
 				e.info = fs.boolConst(e.k == kTrue)
 			}
@@ -453,7 +453,7 @@ func (fs *funcState) expr(node ast.Expr, v *expdesc) {
 		v.init(kKNum, 0)
 		v.nval = n
 	case *ast.StringExpr:
-		v.init(kK, fs.stringK(ex.Value))
+		v.init(kK, fs.stringK(ex.Value, false))
 	case *ast.Comma3Expr:
 		if fs.f.IsVarArg&lua.VarArgIsVarArg == 0 {
 			fs.errorf("cannot use '...' outside a vararg function")
@@ -568,7 +568,7 @@ var arithOps = map[string]int{
 // singleVar resolves a name to a local, an upvalue or a global.
 func (fs *funcState) singleVar(name string, v *expdesc) {
 	if fs.singleVarAux(name, v, true) == kGlobal {
-		v.info = fs.stringK(name)
+		v.info = fs.stringK(name, true)
 	}
 }
 
@@ -633,7 +633,7 @@ func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
 	if ex.Receiver != nil {
 		fs.expr(ex.Receiver, v)
 		var key expdesc
-		key.init(kK, fs.stringK(ex.Method))
+		key.init(kK, fs.stringK(ex.Method, false))
 		fs.line = ex.Line()
 		fs.self(v, &key)
 		name = ex.Method

@@ -333,7 +333,7 @@ func (fs *funcState) forNum(st *ast.NumberForStmt) {
 	if st.Step != nil {
 		fs.exp1(st.Step)
 	} else {
-		fs.codeABx(lua.OP_LOADK, fs.freereg, fs.numberK(1))
+		fs.loadK(fs.freereg, fs.numberK(1, false))
 		fs.reserveRegs(1)
 	}
 	fs.forBody(base, st.Line(), 1, true, st.Stmts)
@@ -365,7 +365,7 @@ func (fs *funcState) funcStmt(st *ast.FuncDefStmt) {
 		fs.expr(st.Name.Receiver, &v)
 		fs.exp2anyreg(&v)
 		var key expdesc
-		key.init(kK, fs.stringK(st.Name.Method))
+		key.init(kK, fs.stringK(st.Name.Method, false))
 		fs.indexed(&v, &key)
 		needSelf = true
 	} else {

@@ -130,3 +130,24 @@ func TestPastLua51sLimitsIsACompileError(t *testing.T) {
 		}
 	}
 }
+
+// Lua 5.1 stops at 262,143 constants a function ("constant table
+// overflow"); glua keeps the ones past that in a table of its own, so a
+// literal of a million numbers loads, and every use of a constant (value,
+// key, method name, global name) works past the slots.
+func TestConstantsPastLua51sSlotsLoad(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("local t = {")
+	for i := 1; i <= 270000; i++ {
+		fmt.Fprintf(&b, "%d.5,", i)
+	}
+	b.WriteString("}\n")
+	b.WriteString("local o = {}\nfunction o:after(x) return x .. ' after' end\n")
+	b.WriteString("past_global = o:after('value') .. ' ' .. 0.0625\n")
+	b.WriteString("local k = {['a key past'] = 270001.25}\n")
+	b.WriteString("print(#t, t[1], t[262143], t[270000], past_global, k['a key past'])\n")
+	want := "270000\t1.5\t262143.5\t270000.5\tvalue after 0.0625\t270001.25"
+	if got := runLuac(t, b.String()); got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+}
