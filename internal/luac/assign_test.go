@@ -18,7 +18,7 @@ type assignCase struct {
 	// side-by-side test leaves them out.
 	gopherOnly bool
 	// gopherRight marks snippets plain gopher-lua already gets right, kept
-	// beside the wrong ones to guard that a rewrite leaves them right.
+	// beside the wrong ones to guard that glua's compiler keeps them right.
 	gopherRight bool
 }
 
@@ -187,7 +187,7 @@ func TestPlainGopherLuaMiscompilesTheSwaps(t *testing.T) {
 		L.Close()
 	}
 	if wrong == 0 {
-		t.Fatal("gopher-lua now compiles every multiple assignment correctly; the rewrite may no longer be needed")
+		t.Fatal("gopher-lua now compiles every multiple assignment correctly; these cases no longer show a defect of its compiler")
 	}
 	t.Logf("plain gopher-lua gets %d of %d snippets wrong", wrong, len(assignCases))
 }

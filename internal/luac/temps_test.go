@@ -109,8 +109,8 @@ var compilerCases = []assignCase{
 var snippetCases = append(assignCases[:len(assignCases):len(assignCases)], compilerCases...)
 
 // Each case not marked gopherRight must be able to fail: plain gopher-lua
-// gets it wrong. If this test fails, upstream has fixed a miscompile and its
-// rewrite may go.
+// gets it wrong. If this test fails, upstream has fixed a miscompile and the
+// case no longer shows a defect of gopher-lua's compiler.
 func TestPlainGopherLuaMiscompilesTheseShapes(t *testing.T) {
 	for _, tc := range compilerCases {
 		L := lua.NewState()
@@ -145,8 +145,8 @@ func captureOrError(L *lua.LState, src string) (out string) {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// A rewritten statement reports errors at the user's line.
-func TestRewrittenStatementsKeepErrorLines(t *testing.T) {
+// A statement of these shapes reports errors at the user's line.
+func TestTheseShapesReportErrorsAtTheUsersLine(t *testing.T) {
 	cases := []struct{ name, src, want string }{
 		{"and into a local", "local w = 1\n\nw = nothing.k and 1", "<string>:3:"},
 		{"one target, two values", "local w = 1\n\nw = 2, nothing.k", "<string>:3:"},
