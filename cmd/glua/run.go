@@ -415,6 +415,7 @@ func syntaxError(err error, chunkName string, src []byte) error {
 	}
 	var perr *parse.Error
 	var cerr *lua.CompileError
+	var lerr *luac.CompileError
 	switch {
 	case errors.As(err, &perr):
 		msg := perr.Message
@@ -427,6 +428,8 @@ func syntaxError(err error, chunkName string, src []byte) error {
 		return fmt.Errorf("%s:%d: %s near '%s'", chunkName, perr.Pos.Line, msg, perr.Token)
 	case errors.As(err, &cerr):
 		return fmt.Errorf("%s:%d: %s", chunkName, cerr.Line, cerr.Message)
+	case errors.As(err, &lerr):
+		return fmt.Errorf("%s:%d: %s", chunkName, lerr.Line, lerr.Message)
 	}
 	return err
 }

@@ -74,10 +74,24 @@ func testMode(op int) bool {
 }
 
 // compileError is raised (panicked) inside the compiler and returned by
-// compileChunk; nothing else is recovered there.
+// compileChunk as a *CompileError; nothing else is recovered there.
 type compileError struct {
 	line int
 	msg  string
+}
+
+// CompileError is a program the compiler rejects (a limit passed, a break
+// outside a loop, a goto without its label). Its message has the shape of
+// gopher-lua's compile errors; Load returns it as the Cause of a syntax
+// *lua.ApiError.
+type CompileError struct {
+	Chunk   string
+	Line    int
+	Message string
+}
+
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("compile error near line(%d) %s: %s", e.Line, e.Chunk, e.Message)
 }
 
 type upvalDesc struct {
@@ -148,8 +162,7 @@ func compileChunk(chunk []ast.Stmt, name string) (proto *lua.FunctionProto, err 
 			if !ok {
 				panic(r)
 			}
-			// gopher-lua's form for compile errors.
-			proto, err = nil, fmt.Errorf("compile error near line(%d) %s: %s", ce.line, name, ce.msg)
+			proto, err = nil, &CompileError{Chunk: name, Line: ce.line, Message: ce.msg}
 		}
 	}()
 	fs := openFunc(nil, name)
