@@ -320,14 +320,22 @@ func (fs *funcState) forBody(base, line, nvars int, isNum bool, stmts []ast.Stmt
 	fs.patchList(endFor, prep+1)
 }
 
+// forLocals declares a loop's three control registers, under the names
+// Lua 5.1 gives them, and its variables.
+func (fs *funcState) forLocals(control [3]string, names ...string) {
+	for i, name := range control {
+		fs.newLocalVar(name, i)
+	}
+	for i, name := range names {
+		fs.newLocalVar(name, 3+i)
+	}
+}
+
 func (fs *funcState) forNum(st *ast.NumberForStmt) {
 	var bl blockCnt
 	fs.enterBlock(&bl, true)
 	base := fs.freereg
-	fs.newLocalVar("(for index)", 0)
-	fs.newLocalVar("(for limit)", 1)
-	fs.newLocalVar("(for step)", 2)
-	fs.newLocalVar(st.Name, 3)
+	fs.forLocals([3]string{"(for index)", "(for limit)", "(for step)"}, st.Name)
 	fs.exp1(st.Init)
 	fs.exp1(st.Limit)
 	if st.Step != nil {
@@ -344,12 +352,7 @@ func (fs *funcState) forList(st *ast.GenericForStmt) {
 	var bl blockCnt
 	fs.enterBlock(&bl, true)
 	base := fs.freereg
-	fs.newLocalVar("(for generator)", 0)
-	fs.newLocalVar("(for state)", 1)
-	fs.newLocalVar("(for control)", 2)
-	for i, name := range st.Names {
-		fs.newLocalVar(name, 3+i)
-	}
+	fs.forLocals([3]string{"(for generator)", "(for state)", "(for control)"}, st.Names...)
 	var e expdesc
 	nexps := fs.exprList(st.Exprs, &e)
 	fs.adjustAssign(3, nexps, &e)
