@@ -296,9 +296,18 @@ func (fs *funcState) jumpOnCond(e *expdesc, cond int) int {
 			return fs.condJump(lua.OP_TEST, argB(ie), 0, 1-cond)
 		}
 	}
+	constant := e.k == kK || e.k == kKNum || e.k == kTrue || e.k == kNil || e.k == kFalse
 	fs.discharge2anyreg(e)
 	fs.freeExp(e)
-	return fs.condJump(lua.OP_TESTSET, noReg, e.info, cond)
+	j := fs.condJump(lua.OP_TESTSET, noReg, e.info, cond)
+	if constant {
+		// goIfTrue and goIfFalse test only constants of the jump's truth.
+		if fs.constTests == nil {
+			fs.constTests = map[int]bool{}
+		}
+		fs.constTests[j-1] = true
+	}
+	return j
 }
 
 // goIfTrue and goIfFalse are Lua 5.1's: a constant of the other truth is
