@@ -14,8 +14,9 @@ import (
 // upvalues, globals and fields; multiple assignment with calls and side
 // effects; varargs and (f()) truncation; every loop with break and
 // closures over its variables; generic for over call-bearing iterator
-// expressions; method calls on computed receivers; constructors mixing
-// items, keys and calls. Values stay nil, booleans, small integers and
+// expressions (`(a .. b):gmatch(p)`, `mk().it(n)`); method calls on
+// computed receivers; upvalues of upvalues; constructors mixing items,
+// keys and calls. Values stay nil, booleans, small integers and
 // strings, so that only the compiled code, not number formatting or a
 // library, decides what is printed.
 type progGen struct {
@@ -46,6 +47,7 @@ function obj:m(x) return x + self.k end
 function obj.get() return obj end
 local function iter(n) return function(s, i) if i < s then return i + 1, (i + 1) * 2 end end, n, 0 end
 local function mk() return {it = iter, obj = obj} end
+local function va(...) return select('#', ...), ... end
 `
 
 func (g *progGen) pick(list []string) string { return list[g.rng.IntN(len(list))] }
@@ -61,7 +63,7 @@ func (g *progGen) num(d int) string {
 			return g.pick(g.nums)
 		}
 	}
-	switch g.rng.IntN(14) {
+	switch g.rng.IntN(15) {
 	case 0:
 		return g.num(d-1) + " + " + g.num(d-1)
 	case 1:
@@ -95,6 +97,9 @@ func (g *progGen) num(d int) string {
 			return "select('#', ...)"
 		}
 		return "select('#', two(1))"
+	case 13:
+		// An upvalue of an upvalue.
+		return "(function() return (function() return " + g.pick(g.nums) + " end)() end)()"
 	default:
 		return g.num(0)
 	}
@@ -115,7 +120,11 @@ func (g *progGen) any(d int) string {
 			return g.pick(g.anys)
 		}
 	}
-	switch g.rng.IntN(9) {
+	switch g.rng.IntN(11) {
+	case 9:
+		return "(tostring(" + g.num(d-1) + ") .. 'x'):rep(2)"
+	case 10:
+		return "select(2, va(" + g.any(d-1) + ", " + g.any(d-1) + "))"
 	case 0:
 		return "(" + g.any(d-1) + " and " + g.any(d-1) + ")"
 	case 1:
@@ -285,6 +294,7 @@ func (g *progGen) stmt(d int) {
 	case k == 11 && d > 0:
 		i, v := g.newName("i"), g.newName("v")
 		iters := []string{
+			"(tostring(" + g.num(1) + ") .. 'ab'):gmatch('()%d()')",
 			"iter(" + strconv.Itoa(g.rng.IntN(4)) + ")",
 			"mk().it(" + strconv.Itoa(g.rng.IntN(4)) + ")",
 			"ipairs({" + g.num(1) + ", " + g.num(1) + "})",
