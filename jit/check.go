@@ -223,8 +223,7 @@ func (t *typer) value(e ast.Expr) Expr {
 
 func (t *typer) assign(st *ast.AssignStmt) []Stmt {
 	if len(st.Lhs) != 1 || len(st.Rhs) != 1 {
-		// internal/luac has made every multiple assignment single ones.
-		t.fail(st.Line(), "one value per assignment in a kernel")
+		return t.stmt(splitAssign(st))
 	}
 	switch l := st.Lhs[0].(type) {
 	case *ast.IdentExpr:

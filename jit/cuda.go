@@ -201,7 +201,7 @@ func (e *emitter) local(n int) string {
 	return fmt.Sprintf("l%d_%s", n, cname(e.locals[n].Name))
 }
 
-// cname keeps what C allows of a name; internal/luac's temporaries hold
+// cname keeps what C allows of a name; splitAssign's temporaries hold
 // spaces and parentheses.
 func cname(s string) string {
 	return strings.Map(func(r rune) rune {

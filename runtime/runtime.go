@@ -297,9 +297,9 @@ func (rt *Runtime) newLuaState(opts Options) *lua.LState {
 	lua51.Open(L)
 	rt.wrapCollectGarbage(L)
 	followContexts(L)
-	// gopher-lua miscompiles multiple assignment (a, b = b, a) and big table
-	// constructors; every chunk glua loads goes through luac, which
-	// rewrites them before compiling.
+	// gopher-lua's compiler miscompiles ordinary Lua (multiple assignment,
+	// and/or into locals, jumps to jumps); every chunk glua loads goes
+	// through luac, glua's own compiler.
 	luac.Install(L)
 	modulesMu.Lock()
 	registered := append([]Module(nil), modules...)

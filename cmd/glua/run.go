@@ -399,22 +399,16 @@ func loadFile(L *lua.LState, name string) (*lua.LFunction, error) {
 func load(L *lua.LState, src []byte, chunkName string) (*lua.LFunction, error) {
 	fn, err := luac.LoadChunk(L, src, chunkName, luac.FileLevels)
 	if err != nil {
-		return nil, syntaxError(err, chunkName)
+		return nil, syntaxError(err)
 	}
 	return fn, nil
 }
 
-// syntaxError is a load error as lua prints it.
-func syntaxError(err error, chunkName string) error {
-	var cerr *lua.CompileError
-	if errors.As(err, &cerr) {
-		return fmt.Errorf("%s:%d: %s", luac.ChunkID(chunkName), cerr.Line, cerr.Message)
-	}
+// syntaxError is a load error as lua prints it: luac's message is already
+// lua's, with the chunk named as lua names it.
+func syntaxError(err error) error {
 	var apiErr *lua.ApiError
 	if errors.As(err, &apiErr) {
-		if apiErr.Cause != nil && errors.As(apiErr.Cause, &cerr) {
-			return fmt.Errorf("%s:%d: %s", luac.ChunkID(chunkName), cerr.Line, cerr.Message)
-		}
 		return errors.New(apiErr.Object.String())
 	}
 	return err

@@ -34,12 +34,6 @@ func (g infoGetter) call(L *lua.LState) int {
 		// only for "S".
 		L.Replace(2, lua.LString(strings.ReplaceAll(what, "L", "")+"fS"))
 	}
-	// Levels skip the frames of the functions internal/luac made, as
-	// error's do (stackLevel).
-	if n, ok := L.Get(1).(lua.LNumber); ok && n > 0 {
-		raw, _ := walkLevels(L, int(n), false)
-		L.Replace(1, lua.LNumber(raw))
-	}
 	// gopher-lua's reads the stack from the running function's frame,
 	// which is this one's: calling it as Go adds no level.
 	if g.getinfo(L) != 1 {

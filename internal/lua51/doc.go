@@ -81,10 +81,7 @@
 // error: gopher-lua's requires a message (error() is error(nil) in Lua
 // 5.1), and positions a message at the nearest Lua function past Go ones,
 // so pcall(error, "e") gives "file:1: e" where Lua 5.1 gives "e"; levels
-// that tail calls took away get the bottom frame's position. Levels here
-// and in debug.getinfo skip the frames of the functions internal/luac
-// makes to keep a large function's literals apart (their first parameter
-// is named "(frame)" or "(table)"), which Lua 5.1 does not have.
+// that tail calls took away get the bottom frame's position.
 //
 // table.concat: gopher-lua's pushes every element onto the registry and
 // fails with "registry overflow" (5,120 slots by default; with a growable

@@ -15,7 +15,7 @@ type assignCase struct {
 	src  string
 	want string
 	// gopherRight marks snippets plain gopher-lua already gets right, kept
-	// beside the wrong ones to guard that a rewrite leaves them right.
+	// beside the wrong ones to guard that glua's compiler keeps them right.
 	gopherRight bool
 }
 
@@ -174,7 +174,7 @@ func TestPlainGopherLuaMiscompilesTheSwaps(t *testing.T) {
 		L.Close()
 	}
 	if wrong == 0 {
-		t.Fatal("gopher-lua now compiles every multiple assignment correctly; the rewrite may no longer be needed")
+		t.Fatal("gopher-lua now compiles every multiple assignment correctly; these cases no longer show a defect of its compiler")
 	}
 	t.Logf("plain gopher-lua gets %d of %d snippets wrong", wrong, len(assignCases))
 }

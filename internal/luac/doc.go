@@ -1,24 +1,12 @@
-// Package luac compiles Lua source for gopher-lua with these corrections:
-// multiple assignment (below), table constructors (tables.go: items past
-// the 25,550th lost, a keyed field after 50 items overwriting them, and
-// compile time quadratic in a function's constants), loops whose body
-// starts with a jump (jumps.go: `for k in pairs(t) do break end` after
-// another loop jumped back into that loop), and expressions compiled into
-// registers they must not use (temps.go): `and`/`or` or `(...)` assigned to
-// an existing local (`w = t.k and 1` kept w's old value when t.k was
-// false; `x = (v or 1) and x` overwrote x before reading it; `a = (...)`
-// panicked), and a generic for whose iterator expression calls a computed
-// function (`for _, d in mod().iter(s)`, `for c in (a .. b):gmatch(p)`).
-// Each of these is rewritten through fresh locals as below; the shapes
-// gopher-lua compiles correctly (`pairs(t)`, `obj:iter()`, `and`/`or` into
-// a global, upvalue or field) are left as they are and cost nothing.
-//
-// gopher-lua (every release up to at least v1.1.2; upstream issues #158,
-// #315, #440) compiles `a, b = b, a` by storing into `a` before `b`'s
-// right-hand side has been read, so a swap prints `2 2` where Lua 5.1 prints
-// `2 1`; the same happens when a table key or prefix on the left names a
-// variable assigned earlier in the statement (`t[i], i = 20, 30`), and with
-// one target and several values (`x = 2, f()`) x is stored before f runs.
+// Package luac compiles Lua source for gopher-lua's virtual machine with
+// glua's own code generator, in place of gopher-lua's compiler (lua.Compile),
+// which miscompiles ordinary Lua 5.1: multiple assignment stored into a
+// target before reading it (`a, b = b, a` printed `2 2`), `and`/`or`
+// assigned to an existing local kept its old value or overwrote it too
+// early, `a = (...)` panicked, a generic for whose iterator expression
+// calls a computed function failed, its jump-to-jump threading read an
+// already patched jump as a label number (wrong jumps, panics and hangs
+// after an earlier loop), and it stopped at 200 registers.
 //
 // Source is read by this package's own Lua 5.1 parser (lex.go, parse.go,
 // after llex.c and lparser.c), which builds the trees of gopher-lua's ast
@@ -28,67 +16,59 @@
 // the source), error messages word for word, and chunk names as
 // luaO_chunkid shows them (ChunkID).
 //
-// The fix works on the syntax tree, between the parser and gopher-lua's
-// compiler, without touching gopher-lua itself. Every assignment with more
-// than one target or more than one value becomes
+// codegen.go, codegen_expr.go and codegen_stmt.go then compile the syntax
+// tree as Lua
+// 5.1's lcode.c and lparser.c compile source: an expression is a
+// descriptor that stays undischarged until its consumer says where the
+// value goes, conditional jumps collect in lists patched once to their
+// final targets (no jump is ever retargeted afterwards), and registers are
+// taken and freed in stack order. The result is the *lua.FunctionProto
+// gopher-lua's VM runs, with every field it and its debug library read
+// (including the unexported string constants, set by offset:
+// codegen_layout.go), and Lua 5.1's semantics:
 //
-//	do
-//	  local (assign 1), ..., (assign n) = <left prefixes and keys>, <right-hand side>
-//	  <last target> = (assign n)
-//	  ...
-//	  <first target> = (assign k+1)
-//	end
+//   - evaluation order: in `t[i], i = f(), g()` the targets' tables and
+//     keys are evaluated first, then the values left to right, and the
+//     stores happen right to left, with Lua 5.1's copy of a local that a
+//     later target assigns (`a, a = 1, 2` leaves 1); `x = 2, f()` runs f
+//     before storing x;
+//   - `(f())` and `(...)` give one value; a call or `...` last in a list
+//     gives all of its values; `return f(x)` is a tail call;
+//   - each iteration of a loop has fresh locals, closed (OP_CLOSE) at the
+//     end of the iteration and on break, so closures capture the value
+//     of their own iteration;
+//   - constant folding where Lua 5.1 folds (+, -, *, / and unary minus
+//     on numerals, never to NaN or dividing by zero), except % and ^,
+//     which the VM computes; constants are shared by value, so 0 and -0
+//     share one, as in Lua 5.1;
+//   - Lua 5.1's limits: 250 registers ("function or expression too
+//     complex"), 200 locals and 60 upvalues a function; constants past
+//     RK's 256 are loaded into registers;
+//   - debug information as Lua 5.1 records it: a line per instruction,
+//     each local's name and live range (startpc, endpc), upvalue names,
+//     and the called name of each call for tracebacks.
 //
-// The temporaries' names contain a space and parentheses, which the lexer can
-// never produce, so they cannot capture or shadow a user's variable (the
-// compiler itself names its for-loop state the same way, "(for index)"). The
-// final assignments each have one target and read only temporaries, so they
-// do not go through the miscompiled path at all. Each new node carries the
-// line of the user's code it stands for, so error positions and tracebacks
-// are unchanged.
+// Where gopher-lua's VM differs from Lua 5.1's, the code is shaped for it:
+// OP_VARARG clears the registers above its values, so it only writes where
+// nothing live is above; OP_NEWTABLE takes its sizes as plain numbers;
+// OP_SETLIST's batch number past 511 goes in the following word, as in Lua
+// 5.1. Runs of moves become OP_MOVEN, as gopher-lua's compiler makes them.
 //
-// Semantics follow Lua 5.1: left-hand prefixes and keys are evaluated first,
-// left to right, then the right-hand side, left to right, with the usual
-// adjustment (the last expression expands if it is a call or `...`, surplus
-// values are evaluated and dropped, missing ones are nil); the stores then
-// happen right to left, as in the reference implementation, so
-// `a, a = 1, 2` leaves a == 1.
+// Beyond Lua 5.1: a function may have any number of constants (Lua 5.1
+// stops at 262,143 with "constant table overflow"); past that, constants
+// are kept in a table of their own and read with two OP_GETTABLEs.
 //
-// Load, LoadString and LoadFile replace L.Load, L.LoadString and L.LoadFile;
-// Install routes the Lua-visible loaders (loadstring, load, loadfile, dofile,
-// require's file searcher) through the same parser and compiler.
+// Compile errors (*CompileError) read as lua5.1's: `chunk:line: message`.
 //
-// Limits, all measured against gopher-lua v1.1.2:
-//   - each target costs one extra register for the statement's duration, so
-//     one statement can assign at most 100 locals of a function (Lua 5.1
-//     allows 125; gopher-lua's limit is 200 registers a function); past that
-//     the chunk fails to compile with a syntax *lua.ApiError;
-//   - prefixes and keys on the left are copied before the right-hand side
-//     runs. The reference implementation reads a local used as a table or key
-//     in place, so a function on the right that changes that local through an
-//     upvalue moves the store there but not here (the manual leaves this
-//     order undefined);
-//   - debug.getlocal, called from a metamethod during the stores, sees the
-//     temporaries;
-//   - a generic for rewritten as above holds its three evaluated values in
-//     three more registers while it runs, and `and`/`or` into a local
-//     costs one register move; both count against the 200 registers of a
-//     function;
-//   - a function with more than 4,096 literals runs parts of itself in
-//     functions of their own (tables.go); error levels and
-//     debug.getinfo skip their frames when internal/lua51 is open, but
-//     debug.traceback lists them, and gopher-lua's own error, without
-//     internal/lua51, counts them as levels;
-//   - compiling costs about 10-20% more time and allocation on code with a
-//     multiple assignment every few lines (BenchmarkLoadString against
-//     BenchmarkGopherLuaLoadString); running costs one register move per
-//     value.
-//
+// Load, LoadString and LoadFile replace L.Load, L.LoadString and
+// L.LoadFile; Install routes the Lua-visible loaders (loadstring, load,
+// loadfile, dofile, require's file searcher) through the same parser and compiler.
 // Load also records each function's syntax tree against its compiled
 // prototype (trees.go), so that kernels.jit translates the text the user
 // wrote; FunctionTree finds it from a *lua.LFunction.
 //
 // What this package does not do: it does not change how gopher-lua runs
-// code (internal/lua51 mends library functions and protected calls), and it cannot fix chunks compiled elsewhere (by L.DoString,
-// L.LoadString, or a loader a host saved before Install ran).
+// code (internal/lua51 mends library functions and protected calls), and
+// it cannot fix chunks compiled elsewhere (by L.DoString, L.LoadString, or
+// a loader a host saved before Install ran).
 package luac

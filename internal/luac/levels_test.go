@@ -10,10 +10,9 @@ import (
 	"github.com/gluaproject/glua/internal/lua51"
 )
 
-// bigFunctionsSource is a chunk whose functions each hold more literals
-// than functionLiterals, so that their statements (group), a constructor
-// (hoist) and a long constructor (split) run inside functions the compiler
-// made. Each raises error at levels 1 to 3, directly and through a helper,
+// bigFunctionsSource is a chunk whose functions each hold thousands of
+// literals (glua once ran parts of such functions in functions of their
+// own, which shifted error levels). Each raises error at levels 1 to 3, directly and through a helper,
 // under pcall, and asks debug.getinfo for its caller's line.
 func bigFunctionsSource() string {
 	var b strings.Builder

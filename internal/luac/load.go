@@ -10,8 +10,8 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// Load compiles the Lua source read from r, with multiple assignment
-// corrected, and returns it as a function of L, as L.Load does. chunkName
+// Load compiles the Lua source read from r with glua's parser (parse.go)
+// and code generator (codegen.go) and returns it as a function of L, as L.Load does. chunkName
 // is the chunk's name as Lua 5.1 takes it: "@" and a file's path, "=" and
 // a name shown as it is, or else the source itself, shown as
 // [string "first line..."] (ChunkID); messages, tracebacks and the
@@ -42,24 +42,19 @@ func LoadChunk(L *lua.LState, src []byte, chunkName string, levels int) (fn *lua
 		return nil, errors.New("luac.LoadChunk: nil *lua.LState")
 	}
 	display := ChunkID(chunkName)
-	// lua.Compile re-panics anything that is not its own CompileError;
-	// such a panic is a compiler fault, and the caller gets it as an error.
+	// A panic other than a compile error is a compiler fault; the caller
+	// gets it as an error.
 	defer func() {
 		if rcv := recover(); rcv != nil {
 			fn = nil
 			err = syntaxError(fmt.Errorf("luac.Load: %s: compiler failure: %v", display, rcv))
 		}
 	}()
-	chunk, err := ParseBytes(src, chunkName, levels)
+	chunk, localFunctions, err := parseChunk(src, chunkName, levels)
 	if err != nil {
 		return nil, syntaxError(err)
 	}
-	chunk, rerr := rewriteChunk(chunk)
-	if rerr != nil {
-		// The form of gopher-lua's own compile errors.
-		return nil, syntaxError(fmt.Errorf("compile error near line(%d) %s: %s", rerr.line, display, rerr.msg))
-	}
-	proto, err := lua.Compile(chunk, display)
+	proto, err := compileChunk(chunk, localFunctions, display)
 	if err != nil {
 		return nil, syntaxError(err)
 	}

@@ -180,7 +180,7 @@ func BenchmarkLoadString(b *testing.B) {
 }
 
 // BenchmarkGopherLuaLoadString is the baseline: the same source through
-// L.LoadString, without the rewrite.
+// L.LoadString, gopher-lua's own compiler.
 func BenchmarkGopherLuaLoadString(b *testing.B) {
 	L := lua.NewState()
 	defer L.Close()

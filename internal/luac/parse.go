@@ -8,11 +8,10 @@ import (
 	"github.com/yuin/gopher-lua/ast"
 )
 
-// Lua 5.1's parse-time limits (luaconf.h, llimits.h).
+// Lua 5.1's parse-time limits (luaconf.h, llimits.h), with maxVars and
+// maxUpvalues in codegen.go.
 const (
-	maxVars     = 200 // LUAI_MAXVARS: active locals per function
-	maxUpvalues = 60  // LUAI_MAXUPVALUES
-	maxLevels   = 200 // LUAI_MAXCCALLS: nested blocks and expressions
+	maxLevels = 200 // LUAI_MAXCCALLS: nested blocks and expressions
 )
 
 // Levels in use when a chunk is parsed: Lua 5.1 counts syntax levels in
@@ -45,16 +44,26 @@ func Parse(r io.Reader, name string, levels int) ([]ast.Stmt, error) {
 }
 
 // ParseBytes is Parse on a source in memory.
-func ParseBytes(src []byte, name string, levels int) (chunk []ast.Stmt, err error) {
+func ParseBytes(src []byte, name string, levels int) ([]ast.Stmt, error) {
+	chunk, _, err := parseChunk(src, name, levels)
+	return chunk, err
+}
+
+// parseChunk is ParseBytes that also returns the `local function`
+// statements. gopher-lua's tree is the same for `local function f` and
+// `local f = function`, which differ in whether the body sees the new f;
+// the compiler needs to know which is which.
+func parseChunk(src []byte, name string, levels int) (chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, err error) {
 	p := &parser{lex: lexer{src: src, line: 1, chunk: chunkID(name, syntaxSize)}, level: levels}
 	p.lastline = 1
+	p.localFunctions = map[*ast.LocalAssignStmt]bool{}
 	defer func() {
 		if r := recover(); r != nil {
 			se, ok := r.(*syntaxErr)
 			if !ok {
 				panic(r)
 			}
-			chunk, err = nil, &SyntaxError{Message: se.msg}
+			chunk, localFunctions, err = nil, nil, &SyntaxError{Message: se.msg}
 		}
 	}()
 	p.openFunc(0)
@@ -62,7 +71,7 @@ func ParseBytes(src []byte, name string, levels int) (chunk []ast.Stmt, err erro
 	p.next()
 	chunk = p.chunk()
 	p.check(tkEOS)
-	return chunk, nil
+	return chunk, p.localFunctions, nil
 }
 
 // SyntaxError is a chunk lua5.1 would not load; Message is lua5.1's full
@@ -74,17 +83,17 @@ func (e *SyntaxError) Error() string { return e.Message }
 // funcState is what the parser knows of a function being read: its
 // active locals by name (to resolve upvalues and count locals), its
 // upvalues and its blocks.
-type funcState struct {
-	prev        *funcState
+type parseFunc struct {
+	prev        *parseFunc
 	linedefined int
 	vararg      bool
 	actvar      []string
 	pending     []string // locals declared, not yet active
-	upvals      []upvalDesc
+	upvals      []parseUpval
 	blocks      []block
 }
 
-type upvalDesc struct {
+type parseUpval struct {
 	local bool // a local of the enclosing function, else one of its upvalues
 	index int
 }
@@ -101,7 +110,9 @@ type parser struct {
 	hasAhead bool
 	lastline int
 	level    int
-	fs       *funcState
+	fs       *parseFunc
+	// localFunctions are the `local function` statements read.
+	localFunctions map[*ast.LocalAssignStmt]bool
 }
 
 // next is luaX_next.
@@ -132,7 +143,7 @@ func (p *parser) errorExpected(t int) {
 }
 
 // errorLimit is errorlimit: fs has more than limit of what.
-func (p *parser) errorLimit(fs *funcState, limit int, what string) {
+func (p *parser) errorLimit(fs *parseFunc, limit int, what string) {
 	var msg string
 	if fs.linedefined == 0 {
 		msg = fmt.Sprintf("main function has more than %d %s", limit, what)
@@ -192,7 +203,7 @@ func (p *parser) leaveLevel() { p.level-- }
 // Scopes.
 
 func (p *parser) openFunc(line int) {
-	p.fs = &funcState{prev: p.fs, linedefined: line}
+	p.fs = &parseFunc{prev: p.fs, linedefined: line}
 }
 
 func (p *parser) closeFunc() { p.fs = p.fs.prev }
@@ -227,7 +238,7 @@ func (p *parser) leaveBlock() {
 // resolve is singlevaraux: it finds name as a local of fs or of a function
 // around it, adding the upvalues that reaching it takes. It reports
 // whether name is a local or upvalue, and where.
-func (p *parser) resolve(fs *funcState, name string) (found bool, local bool, index int) {
+func (p *parser) resolve(fs *parseFunc, name string) (found bool, local bool, index int) {
 	if fs == nil {
 		return false, false, 0
 	}
@@ -248,7 +259,7 @@ func (p *parser) resolve(fs *funcState, name string) (found bool, local bool, in
 	if len(fs.upvals)+1 > maxUpvalues {
 		p.errorLimit(fs, maxUpvalues, "upvalues")
 	}
-	fs.upvals = append(fs.upvals, upvalDesc{local: local, index: index})
+	fs.upvals = append(fs.upvals, parseUpval{local: local, index: index})
 	return true, false, len(fs.upvals) - 1
 }
 
@@ -334,6 +345,7 @@ func (p *parser) statement() (ast.Stmt, bool) {
 			p.adjustLocals(1)
 			f := p.body(false, p.lex.line)
 			s := &ast.LocalAssignStmt{Names: []string{name}, Exprs: []ast.Expr{f}}
+			p.localFunctions[s] = true
 			s.SetLine(tline)
 			s.SetLastLine(f.LastLine())
 			return s, false

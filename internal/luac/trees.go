@@ -19,8 +19,7 @@ import (
 // once recorded).
 var trees sync.Map // weak.Pointer[lua.FunctionProto] -> *ast.FunctionExpr
 
-// FunctionTree returns the syntax tree of fn's body as Load compiled it
-// (after the rewrites of this package, which keep every line number), or
+// FunctionTree returns the syntax tree of fn's body as Load compiled it, or
 // false for a Go function or one compiled elsewhere.
 func FunctionTree(fn *lua.LFunction) (*ast.FunctionExpr, bool) {
 	if fn == nil || fn.Proto == nil {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package luac
+
+const raceEnabled = false
