@@ -604,20 +604,13 @@ func (fs *funcState) ret(first, nret int) {
 
 // --- numbers
 
-// parseNumber converts a numeral as Lua 5.1's lexer does (strtod, or
-// strtoul for hexadecimal): decimal only otherwise, so 010 is ten, and a
-// value too large is inf rather than an error.
+// parseNumber reads a NumberExpr's value in the form the parser writes it
+// (numberValue): text that strconv.ParseInt with base 0, or else
+// strconv.ParseFloat, reads as lua5.1's value ("10" for 010, "+Inf" for
+// 1e999).
 func parseNumber(s string) (float64, bool) {
-	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
-		var v float64
-		for _, c := range s[2:] {
-			d := strings.IndexRune("0123456789abcdef", c|0x20)
-			if d < 0 {
-				return 0, false
-			}
-			v = v*16 + float64(d)
-		}
-		return v, true
+	if n, err := strconv.ParseInt(s, 0, 64); err == nil {
+		return float64(n), true
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
@@ -625,8 +618,8 @@ func parseNumber(s string) (float64, bool) {
 			return 0, false
 		}
 	}
-	if math.IsNaN(v) || strings.ContainsAny(s, "nN_") {
-		return 0, false // ParseFloat's "nan", "inf" and digit separators are not numerals
+	if math.IsNaN(v) || strings.Contains(s, "_") {
+		return 0, false // ParseFloat's "nan" and digit separators are not numerals
 	}
 	return v, true
 }

@@ -22,7 +22,7 @@ func TestAssignmentErrorsPointWhereLua51Does(t *testing.T) {
 	} {
 		want := runLua51(t, "print(select(2, pcall(loadstring("+fmt.Sprintf("%q", src)+", '=src'))))")
 		L := lua.NewState()
-		fn, err := LoadString(L, src, "src")
+		fn, err := LoadString(L, src, "=src")
 		if err != nil {
 			t.Fatal(err)
 		}

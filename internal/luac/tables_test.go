@@ -231,7 +231,7 @@ func TestConstructorErrorsPointAtTheItemsLine(t *testing.T) {
 	src := "local t = {\n1,\n2,\nnil + 1,\n}"
 	L := lua.NewState()
 	defer L.Close()
-	fn, err := LoadString(L, src, "lines")
+	fn, err := LoadString(L, src, "=lines")
 	if err != nil {
 		t.Fatal(err)
 	}
