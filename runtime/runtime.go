@@ -128,8 +128,10 @@ type Runtime struct {
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
 	closed atomic.Bool
-	// sandbox keeps scripts off the host's files (Options.Sandbox).
+	// sandbox keeps scripts off the host's files (Options.Sandbox);
+	// ceiling is then how far its scripts may raise the pool's limits.
 	sandbox bool
+	ceiling ceiling
 
 	// rngSeed and rngOffset are the generator Rand and RandN draw from
 	// when they are given no seed: a call takes the counters from
@@ -260,6 +262,9 @@ func (rt *Runtime) newPool() error {
 		return err
 	}
 	rt.pool = p
+	if rt.sandbox {
+		rt.ceiling = ceilingOf(rt.cfg, soft, hard)
+	}
 	return nil
 }
 

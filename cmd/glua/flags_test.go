@@ -148,6 +148,17 @@ func TestSandboxLeavesOutTheHostsFilesAndKeepsTracebacks(t *testing.T) {
 	expect(t, invocation{dir: dir, args: []string{"-e", `print(require("mymod"))`}}.glua(t), 0, "^1\n$", "")
 }
 
+func TestSandboxedScriptCannotLiftTheHardLimitFlag(t *testing.T) {
+	r := runGlua(t, "--sandbox", "--hard-limit", "64MiB", "-e", `local pool = require("pool")
+		print(pcall(pool.set_limit, {hard = false}))
+		pool.set_limit{hard = "32MiB"}
+		pool.set_limit{hard = "64MiB"}
+		print(pool.limits().hard)`)
+	expect(t, r, 0, `^false\t\(command line\):2: pool\.set_limit: the sandbox cannot clear the hard limit: its ceiling is 64 MiB \(--hard-limit\); .*\n67108864\n$`, "")
+	r = invocation{dir: t.TempDir(), env: []string{"GLUA_HARD_MEMORY_LIMIT=64MiB"}, args: []string{"--sandbox", "-e", `require("pool").set_limit{hard = "65MiB"}`}}.glua(t)
+	expect(t, r, 1, "", `^glua: \(command line\):1: pool\.set_limit: hard limit 65 MiB is above the sandbox's ceiling of 64 MiB \(\$GLUA_HARD_MEMORY_LIMIT\)`)
+}
+
 func TestDeviceFlagChoosesTheDeviceAndTheCPUHasOnlyZero(t *testing.T) {
 	expect(t, runGlua(t, "--device", "0", "-e", `print(require("cuda").device().index)`), 0, "^0\n$", "")
 	want := `^glua: cpu: device 1: the CPU backend has only device 0 \(cuda\.device\)\n$`
