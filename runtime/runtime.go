@@ -437,6 +437,21 @@ func (rt *Runtime) FileAccess() error {
 	return nil
 }
 
+// ErrSandboxedCUDA refuses a script's raw CUDA C in a sandboxed runtime.
+var ErrSandboxedCUDA = errors.New("raw CUDA C is disabled in the sandbox (Options.Sandbox): it could #include the host's files and reach any device memory; kernels.jit and kernels.map remain, with bounds checks on")
+
+// UserCUDA says whether scripts may compile their own CUDA C
+// (kernels.compile): ErrSandboxedCUDA under Options.Sandbox, since NVRTC
+// resolves #include from the host's files and a raw kernel can read and
+// write any device memory, other runtimes' included. Go code calling
+// Compile itself is not limited.
+func (rt *Runtime) UserCUDA() error {
+	if rt.sandbox {
+		return ErrSandboxedCUDA
+	}
+	return nil
+}
+
 // DoString runs Lua source.
 func (rt *Runtime) DoString(source string) error {
 	if err := rt.usable(); err != nil {
