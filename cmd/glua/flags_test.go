@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -188,5 +189,38 @@ func TestReadmeDocumentsEveryOptionAndVariable(t *testing.T) {
 		if !strings.Contains(readme, "| `"+v+"` |") {
 			t.Errorf("README.md's table of variables lacks %s", v)
 		}
+	}
+}
+
+// TestWhatIsNotARegularFileIsRefusedAtOnce: a directory, /dev/zero or a
+// FIFO as the script, the configuration or a file dofile, loadfile or
+// require reads is an error at once, as lua5.1's "cannot read dir: Is a
+// directory", never a read without end or a wait for a writer.
+func TestWhatIsNotARegularFileIsRefusedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "somedir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	start := time.Now()
+	for script, want := range map[string]string{
+		"somedir":   "cannot read somedir: Is a directory",
+		"/dev/zero": "cannot read /dev/zero: not a regular file (a character device)",
+		"fifo":      "cannot read fifo: not a regular file (a named pipe)",
+	} {
+		expect(t, invocation{dir: dir, args: []string{script}}.glua(t), 1, "", "^glua: "+regexp.QuoteMeta(want)+"\n$")
+		expect(t, invocation{dir: dir, args: []string{"--config", script, "-e", "print(1)"}}.glua(t), 1, "", "^glua: config: "+regexp.QuoteMeta(want)+"\n$")
+		expect(t, invocation{dir: dir, env: []string{"GLUA_CONFIG=" + script}, args: []string{"-e", "print(1)"}}.glua(t), 1, "", "^glua: config: "+regexp.QuoteMeta(want)+"\n$")
+		r := invocation{dir: dir, args: []string{"-e", fmt.Sprintf(`package.path = "?"
+			print(loadfile(%[1]q))
+			print(pcall(dofile, %[1]q))
+			print(pcall(require, %[1]q))`, script)}}.glua(t)
+		q := regexp.QuoteMeta(want)
+		expect(t, r, 0, "^nil\t"+q+"\nfalse\t"+q+"\nfalse\t.*"+q+"\n$", "")
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("refusing took %v", d)
 	}
 }

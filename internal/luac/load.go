@@ -10,6 +10,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/gluaproject/glua/internal/regularfile"
 )
 
 // Load compiles the Lua source read from r, with multiple assignment
@@ -69,7 +71,7 @@ func LoadFile(L *lua.LState, path string) (*lua.LFunction, error) {
 		f = os.Stdin
 	} else {
 		var err error
-		if f, err = os.Open(path); err != nil {
+		if f, err = regularfile.Open(path); err != nil {
 			return nil, fileError(err)
 		}
 		defer f.Close()
