@@ -224,3 +224,21 @@ func TestWhatIsNotARegularFileIsRefusedAtOnce(t *testing.T) {
 		t.Errorf("refusing took %v", d)
 	}
 }
+
+// TestTimeoutStopsPatternMatchingAndKeepsTheProfile: --timeout stops a
+// string.find that backtracks for a minute as it stops a Lua loop, with
+// its own message and no forced exit, so --memory-profile is written.
+func TestTimeoutStopsPatternMatchingAndKeepsTheProfile(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "mem.html")
+	start := time.Now()
+	r := invocation{dir: dir, args: []string{"--timeout", "500ms", "--memory-profile", page, "-e",
+		`local x = require("cuda").zeros({16}); print(string.find(("a"):rep(40) .. "b", ("a*"):rep(40) .. "c"))`}}.glua(t)
+	expect(t, r, 1, "", `^glua: \(command line\):1: stopped after the 500ms --timeout\nstack traceback:\n\t\[G\]: in function 'find'`)
+	if d := time.Since(start); d >= timeoutGrace {
+		t.Errorf("glua ended only after %v", d)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.HasPrefix(string(html), "<!DOCTYPE html>") {
+		t.Errorf("the profile after the timeout: %.40q, %v", html, err)
+	}
+}
