@@ -47,13 +47,18 @@ type matcher struct {
 // with the context's error if the state's context is done, as the VM
 // stops a script at its next instruction.
 func (m *matcher) step() {
-	if m.steps++; m.steps%checkEvery != 0 {
-		return
+	if m.steps++; m.steps%checkEvery == 0 {
+		checkContext(m.L)
 	}
-	if ctx := m.L.Context(); ctx != nil {
+}
+
+// checkContext raises the context's error if L's context is done: what a
+// long library call (matching, table.concat) does every checkEvery steps.
+func checkContext(L *lua.LState) {
+	if ctx := L.Context(); ctx != nil {
 		select {
 		case <-ctx.Done():
-			m.fail(ctx.Err().Error())
+			L.RaiseError("%s", ctx.Err().Error())
 		default:
 		}
 	}
