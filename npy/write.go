@@ -57,11 +57,12 @@ func writeAll(f *os.File, head, data []byte) error {
 
 // Create makes an .npy file for h's array with its data all zero, to be
 // opened with OpenWritable and filled through a mapping (NumPy's
-// open_memmap with mode="w+"). The data is a hole the file system fills
-// with zeros as it is written, so creating a file larger than the disk's
-// free space succeeds and writing into it later may not. It replaces
-// path as WriteFile does (replace), so path is never a file with a header
-// and no data.
+// open_memmap with mode="w+"). On Linux the data's blocks are allocated
+// now (fallocate), so a disk too full for the array is an error here, not
+// a SIGBUS at the first write through a mapping; elsewhere, and on file
+// systems without fallocate, the data is a hole filled as it is written.
+// It replaces path as WriteFile does (replace), so path is never a file
+// with a header and no data.
 func Create(path string, h Header) error {
 	if path == "" {
 		return errEmptyPath
@@ -73,7 +74,7 @@ func Create(path string, h Header) error {
 	return replace(path, func(f *os.File) error {
 		_, err := f.Write(head)
 		if err == nil {
-			err = f.Truncate(int64(len(head)) + h.NBytes())
+			err = reserve(f, int64(len(head))+h.NBytes())
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
