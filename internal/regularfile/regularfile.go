@@ -1,8 +1,8 @@
 // Package regularfile opens the files glua reads whole (scripts, modules,
-// configuration) only when they are regular files. Reading /dev/zero whole
-// never ends and takes all memory, and opening a FIFO no one writes blocks;
-// such a path is refused at once, before it is opened, with an error that
-// says what it is.
+// configuration) only when they are regular files (or /dev/null). Reading
+// /dev/zero whole never ends and takes all memory, and opening a FIFO no
+// one writes blocks; such a path is refused at once, before it is opened,
+// with an error that says what it is.
 package regularfile
 
 import (
@@ -50,6 +50,14 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
+// isDevNull says whether fi is /dev/null, the empty file by convention
+// (GLUA_CONFIG=/dev/null for the built-in defaults), which reads nothing
+// at once.
+func isDevNull(fi fs.FileInfo) bool {
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(fi, null)
+}
+
 // ReadFile is os.ReadFile of a regular file only.
 func ReadFile(path string) ([]byte, error) {
 	f, err := Open(path)
@@ -61,7 +69,7 @@ func ReadFile(path string) ([]byte, error) {
 }
 
 func check(path string, fi fs.FileInfo) error {
-	if fi.Mode().IsRegular() {
+	if fi.Mode().IsRegular() || isDevNull(fi) {
 		return nil
 	}
 	return &Error{Path: path, Kind: kind(fi.Mode())}

@@ -40,6 +40,9 @@ func TestOnlyRegularFilesAreOpenedAndTheRestRefusedAtOnce(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("refusing took %v", d)
 	}
+	if data, err := ReadFile(os.DevNull); err != nil || len(data) != 0 {
+		t.Errorf("/dev/null, the empty file: %q, %v", data, err)
+	}
 	if _, err := Open(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
 	}
