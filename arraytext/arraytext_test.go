@@ -264,7 +264,7 @@ func TestPrintingIsLinearInTheTextItWrites(t *testing.T) {
 	if want := strings.Repeat("[", device.MaxDims) + "7." + strings.Repeat("]", device.MaxDims); got != want {
 		t.Fatalf("64 dimensions of 1 print as %q", got)
 	}
-	twos := make([]int, 20) // 2^20 elements, every one shown
+	twos := make([]int, 16) // 2^16 elements, every one shown
 	for i := range twos {
 		twos[i] = 2
 	}
@@ -273,7 +273,7 @@ func TestPrintingIsLinearInTheTextItWrites(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("printing took %v", d)
 	}
-	if big.fetched != 1<<20 || strings.Count(text, ",") != 1<<20-1 || !strings.HasPrefix(text, strings.Repeat("[", 20)+"0, 1]") {
-		t.Fatalf("a 2^20-element array of 20 dimensions printed %d commas from %d elements fetched: %.60q", strings.Count(text, ","), big.fetched, text)
+	if big.fetched != 1<<16 || strings.Count(text, ",") != 1<<16-1 || !strings.HasPrefix(text, strings.Repeat("[", 16)+"0, 1]") {
+		t.Fatalf("a 2^16-element array of 16 dimensions printed %d commas from %d elements fetched: %.60q", strings.Count(text, ","), big.fetched, text)
 	}
 }
