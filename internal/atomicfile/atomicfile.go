@@ -94,16 +94,14 @@ func createTemp(dest string) (*os.File, error) {
 	}
 }
 
-// cause is the system's reason without Go's "open PATH:" wrapping, which
-// would name the temporary file.
+// cause is the system's reason without Go's "open PATH:" or "rename A B:"
+// wrapping, which would name the temporary file.
 func cause(err error) error {
-	var pe *fs.PathError
-	var le *os.LinkError
-	switch {
-	case errors.As(err, &pe):
-		return pe.Err
-	case errors.As(err, &le):
-		return le.Err
+	switch e := err.(type) {
+	case *fs.PathError:
+		return e.Err
+	case *os.LinkError:
+		return e.Err
 	}
 	return err
 }
