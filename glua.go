@@ -108,8 +108,15 @@ var (
 	// ErrBadArgument is a call refused for its arguments before anything
 	// ran (runtime.ErrBadArgument).
 	ErrBadArgument = runtime.ErrBadArgument
-	// ErrClosed is any use of a runtime after its Close (runtime.ErrClosed).
+	// ErrClosed is any use of a runtime after its Close, and the result
+	// of a run that Close stopped (runtime.ErrClosed).
 	ErrClosed = runtime.ErrClosed
+	// ErrInUse is a DoString, DoFile, Call, SetGlobal or Global made while
+	// another goroutine runs the runtime (runtime.ErrInUse).
+	ErrInUse = runtime.ErrInUse
+	// ErrSandboxedCUDA is a script's kernels.compile refused by
+	// Options.Sandbox (runtime.ErrSandboxedCUDA).
+	ErrSandboxedCUDA = runtime.ErrSandboxedCUDA
 	// ErrSandboxed is a script's file access refused by Options.Sandbox
 	// (runtime.ErrSandboxed).
 	ErrSandboxed = runtime.ErrSandboxed

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/numpytest"
@@ -247,4 +248,32 @@ func firstDifference(a, b string) string {
 		}
 	}
 	return "(the same lines, and more)"
+}
+
+// TestPrintingIsLinearInTheTextItWrites: the text of an array of many
+// dimensions, or of many shown elements, takes time in proportion to its
+// length (it once copied each nested level's text into its parent's and
+// built each indent anew, quadratic in the dimensions).
+func TestPrintingIsLinearInTheTextItWrites(t *testing.T) {
+	ones := make([]int, device.MaxDims)
+	for i := range ones {
+		ones[i] = 1
+	}
+	start := time.Now()
+	got := newArray(ones, device.Float32, func(int) float64 { return 7 }).text(t)
+	if want := strings.Repeat("[", device.MaxDims) + "7." + strings.Repeat("]", device.MaxDims); got != want {
+		t.Fatalf("64 dimensions of 1 print as %q", got)
+	}
+	twos := make([]int, 16) // 2^16 elements, every one shown
+	for i := range twos {
+		twos[i] = 2
+	}
+	big := newArray(twos, device.Int32, func(i int) float64 { return float64(i % 10) })
+	text := big.text(t)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("printing took %v", d)
+	}
+	if big.fetched != 1<<16 || strings.Count(text, ",") != 1<<16-1 || !strings.HasPrefix(text, strings.Repeat("[", 16)+"0, 1]") {
+		t.Fatalf("a 2^16-element array of 16 dimensions printed %d commas from %d elements fetched: %.60q", strings.Count(text, ","), big.fetched, text)
+	}
 }

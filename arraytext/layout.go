@@ -33,8 +33,10 @@ func Format(shape []int, dt device.DType, fetch Fetch) (string, error) {
 		}
 		off += n
 	}
-	w := &writer{l: l, words: words(dt, data, l.count)}
-	return w.array(0, 0, " ", LineWidth), nil
+	w := newWriter(l, words(dt, data, l.count))
+	var b strings.Builder
+	w.array(&b, 0, 0, 1, LineWidth)
+	return b.String(), nil
 }
 
 // layout is which elements the text of an array shows: in each dimension
@@ -86,12 +88,9 @@ func (l *layout) runs() []run {
 		out = append(out, run{start, count})
 	}
 	last := len(l.shape) - 1
+	stride := strides(l.shape)
 	var walk func(dim, base int)
 	walk = func(dim, base int) {
-		stride := 1
-		for _, d := range l.shape[dim+1:] {
-			stride *= d
-		}
 		if dim == last {
 			if l.gap[dim] {
 				add(base, EdgeItems)
@@ -102,57 +101,88 @@ func (l *layout) runs() []run {
 			return
 		}
 		for pos := 0; pos < l.shown[dim]; pos++ {
-			walk(dim+1, base+l.index(dim, pos)*stride)
+			walk(dim+1, base+l.index(dim, pos)*stride[dim])
 		}
 	}
 	walk(0, 0)
 	return out
 }
 
-// writer lays out the shown elements' words, NumPy's _formatArray.
-type writer struct {
-	l     *layout
-	words []string
+// strides are, per dimension, the elements one index of it spans in a
+// row-major array of the shape: computed once, so that a walk costs as
+// much as the elements it visits, not times the dimensions.
+func strides(shape []int) []int {
+	s := make([]int, len(shape))
+	n := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		s[i] = n
+		n *= shape[i]
+	}
+	return s
 }
 
-// array is the text of the sub-array at dimension dim whose first shown
-// element is word number first; indent starts its continuation lines,
-// and no line passes width.
-func (w *writer) array(dim, first int, indent string, width int) string {
-	stride := 1
-	for _, n := range w.l.shown[dim+1:] {
-		stride *= n
-	}
-	var b strings.Builder
+// writer lays out the shown elements' words, NumPy's _formatArray,
+// into one builder: the text costs time in proportion to its length,
+// however many dimensions the array has.
+type writer struct {
+	l      *layout
+	words  []string
+	stride []int // per dimension, the words one shown index of it spans
+	// spaces and newlines are sliced for indents and the blank lines
+	// between sub-arrays, never built anew.
+	spaces, newlines string
+}
+
+func newWriter(l *layout, words []string) *writer {
+	n := len(l.shape)
+	return &writer{l: l, words: words, stride: strides(l.shown),
+		spaces: strings.Repeat(" ", n+1), newlines: strings.Repeat("\n", n)}
+}
+
+// array writes the sub-array at dimension dim whose first shown element
+// is word number first; indent spaces start its continuation lines, and
+// no line passes width.
+func (w *writer) array(b *strings.Builder, dim, first, indent, width int) {
+	b.WriteByte('[')
 	if dim == len(w.l.shape)-1 {
-		w.row(&b, first, indent, width-1)
+		w.row(b, first, indent, width-1)
 	} else {
-		sep := ",\n" + strings.Repeat("\n", len(w.l.shape)-dim-2)
+		blank := len(w.l.shape) - dim - 2
 		for pos := 0; pos < w.l.shown[dim]; pos++ {
 			if pos > 0 {
-				b.WriteString(sep + indent)
+				w.separate(b, blank, indent)
 			}
 			if w.l.gap[dim] && pos == EdgeItems {
-				b.WriteString("..." + sep + indent)
+				b.WriteString("...")
+				w.separate(b, blank, indent)
 			}
-			b.WriteString(w.array(dim+1, first+pos*stride, indent+" ", width-1))
+			w.array(b, dim+1, first+pos*w.stride[dim], indent+1, width-1)
 		}
 	}
-	return "[" + b.String() + "]"
+	b.WriteByte(']')
+}
+
+// separate ends a sub-array: a comma, a new line, blank empty lines and
+// the next one's indent.
+func (w *writer) separate(b *strings.Builder, blank, indent int) {
+	b.WriteString(",\n")
+	b.WriteString(w.newlines[:blank])
+	b.WriteString(w.spaces[:indent])
 }
 
 // row writes the words of the last dimension, separated by ", " or, where
 // the next word would pass width, by "," and a new line.
-func (w *writer) row(b *strings.Builder, first int, indent string, width int) {
+func (w *writer) row(b *strings.Builder, first, indent, width int) {
 	dim := len(w.l.shape) - 1
-	line := len(indent)
+	line := indent
 	put := func(word string, after bool) {
 		if after {
 			b.WriteByte(',')
 			line += 2 // NumPy counts the space before deciding to wrap
 			if line+len(word) > width {
-				b.WriteString("\n" + indent)
-				line = len(indent)
+				b.WriteByte('\n')
+				b.WriteString(w.spaces[:indent])
+				line = indent
 			} else {
 				b.WriteByte(' ')
 			}

@@ -131,6 +131,9 @@ func shapeOf(t *lua.LTable, allowInfer bool) ([]int, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("shape must have at least one dimension")
 	}
+	if err := device.CheckDims(n); err != nil {
+		return nil, err
+	}
 	if k := otherKey(t, n); k != lua.LNil {
 		return nil, fmt.Errorf("shape has %s; a shape is a list of dimensions, keys 1..n only", keyText(k))
 	}

@@ -19,6 +19,7 @@ type kernelsRuntime interface {
 	MaxAbsDiff(x, y *runtime.Array) (float64, error)
 	Matmul(C, A, B *runtime.Array, o runtime.MatmulOptions) error
 	Compile(source, entry string, options, signature []string) (*runtime.Kernel, error)
+	UserCUDA() error
 	JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*runtime.JITKernel, error)
 	Map(tree *ast.FunctionExpr, chunk string, out *runtime.Array, args []any) error
 	MapReduce(tree *ast.FunctionExpr, chunk string, op runtime.ReduceOp, args []any) (float64, error)

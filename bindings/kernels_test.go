@@ -41,6 +41,7 @@ func (f *fakeKernels) Matmul(C, A, B *runtime.Array, o runtime.MatmulOptions) er
 	f.matmul = o
 	return f.note("matmul")
 }
+func (f *fakeKernels) UserCUDA() error { return nil }
 func (f *fakeKernels) Compile(source, entry string, options, signature []string) (*runtime.Kernel, error) {
 	return nil, f.note("compile " + entry)
 }

@@ -14,7 +14,7 @@ type poolRuntime interface {
 	Stats() pool.Stats
 	ResetPeak()
 	Reclaim(nbytes uint64) (uint64, error)
-	SetLimits(soft, hard runtime.LimitChange) error
+	ScriptSetLimits(soft, hard runtime.LimitChange) error
 	Limits() (soft, hard uint64)
 	Snapshot() []runtime.LiveBlock
 	Report() string
@@ -130,7 +130,7 @@ func (m poolModule) setLimit(L *lua.LState) int {
 	}
 	soft := limitChange(L, name, opts, "soft")
 	hard := limitChange(L, name, opts, "hard")
-	if err := m.rt.SetLimits(soft, hard); err != nil {
+	if err := m.rt.ScriptSetLimits(soft, hard); err != nil {
 		raise(L, name, err)
 	}
 	return 0

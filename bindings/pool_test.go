@@ -29,7 +29,7 @@ func (f *fakePool) Reclaim(n uint64) (uint64, error) {
 	f.reclaimed = n
 	return 42, nil
 }
-func (f *fakePool) SetLimits(soft, hard runtime.LimitChange) error {
+func (f *fakePool) ScriptSetLimits(soft, hard runtime.LimitChange) error {
 	f.soft, f.hard = soft, hard
 	return f.limitErr
 }

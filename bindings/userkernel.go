@@ -62,6 +62,9 @@ func (m kernelsModule) compile(L *lua.LState) int {
 		argError(L, name, 2, "kernel entry name expected, got %s", typeName(L.Get(2)))
 	}
 	flags, signature := compileOptions(L, name, options(L, name, 3, "options", "signature"))
+	if err := m.rt.UserCUDA(); err != nil {
+		raise(L, name, err)
+	}
 	k, err := m.rt.Compile(string(src), string(entry), flags, signature)
 	if err != nil {
 		raise(L, name, err)

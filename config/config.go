@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/regularfile"
 )
 
 // Config is the whole configuration. Field tags are the keys of config.toml.
@@ -218,7 +219,7 @@ func Load(explicit string, getenv func(string) string) (Config, error) {
 // LoadFile reads one file over the defaults. Unknown keys and values of the
 // wrong type or form are errors naming the key and the file.
 func LoadFile(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := regularfile.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}

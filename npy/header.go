@@ -155,6 +155,9 @@ func parseShape(v any) ([]int, error) {
 	if !ok {
 		return nil, fmt.Errorf("shape is not a tuple: %s", repr(v))
 	}
+	if err := device.CheckDims(len(t)); err != nil {
+		return nil, err
+	}
 	shape := make([]int, len(t))
 	n := int64(1)
 	for i, x := range t {

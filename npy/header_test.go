@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gluaproject/glua/device"
 )
@@ -77,9 +78,9 @@ func TestHeaderLongerThanVersion1AllowsIsVersion2(t *testing.T) {
 	if enc[6] != 2 || (len(enc))%64 != 0 {
 		t.Fatalf("a %d-byte header is version %d.%d; want 2.0, aligned", len(enc), enc[6], enc[7])
 	}
-	got, _, err := ReadHeader(bytes.NewReader(enc))
-	if err != nil || len(got.Shape) != len(shape) {
-		t.Fatalf("read back %d dimensions: %v", len(got.Shape), err)
+	// No array glua reads has that many dimensions: the reader refuses it.
+	if _, _, err := ReadHeader(bytes.NewReader(enc)); err == nil || !strings.Contains(err.Error(), "found 30000") {
+		t.Fatalf("read back 30000 dimensions: %v", err)
 	}
 }
 
@@ -158,6 +159,30 @@ func TestMalformedHeadersAreErrorsThatSayWhy(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v\nwant an error containing %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestHeadersOfMoreThan64DimensionsAreRefused: a header claiming 300,000
+// dimensions of size 1 is refused at once, in NumPy's words, and 64
+// dimensions, NumPy 2's limit, still read.
+func TestHeadersOfMoreThan64DimensionsAreRefused(t *testing.T) {
+	header := func(ndim int) []byte {
+		return rawHeader(2, "{'descr': '<f4', 'fortran_order': False, 'shape': ("+strings.Repeat("1, ", ndim)+"), }")
+	}
+	start := time.Now()
+	_, _, err := ReadHeader(bytes.NewReader(header(300000)))
+	if err == nil || !strings.Contains(err.Error(), "maximum supported dimension for an array is 64, found 300000") {
+		t.Fatalf("300000 dimensions: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+	if _, _, err := ReadHeader(bytes.NewReader(header(65))); err == nil || !strings.Contains(err.Error(), "found 65") {
+		t.Fatalf("65 dimensions: %v", err)
+	}
+	h, _, err := ReadHeader(bytes.NewReader(header(64)))
+	if err != nil || len(h.Shape) != 64 {
+		t.Fatalf("64 dimensions: %+v, %v", h, err)
 	}
 }
 

@@ -1,12 +1,10 @@
 package npy
 
 import (
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"strconv"
+
+	"github.com/gluaproject/glua/internal/atomicfile"
 )
 
 // WriteFile writes an array to path as an .npy file. data is the array's
@@ -31,57 +29,14 @@ func WriteFile(path string, h Header, data []byte) error {
 	return replace(path, func(f *os.File) error { return writeAll(f, head, data) })
 }
 
-// replace writes a new file for path with write (which closes it) under a
-// temporary name beside it and renames it into place, so that path holds
-// its old content or the whole new file; on an error the temporary file
-// is removed and path is left as it was. A path that is a symbolic link
-// is written through, and an existing file keeps its permissions.
+// replace writes a new file for path with write (which closes it) and
+// renames it into place (atomicfile.Replace), so that path holds its old
+// content or the whole new file.
 func replace(path string, write func(*os.File) error) error {
-	dest := path
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		dest = target
-	}
-	var keep os.FileMode // an existing file's permissions, which the new one keeps
-	if st, err := os.Stat(dest); err == nil {
-		if st.IsDir() {
-			return &Error{Path: path, Err: errors.New("is a directory")}
-		}
-		keep = st.Mode().Perm()
-	}
-	tmp, err := createTemp(dest)
-	if err != nil {
-		return &Error{Path: path, Err: fmt.Errorf("cannot create a file in its directory: %w", cause(err))}
-	}
-	if keep != 0 {
-		err = tmp.Chmod(keep)
-	}
-	if err == nil {
-		err = write(tmp)
-	} else {
-		tmp.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dest)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return &Error{Path: path, Err: fmt.Errorf("%w (the file is left as it was)", cause(err))}
+	if err := atomicfile.Replace(path, write); err != nil {
+		return &Error{Path: path, Err: err}
 	}
 	return nil
-}
-
-// createTemp creates a new file beside dest, named after it so that one
-// left by a killed process says what it was. Its permissions are a new
-// file's: 0666 less the umask, as np.save's.
-func createTemp(dest string) (*os.File, error) {
-	dir, base := filepath.Split(dest)
-	for {
-		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64()%1e12, 36)+".tmp")
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, os.ErrExist) {
-			return f, err
-		}
-	}
 }
 
 // writeAll writes the header and data, syncs and closes the file: the
@@ -102,11 +57,12 @@ func writeAll(f *os.File, head, data []byte) error {
 
 // Create makes an .npy file for h's array with its data all zero, to be
 // opened with OpenWritable and filled through a mapping (NumPy's
-// open_memmap with mode="w+"). The data is a hole the file system fills
-// with zeros as it is written, so creating a file larger than the disk's
-// free space succeeds and writing into it later may not. It replaces
-// path as WriteFile does (replace), so path is never a file with a header
-// and no data.
+// open_memmap with mode="w+"). On Linux the data's blocks are allocated
+// now (fallocate), so a disk too full for the array is an error here, not
+// a SIGBUS at the first write through a mapping; elsewhere, and on file
+// systems without fallocate, the data is a hole filled as it is written.
+// It replaces path as WriteFile does (replace), so path is never a file
+// with a header and no data.
 func Create(path string, h Header) error {
 	if path == "" {
 		return errEmptyPath
@@ -118,7 +74,7 @@ func Create(path string, h Header) error {
 	return replace(path, func(f *os.File) error {
 		_, err := f.Write(head)
 		if err == nil {
-			err = f.Truncate(int64(len(head)) + h.NBytes())
+			err = reserve(f, int64(len(head))+h.NBytes())
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr

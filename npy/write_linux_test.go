@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gluaproject/glua/device"
 )
 
@@ -47,5 +49,41 @@ func TestFailedWriteLeavesTheOldFileAndNoTemporary(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Errorf("directory holds %d entries, want x.npy and the child's error", len(entries))
+	}
+}
+
+// TestCreateReservesTheArraysBlocks: Create allocates the data's blocks,
+// so that a disk too full for the array fails the Create rather than the
+// first write through a mapping (SIGBUS).
+func TestCreateReservesTheArraysBlocks(t *testing.T) {
+	dir := t.TempDir()
+	probe, err := os.Create(filepath.Join(dir, "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = unix.Fallocate(int(probe.Fd()), 0, 0, 4096)
+	probe.Close()
+	if err != nil {
+		t.Skip("this file system has no fallocate:", err)
+	}
+	path := filepath.Join(dir, "x.npy")
+	h := Header{DType: device.Float32, Shape: []int{1 << 18}} // 1 MiB
+	if err := Create(path, h); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Size != 128+h.NBytes() || st.Blocks*512 < h.NBytes() {
+		t.Fatalf("a created 1 MiB array's file is %d bytes with %d allocated", st.Size, st.Blocks*512)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Header.Size() != 1<<18 {
+		t.Fatalf("read back %+v", f.Header)
 	}
 }

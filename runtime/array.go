@@ -330,6 +330,9 @@ func checkShape(shape []int) error {
 	if len(shape) == 0 {
 		return errors.New("shape must have at least one dimension")
 	}
+	if err := device.CheckDims(len(shape)); err != nil {
+		return err
+	}
 	n := uint64(1)
 	for i, d := range shape {
 		if d < 0 {

@@ -108,3 +108,24 @@ func TestRuntimeErrorsNameTheValueUnderAContext(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestOptionsContextStopsPatternMatching: string.find with a pattern that
+// backtracks for a minute stops at a 500 ms Options.Context deadline, with
+// its cause, in well under a second more, as a Lua loop does; so do gsub
+// and gmatch.
+func TestOptionsContextStopsPatternMatching(t *testing.T) {
+	for _, call := range []string{`string.find(s, p)`, `string.gsub(s, p, "")`, `for m in s:gmatch(p) do end`} {
+		limit := errors.New("stopped after the 500ms limit")
+		ctx, cancel := context.WithTimeoutCause(context.Background(), 500*time.Millisecond, limit)
+		rt := newCPU(t, runtime.Options{Context: ctx})
+		start := time.Now()
+		err := rt.DoString(`local s, p = ("a"):rep(40) .. "b", ("a*"):rep(40) .. "c"; ` + call)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "stopped after the 500ms limit") || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s: %v, want the cause and context.DeadlineExceeded", call, err)
+		}
+		if d := time.Since(start); d > 1500*time.Millisecond {
+			t.Errorf("%s ran %v under a 500ms deadline", call, d)
+		}
+	}
+}

@@ -19,3 +19,7 @@ func WrapBackend(wrap func(Backend) Backend) (restore func()) {
 // StageThreads and StageLayout expose how many threads a copy through a
 // Stager takes.
 var StageThreads, StageLayout = stageThreads, layout
+
+// ChecksBounds says whether the kernel's translations check every index
+// on the GPU (check_bounds).
+func (k *JITKernel) ChecksBounds() bool { return k.opts.CheckBounds }

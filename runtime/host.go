@@ -416,6 +416,9 @@ func (h *HostArray) Repr() string {
 // inferShape checks a new shape for an array of size elements, resolving a
 // single -1.
 func inferShape(shape []int, size int, old []int) ([]int, error) {
+	if err := device.CheckDims(len(shape)); err != nil {
+		return nil, err
+	}
 	shape = append([]int(nil), shape...)
 	infer := -1
 	known := 1

@@ -19,8 +19,21 @@ type LimitChange struct {
 
 // SetLimits changes the pool's soft and/or hard limit. Sizes are bytes,
 // unit strings or percentages of device memory. On a Shared pool it
-// changes this runtime's quota only.
+// changes this runtime's quota only. These are the host's limits: in a
+// sandboxed runtime they are also the ceiling of ScriptSetLimits.
 func (rt *Runtime) SetLimits(soft, hard LimitChange) error {
+	return rt.setLimits(soft, hard, false)
+}
+
+// ScriptSetLimits is SetLimits as a script asks it (pool.set_limit): in a
+// sandboxed runtime the limits the host set are a ceiling, which the
+// script may lower its limits under and raise them back to, never past;
+// the error names the ceiling and where it came from.
+func (rt *Runtime) ScriptSetLimits(soft, hard LimitChange) error {
+	return rt.setLimits(soft, hard, rt.sandbox)
+}
+
+func (rt *Runtime) setLimits(soft, hard LimitChange, capped bool) error {
 	if err := rt.usable(); err != nil {
 		return err
 	}
@@ -41,7 +54,15 @@ func (rt *Runtime) SetLimits(soft, hard LimitChange) error {
 	if curHard, err = parse(hard, curHard, "hard"); err != nil {
 		return err
 	}
+	if capped {
+		if err := rt.ceiling.allows(curSoft, curHard); err != nil {
+			return err
+		}
+	}
 	err = rt.pool.SetLimits(curSoft, curHard)
+	if err == nil && rt.sandbox && !capped {
+		rt.ceiling = ceiling{soft: curSoft, hard: curHard, softFrom: "Runtime.SetLimits", hardFrom: "Runtime.SetLimits"}
+	}
 	if rec := rt.record; rec != nil {
 		// A refused hard limit may still have released the cache.
 		if err == nil {

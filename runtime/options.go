@@ -54,7 +54,8 @@ type Options struct {
 	// SetContext replaces it.
 	Context context.Context
 	// Sandbox leaves out os, io, dofile, loadfile and loading modules from
-	// files: only safe libraries and the glua modules.
+	// files: only safe libraries and the glua modules. Its scripts may
+	// not raise the pool's limits past the host's (see ScriptSetLimits).
 	Sandbox bool
 	// Stdout receives print output; nil means os.Stdout.
 	Stdout io.Writer

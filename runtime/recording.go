@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/atomicfile"
 	"github.com/gluaproject/glua/pool"
 	"github.com/gluaproject/glua/profile"
 )
@@ -353,20 +354,24 @@ func (rt *Runtime) WriteProfile(w io.Writer, title string) error {
 
 // DumpProfile writes the latest recording to the file at path as one
 // self-contained HTML page (see WriteProfile). Nothing is written when
-// nothing was recorded.
+// nothing was recorded. The page is written beside path and renamed into
+// place when whole, as .npy files are, so that path holds the previous
+// profile or the new one, never part of one.
 func (rt *Runtime) DumpProfile(path, title string) error {
 	p, err := rt.MemoryProfile(title)
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	err = atomicfile.Replace(path, func(f *os.File) error {
+		err := profile.Write(f, p)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 		return err
-	}
-	err = profile.Write(f, p)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	})
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

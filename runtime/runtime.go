@@ -128,8 +128,12 @@ type Runtime struct {
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
 	closed atomic.Bool
-	// sandbox keeps scripts off the host's files (Options.Sandbox).
+	// sandbox keeps scripts off the host's files (Options.Sandbox);
+	// ceiling is then how far its scripts may raise the pool's limits.
 	sandbox bool
+	ceiling ceiling
+	// entries lets one goroutine at a time run Lua, and Close stop it.
+	entries entries
 
 	// rngSeed and rngOffset are the generator Rand and RandN draw from
 	// when they are given no seed: a call takes the counters from
@@ -260,6 +264,9 @@ func (rt *Runtime) newPool() error {
 		return err
 	}
 	rt.pool = p
+	if rt.sandbox {
+		rt.ceiling = ceilingOf(rt.cfg, soft, hard)
+	}
 	return nil
 }
 
@@ -437,28 +444,50 @@ func (rt *Runtime) FileAccess() error {
 	return nil
 }
 
-// DoString runs Lua source.
+// ErrSandboxedCUDA refuses a script's raw CUDA C in a sandboxed runtime.
+var ErrSandboxedCUDA = errors.New("raw CUDA C is disabled in the sandbox (Options.Sandbox): it could #include the host's files and reach any device memory; kernels.jit and kernels.map remain, with bounds checks on")
+
+// UserCUDA says whether scripts may compile their own CUDA C
+// (kernels.compile): ErrSandboxedCUDA under Options.Sandbox, since NVRTC
+// resolves #include from the host's files and a raw kernel can read and
+// write any device memory, other runtimes' included. Go code calling
+// Compile itself is not limited.
+func (rt *Runtime) UserCUDA() error {
+	if rt.sandbox {
+		return ErrSandboxedCUDA
+	}
+	return nil
+}
+
+// DoString runs Lua source. While it runs, another goroutine's DoString,
+// DoFile, Call, SetGlobal or Global returns ErrInUse, and Close stops the
+// script at its next instruction, waits for it, and closes the runtime:
+// DoString then returns ErrClosed.
 func (rt *Runtime) DoString(source string) error {
-	if err := rt.usable(); err != nil {
+	leave, err := rt.enter()
+	if err != nil {
 		return err
 	}
+	defer leave()
 	fn, err := luac.LoadString(rt.L, source, "=<string>")
 	if err != nil {
 		return err
 	}
-	return rt.call(fn)
+	return rt.stoppedByClose(rt.call(fn))
 }
 
-// DoFile runs a Lua file.
+// DoFile runs a Lua file, as DoString runs source.
 func (rt *Runtime) DoFile(path string) error {
-	if err := rt.usable(); err != nil {
+	leave, err := rt.enter()
+	if err != nil {
 		return err
 	}
+	defer leave()
 	fn, err := luac.LoadFile(rt.L, path)
 	if err != nil {
 		return err
 	}
-	return rt.call(fn)
+	return rt.stoppedByClose(rt.call(fn))
 }
 
 func (rt *Runtime) call(fn *lua.LFunction) error {
@@ -514,6 +543,11 @@ func (rt *Runtime) Synchronize() error {
 // into the shared pool and closes only its quota view and its streams; the
 // backend and the pool stay open for the others until Shared.Close.
 //
+// Close may be called from another goroutine while a script runs
+// (DoString, DoFile, Call): it stops the script at its next instruction,
+// waits for it to return (ErrClosed), then closes. A script stuck inside
+// a Go call that does not return keeps Close waiting.
+//
 // The shutdown sequence, each step needing what the later ones release
 // (internal/shutdowntest checks the orders against a recording backend):
 //
@@ -535,6 +569,9 @@ func (rt *Runtime) Synchronize() error {
 //     the same two steps once no runtime is left.
 //  8. Close the Lua state.
 func (rt *Runtime) Close() error {
+	if err := rt.stopRun(); err != nil {
+		return err
+	}
 	rt.mu.Lock()
 	if rt.closed.Load() {
 		rt.mu.Unlock()

@@ -269,6 +269,9 @@ func (rt *Runtime) openShared(s *Shared) error {
 		return fmt.Errorf("runtime.New: %w", err)
 	}
 	rt.pool = q
+	if rt.sandbox {
+		rt.ceiling = ceilingOf(rt.cfg, soft, hard)
+	}
 	return nil
 }
 

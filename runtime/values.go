@@ -96,6 +96,11 @@ func (rt *Runtime) SetGlobal(name string, v any) error {
 	if err != nil {
 		return err
 	}
+	leave, err := rt.enter()
+	if err != nil {
+		return embedError(op, err)
+	}
+	defer leave()
 	lv, err := c.ToLua(rt, v, name)
 	if err != nil {
 		return embedError(op, argumentError{err})
@@ -111,10 +116,16 @@ func (rt *Runtime) SetGlobal(name string, v any) error {
 // returns, and those in a returned table, are Kept: Go owns them now,
 // and the script dropping them no longer frees them.
 func (rt *Runtime) Global(name string) (any, error) {
-	c, err := rt.converterFor(fmt.Sprintf("Global(%q)", name), name)
+	op := fmt.Sprintf("Global(%q)", name)
+	c, err := rt.converterFor(op, name)
 	if err != nil {
 		return nil, err
 	}
+	leave, err := rt.enter()
+	if err != nil {
+		return nil, embedError(op, err)
+	}
+	defer leave()
 	return rt.take(c, rt.L.GetGlobal(name)), nil
 }
 
@@ -123,13 +134,20 @@ func (rt *Runtime) Global(name string) (any, error) {
 // Global converts them; the arrays among them are Kept. Arrays passed in
 // stay Go's. A Lua error in fn is a *ScriptError, wrapped, whose cause is
 // reachable with errors.Is and errors.As as DoString's is. Options.Context
-// stops the call as it stops a script.
+// stops the call as it stops a script, and Close from another goroutine
+// stops it too (the call returns ErrClosed); a call while another
+// goroutine runs the runtime returns ErrInUse.
 func (rt *Runtime) Call(fn string, args ...any) ([]any, error) {
 	op := fmt.Sprintf("Call(%q)", fn)
 	c, err := rt.converterFor(op, fn)
 	if err != nil {
 		return nil, err
 	}
+	leave, err := rt.enter()
+	if err != nil {
+		return nil, embedError(op, err)
+	}
+	defer leave()
 	L := rt.L
 	f := L.GetGlobal(fn)
 	if _, ok := f.(*lua.LFunction); !ok && L.GetMetaField(f, "__call") == lua.LNil {
@@ -149,7 +167,11 @@ func (rt *Runtime) Call(fn string, args ...any) ([]any, error) {
 		L.Push(v)
 	}
 	if err := lua51.PCall(L, len(values), lua.MultRet, nil); err != nil {
-		return nil, embedError(op, rt.scriptError(err))
+		err = rt.scriptError(err)
+		if rt.stoppedByClose(err) == ErrClosed {
+			return nil, ErrClosed
+		}
+		return nil, embedError(op, err)
 	}
 	results := make([]any, L.GetTop()-base)
 	for i := range results {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -148,6 +149,17 @@ func TestSandboxLeavesOutTheHostsFilesAndKeepsTracebacks(t *testing.T) {
 	expect(t, invocation{dir: dir, args: []string{"-e", `print(require("mymod"))`}}.glua(t), 0, "^1\n$", "")
 }
 
+func TestSandboxedScriptCannotLiftTheHardLimitFlag(t *testing.T) {
+	r := runGlua(t, "--sandbox", "--hard-limit", "64MiB", "-e", `local pool = require("pool")
+		print(pcall(pool.set_limit, {hard = false}))
+		pool.set_limit{hard = "32MiB"}
+		pool.set_limit{hard = "64MiB"}
+		print(pool.limits().hard)`)
+	expect(t, r, 0, `^false\t\(command line\):2: pool\.set_limit: the sandbox cannot clear the hard limit: its ceiling is 64 MiB \(--hard-limit\); .*\n67108864\n$`, "")
+	r = invocation{dir: t.TempDir(), env: []string{"GLUA_HARD_MEMORY_LIMIT=64MiB"}, args: []string{"--sandbox", "-e", `require("pool").set_limit{hard = "65MiB"}`}}.glua(t)
+	expect(t, r, 1, "", `^glua: \(command line\):1: pool\.set_limit: hard limit 65 MiB is above the sandbox's ceiling of 64 MiB \(\$GLUA_HARD_MEMORY_LIMIT\)`)
+}
+
 func TestDeviceFlagChoosesTheDeviceAndTheCPUHasOnlyZero(t *testing.T) {
 	expect(t, runGlua(t, "--device", "0", "-e", `print(require("cuda").device().index)`), 0, "^0\n$", "")
 	want := `^glua: cpu: device 1: the CPU backend has only device 0 \(cuda\.device\)\n$`
@@ -177,5 +189,56 @@ func TestReadmeDocumentsEveryOptionAndVariable(t *testing.T) {
 		if !strings.Contains(readme, "| `"+v+"` |") {
 			t.Errorf("README.md's table of variables lacks %s", v)
 		}
+	}
+}
+
+// TestWhatIsNotARegularFileIsRefusedAtOnce: a directory, /dev/zero or a
+// FIFO as the script, the configuration or a file dofile, loadfile or
+// require reads is an error at once, as lua5.1's "cannot read dir: Is a
+// directory", never a read without end or a wait for a writer.
+func TestWhatIsNotARegularFileIsRefusedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "somedir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	start := time.Now()
+	for script, want := range map[string]string{
+		"somedir":   "cannot read somedir: Is a directory",
+		"/dev/zero": "cannot read /dev/zero: not a regular file (a character device)",
+		"fifo":      "cannot read fifo: not a regular file (a named pipe)",
+	} {
+		expect(t, invocation{dir: dir, args: []string{script}}.glua(t), 1, "", "^glua: "+regexp.QuoteMeta(want)+"\n$")
+		expect(t, invocation{dir: dir, args: []string{"--config", script, "-e", "print(1)"}}.glua(t), 1, "", "^glua: config: "+regexp.QuoteMeta(want)+"\n$")
+		expect(t, invocation{dir: dir, env: []string{"GLUA_CONFIG=" + script}, args: []string{"-e", "print(1)"}}.glua(t), 1, "", "^glua: config: "+regexp.QuoteMeta(want)+"\n$")
+		r := invocation{dir: dir, args: []string{"-e", fmt.Sprintf(`package.path = "?"
+			print(loadfile(%[1]q))
+			print(pcall(dofile, %[1]q))
+			print(pcall(require, %[1]q))`, script)}}.glua(t)
+		q := regexp.QuoteMeta(want)
+		expect(t, r, 0, "^nil\t"+q+"\nfalse\t"+q+"\nfalse\t.*"+q+"\n$", "")
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+}
+
+// TestTimeoutStopsPatternMatchingAndKeepsTheProfile: --timeout stops a
+// string.find that backtracks for a minute as it stops a Lua loop, with
+// its own message and no forced exit, so --memory-profile is written.
+func TestTimeoutStopsPatternMatchingAndKeepsTheProfile(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "mem.html")
+	start := time.Now()
+	r := invocation{dir: dir, args: []string{"--timeout", "500ms", "--memory-profile", page, "-e",
+		`local x = require("cuda").zeros({16}); print(string.find(("a"):rep(40) .. "b", ("a*"):rep(40) .. "c"))`}}.glua(t)
+	expect(t, r, 1, "", `^glua: \(command line\):1: stopped after the 500ms --timeout\nstack traceback:\n\t\[G\]: in function 'find'`)
+	if d := time.Since(start); d >= timeoutGrace {
+		t.Errorf("glua ended only after %v", d)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.HasPrefix(string(html), "<!DOCTYPE html>") {
+		t.Errorf("the profile after the timeout: %.40q, %v", html, err)
 	}
 }

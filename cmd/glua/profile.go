@@ -3,14 +3,17 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
+	"github.com/gluaproject/glua/internal/atomicfile"
 	"github.com/gluaproject/glua/runtime"
 )
 
-// startProfile is --memory-profile FILE: it creates FILE at once, so that
-// a path that cannot be written fails before anything runs, and starts
-// recording. The function it returns writes the profile; run calls it
+// startProfile is --memory-profile FILE: it checks at once that FILE can
+// be written, so that a bad path fails before anything runs, and starts
+// recording. The function it returns writes the profile beside FILE and
+// renames it into place when whole (Runtime.DumpProfile), so that a run
+// killed before then (--timeout's forced exit, a fatal error) leaves the
+// previous profile as it was rather than an empty file; run calls it
 // however the script ended, failure and out-of-memory errors included.
 func startProfile(rt *runtime.Runtime, o options, argv []string) (func() error, error) {
 	path, ok := o.settings["memory-profile"]
@@ -20,12 +23,10 @@ func startProfile(rt *runtime.Runtime, o options, argv []string) (func() error, 
 	if path == "" {
 		return nil, errors.New("--memory-profile: the file name is empty")
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	if err := atomicfile.Writable(path); err != nil {
 		return nil, fmt.Errorf("--memory-profile: cannot open %s: %s", path, strerror(err))
 	}
 	if err := rt.RecordMemory(true); err != nil {
-		f.Close()
 		return nil, err
 	}
 	title := progname
@@ -33,12 +34,8 @@ func startProfile(rt *runtime.Runtime, o options, argv []string) (func() error, 
 		title = argv[o.script]
 	}
 	return func() error {
-		err := rt.WriteProfile(f, title)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("--memory-profile: writing %s: %w", path, err)
+		if err := rt.DumpProfile(path, title); err != nil {
+			return fmt.Errorf("--memory-profile: %w", err)
 		}
 		return nil
 	}, nil

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,5 +128,53 @@ func TestMemoryProfileToAnUnwritablePathFailsBeforeTheScript(t *testing.T) {
 	r := invocation{dir: dir, args: []string{"--memory-profile", bad, "-e", `print("ran")`}}.glua(t)
 	if r.code != 1 || strings.Contains(r.stdout, "ran") || r.stderr != "glua: --memory-profile: cannot open "+bad+": No such file or directory\n" {
 		t.Fatalf("--memory-profile to %s:\n%s", bad, r)
+	}
+}
+
+// TestAProfileRunEndedEarlyKeepsThePreviousProfile: the profile is written
+// beside its file and renamed into place when whole, so a run ended before
+// it is written (--timeout's forced exit, os.exit) leaves the previous
+// profile, not an empty file, and no temporary file behind; a run that
+// ends replaces it.
+func TestAProfileRunEndedEarlyKeepsThePreviousProfile(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "mem.html")
+	const previous = "<html>the previous profile</html>"
+	if err := os.WriteFile(page, []byte(previous), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	unchanged := func(how string) {
+		t.Helper()
+		data, err := os.ReadFile(page)
+		if err != nil || string(data) != previous {
+			t.Fatalf("after %s the profile is %.80q (%v)", how, data, err)
+		}
+		entries, _ := os.ReadDir(dir)
+		if len(entries) != 2 {
+			t.Fatalf("after %s the directory holds %d entries: %v", how, len(entries), entries)
+		}
+	}
+	// Opening a FIFO no one writes blocks inside Go: --timeout ends the
+	// process by force.
+	r := invocation{dir: dir, args: []string{"--timeout", "200ms", "--memory-profile", page, "-e", `require("cuda").zeros({16}); io.open("fifo")`}}.glua(t)
+	if r.code != 1 || !strings.Contains(r.stderr, "stopped after the 200ms --timeout") {
+		t.Fatalf("a run stuck in a Go call under --timeout:\n%s", r)
+	}
+	unchanged("--timeout's forced exit")
+	r = invocation{dir: dir, args: []string{"--memory-profile", page, "-e", `require("cuda").zeros({16}); os.exit(3)`}}.glua(t)
+	if r.code != 3 {
+		t.Fatalf("os.exit(3):\n%s", r)
+	}
+	unchanged("os.exit")
+	r = invocation{dir: dir, args: []string{"--memory-profile", page, "-e", `require("cuda").zeros({16})`}}.glua(t)
+	html, err := os.ReadFile(page)
+	if r.code != 0 || err != nil || !strings.HasPrefix(string(html), "<!DOCTYPE html>") {
+		t.Fatalf("a run that ends: %v\n%.80q\n%s", err, html, r)
+	}
+	if info, err := os.Stat(page); err != nil || info.Mode().Perm() != 0o644 {
+		t.Fatalf("the new profile's permissions: %v, %v", info.Mode(), err)
 	}
 }

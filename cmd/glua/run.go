@@ -18,6 +18,7 @@ import (
 
 	compat "github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/internal/luac"
+	"github.com/gluaproject/glua/internal/regularfile"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -372,7 +373,11 @@ func loadFile(L *lua.LState, name string) (*lua.LFunction, error) {
 			return nil, fmt.Errorf("cannot read stdin: %s", strerror(err))
 		}
 	} else {
-		f, err := os.Open(name)
+		f, err := regularfile.Open(name)
+		var notRegular *regularfile.Error
+		if errors.As(err, &notRegular) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cannot open %s: %s", name, strerror(err))
 		}

@@ -15,6 +15,20 @@ import (
 // A variable so that tests can run every pattern on matcher.
 var usesFrontier = func(pattern string) bool { return strings.Contains(pattern, "%f") }
 
+// ownMatcher says whether a pattern runs on matcher: one with %f, and
+// every pattern of a state running under a context (Options.Context,
+// --timeout), which gopher-lua's matcher never checks, so that
+// ("a*"):rep(40) .. "c" against 40 a's, which backtracks for minutes,
+// stops at the deadline like the VM does.
+func ownMatcher(L *lua.LState, pattern string) bool {
+	return L.Context() != nil || usesFrontier(pattern)
+}
+
+// checkEvery is how many match steps pass between two looks at the
+// context: often enough to stop within a millisecond, rarely enough to
+// cost nothing measurable.
+const checkEvery = 1 << 12
+
 const (
 	maxCaptures   = 32 // LUA_MAXCAPTURES
 	capUnfinished = -1
@@ -26,6 +40,28 @@ type matcher struct {
 	src, pat string
 	level    int
 	capture  [maxCaptures]struct{ init, len int }
+	steps    int // calls of match, for checkEvery
+}
+
+// step counts a match step and, every checkEvery of them, stops the match
+// with the context's error if the state's context is done, as the VM
+// stops a script at its next instruction.
+func (m *matcher) step() {
+	if m.steps++; m.steps%checkEvery == 0 {
+		checkContext(m.L)
+	}
+}
+
+// checkContext raises the context's error if L's context is done: what a
+// long library call (matching, table.concat) does every checkEvery steps.
+func checkContext(L *lua.LState) {
+	if ctx := L.Context(); ctx != nil {
+		select {
+		case <-ctx.Done():
+			L.RaiseError("%s", ctx.Err().Error())
+		default:
+		}
+	}
 }
 
 // at is the pattern's byte at p, or 0 past its end, as C's NUL-terminated
@@ -156,6 +192,7 @@ func (m *matcher) single(s, p, ep int) bool {
 // match matches the pattern from p against the subject from s and
 // returns where the match ends, or -1.
 func (m *matcher) match(s, p int) int {
+	m.step()
 	for {
 		if p >= len(m.pat) {
 			return s

@@ -1,10 +1,14 @@
 package lua51
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 func TestFrontierPatternsMatchAsInLua51(t *testing.T) {
@@ -113,5 +117,37 @@ func TestOwnMatcherAgreesWithLua51OnRandomPatterns(t *testing.T) {
 			}
 		}
 		t.Fatalf("glua printed more lines than lua5.1")
+	}
+}
+
+// TestPatternMatchingStopsAtTheContextsDeadline: a pattern that backtracks
+// for minutes in find, match, gmatch and gsub stops with the context's
+// error soon after its deadline, as the VM stops a script, and a state
+// under a context matches as lua5.1 does.
+func TestPatternMatchingStopsAtTheContextsDeadline(t *testing.T) {
+	for _, call := range []string{
+		`string.find(s, p)`, `string.match(s, p)`, `string.gsub(s, p, "x")`,
+		`for m in string.gmatch(s, p) do end`, `string.find(s, "%f[a]" .. p)`,
+	} {
+		L := newState(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		L.SetContext(ctx)
+		start := time.Now()
+		err := L.DoString(`local s, p = ("a"):rep(40) .. "b", ("a*"):rep(40) .. "c"; ` + call)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "context deadline exceeded") {
+			t.Errorf("%s: %v", call, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s ran %v under a 200ms deadline", call, d)
+		}
+	}
+	L := newState(t)
+	L.SetContext(context.Background())
+	got := runIn(t, L, `print(("hello world"):find("o w"), ("key = value"):match("(%w+)%s*=%s*(%w+)"), ("abc"):gsub("%w", "%0%0"))
+		for k, v in string.gmatch("a=1, b=2", "(%w+)=(%w+)") do print(k, v) end`,
+		func(L *lua.LState) error { return PCall(L, 0, 0, nil) })
+	if want := "5\tkey\taabbcc\t3\na\t1\nb\t2"; got != want {
+		t.Errorf("under a context:\n%q\nwant\n%q", got, want)
 	}
 }

@@ -51,7 +51,7 @@ func (a atInit) call(L *lua.LState) int {
 		L.Push(lua.LNil)
 		return 1
 	}
-	if usesFrontier(p) {
+	if ownMatcher(L, p) {
 		return (&matcher{L: L, src: s, pat: p}).findAt(int(init), a.find)
 	}
 	L.Replace(3, lua.LNumber(init+1))
@@ -77,7 +77,7 @@ func emptyMatch(L *lua.LState, _ int) int {
 func strGmatch(L *lua.LState) int {
 	s := checkString(L, 1)
 	p := checkString(L, 2)
-	if usesFrontier(p) {
+	if ownMatcher(L, p) {
 		L.Push(gmatchIterator(L, s, p))
 		return 1
 	}
@@ -124,7 +124,7 @@ type gsub struct {
 func (g gsub) call(L *lua.LState) int {
 	s := checkString(L, 1)
 	p := checkString(L, 2)
-	if usesFrontier(p) {
+	if ownMatcher(L, p) {
 		return g.own(L, s, p)
 	}
 	switch repl := L.Get(3).(type) {
@@ -178,7 +178,7 @@ func replacement(L *lua.LState, v lua.LValue) int {
 }
 
 // own is gsub over this package's matcher, for the patterns gopher-lua's
-// cannot match.
+// cannot match and the states that run under a context (ownMatcher).
 func (g gsub) own(L *lua.LState, s, p string) int {
 	repl := L.Get(3)
 	switch r := repl.(type) {

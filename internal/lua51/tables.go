@@ -28,7 +28,10 @@ func tableConcat(L *lua.LState) int {
 	i := optInt(L, 3, 1)
 	last := optInt(L, 4, t.Len())
 	var b strings.Builder
-	for ; i <= last; i++ {
+	for n := 1; i <= last; i, n = i+1, n+1 {
+		if n%checkEvery == 0 {
+			checkContext(L)
+		}
 		v := t.RawGetInt(i)
 		s, ok := asString(v)
 		if !ok {

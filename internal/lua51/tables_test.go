@@ -1,6 +1,8 @@
 package lua51
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +112,26 @@ print(table.maxn{}, table.maxn{1, 2, 3}, table.maxn{["1000"] = true}, table.maxn
       table.maxn{["1000"] = true, [24.5] = 3}, table.maxn{[-5] = 1}, table.maxn{1, nil, 3})`,
 			want: "0\t3\t0\t1000\t24.5\t0\t3"},
 	})
+}
+
+// TestConcatStopsWhenTheContextIsDone: table.concat over a big table looks
+// at the context as it goes, as the VM does between instructions.
+func TestConcatStopsWhenTheContextIsDone(t *testing.T) {
+	L := newState(t)
+	big := L.NewTable()
+	for i := 1; i <= 3*checkEvery; i++ {
+		big.Append(lua.LString("x"))
+	}
+	concat := L.GetField(L.GetGlobal("table"), "concat")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	L.SetContext(ctx)
+	err := L.CallByParam(lua.P{Fn: concat, NRet: 1, Protect: true}, big)
+	if err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("concat under a cancelled context: %v", err)
+	}
+	L.RemoveContext()
+	if err := L.CallByParam(lua.P{Fn: concat, NRet: 1, Protect: true}, big); err != nil || len(L.Get(-1).String()) != 3*checkEvery {
+		t.Fatalf("concat: %v", err)
+	}
 }

@@ -1,6 +1,7 @@
 package luac
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/internal/regularfile"
 )
 
 // builtins holds the code pointers of gopher-lua's own loaders, taken from
@@ -168,7 +171,11 @@ func loadfile(L *lua.LState) int {
 		return pushLoaded(L, fn, err)
 	}
 	path := L.CheckString(1)
-	f, err := os.Open(path)
+	f, err := regularfile.Open(path)
+	var notRegular *regularfile.Error
+	if errors.As(err, &notRegular) {
+		return pushLoaded(L, nil, fileError(err))
+	}
 	if err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(fmt.Sprintf("can not open file: %v", path)))

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/internal/regularfile"
 )
 
 // Load compiles the Lua source read from r with glua's parser (parse.go)
@@ -88,7 +90,7 @@ func loadFile(L *lua.LState, path string, levels int) (*lua.LFunction, error) {
 		f, name = os.Stdin, "=stdin"
 	} else {
 		var err error
-		if f, err = os.Open(path); err != nil {
+		if f, err = regularfile.Open(path); err != nil {
 			return nil, fileError(err)
 		}
 		defer f.Close()
