@@ -97,7 +97,9 @@ func TestIndexingWorksThroughTheGenericMetatableAlone(t *testing.T) {
 	defer func(was bool) { luaindex.Available = was }(luaindex.Available)
 	luaindex.Available = false
 	rt := newRuntime(t)
-	mustDo(t, rt, prelude)
+	if err := rt.DoFile(prelude); err != nil {
+		t.Fatal(err)
+	}
 	if err := rt.DoFile(filepath.Join("testdata", "index.lua")); err != nil {
 		t.Fatal(err)
 	}

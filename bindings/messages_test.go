@@ -71,11 +71,7 @@ func transcript(r backendRun, script string) (string, error) {
 		fmt.Fprintln(&b, strings.Join(parts, "\t"))
 		return 0
 	}))
-	if err := rt.DoString(`
-function try(label, fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then say(label .. ": ok") else say(label .. ": " .. tostring(err)) end
-end`); err != nil {
+	if err := rt.DoFile(filepath.Join("testdata", "lib", "try.lua")); err != nil {
 		return "", err
 	}
 	if err := rt.DoFile(script); err != nil {

@@ -9,11 +9,11 @@ local features = math.floor(tonumber(arg[1]) or 1024)
 local limit = arg[2] or "256MiB"
 pool.set_limit({ hard = limit })
 
-local W = cuda.rand({ features, features })
+local W = cuda.rand({ features, features }, "float32", 1)
 local tried = {}
 local function step(n)
   tried[#tried + 1] = n
-  local X = cuda.rand({ n, features })    -- the batch
+  local X = cuda.rand({ n, features }, "float32", 2) -- the batch, the same each run
   local Y = cuda.zeros({ n, features })   -- its activations
   kernels.matmul(Y, X, W)
   return kernels.norm(Y)

@@ -3,11 +3,16 @@
 -- multiplies host matrices by tiles that fit, with the next tiles
 -- uploading while the current ones multiply.
 --
---   glua scripts/out_of_core.lua [n] [hard limit]   (default 10000 and 1GiB)
+--   glua scripts/out_of_core.lua [n] [hard limit]
+--
+-- The defaults are 10000 and 1GiB on a GPU; on the CPU backend, where that
+-- product takes minutes, 2000 and 64MiB: the same three matrices too large
+-- for the limit, a second or so of work.
 local batch, cuda, kernels, pool = require("batch"), require("cuda"), require("kernels"), require("pool")
 
-local n = math.floor(tonumber(arg[1]) or 10000)
-local limit = arg[2] or "1GiB"
+local cpu = cuda.backend() == "cpu"
+local n = math.floor(tonumber(arg[1]) or (cpu and 2000 or 10000))
+local limit = arg[2] or (cpu and "64MiB" or "1GiB")
 pool.set_limit({ hard = limit })
 
 -- A and B on the host, random; each made on the device and downloaded.

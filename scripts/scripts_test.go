@@ -15,29 +15,24 @@ import (
 	"github.com/gluaproject/glua/config"
 	_ "github.com/gluaproject/glua/cpu"
 	_ "github.com/gluaproject/glua/cuda"
+	"github.com/gluaproject/glua/internal/scriptargs"
 	"github.com/gluaproject/glua/runtime"
 )
 
-// smallArgs keeps each script quick on the CPU backend; scripts not listed
-// run with their defaults.
-var smallArgs = map[string][]string{
-	"matmul.lua":        {"96", "4"}, // also scripts/bench/matmul.lua: n_fp32, n_tf32_bf16
-	"axpy.lua":          {"16"},
-	"operators.lua":     {"16"},
-	"tiny.lua":          {"2000"},
-	"transfer.lua":      {"1"},
-	"alloc.lua":         {"5000"},
-	"fragment.lua":      {"0.25", "8"}, // fill, search step in MiB
-	"plain.lua":         {"all", "20"}, // every kernel at size 20: fib(20) for calls
-	"find_batch.lua":    {"64", "8MiB"},
-	"stream.lua":        {"1", "4"},
-	"batching.lua":      {"64", "8"},
-	"out_of_core.lua":   {"200", "1MiB"},
-	"numba_kernels.lua": {"40", "2"},
-	"dist_sum.lua":      {"1000"},
-	"fused.lua":         {"1000", "3"},
-	"dist_matmul.lua":   {"37", "float32", "2"}, // one process
-	"allreduce.lua":     {"64"},                 // one process; cmd/glua runs it with --nproc
+// SmallArgs reads testdata/small_args.txt: the arguments that keep each
+// script quick on the CPU backend (matmul.lua's are also those of
+// bench/matmul.lua: n_fp32, n_tf32_bf16; fragment.lua's the fill and the
+// search step in MiB; plain.lua's every kernel at size 20, fib(20) for
+// calls; dist_matmul.lua's and allreduce.lua's one process, where
+// cmd/glua runs them with --nproc). Scripts not listed run with their
+// defaults.
+func smallArgs(t *testing.T) map[string][]string {
+	t.Helper()
+	args, err := scriptargs.Read(filepath.Join("testdata", "small_args.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return args
 }
 
 func run(t *testing.T, script string, args []string) string {
@@ -73,9 +68,10 @@ func TestEveryScriptRuns(t *testing.T) {
 	if len(scripts) == 0 {
 		t.Fatal("no scripts found")
 	}
+	small := smallArgs(t)
 	for _, s := range scripts {
 		t.Run(s, func(t *testing.T) {
-			out := run(t, s, smallArgs[filepath.Base(s)])
+			out := run(t, s, small[filepath.Base(s)])
 			if strings.TrimSpace(out) == "" {
 				t.Fatalf("%s printed nothing", s)
 			}
