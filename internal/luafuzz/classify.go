@@ -19,8 +19,10 @@ const (
 	diffSyntax  = "syntax"  // the program does not compile alike
 	diffWording = "wording" // the same error at the same place, worded otherwise
 	diffBadArg  = "badarg"  // a library's argument error, worded or placed otherwise
+	diffNUL     = "nul"     // lua5.1's print stopped at a NUL byte, glua's did not
 	diffNaN     = "nan"     // nan where lua5.1 prints -nan, or back
 	diffZero    = "zero"    // 0 where lua5.1 prints -0, or back
+	diffNumber  = "number"  // only numbers differ, as from arithmetic or number formatting
 	diffValue   = "value"   // any other difference in what is printed
 	diffExit    = "exit"    // the same output, another exit status
 )
@@ -61,13 +63,14 @@ func Classify(p *Program, want, got Outcome) []Class {
 		w, g := ws[i], gs[i]
 		final := i == len(ws)-1 || i == len(gs)-1
 		if w.number != g.number {
-			// One skipped a section marker: compare no further.
-			add(w.number, diffValue)
+			// One went to another section than the other, as a loop
+			// that jumps back into code it left: compare no further.
+			add(w.number, difference(want, got, "#"+strconv.Itoa(w.number), "#"+strconv.Itoa(g.number), true))
 			break
 		}
 		if !final {
 			if d := firstDifference(w.lines, g.lines); d >= 0 {
-				add(w.number, difference(want, got, w.lines[d], g.lines[d], false))
+				add(w.number, difference(want, got, lineAt(w.lines, d), lineAt(g.lines, d), false))
 			}
 			continue
 		}
@@ -104,6 +107,14 @@ func splitSections(stdout string) []section {
 		out[len(out)-1].lines = append(out[len(out)-1].lines, l)
 	}
 	return out
+}
+
+// lineAt is lines[i], or "" past the end.
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
 }
 
 // firstDifference is the index of the first line where a and b differ, one
@@ -165,6 +176,9 @@ func difference(want, got Outcome, wantLine, gotLine string, final bool) string 
 			wantLine[:w[1]] == gotLine[:g[1]] {
 			return diffWording
 		}
+		if strings.HasPrefix(gotLine, wantLine) && strings.HasPrefix(gotLine[len(wantLine):], "\x00") {
+			return diffNUL
+		}
 		if strings.Contains(wantLine, "bad argument") && strings.Contains(gotLine, "bad argument") {
 			return diffBadArg
 		}
@@ -173,6 +187,9 @@ func difference(want, got Outcome, wantLine, gotLine string, final bool) string 
 		}
 		if sameBut(wantLine, gotLine, "-0", "0") {
 			return diffZero
+		}
+		if onlyNumbersDiffer(wantLine, gotLine) {
+			return diffNumber
 		}
 		return diffValue
 	}
@@ -202,5 +219,14 @@ func sameBut(a, b, x, y string) bool {
 	}
 	return differs
 }
+
+// onlyNumbersDiffer says whether a and b are the same once every number in
+// them, inf and nan included, is taken as the same: numbers written into
+// strings by .. count too.
+func onlyNumbersDiffer(a, b string) bool {
+	return number.ReplaceAllString(a, "N") == number.ReplaceAllString(b, "N")
+}
+
+var number = regexp.MustCompile(`[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf|nan|Inf|NaN)`)
 
 func separator(r rune) bool { return r == ' ' || r == '\t' || r == ',' || r == ':' }

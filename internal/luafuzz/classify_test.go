@@ -33,7 +33,7 @@ func TestClassNamesTheSectionAndTheDifference(t *testing.T) {
 		class     Class
 	}{
 		{"same", out("#1\n", "", 0), out("#1\n", "", 0), ""},
-		{"value", out("#1\n#2\n1\n", "", 0), out("#1\n#2\n2\n", "", 0), "arith.mod/value"},
+		{"value", out("#1\n#2\nfalse\n", "", 0), out("#1\n#2\nold\n", "", 0), "arith.mod/value"},
 		{"nan", out("#1\n#2\n-nan\t1\n", "", 0), out("#1\n#2\nnan\t1\n", "", 0), "arith.mod/nan"},
 		{"zero", out("#1\n#2\n0\n", "", 0), out("#1\n#2\n-0\n", "", 0), "arith.mod/zero"},
 		{"wording", out("#1\n#2\n#3\nfalse\tfuzz.lua:6: attempt to call global 'f' (a nil value)\n", "", 0),
@@ -45,7 +45,13 @@ func TestClassNamesTheSectionAndTheDifference(t *testing.T) {
 		{"hang at the end", out("#1\n#2\n1\n#3\n2\n", "", 0), Outcome{Stdout: "#1\n#2\n1\n#3\n2\n", Code: -1, TimedOut: true}, "errors/hang"},
 		{"error message", out("#1\n#2\n1\n#3\n", "fuzz.lua:6: attempt to index local 't' (a nil value)", 1),
 			out("#1\n#2\n1\n#3\n", "fuzz.lua:6: attempt to index a non-table object(nil) with key 'x'", 1), "errors/wording"},
+		{"number", out("#1\n#2\nx\t0\t9.007199254741e+15\n", "", 0), out("#1\n#2\nx\t5e-301\t9007199254740992\n", "", 0), "arith.mod/number"},
+		{"numbers in text", out("#1\n#2\n{n=0}\ta-9.2233720368548e+18\n", "", 0), out("#1\n#2\n{n=7.1e+14}\ta-9223372036854775808\n", "", 0), "arith.mod/number"},
+		{"not only numbers", out("#1\n#2\nx\t0\n", "", 0), out("#1\n#2\nold\t0\n", "", 0), "arith.mod/value"},
+		{"a loop back into an earlier section", out("#1\n1\n#2\n#3\n2\n", "", 0), Outcome{Stdout: "#1\n1\n#2\n#2\n#2\n", Code: -1, TimedOut: true}, "errors/hang"},
+		{"nul", out("#1\n#2\na\n", "", 0), out("#1\n#2\na\x00z\n", "", 0), "arith.mod/nul"},
 		{"exit status", out("#1\n", "", 0), out("#1\n", "", 1), "calls/exit"},
+		{"a section prints less", out("#1\n1\n2\n#2\n", "", 0), out("#1\n1\n#2\n", "", 0), "calls/value"},
 		{"a crash in the first section", out("#1\n#2\n1\n", "", 0), out("#1\n", "fuzz.lua:2: runtime error: index out of range", 1), "calls/crash"},
 		{"does not compile", out("#1\n#2\n1\n", "", 0), out("", "fuzz.lua:4: register overflow", 1), "arith.mod/value"},
 	}
@@ -65,8 +71,8 @@ func TestClassNamesTheSectionAndTheDifference(t *testing.T) {
 func TestEachSectionThatDiffersHasAClass(t *testing.T) {
 	p := &Program{sections: []string{"calls", "arith.mod", "errors"}}
 	p.root = block(nil)
-	want := Outcome{Stdout: "#1\n1\n#2\n-nan\n#3\n2\n", Message: "fuzz.lua:9: boom", Code: 1}
-	got := Outcome{Stdout: "#1\n2\n#2\nnan\n#3\n2\n", Message: "fuzz.lua:9: other", Code: 1}
+	want := Outcome{Stdout: "#1\na\n#2\n-nan\n#3\n2\n", Message: "fuzz.lua:9: boom", Code: 1}
+	got := Outcome{Stdout: "#1\nb\n#2\nnan\n#3\n2\n", Message: "fuzz.lua:9: other", Code: 1}
 	if c, w := Classify(p, want, got), []Class{"calls/value", "arith.mod/nan", "errors/wording"}; !slices.Equal(c, w) {
 		t.Errorf("classes %q, want %q", c, w)
 	}
@@ -76,6 +82,16 @@ func TestKnownListNeedsAClassAndADefect(t *testing.T) {
 	k, err := parseKnown(strings.NewReader("# comment\n\narith.mod/nan  NaN prints as nan (issue 30 item 10)\n"), "known.txt")
 	if err != nil || k["arith.mod/nan"] != "NaN prints as nan (issue 30 item 10)" || len(k) != 1 {
 		t.Errorf("got %v, %v", k, err)
+	}
+	if d, ok := k.Defect("arith.mod/nan"); !ok || d == "" {
+		t.Error("a listed class is not known")
+	}
+	if _, ok := k.Defect("arith.pow/nan"); ok {
+		t.Error("a class not listed is known")
+	}
+	k["*/wording"] = "Lua 5.1's error wording"
+	if d, ok := k.Defect("calls/wording"); !ok || d != "Lua 5.1's error wording" {
+		t.Errorf("*/wording does not cover calls/wording: %q %v", d, ok)
 	}
 	for _, bad := range []string{"arith.mod/nan\n", "nan  a reason\n"} {
 		if _, err := parseKnown(strings.NewReader(bad), "known.txt"); err == nil || !strings.Contains(err.Error(), "known.txt:1:") {

@@ -378,7 +378,7 @@ func (g *gen) arith() []*node {
 	return out
 }
 
-var edgeNums = []string{"0", "-0", "1", "-1", "3", "-3", "0.1", "0.01", "2^53", "2^900", "2^255", "1e308", "-1e308",
+var edgeNums = []string{"0", "-id(0)", "1", "-1", "3", "-3", "0.1", "0.01", "2^53", "2^900", "2^255", "1e308", "-1e308",
 	"(1/0)", "(-1/0)", "(0/0)", "5.5", "-5.5", "10", "2^-1074", "7", "0.3"}
 
 func (g *gen) edge() *node { return lit(g.pick(edgeNums...)) }
@@ -395,7 +395,7 @@ func (g *gen) arithMod() []*node {
 func (g *gen) arithPow() []*node {
 	var out []*node
 	for i := 0; i < 4; i++ {
-		out = append(out, mk(stmt, "print(%s ^ %s)", g.pick("2", "-8", "10", "0.5", "3", "-2", "7", "1.5", "0", "-0"),
+		out = append(out, mk(stmt, "print(%s ^ %s)", g.pick("2", "-8", "10", "0.5", "3", "-2", "7", "1.5", "0", "-id(0)"),
 			g.pick("2.5", "(1/3)", "0.5", "-1", "53", "-1074", "0.1", "3", "1e3", "-0.5", "(1/0)", "0")))
 	}
 	out = append(out, mk(stmt, "print(math.sqrt(2), math.exp(1), math.log(10), math.log10(2), math.sin(1), math.pow(2, 0.5))"))

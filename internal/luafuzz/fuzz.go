@@ -79,6 +79,18 @@ func CheckAll(r Runner, first uint64, n, workers int) ([]*Mismatch, error) {
 // the defect it stands for: a run tolerates these and fails on any other.
 type Known map[Class]string
 
+// Defect is the defect class c stands for: its own line, or a line
+// "*/difference" that covers every feature; ok is false for a class not
+// listed.
+func (k Known) Defect(c Class) (defect string, ok bool) {
+	if d, ok := k[c]; ok {
+		return d, true
+	}
+	_, diff, _ := strings.Cut(string(c), "/")
+	d, ok := k[Class("*/"+diff)]
+	return d, ok
+}
+
 // ReadKnown reads a list of known classes: a class and its defect a line,
 // with # starting a comment.
 func ReadKnown(path string) (Known, error) {

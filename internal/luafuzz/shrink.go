@@ -3,7 +3,7 @@ package luafuzz
 import "slices"
 
 // maxShrinkRuns bounds the runs one shrink may take: each is two processes.
-const maxShrinkRuns = 200
+const maxShrinkRuns = 150
 
 // Shrink cuts p down while its mismatch stays of class c: it drops
 // statements, then replaces expressions by their parts, until no single
