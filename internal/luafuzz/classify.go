@@ -19,6 +19,7 @@ const (
 	diffSyntax  = "syntax"  // the program does not compile alike
 	diffWording = "wording" // the same error at the same place, worded otherwise
 	diffBadArg  = "badarg"  // a library's argument error, worded or placed otherwise
+	diffWhere   = "where"   // the same message with a position where lua5.1 has none
 	diffNUL     = "nul"     // lua5.1's print stopped at a NUL byte, glua's did not
 	diffNaN     = "nan"     // nan where lua5.1 prints -nan, or back
 	diffZero    = "zero"    // 0 where lua5.1 prints -0, or back
@@ -176,8 +177,11 @@ func difference(want, got Outcome, wantLine, gotLine string, final bool) string 
 			wantLine[:w[1]] == gotLine[:g[1]] {
 			return diffWording
 		}
-		if strings.HasPrefix(gotLine, wantLine) && strings.HasPrefix(gotLine[len(wantLine):], "\x00") {
+		if strings.Contains(gotLine, "\x00") && cutAtNUL(gotLine) == wantLine {
 			return diffNUL
+		}
+		if errPosition.ReplaceAllString(gotLine, "") == wantLine {
+			return diffWhere
 		}
 		if strings.Contains(wantLine, "bad argument") && strings.Contains(gotLine, "bad argument") {
 			return diffBadArg
@@ -218,6 +222,16 @@ func sameBut(a, b, x, y string) bool {
 		return false
 	}
 	return differs
+}
+
+// cutAtNUL is line as lua5.1's print writes it: each value with fputs,
+// which stops at a NUL byte.
+func cutAtNUL(line string) string {
+	fields := strings.Split(line, "\t")
+	for i, f := range fields {
+		fields[i], _, _ = strings.Cut(f, "\x00")
+	}
+	return strings.Join(fields, "\t")
 }
 
 // onlyNumbersDiffer says whether a and b are the same once every number in

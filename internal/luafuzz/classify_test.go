@@ -50,6 +50,8 @@ func TestClassNamesTheSectionAndTheDifference(t *testing.T) {
 		{"not only numbers", out("#1\n#2\nx\t0\n", "", 0), out("#1\n#2\nold\t0\n", "", 0), "arith.mod/value"},
 		{"a loop back into an earlier section", out("#1\n1\n#2\n#3\n2\n", "", 0), Outcome{Stdout: "#1\n1\n#2\n#2\n#2\n", Code: -1, TimedOut: true}, "errors/hang"},
 		{"nul", out("#1\n#2\na\n", "", 0), out("#1\n#2\na\x00z\n", "", 0), "arith.mod/nul"},
+		{"nul in one value of several", out("#1\n#2\n1\t\t2-3\n", "", 0), out("#1\n#2\n1\x00za\t\t2-3\n", "", 0), "arith.mod/nul"},
+		{"where", out("#1\n2:false,invalid replacement value (a boolean)\n", "", 0), out("#1\n2:false,fuzz.lua:2: invalid replacement value (a boolean)\n", "", 0), "calls/where"},
 		{"exit status", out("#1\n", "", 0), out("#1\n", "", 1), "calls/exit"},
 		{"a section prints less", out("#1\n1\n2\n#2\n", "", 0), out("#1\n1\n#2\n", "", 0), "calls/value"},
 		{"a crash in the first section", out("#1\n#2\n1\n", "", 0), out("#1\n", "fuzz.lua:2: runtime error: index out of range", 1), "calls/crash"},
