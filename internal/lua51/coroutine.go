@@ -92,3 +92,44 @@ func (r resumer) call(L *lua.LState) int {
 	}
 	return n
 }
+
+// wrapper is coroutine.wrap as Lua 5.1's auxwrap: the function it returns
+// resumes the coroutine with coroutine.resume's refusals, and raises an
+// error the coroutine ended with, a string after the caller's position.
+// gopher-lua's marks the coroutine to carry its errors out itself, which
+// words a dead coroutine "can not resume a dead thread", with the position
+// of the nearest Lua function past pcall, and leaves a coroutine that
+// failed neither dead nor resumable ("can not resume a running thread").
+type wrapper struct {
+	create, resume *lua.LFunction // coroutine.create, and resumer
+}
+
+func (w wrapper) call(L *lua.LState) int {
+	L.CheckFunction(1)
+	L.Push(w.create)
+	L.Push(L.Get(1))
+	L.Call(1, 1)
+	co := L.Get(-1)
+	L.Pop(1)
+	L.Push(L.NewFunction(func(L *lua.LState) int {
+		nargs := L.GetTop()
+		L.Push(w.resume)
+		L.Push(co)
+		for i := 1; i <= nargs; i++ {
+			L.Push(L.Get(i))
+		}
+		L.Call(nargs+1, lua.MultRet)
+		if L.Get(nargs+1) == lua.LFalse {
+			switch v := L.Get(nargs + 2).(type) {
+			case lua.LString:
+				raise(L, string(v))
+			case lua.LNumber:
+				raise(L, numberString(v))
+			default:
+				L.Error(v, 0)
+			}
+		}
+		return L.GetTop() - nargs - 1
+	}))
+	return 1
+}

@@ -33,6 +33,7 @@ var replaced = []struct{ lib, name string }{
 	{"math", "randomseed"},
 	{"coroutine", "yield"},
 	{"coroutine", "resume"},
+	{"coroutine", "wrap"},
 	{"debug", "getinfo"},
 	{"io", "write"},
 	{fileMethods, "write"},
@@ -84,7 +85,7 @@ func library(L *lua.LState, lib string) *lua.LTable {
 //   - pcall, xpcall, error, tonumber, tostring, collectgarbage,
 //     string.format, table.concat, table.maxn, math.mod, math.random,
 //     math.randomseed, coroutine.yield,
-//     coroutine.resume, debug.getinfo, io.write and the files' write
+//     coroutine.resume, coroutine.wrap, debug.getinfo, io.write and the files' write
 //     replace gopher-lua's, each only where gopher-lua's own is
 //     still in place, so that a sandbox's wrapper or removal stands;
 //   - gcinfo is added where collectgarbage exists, and table.foreach,
@@ -140,6 +141,13 @@ func Open(L *lua.LState) {
 			fn = yielder{old.GFunction}.call
 		case "coroutine.resume":
 			fn = resumer{old.GFunction}.call
+		case "coroutine.wrap":
+			create, okCreate := t.RawGetString("create").(*lua.LFunction)
+			resume, okResume := t.RawGetString("resume").(*lua.LFunction)
+			if !okCreate || !okResume {
+				continue
+			}
+			fn = wrapper{create, resume}.call
 		case ".setmetatable":
 			fn = before{setmetatableArgs, old.GFunction}.call
 		case ".next":
