@@ -79,7 +79,7 @@ func (r Runner) run(dir, program string) (Outcome, error) {
 	cmd := exec.CommandContext(ctx, program, scriptName)
 	cmd.Dir = dir
 	cmd.Env = environment(dir)
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	o := Outcome{Stdout: stdout.String()}
@@ -95,6 +95,21 @@ func (r Runner) run(dir, program string) (Outcome, error) {
 		return o, fmt.Errorf("running %s: %w", program, err)
 	}
 	return o, nil
+}
+
+// maxOutput bounds what is kept of a run's output: a program that loops
+// back into a section that prints can write hundreds of megabytes before
+// its time is up, and a generated program prints a few kilobytes.
+const maxOutput = 1 << 20
+
+// capped keeps the first maxOutput bytes written to it.
+type capped struct{ bytes.Buffer }
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := maxOutput - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
 
 // environment is the process's own without what changes how lua or glua
