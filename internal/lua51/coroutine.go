@@ -126,33 +126,50 @@ func wordingMainLoop(inner func(*lua.LState, unsafe.Pointer)) func(*lua.LState, 
 // wordingLoop is the code of wordingMainLoop's closures.
 var wordingLoop = reflect.ValueOf(wordingMainLoop(nil)).Pointer()
 
-// wrapper is coroutine.wrap, whose function resumes its coroutine without
-// coroutine.resume: it words the coroutine's errors before each call.
-type wrapper struct {
-	wrap lua.LGFunction // gopher-lua's
-}
-
-func (w wrapper) call(L *lua.LState) int {
-	n := w.wrap(L)
-	fn, ok := L.Get(-1).(*lua.LFunction)
-	if !ok || !fn.IsG || len(fn.Upvalues) != 1 {
-		return n
-	}
-	th, ok := fn.Upvalues[0].Value().(*lua.LState)
-	if !ok {
-		return n
-	}
-	resume := fn.GFunction
-	fn.GFunction = func(L *lua.LState) int {
-		wordErrors(th)
-		return resume(L)
-	}
-	return n
-}
-
 // wordedPanic is gopher-lua's panicWithoutTraceback, which resume puts in
 // a coroutine, with the error reworded first.
 func wordedPanic(L *lua.LState) {
 	msg := reword(L, *currentFrame(L), L.Get(-1))
 	panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: msg})
+}
+
+// wrapper is coroutine.wrap as Lua 5.1's auxwrap: the function it returns
+// resumes the coroutine with coroutine.resume's refusals, and raises an
+// error the coroutine ended with, a string after the caller's position.
+// gopher-lua's marks the coroutine to carry its errors out itself, which
+// words a dead coroutine "can not resume a dead thread", with the position
+// of the nearest Lua function past pcall, and leaves a coroutine that
+// failed neither dead nor resumable ("can not resume a running thread").
+type wrapper struct {
+	create, resume *lua.LFunction // coroutine.create, and resumer
+}
+
+func (w wrapper) call(L *lua.LState) int {
+	L.CheckFunction(1)
+	L.Push(w.create)
+	L.Push(L.Get(1))
+	L.Call(1, 1)
+	co := L.Get(-1)
+	L.Pop(1)
+	L.Push(L.NewFunction(func(L *lua.LState) int {
+		nargs := L.GetTop()
+		L.Push(w.resume)
+		L.Push(co)
+		for i := 1; i <= nargs; i++ {
+			L.Push(L.Get(i))
+		}
+		L.Call(nargs+1, lua.MultRet)
+		if L.Get(nargs+1) == lua.LFalse {
+			switch v := L.Get(nargs + 2).(type) {
+			case lua.LString:
+				raise(L, string(v))
+			case lua.LNumber:
+				raise(L, numberString(v))
+			default:
+				L.Error(v, 0)
+			}
+		}
+		return L.GetTop() - nargs - 1
+	}))
+	return 1
 }

@@ -108,6 +108,15 @@ coroutine.resume(co)
 print(coroutine.resume(co))`,
 		gopherLua: "false\tcan not resume a running thread\nfalse\tcan not resume a dead thread",
 		lua51:     "false\tcannot resume running coroutine\nfalse\tcannot resume dead coroutine"},
+	{name: "a wrapped coroutine that failed cannot be resumed", fixedBy: "coroutine.wrap", src: `
+local g = coroutine.wrap(function() error("x") end)
+print(pcall(function() g() end))
+print(pcall(function() g() end))
+print(pcall(g))
+local k = coroutine.wrap(function(...) local a = coroutine.yield(...) return a, "end" end)
+print(k(1, 2)) print(k("z")) print(pcall(k))`,
+		gopherLua: "false\tstdin:2: x\nfalse\tstdin:4: can not resume a running thread\nfalse\tstdin:5: can not resume a running thread\n1\t2\nz\tend\nfalse\tstdin:7: can not resume a dead thread",
+		lua51:     "false\tstdin:3: stdin:2: x\nfalse\tstdin:4: cannot resume dead coroutine\nfalse\tcannot resume dead coroutine\n1\t2\nz\tend\nfalse\tcannot resume dead coroutine"},
 }
 
 // If this test fails, a gopher-lua upgrade has fixed (or changed) one of

@@ -86,7 +86,7 @@ func library(L *lua.LState, lib string) *lua.LTable {
 //   - pcall, xpcall, error, tonumber, tostring, collectgarbage,
 //     string.format, table.concat, table.maxn, math.mod, math.random,
 //     math.randomseed, coroutine.yield,
-//     coroutine.resume, debug.getinfo, io.write and the files' write
+//     coroutine.resume, coroutine.wrap, debug.getinfo, io.write and the files' write
 //     replace gopher-lua's, each only where gopher-lua's own is
 //     still in place, so that a sandbox's wrapper or removal stands;
 //   - the files' metatable gets Lua 5.1's __gc where it has none;
@@ -145,7 +145,12 @@ func Open(L *lua.LState) {
 		case "coroutine.resume":
 			fn = resumer{old.GFunction}.call
 		case "coroutine.wrap":
-			fn = wrapper{old.GFunction}.call
+			create, okCreate := t.RawGetString("create").(*lua.LFunction)
+			resume, okResume := t.RawGetString("resume").(*lua.LFunction)
+			if !okCreate || !okResume {
+				continue
+			}
+			fn = wrapper{create, resume}.call
 		case ".setmetatable":
 			fn = before{setmetatableArgs, old.GFunction}.call
 		case ".next":

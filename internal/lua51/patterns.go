@@ -55,7 +55,15 @@ func (a atInit) call(L *lua.LState) int {
 		return (&matcher{L: L, src: s, pat: p}).findAt(int(init), a.find)
 	}
 	L.Replace(3, lua.LNumber(init+1))
-	return a.fn(L)
+	n := a.fn(L)
+	if n == 0 {
+		// gopher-lua's match pushes nil when nothing matches but
+		// returns no values, so print(s:match("x")) printed an empty
+		// line and select("#", ...) was 0; Lua 5.1 returns nil.
+		L.Push(lua.LNil)
+		return 1
+	}
+	return n
 }
 
 func emptyFind(L *lua.LState, init int) int {

@@ -34,6 +34,10 @@ print(("abc"):match("x*$", 10))
 print(("abc"):match("()", 2))
 print(("abc"):match("c", -1))`,
 			want: "\n\n2\nc"},
+		{name: "match returns nil when nothing matches", src: `print(("abc"):match("x"))
+print(select("#", ("abc"):match("[%]]")), ("a]b"):match("[%]]"))
+print(select("#", string.match("abc", "(x)(y)")), string.match("abc", "b", 3))`,
+			want: "nil\n1\t]\n1\tnil"},
 		{name: "gsub with a count of 0 or less replaces nothing", src: `print(("xx"):gsub("x", "#", 0))
 print(("xx"):gsub("x", "#", -1))
 print(("xx"):gsub("x", "#", 1))
