@@ -86,6 +86,7 @@ func (r resumer) call(L *lua.LState) int {
 		L.Push(lua.LString(msg))
 		return 2
 	}
+	padYieldResults(L, th)
 	wordErrors(th)
 	n := r.resume(L)
 	// A coroutine that passes the call depth ends in gopher-lua's own
@@ -95,6 +96,34 @@ func (r resumer) call(L *lua.LState) int {
 		L.Replace(L.GetTop(), err.Object)
 	}
 	return n
+}
+
+// padYieldResults gives a suspended coroutine's yield as many values as
+// the call to it takes, nil for those the resume does not pass, as Lua 5.1
+// adjusts them. gopher-lua moves only the values given into the registers
+// the call's results go to, and the others keep Go's nil, which the next
+// instruction that reads them fails on with a Go runtime error. L's stack
+// is the coroutine and the values to pass.
+func padYieldResults(L, th *lua.LState) {
+	if !vmLayout.ok {
+		return
+	}
+	cf := *currentFrame(th)
+	if cf == nil {
+		return
+	}
+	fn, pc := frameFn(cf), framePc(cf)
+	if fn == nil || fn.IsG || fn.Proto == nil || pc <= 0 || pc > len(fn.Proto.Code) {
+		return // not yet started, or not stopped in a call from Lua
+	}
+	inst := fn.Proto.Code[pc-1]
+	if int(inst>>26) != lua.OP_CALL {
+		return
+	}
+	want := int(inst>>9)&0x1ff - 1 // C-1 results; -1 takes them all
+	for given := L.GetTop() - 1; given < want; given++ {
+		L.Push(lua.LNil)
+	}
 }
 
 // Errors raised in a coroutine outside any pcall reach no message handler

@@ -107,6 +107,7 @@ func init() {
 		lua.OP_UNM:     opUnm,
 		lua.OP_CONCAT:  opConcat,
 		lua.OP_FORPREP: opForprep,
+		lua.OP_LEN:     opLen,
 	} {
 		jumpTable[op] = h
 	}

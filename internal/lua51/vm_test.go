@@ -57,6 +57,8 @@ print(t + 1, 1 + t, -t, t ^ 2, 3 % t)`, "add\tadd\tunm\tpow\tmod"},
 print("" .. third, "" .. big, "" .. inf, "" .. 2^53, 1 .. "", -z * 1 .. "", z/z .. "", 1e100 .. "")
 print(#("" .. third), 12 .. 34, "a" .. 1.5 .. "b")`,
 			"0.33333333333333\t1e+15\tinf\t9.007199254741e+15\t1\t-0\t-nan\t1e+100\n16\t1234\ta1.5b"},
+		{"# of a table is its border whatever __len says", `local t = setmetatable({1, 2}, {__len = function() return 9 end})
+print(#t, #"abc", (pcall(function() local x = 5; return #x end)))`, "2\t3\tfalse"},
 		{"__concat", `local t = setmetatable({}, {__concat = function(a, b) return "c" end})
 print("a" .. t, t .. "b", "x" .. "y" .. t, 1 .. t .. 2)`, "c\tc\txc\t1c"},
 		{"for converts string bounds", `local t = {}
@@ -202,4 +204,21 @@ func TestArithIsWhatTheVMComputes(t *testing.T) {
 			t.Errorf("%s with a=%v b=%v: VM %v, Arith %v", tc.src, tc.a, tc.b, got, want)
 		}
 	}
+}
+
+// A yield that takes more values than the resume passes gets nil for the
+// rest, as in Lua 5.1; gopher-lua left Go's nil there, and the next
+// instruction to read one failed with Go's nil-pointer message.
+func TestAYieldGetsNilForValuesTheResumeDoesNotPass(t *testing.T) {
+	checkCases(t, []luaCase{
+		{"one value taken, none passed", `local co = coroutine.create(function(a) local c = coroutine.yield(a) return c == nil, type(c) end)
+print(coroutine.resume(co, 7))
+print(coroutine.resume(co))`, "true\t7\ntrue\ttrue\tnil"},
+		{"three taken, one passed; all taken, none passed", `local co = coroutine.create(function()
+  local a, b, c = coroutine.yield(); print(a, b, c)
+  print(select('#', coroutine.yield())); return 1 end)
+coroutine.resume(co); coroutine.resume(co, 1); print(coroutine.resume(co))`, "1\tnil\tnil\n0\ntrue\t1"},
+		{"through coroutine.wrap", `local w = coroutine.wrap(function() local x, y = coroutine.yield(1); print(x, y); return "end" end)
+print(w()); print(w("only"))`, "1\nonly\tnil\nend"},
+	})
 }
