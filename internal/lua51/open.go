@@ -29,6 +29,7 @@ var replaced = []struct{ lib, name string }{
 	{"table", "concat"},
 	{"table", "maxn"},
 	{"math", "mod"},
+	{"math", "fmod"},
 	{"math", "random"},
 	{"math", "randomseed"},
 	{"coroutine", "yield"},
@@ -84,7 +85,7 @@ func library(L *lua.LState, lib string) *lua.LTable {
 // Open installs glua's Lua 5.1 behaviour into L's globals:
 //
 //   - pcall, xpcall, error, tonumber, tostring, collectgarbage,
-//     string.format, table.concat, table.maxn, math.mod, math.random,
+//     string.format, table.concat, table.maxn, math.mod, math.fmod, math.random,
 //     math.randomseed, coroutine.yield,
 //     coroutine.resume, coroutine.wrap, debug.getinfo, io.write and the files' write
 //     replace gopher-lua's, each only where gopher-lua's own is
@@ -119,6 +120,7 @@ func Open(L *lua.LState) {
 		"table.concat":    tableConcat,
 		"table.maxn":      tableMaxn,
 		"math.mod":        mathMod,
+		"math.fmod":       mathMod,
 		"math.pow":        mathPow,
 		"math.random":     rnd.random,
 		"math.randomseed": rnd.randomseed,

@@ -57,6 +57,8 @@ print(t + 1, 1 + t, -t, t ^ 2, 3 % t)`, "add\tadd\tunm\tpow\tmod"},
 print("" .. third, "" .. big, "" .. inf, "" .. 2^53, 1 .. "", -z * 1 .. "", z/z .. "", 1e100 .. "")
 print(#("" .. third), 12 .. 34, "a" .. 1.5 .. "b")`,
 			"0.33333333333333\t1e+15\tinf\t9.007199254741e+15\t1\t-0\t-nan\t1e+100\n16\t1234\ta1.5b"},
+		{"math.fmod is C's fmod", `local a, b, z = -1/0, -3, 0
+print(math.fmod(a, b), math.fmod(5, z), math.fmod(-7, 3), math.mod(-7, 3), math.fmod(z/z, 1), math.fmod(-(z/z), 1))`, "-nan\t-nan\t-1\t-1\t-nan\tnan"},
 		{"# of a table is its border whatever __len says", `local t = setmetatable({1, 2}, {__len = function() return 9 end})
 print(#t, #"abc", (pcall(function() local x = 5; return #x end)))`, "2\t3\tfalse"},
 		{"__concat", `local t = setmetatable({}, {__concat = function(a, b) return "c" end})

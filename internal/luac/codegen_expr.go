@@ -5,6 +5,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/gluaproject/glua/internal/lua51"
 )
 
 // expKind is what an expdesc holds, as Lua 5.1's expkind.
@@ -373,8 +375,8 @@ func (fs *funcState) indexed(t, k *expdesc) {
 }
 
 // constFolding folds arithmetic on numerals exactly where Lua 5.1 does,
-// except % and ^: Lua 5.1 folds them through C's fmod and pow, and the VM
-// computes them at run time, where they are made to agree with lua5.1.
+// with the arithmetic the VM uses (lua51.Arith: Lua 5.1's % and C's pow),
+// so a folded constant is the value the same operation gives at run time.
 func constFolding(op int, e1, e2 *expdesc) bool {
 	if !e1.isNumeral() || !e2.isNumeral() {
 		return false
@@ -393,6 +395,13 @@ func constFolding(op int, e1, e2 *expdesc) bool {
 			return false
 		}
 		r = v1 / v2
+	case lua.OP_MOD:
+		if v2 == 0 {
+			return false
+		}
+		r = lua51.Arith(op, v1, v2)
+	case lua.OP_POW:
+		r = lua51.Arith(op, v1, v2)
 	case lua.OP_UNM:
 		r = -v1
 	default:
