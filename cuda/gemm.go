@@ -14,6 +14,9 @@ import (
 // run without allocating; smaller cards are served by the same size.
 const blasWorkspaceBytes = 32 << 20
 
+// minBlasWorkspaceBytes is the smallest workspace tried before none.
+const minBlasWorkspaceBytes = 512 << 10
+
 // blasGemm is one cublasGemmEx call in cuBLAS's column-major terms.
 type blasGemm struct {
 	transA, transB int // CUBLAS_OP_N or CUBLAS_OP_T
@@ -186,13 +189,21 @@ func (b *Backend) handle(s device.Stream) (*blasHandle, error) {
 		b.destroyHandle(h)
 		return nil, err
 	}
-	ws, release, err := b.blasWorkspace(blasWorkspaceBytes, s)
+	// A workspace only lets cuBLAS choose faster kernels. Where the pool's
+	// limits cannot hold one, a smaller one is tried, and at last none
+	// (size 0, which cuBLAS accepts), so that a product the CPU backend
+	// computes under a small hard limit is computed here too.
+	size := uint64(blasWorkspaceBytes)
+	ws, release, err := b.blasWorkspace(size, s)
+	for err != nil && size > minBlasWorkspaceBytes {
+		size /= 4
+		ws, release, err = b.blasWorkspace(size, s)
+	}
 	if err != nil {
-		b.destroyHandle(h)
-		return nil, err
+		ws, release, size = 0, nil, 0
 	}
 	h.workspace, h.release = ws, release
-	if err := b.blasCheck("cublasSetWorkspace", formatBytes(blasWorkspaceBytes), b.blas.cublasSetWorkspace.call(h.h, uintptr(ws), blasWorkspaceBytes)); err != nil {
+	if err := b.blasCheck("cublasSetWorkspace", formatBytes(size), b.blas.cublasSetWorkspace.call(h.h, uintptr(ws), uintptr(size))); err != nil {
 		b.destroyHandle(h)
 		return nil, err
 	}
