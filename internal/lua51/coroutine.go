@@ -180,7 +180,10 @@ func (w wrapper) call(L *lua.LState) int {
 	L.Call(1, 1)
 	co := L.Get(-1)
 	L.Pop(1)
-	L.Push(L.NewFunction(func(L *lua.LState) int {
+	// The coroutine is also the function's one upvalue, as in gopher-lua's
+	// wrap, so that a host can find it there (glua's runtime passes each
+	// caller's context on to it).
+	L.Push(L.NewClosure(func(L *lua.LState) int {
 		nargs := L.GetTop()
 		L.Push(w.resume)
 		L.Push(co)
@@ -199,6 +202,6 @@ func (w wrapper) call(L *lua.LState) int {
 			}
 		}
 		return L.GetTop() - nargs - 1
-	}))
+	}, co))
 	return 1
 }

@@ -76,6 +76,7 @@ var Rules = []Rule{
 	{"scripts name the backend they ran on", regexp.MustCompile(`\b(cpu|cuda) backend\b|\((cpu|cuda)\)`), "<backend>"},
 	{"pool.status(): the device's capacity and use", regexp.MustCompile(`(?m)^Effective .* memory usage: .*$`), "Effective <device> memory usage: <the device's>"},
 	{"pool.status(): what the strategy reserves and caches", regexp.MustCompile(`\([^()]* reserved, [^()]* cached\)`), "(<the strategy's reserve>)"},
+	{"pool.status(): the pool's use counts the cuBLAS workspace a GPU keeps (the arrays are still counted)", regexp.MustCompile(`(?m)^Memory pool usage: \S+ \S+ in `), "Memory pool usage: <bytes> in "},
 	{"pool.status(): cuBLAS keeps a workspace on the GPU only", regexp.MustCompile(` and (a \S+ \S+ cuBLAS workspace|[0-9]+ cuBLAS workspaces \([^)]*\))`), ""},
 	{"pool.status(): the strategy", regexp.MustCompile(`; strategy \w+`), "; strategy <strategy>"},
 	{"pool.status(): the host's pinned limit", regexp.MustCompile(`(?m)^(Pinned host memory: .*; limit ).*$`), "$1<the host's>"},

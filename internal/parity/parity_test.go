@@ -125,7 +125,13 @@ func TestEveryScriptAndExampleReadsTheSameOnEveryBackend(t *testing.T) {
 			continue
 		}
 		for group, text := range got {
-			for _, d := range parity.Compare(reference[group], text) {
+			want := reference[group]
+			if r.strategy == "cuda" {
+				for name := range belowDriverChunk {
+					want, text = dropItem(want, name), dropItem(text, name)
+				}
+			}
+			for _, d := range parity.Compare(want, text) {
 				t.Errorf("%s: %s/%s differs from the cpu backend at %s", group, r.backend, r.strategy, d)
 			}
 		}
@@ -384,4 +390,30 @@ func docExamples(t *testing.T, doc string) []item {
 		t.Errorf("%s: %d examples are marked device-specific, the test expects %d: compare the new one's output, or change deviceSpecific in parity_test.go", doc, specific, deviceSpecific[doc])
 	}
 	return items
+}
+
+// belowDriverChunk are the items whose hard limit is below what the
+// driver's stream-ordered pool reserves at a time (32 MiB on an H200), so
+// that under pool strategy "cuda" their first allocation is refused; the
+// caching and none strategies, and the CPU, run them. docs/lua-api.md says
+// so under the strategies.
+var belowDriverChunk = map[string]string{
+	"scripts/out_of_core.lua 200 1MiB": "a 1 MiB hard limit",
+}
+
+// dropItem removes the section of the item named name ("=== name" and the
+// lines up to the next item's) from a transcript.
+func dropItem(text, name string) string {
+	lines := strings.SplitAfter(text, "\n")
+	var b strings.Builder
+	skipping := false
+	for _, l := range lines {
+		if strings.HasPrefix(l, "=== ") {
+			skipping = strings.TrimRight(l, "\n") == "=== "+name
+		}
+		if !skipping {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
 }
