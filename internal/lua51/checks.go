@@ -141,3 +141,28 @@ func tableRemove(L *lua.LState) int {
 	t.RawSetInt(e, lua.LNil)
 	return 1
 }
+
+// strByte is Lua 5.1's string.byte: positions count from the end when
+// negative, a start below 1 is 1 and an end past the string its length,
+// so string.byte(s, 0, 5) gives the first five bytes (gopher-lua's gives
+// none).
+func strByte(L *lua.LState) int {
+	s := checkString(L, 1)
+	posrelat := func(pos int) int {
+		if pos < 0 {
+			pos += len(s) + 1
+		}
+		return pos
+	}
+	i := posrelat(optInt(L, 2, 1))
+	j := posrelat(optInt(L, 3, i))
+	i = max(i, 1)
+	j = min(j, len(s))
+	if i > j {
+		return 0
+	}
+	for k := i; k <= j; k++ {
+		L.Push(lua.LNumber(s[k-1]))
+	}
+	return j - i + 1
+}

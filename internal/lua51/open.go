@@ -19,6 +19,7 @@ var replaced = []struct{ lib, name string }{
 	{"", "setmetatable"},
 	{"", "next"},
 	{"string", "char"},
+	{"string", "byte"},
 	{"string", "find"},
 	{"string", "match"},
 	{"string", "gmatch"},
@@ -85,7 +86,7 @@ func library(L *lua.LState, lib string) *lua.LTable {
 // Open installs glua's Lua 5.1 behaviour into L's globals:
 //
 //   - pcall, xpcall, error, tonumber, tostring, collectgarbage,
-//     string.format, table.concat, table.maxn, math.mod, math.fmod, math.random,
+//     string.format, string.byte, table.concat, table.maxn, math.mod, math.fmod, math.random,
 //     math.randomseed, coroutine.yield,
 //     coroutine.resume, coroutine.wrap, debug.getinfo, io.write and the files' write
 //     replace gopher-lua's, each only where gopher-lua's own is
@@ -115,6 +116,7 @@ func Open(L *lua.LState) {
 		"string.format":   strFormat,
 		"string.gmatch":   strGmatch,
 		"string.char":     strChar,
+		"string.byte":     strByte,
 		"table.insert":    tableInsert,
 		"table.remove":    tableRemove,
 		"table.concat":    tableConcat,

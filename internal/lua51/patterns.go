@@ -132,7 +132,7 @@ type gsub struct {
 func (g gsub) call(L *lua.LState) int {
 	s := checkString(L, 1)
 	p := checkString(L, 2)
-	if ownMatcher(L, p) {
+	if ownMatcher(L, p) || escapesOtherThanDigits(L.Get(3)) {
 		return g.own(L, s, p)
 	}
 	switch repl := L.Get(3).(type) {
@@ -201,4 +201,25 @@ func (g gsub) own(L *lua.LState, s, p string) int {
 		max = checkInt(L, 4)
 	}
 	return gsubAll(L, s, p, repl, max)
+}
+
+// escapesOtherThanDigits says whether a replacement string has a '%' that
+// is followed by neither a digit nor another '%', or ends in one: Lua 5.1
+// writes the character after such a '%' ("%d" is "d"), gopher-lua's gsub
+// the two as they are.
+func escapesOtherThanDigits(repl lua.LValue) bool {
+	r, ok := repl.(lua.LString)
+	if !ok {
+		return false
+	}
+	for i := 0; i < len(r); i++ {
+		if r[i] != '%' {
+			continue
+		}
+		i++
+		if i == len(r) || (r[i] != '%' && (r[i] < '0' || r[i] > '9')) {
+			return true
+		}
+	}
+	return false
 }

@@ -224,3 +224,15 @@ coroutine.resume(co); coroutine.resume(co, 1); print(coroutine.resume(co))`, "1\
 print(w()); print(w("only"))`, "1\nonly\tnil\nend"},
 	})
 }
+
+// string.byte clamps its range as Lua 5.1's does, and gsub's replacement
+// string writes the character after a '%' that is not a digit.
+func TestByteRangesAndReplacementEscapesAsLua51(t *testing.T) {
+	checkCases(t, []luaCase{
+		{"byte", `print(("abc"):byte(0, 5))
+print(string.byte("abc", -10, 2))
+print(string.byte("abc", 3, 1), string.byte("abc", "2"))`, "97\t98\t99\n97\t98\nnil\t98"},
+		{"gsub escapes", `print(string.gsub("hello", "l", "%d%%%1"))
+print(string.gsub("ab", "(a)", "[%1%x]"))`, "hed%ld%lo\t2\n[ax]b\t1"},
+	})
+}

@@ -357,7 +357,13 @@ func (fs *funcState) forList(st *ast.GenericForStmt) {
 	nexps := fs.exprList(st.Exprs, &e)
 	fs.adjustAssign(3, nexps, &e)
 	fs.checkStack(3) // room to call the generator
-	fs.forBody(base, st.Line(), len(st.Names), false, st.Stmts)
+	// Lua 5.1 gives the loop's call the line the expressions after `in`
+	// start on (forlist's ls->linenumber), where an error in it is reported.
+	line := st.Line()
+	if len(st.Exprs) > 0 && st.Exprs[0].Line() > 0 {
+		line = st.Exprs[0].Line()
+	}
+	fs.forBody(base, line, len(st.Names), false, st.Stmts)
 	fs.leaveBlock()
 }
 
