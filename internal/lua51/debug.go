@@ -95,3 +95,25 @@ func shortSource(fn *lua.LFunction, info *lua.LTable) string {
 	}
 	return src
 }
+
+// messageTraceback is debug.traceback with Lua 5.1's line after a message: Lua
+// 5.1 writes a string message and a newline before "stack traceback:",
+// the empty string too (an uncaught error("", 2) prints an empty line
+// there), where gopher-lua's leaves an empty message out.
+type messageTraceback struct {
+	fn lua.LGFunction // gopher-lua's
+}
+
+func (tb messageTraceback) call(L *lua.LState) int {
+	n := tb.fn(L)
+	msgArg := 1
+	if _, isThread := L.Get(1).(*lua.LState); isThread {
+		msgArg = 2
+	}
+	if s, ok := L.Get(msgArg).(lua.LString); ok && s == "" && n == 1 {
+		if out, ok := L.Get(-1).(lua.LString); ok {
+			L.Replace(L.GetTop(), "\n"+out)
+		}
+	}
+	return n
+}

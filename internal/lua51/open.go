@@ -38,6 +38,7 @@ var replaced = []struct{ lib, name string }{
 	{"coroutine", "wrap"},
 	{"math", "pow"},
 	{"debug", "getinfo"},
+	{"debug", "traceback"},
 	{"io", "write"},
 	{fileMethods, "write"},
 }
@@ -167,6 +168,8 @@ func Open(L *lua.LState) {
 			fn = gsub{old.GFunction}.call
 		case "debug.getinfo":
 			fn = infoGetter{old.GFunction}.call
+		case "debug.traceback":
+			fn = messageTraceback{old.GFunction}.call
 		case "io.write", fileMethods + ".write":
 			fn = numbersAsText{old}.call
 		}

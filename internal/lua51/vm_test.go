@@ -236,3 +236,11 @@ print(string.byte("abc", 3, 1), string.byte("abc", "2"))`, "97\t98\t99\n97\t98\n
 print(string.gsub("ab", "(a)", "[%1%x]"))`, "hed%ld%lo\t2\n[ax]b\t1"},
 	})
 }
+
+// debug.traceback writes a line for an empty message, as Lua 5.1's does.
+func TestTracebackWritesAnEmptyMessagesLine(t *testing.T) {
+	checkCases(t, []luaCase{
+		{"empty message", `local tb = debug.traceback("", 1)
+print((tb:match("^(.-)stack traceback:")) == "\n", (debug.traceback("m"):match("^m\nstack traceback:")) ~= nil)`, "true\ttrue"},
+	})
+}
