@@ -81,7 +81,7 @@ type compileError struct {
 }
 
 // CompileError is a program the compiler rejects (a limit passed, a break
-// outside a loop, a goto without its label). Load returns it as the Cause
+// outside a loop). Load returns it as the Cause
 // of a syntax *lua.ApiError.
 type CompileError struct {
 	Chunk   string
@@ -100,24 +100,12 @@ type upvalDesc struct {
 	info  int
 }
 
-// labelDesc is a goto label, or a goto waiting for one (pc is its jump).
-// Labels and goto are gopher-lua's extension, kept for scripts that use
-// them.
-type labelDesc struct {
-	name    string
-	pc      int
-	line    int
-	nactvar int
-}
-
 type blockCnt struct {
-	prev       *blockCnt
-	firstLabel int
-	firstGoto  int
-	breaklist  int
-	nactvar    int
-	upval      bool // some local of the block is an upvalue
-	breakable  bool
+	prev      *blockCnt
+	breaklist int
+	nactvar   int
+	upval     bool // some local of the block is an upvalue
+	breakable bool
 }
 
 type funcState struct {
@@ -125,8 +113,6 @@ type funcState struct {
 	prev   *funcState
 	source string
 	bl     *blockCnt
-	labels []labelDesc // labels visible here
-	gotos  []labelDesc // gotos not yet matched to a label
 
 	code  []uint32
 	lines []int
@@ -189,7 +175,7 @@ func compileChunk(chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool
 		last = max(last, chunk[len(chunk)-1].LastLine())
 	}
 	fs.line = last
-	fs.closeFunc(last + 1)
+	fs.closeFunc()
 	return fs.f, nil
 }
 
@@ -222,13 +208,7 @@ func (fs *funcState) pc() int { return len(fs.code) }
 
 // closeFunc finishes the prototype: the final return, the tables, and the
 // merging of runs of moves into OP_MOVEN, as gopher-lua's compiler does.
-// lastLine is where an unmatched goto is reported, as gopher-lua reports it.
-func (fs *funcState) closeFunc(lastLine int) {
-	if len(fs.gotos) > 0 {
-		g := fs.gotos[0]
-		fs.line = lastLine
-		fs.errorf("no visible label '%s' for <goto> at line %d", g.name, g.line)
-	}
+func (fs *funcState) closeFunc() {
 	fs.removeVars(0)
 	fs.ret(0, 0)
 	f := fs.f

@@ -814,7 +814,7 @@ func (fs *funcState) body(ex *ast.FunctionExpr, needSelf bool, v *expdesc) {
 	nfs.reserveRegs(nfs.nactvar)
 	nfs.block(ex.Stmts, false)
 	nfs.line = ex.LastLine()
-	nfs.closeFunc(ex.LastLine())
+	nfs.closeFunc()
 	fs.protos = append(fs.protos, nfs.f)
 	v.init(kReloc, fs.codeABx(lua.OP_CLOSURE, 0, len(fs.protos)-1))
 	for _, u := range nfs.ups {

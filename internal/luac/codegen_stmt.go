@@ -34,8 +34,7 @@ func (fs *funcState) removeVars(tolevel int) {
 }
 
 func (fs *funcState) enterBlock(bl *blockCnt, breakable bool) {
-	*bl = blockCnt{prev: fs.bl, breaklist: noJump, nactvar: fs.nactvar, breakable: breakable,
-		firstLabel: len(fs.labels), firstGoto: len(fs.gotos)}
+	*bl = blockCnt{prev: fs.bl, breaklist: noJump, nactvar: fs.nactvar, breakable: breakable}
 	fs.bl = bl
 }
 
@@ -48,12 +47,6 @@ func (fs *funcState) leaveBlock() {
 	}
 	fs.freereg = fs.nactvar
 	fs.patchToHere(bl.breaklist)
-	// The block's labels go out of sight; its pending gotos now leave
-	// its locals behind.
-	fs.labels = fs.labels[:bl.firstLabel]
-	for i := bl.firstGoto; i < len(fs.gotos); i++ {
-		fs.gotos[i].nactvar = min(fs.gotos[i].nactvar, bl.nactvar)
-	}
 }
 
 // block compiles stmts in a block of their own.
@@ -108,10 +101,6 @@ func (fs *funcState) statement(node ast.Stmt) {
 		fs.retStmt(st)
 	case *ast.BreakStmt:
 		fs.breakStmt()
-	case *ast.GotoStmt:
-		fs.gotoStmt(st)
-	case *ast.LabelStmt:
-		fs.labelStmt(st)
 	default:
 		fs.errorf("cannot compile %T", node)
 	}
@@ -425,50 +414,4 @@ func (fs *funcState) breakStmt() {
 		fs.codeABC(lua.OP_CLOSE, bl.nactvar, 0, 0)
 	}
 	fs.concat(&bl.breaklist, fs.jump())
-}
-
-func (fs *funcState) gotoStmt(st *ast.GotoStmt) {
-	for i := len(fs.labels) - 1; i >= 0; i-- {
-		l := fs.labels[i]
-		if l.name != st.Label {
-			continue
-		}
-		// A backward jump: close the locals it leaves if any is an upvalue.
-		if fs.nactvar > l.nactvar {
-			for bl := fs.bl; bl != nil && bl.nactvar >= l.nactvar; bl = bl.prev {
-				if bl.upval {
-					fs.codeABC(lua.OP_CLOSE, l.nactvar, 0, 0)
-					break
-				}
-			}
-		}
-		fs.patchList(fs.jump(), l.pc)
-		return
-	}
-	fs.gotos = append(fs.gotos, labelDesc{name: st.Label, pc: fs.jump(), line: st.Line(), nactvar: fs.nactvar})
-}
-
-func (fs *funcState) labelStmt(st *ast.LabelStmt) {
-	for _, l := range fs.labels[fs.bl.firstLabel:] {
-		if l.name == st.Name {
-			fs.line = st.Line() + 1
-			fs.errorf("label '%s' already defined on line %d", st.Name, l.line)
-		}
-	}
-	l := labelDesc{name: st.Name, pc: fs.getLabel(), line: st.Line(), nactvar: fs.nactvar}
-	fs.labels = append(fs.labels, l)
-	kept := fs.gotos[:fs.bl.firstGoto]
-	for _, g := range fs.gotos[fs.bl.firstGoto:] {
-		if g.name != st.Name {
-			kept = append(kept, g)
-			continue
-		}
-		if g.nactvar < l.nactvar {
-			fs.line = st.Line() + 1
-			fs.errorf("<goto %s> at line %d jumps into the scope of local '%s'", st.Name, g.line,
-				fs.f.DbgLocals[fs.actvar[fs.nactvar-1]].Name)
-		}
-		fs.patchList(g.pc, l.pc)
-	}
-	fs.gotos = kept
 }
