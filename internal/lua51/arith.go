@@ -196,13 +196,7 @@ func callMeta(L *lua.LState, tm, a, b lua.LValue) lua.LValue {
 	if !callable(L, tm) {
 		L.RaiseError("attempt to call a %s value", tm.Type().String())
 	}
-	L.Push(tm)
-	L.Push(a)
-	L.Push(b)
-	L.Call(2, 1)
-	v := L.Get(-1)
-	L.Pop(1)
-	return v
+	return call2(L, tm, a, b)
 }
 
 // opConcat is Lua 5.1's luaV_concat over registers B to C: from the right,

@@ -78,7 +78,8 @@ func tableForeachi(L *lua.LState) int {
 	return 0
 }
 
-func call2(L *lua.LState, f *lua.LFunction, a, b lua.LValue) lua.LValue {
+// call2 calls f with a and b and returns its first result.
+func call2(L *lua.LState, f, a, b lua.LValue) lua.LValue {
 	L.Push(f)
 	L.Push(a)
 	L.Push(b)
