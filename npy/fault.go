@@ -73,10 +73,13 @@ func mappedAt(addr uintptr) (span, bool) {
 // Access.
 type FaultError struct {
 	Path   string
-	Offset int64 // from the start of the file
+	Offset int64 // from the start of the file; -1 where the system did not say
 }
 
 func (e *FaultError) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s: the memory-mapped file could not be read: it was truncated by another program", e.Path)
+	}
 	return fmt.Sprintf("%s: the memory-mapped file could not be read or written at byte %d: it was truncated by another program, or its file system is full", e.Path, e.Offset)
 }
 

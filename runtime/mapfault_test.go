@@ -1,0 +1,88 @@
+//go:build linux
+
+package runtime_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/cuda/cudatest"
+	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/npy"
+	"github.com/gluaproject/glua/runtime"
+)
+
+// sparseOnFullTmpfs mounts a 1 MiB tmpfs and makes on it a sparse .npy of
+// a 4 MiB float32 array (as NumPy's open_memmap does): the file system
+// cannot hold its data. It skips where mounting needs a privilege the
+// test does not have.
+func sparseOnFullTmpfs(t *testing.T) (string, []int) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skip("cannot mount a tmpfs here:", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	shape := []int{1 << 18, 4}
+	h := npy.Header{DType: device.Float32, Shape: shape}
+	head, err := h.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sparse.npy")
+	if err := os.WriteFile(path, head, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, int64(len(head))+h.NBytes()); err != nil {
+		t.Fatal(err)
+	}
+	return path, shape
+}
+
+// downloadIntoFullFileSystem downloads a device array into a writable
+// mapping of a sparse file whose file system is full, and checks that
+// this is an error naming the file, and that the runtime goes on.
+func downloadIntoFullFileSystem(t *testing.T, rt *runtime.Runtime) {
+	path, shape := sparseOnFullTmpfs(t)
+	w, err := rt.LoadNPY(path, runtime.NPYOptions{MMap: true, Writable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := rt.Full(shape, 1, device.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free()
+	_, err = d.CopyToHost(w)
+	var fe *npy.FaultError
+	if !errors.As(err, &fe) || fe.Path != path || !strings.Contains(err.Error(), "file system is full") {
+		t.Fatalf("download into a sparse file on a full file system: %v, want a fault naming %s", err, path)
+	}
+	if err := w.Set(shape[0]*shape[1]-1, 2); !errors.As(err, &fe) {
+		t.Errorf("a write past the blocks the file system had: %v", err)
+	}
+	if sum, err := rt.Sum(d); err != nil || sum != float64(shape[0]*shape[1]) {
+		t.Errorf("the runtime after the fault: sum %v, %v", sum, err)
+	}
+}
+
+func TestDownloadIntoASparseFileOnAFullFileSystemIsAnError(t *testing.T) {
+	downloadIntoFullFileSystem(t, newCPU(t, runtime.Options{}))
+}
+
+func TestDownloadIntoASparseFileOnAFullFileSystemIsAnErrorOnTheGPU(t *testing.T) {
+	c := config.Default()
+	c.CUDA.KernelCache = t.TempDir()
+	rt, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
+	if err != nil {
+		cudatest.Unavailable(t, err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	downloadIntoFullFileSystem(t, rt)
+}
