@@ -11,8 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gluaproject/glua/config"
-	"github.com/gluaproject/glua/cuda/cudatest"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/npy"
 	"github.com/gluaproject/glua/runtime"
@@ -77,12 +75,5 @@ func TestDownloadIntoASparseFileOnAFullFileSystemIsAnError(t *testing.T) {
 }
 
 func TestDownloadIntoASparseFileOnAFullFileSystemIsAnErrorOnTheGPU(t *testing.T) {
-	c := config.Default()
-	c.CUDA.KernelCache = t.TempDir()
-	rt, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
-	if err != nil {
-		cudatest.Unavailable(t, err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	downloadIntoFullFileSystem(t, rt)
+	downloadIntoFullFileSystem(t, newCUDA(t))
 }
