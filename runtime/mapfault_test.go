@@ -77,3 +77,54 @@ func TestDownloadIntoASparseFileOnAFullFileSystemIsAnError(t *testing.T) {
 func TestDownloadIntoASparseFileOnAFullFileSystemIsAnErrorOnTheGPU(t *testing.T) {
 	downloadIntoFullFileSystem(t, newCUDA(t))
 }
+
+// uploadFromTruncatedFile maps .npy files of a small array (copied in one
+// piece) and a large one (staged through pinned slots on the GPU), cuts
+// them to nothing underneath, and checks that uploading them is an error
+// naming the file, that the device arrays keep what they held, and that
+// the runtime goes on.
+func uploadFromTruncatedFile(t *testing.T, rt *runtime.Runtime) {
+	for _, n := range []int{16, 3 << 20} {
+		path := filepath.Join(t.TempDir(), "cut.npy")
+		w, err := rt.CreateNPY(path, []int{n}, device.Float32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := rt.LoadNPY(path, runtime.NPYOptions{MMap: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := rt.Full([]int{n}, 2, device.Float32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(path, 0); err != nil {
+			t.Fatal(err)
+		}
+		var fe *npy.FaultError
+		if _, err := rt.ToDevice(r); !errors.As(err, &fe) || fe.Path != path {
+			t.Errorf("%d elements: ToDevice from a truncated mapping: %v, want a fault naming %s", n, err, path)
+		}
+		if err := d.CopyFrom(r); !errors.As(err, &fe) || fe.Path != path {
+			t.Errorf("%d elements: CopyFrom a truncated mapping: %v, want a fault naming %s", n, err, path)
+		}
+		if _, err := d.CopyToHost(w); !errors.As(err, &fe) || fe.Path != path {
+			t.Errorf("%d elements: CopyToHost into a truncated mapping: %v, want a fault naming %s", n, err, path)
+		}
+		if sum, err := rt.Sum(d); err != nil || sum != float64(2*n) {
+			t.Errorf("%d elements: the device array after the failed copies sums to %v, %v; want %d", n, sum, err, 2*n)
+		}
+		d.Free()
+	}
+}
+
+func TestUploadFromATruncatedMappedFileIsAnError(t *testing.T) {
+	uploadFromTruncatedFile(t, newCPU(t, runtime.Options{}))
+}
+
+func TestUploadFromATruncatedMappedFileIsAnErrorOnTheGPU(t *testing.T) {
+	uploadFromTruncatedFile(t, newCUDA(t))
+}
