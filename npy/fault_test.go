@@ -19,15 +19,7 @@ import (
 func truncated(t *testing.T, open func(string) (*File, error)) (*Mapping, string) {
 	t.Helper()
 	path := writeRaw(t, "cut.npy", Header{DType: device.Float32, Shape: []int{1 << 18}}, floats(1<<18))
-	f, err := open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := f.Map()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mapFile(t, open, path)
 	t.Cleanup(func() { m.Close() })
 	if err := os.Truncate(path, 128); err != nil {
 		t.Fatal(err)
@@ -112,15 +104,7 @@ func TestWritingAHoleOnAFullFileSystemIsAnErrorNamingTheFile(t *testing.T) {
 	if err := os.Truncate(path, int64(len(head))+h.NBytes()); err != nil {
 		t.Fatal(err)
 	}
-	f, err := OpenWritable(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := f.Map()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mapFile(t, OpenWritable, path)
 	defer m.Close()
 	wantFault(t, Access(func() {
 		for i := range m.Bytes() {

@@ -115,30 +115,6 @@ save("trans_b", -(A @ np.swapaxes(Bt, 1, 2)) + C)
 	}
 }
 
-// uniformArray is an array of shape with uniform values in [-1, 1) from
-// rng, made on rt in dt.
-func uniformArray(t *testing.T, rt *runtime.Runtime, rng *rand.Rand, shape []int, dt device.DType) *runtime.Array {
-	t.Helper()
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = rng.Float64()*2 - 1
-	}
-	h, err := runtime.HostArrayFromFloats(v, shape, dt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := rt.ToDevice(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Free() })
-	return a
-}
-
 // bmmShapes is the stored shapes of a batch of m×k·k×n products under o,
 // A or B shared (2-D) when asked.
 func bmmShapes(batch, m, k, n int, o runtime.MatmulOptions, aShared, bShared bool) (a, b, c []int) {
@@ -164,21 +140,26 @@ func bmmShapes(batch, m, k, n int, o runtime.MatmulOptions, aShared, bShared boo
 func TestBatchedMatmulOnTheGPUMatchesTheCPU(t *testing.T) {
 	gpu := newCUDA(t)
 	cpuRT := newCPU(t, runtime.Options{})
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
 	tolerance := map[device.DType]float64{device.Float32: 1e-5, device.Float64: 1e-12, device.Float16: 1e-2, device.BFloat16: 1e-2}
 	type shape struct{ batch, m, k, n int }
 	run := func(name string, dt device.DType, s shape, o runtime.MatmulOptions, aShared, bShared bool) {
 		as, bs, cs := bmmShapes(s.batch, s.m, s.k, s.n, o, aShared, bShared)
+		hosts := []*runtime.HostArray{randomHost(t, as, dt), randomHost(t, bs, dt), randomHost(t, cs, dt)}
 		var results [2]*runtime.Array
 		for i, rt := range []*runtime.Runtime{cpuRT, gpu} {
-			r := rand.New(rand.NewPCG(seed, uint64(len(name)))) // the same inputs on both
-			A, B, C := uniformArray(t, rt, r, as, dt), uniformArray(t, rt, r, bs, dt), uniformArray(t, rt, r, cs, dt)
-			if err := rt.Matmul(C, A, B, o); err != nil {
+			var ABC [3]*runtime.Array // the same inputs on both
+			for j, h := range hosts {
+				a, err := rt.ToDevice(h)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer a.Free()
+				ABC[j] = a
+			}
+			if err := rt.Matmul(ABC[2], ABC[0], ABC[1], o); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			results[i] = C
+			results[i] = ABC[2]
 		}
 		tol := tolerance[dt]
 		if o.Precision == "tf32" {
@@ -201,7 +182,7 @@ func TestBatchedMatmulOnTheGPUMatchesTheCPU(t *testing.T) {
 		for _, ta := range []bool{false, true} {
 			for _, tb := range []bool{false, true} {
 				o := runtime.MatmulOptions{TransA: ta, TransB: tb, Alpha: 0.75, AlphaSet: true, Beta: 0.5}
-				s := shape{5 + rng.IntN(4), 17 + rng.IntN(16), 9 + rng.IntN(40), 7 + rng.IntN(24)}
+				s := shape{5 + rand.IntN(4), 17 + rand.IntN(16), 9 + rand.IntN(40), 7 + rand.IntN(24)}
 				for _, shared := range [][2]bool{{false, false}, {true, false}, {false, true}} {
 					run(fmt.Sprintf("%s %v ta=%v tb=%v shared=%v", dt, s, ta, tb, shared), dt, s, o, shared[0], shared[1])
 				}
