@@ -67,7 +67,7 @@ def save(name, x):
 A = rng.uniform(-1, 1, (4, 6, 5)); save("A", A)
 B = rng.uniform(-1, 1, (4, 5, 3)); save("B", B)
 C = rng.uniform(-1, 1, (4, 6, 3)); save("C", C)
-A2 = rng.uniform(-1, 1, (6, 5)); save("A2", A2)
+A2 = rng.uniform(-1, 1, (6, 5)); save("A2", A2); save("A1", A2[np.newaxis])
 B2 = rng.uniform(-1, 1, (5, 3)); save("B2", B2)
 At = np.ascontiguousarray(np.swapaxes(A, 1, 2)); save("At", At)
 Bt = np.ascontiguousarray(np.swapaxes(B, 1, 2)); save("Bt", Bt)
@@ -79,6 +79,7 @@ save("trans_b", -(A @ np.swapaxes(Bt, 1, 2)) + C)
 	cases := []bmmCase{
 		{"C", "A", "B", "plain", runtime.MatmulOptions{}},
 		{"C", "A2", "B", "scaled", runtime.MatmulOptions{Alpha: 0.5, AlphaSet: true, Beta: 2}},
+		{"C", "A1", "B", "scaled", runtime.MatmulOptions{Alpha: 0.5, AlphaSet: true, Beta: 2}},
 		{"C", "At", "B2", "trans_a", runtime.MatmulOptions{TransA: true}},
 		{"C", "A", "Bt", "trans_b", runtime.MatmulOptions{Alpha: -1, AlphaSet: true, Beta: 1, TransB: true}},
 	}

@@ -308,10 +308,10 @@ func matrixGemm(c []int, cname string, a []int, aname string, b []int, bname str
 }
 
 // batchedShape is gemmShape for a batch of products, C[i] = op(A[i])·op(B[i])
-// with C of batch×m×n: an operand is 3-D, one matrix per product, or 2-D,
-// one matrix every product shares (NumPy's and torch.matmul's broadcast).
-// The matrices of a 3-D array follow each other, so each operand's stride
-// is its matrix's size, or 0 when shared.
+// with C of batch×m×n: an operand is 3-D, one matrix per product, or 2-D
+// (or 3-D of one matrix), one matrix every product shares (NumPy's and
+// torch.matmul's broadcast). The matrices of a 3-D array follow each
+// other, so each operand's stride is its matrix's size, or 0 when shared.
 func batchedShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
 	all := fmt.Sprintf("C is %s, A is %s and B is %s", shapeString(C.shape), shapeString(A.shape), shapeString(B.shape))
 	switch {
@@ -327,8 +327,11 @@ func batchedShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
 		if x.NDim() == 2 {
 			return x.shape, name, 0, nil // shared by every product
 		}
+		if x.shape[0] == 1 && batch != 1 {
+			return x.shape[1:], name + "[1]", 0, nil
+		}
 		if x.shape[0] != batch {
-			return nil, "", 0, fmt.Errorf("%s; %s holds %d matrices but C holds %d: batch sizes must match (or %s be 2-D, one matrix for every product)",
+			return nil, "", 0, fmt.Errorf("%s; %s holds %d matrices but C holds %d: batch sizes must match (or %s hold one matrix, for every product)",
 				all, name, x.shape[0], batch, name)
 		}
 		return x.shape[1:], name + "[i]", x.shape[1] * x.shape[2], nil

@@ -56,6 +56,17 @@ for _, dt in ipairs({ "float32", "float64", "float16", "bfloat16" }) do
   end
 end
 case("float32", 5, 32, 64, 16, { precision = "tf32" })
+
+-- a 3-D operand of one matrix is shared as a 2-D one is (NumPy's broadcast)
+do
+  local A1, Bs, Cs = cuda.rand({ 1, 4, 3 }, "float64", 7), cuda.rand({ 5, 3, 2 }, "float64", 8), cuda.zeros({ 5, 4, 2 }, "float64")
+  local A2 = A1:reshape({ 4, 3 })
+  local want = cuda.zeros({ 5, 4, 2 }, "float64")
+  kernels.matmul(want, A2, Bs)
+  kernels.matmul(Cs, A1, Bs)
+  check.eq(kernels.max_abs_diff(Cs, want), 0, "A of one matrix against the same A 2-D")
+  check.error("C is 1x4x2, A is 1x4x3 and B is 5x3x2; B holds 5 matrices but C holds 1", kernels.matmul, cuda.zeros({ 1, 4, 2 }, "float64"), A1, Bs)
+end
 case("float32", 1, 3, 3, 3, {})
 case("float32", 2, 1, 1, 1, { beta = 1 })
 
