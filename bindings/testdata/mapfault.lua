@@ -65,3 +65,20 @@ truncate(out)
 local A, B = cuda.host_array({ 64, 32 }), cuda.host_array({ 32, 64 })
 expect(out, batch.matmul, A, B, { out = C })
 expect(out, function() return C[1][1] end)
+
+-- the same by tiles, under a budget: C's tiles scattered into a cut out,
+-- and A's and B's panels gathered from a cut input
+local n = 256
+local X = cuda.rand({ n, n }, "float32", 3):copy_to_host()
+local tiled = tmpdir .. "/tiled.npy"
+local T = cuda.create_npy(tiled, { n, n })
+truncate(tiled)
+expect(tiled, batch.matmul, X, X, { out = T, budget = "256KiB" })
+local input = tmpdir .. "/input.npy"
+X:save_npy(input)
+local M = cuda.load_npy(input, { mmap = true })
+truncate(input)
+expect(input, batch.matmul, M, X, { budget = "256KiB" })
+expect(input, batch.matmul, X, M, { budget = "256KiB" })
+local P = batch.matmul(X, X, { budget = "256KiB" })
+check.eq(P.shape[1], n, "a product by tiles after the faults")
