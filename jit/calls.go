@@ -54,8 +54,9 @@ func (t *typer) multiValue(e ast.Expr, want int) []Expr {
 }
 
 // mathCall types math.f(args): the float functions keep a float
-// argument's type and make integers float64, as Numba does; abs, min and
-// max keep integers; floor and ceil give integers.
+// argument's type (sinf for float32, as CUDA's) and make integers float64,
+// as Numba does; abs, min and max keep integers; floor and ceil give
+// integers; ldexp's exponent and frexp's second value are integers.
 func (t *typer) mathCall(ex *ast.FuncCallExpr, name string, hint Type) Expr {
 	if name == "floor" || name == "ceil" {
 		// an integer comes out, whatever type the context wants
@@ -66,12 +67,18 @@ func (t *typer) mathCall(ex *ast.FuncCallExpr, name string, hint Type) Expr {
 	for i, a := range ex.Args {
 		args[i] = t.expr(a, hint)
 		t.numeric(args[i], a)
+		if name == "ldexp" && i == 1 {
+			if args[i].Type() != Int {
+				t.fail(a.Line(), "math.ldexp's exponent must be an integer, not %s (use math.floor)", args[i].Type())
+			}
+			continue
+		}
 		typ = join(typ, args[i].Type())
 	}
 	if len(args) > 1 && typ.IsFloat() {
 		// literals among min/max's arguments take the others' float type
 		for i, a := range ex.Args {
-			if isLiteral(a) {
+			if isLiteral(a) && !(name == "ldexp" && i == 1) {
 				args[i] = t.expr(a, typ)
 			}
 		}
@@ -86,9 +93,38 @@ func (t *typer) mathCall(ex *ast.FuncCallExpr, name string, hint Type) Expr {
 		}
 	}
 	for i := range args {
-		args[i] = t.to(args[i], typ)
+		if !(name == "ldexp" && i == 1) {
+			args[i] = t.to(args[i], typ)
+		}
 	}
 	return &Math{Fn: name, Args: args, T: typ}
+}
+
+// mathValues types math.frexp(x) and math.modf(x) assigned to want names:
+// a local holding x, so that it is evaluated once, then both values read
+// from it; nil if e is neither call. The extra names get no value.
+func (t *typer) mathValues(e ast.Expr, want int) ([]Stmt, []Expr) {
+	c, ok := e.(*ast.FuncCallExpr)
+	if !ok || c.Func == nil {
+		return nil, nil
+	}
+	mod, name := t.library(c.Func)
+	if mod != "math" || name != "frexp" && name != "modf" {
+		return nil, nil
+	}
+	first := t.mathCall(c, name, Void).(*Math)
+	x := first.Args[0]
+	slot := t.newLocal("("+name+" argument)", x.Type())
+	arg := &LocalGet{Slot: slot, T: x.Type()}
+	second := &Math{Fn: name, Args: []Expr{arg}, T: first.T, Second: true}
+	if name == "frexp" {
+		second.T = Int
+	}
+	vals := []Expr{&Math{Fn: name, Args: []Expr{arg}, T: first.T}, second}
+	if want < len(vals) {
+		vals = vals[:want]
+	}
+	return []Stmt{&Set{Slot: slot, X: x}}, vals
 }
 
 // callStmt types kernels.syncthreads() and kernels.atomic_add(A, i, v).

@@ -194,9 +194,17 @@ func (t *typer) local(st *ast.LocalAssignStmt) []Stmt {
 		return nil
 	}
 	var out []Stmt
-	vals := make([]Expr, len(st.Exprs))
+	vals := make([]Expr, 0, len(st.Names))
 	for i, e := range st.Exprs {
-		vals[i] = t.value(e)
+		if i == len(st.Exprs)-1 && len(st.Names) > len(st.Exprs) {
+			// Lua's last expression gives all its values
+			if pre, multi := t.mathValues(e, len(st.Names)-i); multi != nil {
+				out = append(out, pre...)
+				vals = append(vals, multi...)
+				continue
+			}
+		}
+		vals = append(vals, t.value(e))
 	}
 	for i, n := range st.Names {
 		if i >= len(vals) {

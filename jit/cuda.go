@@ -522,10 +522,30 @@ func (e *emitter) math(ex *Math) string {
 		}
 		return out
 	}
-	if ex.T == Float32 {
-		return ex.Fn + "f(" + args[0] + ")"
+	switch ex.Fn {
+	case "frexp", "modf":
+		part := map[string][2]string{"frexp": {"mant", "exp"}, "modf": {"int", "frac"}}[ex.Fn]
+		k := 0
+		if ex.Second {
+			k = 1
+		}
+		return fmt.Sprintf("glua_%s_%s(%s)", ex.Fn, part[k], args[0])
+	case "ldexp":
+		return fmt.Sprintf("glua_ldexp(%s, %s)", args[0], args[1])
+	case "deg", "rad":
+		// Lua 5.1's x / (pi/180) and x * (pi/180), as the evaluator's
+		op := map[string]string{"deg": "/", "rad": "*"}[ex.Fn]
+		k := math.Pi / 180
+		if ex.T == Float32 {
+			k = float64(float32(k))
+		}
+		return fmt.Sprintf("(%s %s %s)", args[0], op, constant(&Const{T: ex.T, F: k}))
 	}
-	return ex.Fn + "(" + args[0] + ")"
+	fn := ex.Fn
+	if ex.T == Float32 {
+		fn += "f" // CUDA's single-precision sinf, atan2f, powf, ...
+	}
+	return fn + "(" + strings.Join(args, ", ") + ")"
 }
 
 // constant writes a literal C reads back exactly.

@@ -32,8 +32,11 @@ func (f *Function) Line() int { return f.Tree.Line() }
 // mathFuncs are the math functions a kernel may call, with how many
 // arguments each takes (-2: two or more).
 var mathFuncs = map[string]int{
-	"sqrt": 1, "exp": 1, "log": 1, "abs": 1, "floor": 1, "ceil": 1,
-	"sin": 1, "cos": 1, "min": -2, "max": -2,
+	"abs": 1, "acos": 1, "asin": 1, "atan": 1, "atan2": 2, "ceil": 1,
+	"cos": 1, "cosh": 1, "deg": 1, "exp": 1, "floor": 1, "fmod": 2,
+	"frexp": 1, "ldexp": 2, "log": 1, "log10": 1, "max": -2, "min": -2,
+	"modf": 1, "pow": 2, "rad": 1, "sin": 1, "sinh": 1, "sqrt": 1,
+	"tan": 1, "tanh": 1,
 }
 
 // mathConsts are the math fields a kernel may read.

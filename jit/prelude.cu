@@ -54,3 +54,20 @@ __device__ inline bool glua_in_bounds(i64* err, int arr, int line, i64 i0, i64 n
     }
     return false;
 }
+
+// math.ldexp, math.frexp and math.modf: the C functions take and give
+// their exponent or integer part through an int or a pointer; the kernel
+// language's integers are i64, and its two results are two expressions.
+// An exponent past +-100000 gives the same result (0 or infinity) as
+// itself, and is clamped so that the int conversion cannot wrap it.
+__device__ inline int glua_exponent(i64 e) { return (int)(e < -100000 ? -100000 : e > 100000 ? 100000 : e); }
+__device__ inline float glua_ldexp(float m, i64 e) { return ldexpf(m, glua_exponent(e)); }
+__device__ inline double glua_ldexp(double m, i64 e) { return ldexp(m, glua_exponent(e)); }
+__device__ inline float glua_frexp_mant(float x) { int e; return frexpf(x, &e); }
+__device__ inline double glua_frexp_mant(double x) { int e; return frexp(x, &e); }
+__device__ inline i64 glua_frexp_exp(float x) { int e; frexpf(x, &e); return e; }
+__device__ inline i64 glua_frexp_exp(double x) { int e; frexp(x, &e); return e; }
+__device__ inline float glua_modf_int(float x) { float i; modff(x, &i); return i; }
+__device__ inline double glua_modf_int(double x) { double i; modf(x, &i); return i; }
+__device__ inline float glua_modf_frac(float x) { float i; return modff(x, &i); }
+__device__ inline double glua_modf_frac(double x) { double i; return modf(x, &i); }

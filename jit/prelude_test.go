@@ -20,6 +20,14 @@ var cudaBuiltins = map[string]bool{
 	"__int_as_float": true, "__longlong_as_double": true,
 }
 
+func init() {
+	// the rest of CUDA's math library the kernel language calls, in
+	// double and single precision
+	for _, f := range []string{"acos", "asin", "atan", "atan2", "cosh", "fmod", "log10", "sinh", "tan", "tanh"} {
+		cudaBuiltins[f], cudaBuiltins[f+"f"] = true, true
+	}
+}
+
 // TestGeneratedCUDACallsOnlyWhatThePreludeDefines translates kernels that
 // use every helper the emitter writes (2-byte floats in and out,
 // saturating stores, Lua's %, abs, min, max, floor, checked indices, an
@@ -54,6 +62,13 @@ func TestGeneratedCUDACallsOnlyWhatThePreludeDefines(t *testing.T) {
 		end`, Signature{arr(device.Float16, 1), arr(device.BFloat16, 1), arr(device.Float64, 1), arr(device.Int32, 1), arr(device.Uint8, 1), arr(device.Int64, 1)}, Options{CheckBounds: true}},
 		{`return function(x, y) local i = kernels.grid(1); y[i] = math.sqrt(x[i]) ^ 2 + math.ceil(x[i]) end`,
 			Signature{arr(fl32, 1), arr(device.Int32, 1)}, Options{}},
+		{`return function(x, y)
+			local i = kernels.grid(1)
+			local m, e = math.frexp(x[i])
+			local a, b = math.modf(y[i])
+			x[i] = math.acos(x[i]) + math.asin(x[i]) + math.atan(x[i]) + math.atan2(x[i], 2) + math.cosh(x[i]) + math.fmod(x[i], 3) + math.log10(x[i])
+			y[i] = math.sinh(y[i]) + math.tan(y[i]) + math.tanh(y[i]) + math.ldexp(m, e) + a + b + math.deg(y[i]) + math.rad(y[i]) + math.pow(y[i], 2)
+		end`, Signature{arr(fl32, 1), arr(device.Float64, 1)}, Options{}},
 		{`return function(y, n) local i = kernels.grid(1); y[i] = -(i * i - n) % n end`,
 			Signature{arr(device.Int64, 1), intArg}, Options{}},
 	}
@@ -83,7 +98,8 @@ func TestGeneratedCUDACallsOnlyWhatThePreludeDefines(t *testing.T) {
 	// emitter stops using can leave this list.
 	for _, helper := range []string{"f32_to_f16", "f16_to_f32", "f32_to_bf16", "bf16_to_f32", "sat_i32", "sat_i64", "sat_u8",
 		"lua_mod", "lua_abs", "lua_min", "lua_max", "glua_in_bounds",
-		"wrap_add", "wrap_sub", "wrap_mul", "wrap_neg", "lua_mod_checked"} {
+		"wrap_add", "wrap_sub", "wrap_mul", "wrap_neg", "lua_mod_checked",
+		"glua_ldexp", "glua_frexp_mant", "glua_frexp_exp", "glua_modf_int", "glua_modf_frac"} {
 		if !called[helper] {
 			t.Errorf("no test kernel calls %s", helper)
 		}

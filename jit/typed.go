@@ -133,11 +133,14 @@ type (
 	// Size is #A, the number of elements.
 	Size struct{ Arr *Array }
 	// Math is math.<Fn>(Args...) computed in T; floor and ceil return
-	// integers, so T is Int for them and ArgT is the argument's type.
+	// integers, so T is Int for them. For frexp and modf, which return
+	// two values, Second selects the second (frexp's integer exponent,
+	// modf's fraction) instead of the first.
 	Math struct {
-		Fn   string
-		Args []Expr
-		T    Type
+		Fn     string
+		Args   []Expr
+		T      Type
+		Second bool
 	}
 	// Grid is the 1-based global thread index along Axis (0: x, 1: y, 2: z).
 	Grid struct{ Axis int }
