@@ -189,6 +189,13 @@ func (t *typer) local(st *ast.LocalAssignStmt) []Stmt {
 	if len(st.Exprs) > len(st.Names) {
 		t.fail(line, "more values than names in local")
 	}
+	if len(st.Exprs) == 1 && len(st.Names) == 1 && t.atomicCall(st.Exprs[0]) != nil {
+		c := t.atomicCall(st.Exprs[0])
+		at, old := t.atomicValue(c)
+		slot := t.newLocal(st.Names[0], old.Type())
+		t.bind(st.Names[0], binding{slot: slot})
+		return []Stmt{at, &Set{Slot: slot, X: old}}
+	}
 	if len(st.Exprs) == 1 && len(st.Names) == 1 && t.isShared(st.Exprs[0]) {
 		t.bind(st.Names[0], binding{slot: -1, arr: t.shared(st.Names[0], st.Exprs[0].(*ast.FuncCallExpr))})
 		return nil
@@ -235,9 +242,16 @@ func (t *typer) assign(st *ast.AssignStmt) []Stmt {
 	}
 	switch l := st.Lhs[0].(type) {
 	case *ast.IdentExpr:
-		return []Stmt{t.setLocal(l, st.Rhs[0])}
+		if c := t.atomicCall(st.Rhs[0]); c != nil {
+			at, old := t.atomicValue(c)
+			return []Stmt{at, t.setLocal(l, st.Rhs[0], old)}
+		}
+		return []Stmt{t.setLocal(l, st.Rhs[0], nil)}
 	case *ast.AttrGetExpr:
 		arr, idx := t.element(l)
+		if c := t.atomicCall(st.Rhs[0]); c != nil {
+			return t.storeAtomic(arr, idx, c, l.Line())
+		}
 		x := t.expr(st.Rhs[0], computeType(arr.DType))
 		t.numeric(x, st.Rhs[0])
 		return []Stmt{&Store{Arr: arr, Index: idx, X: x, Line: l.Line()}}
@@ -246,16 +260,33 @@ func (t *typer) assign(st *ast.AssignStmt) []Stmt {
 	return nil
 }
 
-// setLocal assigns to a local, which keeps its type: an integer local
-// takes no float, because the first assignment decided it and a silent
-// truncation would lose the fraction.
-func (t *typer) setLocal(l *ast.IdentExpr, rhs ast.Expr) Stmt {
+// storeAtomic is A[i] = kernels.atomic_*(...): the index first, as Lua
+// evaluates a target before the value, then the atomic, then the store
+// of its old value.
+func (t *typer) storeAtomic(arr *Array, idx []Expr, c *ast.FuncCallExpr, line int) []Stmt {
+	var out []Stmt
+	for k, x := range idx {
+		slot := t.newLocal("(index)", Int)
+		out = append(out, &Set{Slot: slot, X: x})
+		idx[k] = &LocalGet{Slot: slot, T: Int}
+	}
+	at, old := t.atomicValue(c)
+	return append(out, at, &Store{Arr: arr, Index: idx, X: old, Line: line})
+}
+
+// setLocal assigns rhs (typed already as x, when not nil) to a local,
+// which keeps its type: an integer local takes no float, because the
+// first assignment decided it and a silent truncation would lose the
+// fraction.
+func (t *typer) setLocal(l *ast.IdentExpr, rhs ast.Expr, x Expr) Stmt {
 	b, _ := t.lookup(l.Value)
 	if b.arr != nil {
 		t.fail(l.Line(), "the array %s cannot be assigned", l.Value)
 	}
 	local := &t.prog.Locals[b.slot]
-	x := t.expr(rhs, local.Type)
+	if x == nil {
+		x = t.expr(rhs, local.Type)
+	}
 	if local.Type == Void {
 		if x.Type() == Void {
 			t.fail(rhs.Line(), "%s has no value", exprName(rhs))

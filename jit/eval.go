@@ -17,6 +17,8 @@ type thread struct {
 	shared [][]byte  // the block's shared arrays
 	block  *barrier  // nil when the kernel does not synchronise
 	frames []*thread // the locals of each of the program's Funcs, made at first call
+	warp   *warp     // nil when the kernel uses no warp operation
+	lane   int       // 0-based, in warp
 }
 
 type (
@@ -36,7 +38,10 @@ const (
 )
 
 // compiler turns a typed program into Go closures, once per launch.
-type compiler struct{ p *Program }
+type compiler struct {
+	p     *Program
+	sites []warpSite // the warp operations, numbered by compiler.site
+}
 
 // f32 rounds to float32: float32 work rounds after every operation, as the
 // GPU's does (the translation is compiled with --fmad=false).
@@ -87,6 +92,9 @@ func (c *compiler) floatRaw(x Expr) floatFn {
 	case *Call:
 		call, ret := c.call(ex), c.float(ex.Fn.Ret)
 		return func(t *thread) float64 { return ret(call(t)) }
+	case *Shfl:
+		f := c.shfl(ex)
+		return func(t *thread) float64 { return math.Float64frombits(f(t)) }
 	}
 	panic(fmt.Sprintf("jit: no float evaluation of %T", x))
 }
@@ -235,6 +243,14 @@ func (c *compiler) int(x Expr) intFn {
 	case *Call:
 		call, ret := c.call(ex), c.int(ex.Fn.Ret)
 		return func(t *thread) int64 { return ret(call(t)) }
+	case *Shfl:
+		f := c.shfl(ex)
+		return func(t *thread) int64 { return int64(f(t)) }
+	case *LaneID:
+		return func(t *thread) int64 {
+			b := t.run.block
+			return int64((t.tid[0]+t.tid[1]*b[0]+t.tid[2]*b[0]*b[1])%WarpSize) + 1
+		}
 	}
 	panic(fmt.Sprintf("jit: no integer evaluation of %T", x))
 }

@@ -171,6 +171,9 @@ func (t *typer) attrExpr(ex *ast.AttrGetExpr, hint Type) Expr {
 		}
 		return t.to(&Const{T: Float64, F: v}, typ)
 	}
+	if id, ok := ex.Object.(*ast.IdentExpr); ok && id.Value == "kernels" && keyText(ex.Key) == "warpsize" {
+		return &Const{T: Int, I: WarpSize}
+	}
 	if inner, ok := ex.Object.(*ast.AttrGetExpr); ok && keyText(inner.Key) == "shape" {
 		if _, isString := inner.Key.(*ast.StringExpr); isString {
 			return t.shape(t.array(inner.Object), ex)

@@ -71,3 +71,80 @@ __device__ inline float glua_modf_int(float x) { float i; modff(x, &i); return i
 __device__ inline double glua_modf_int(double x) { double i; modf(x, &i); return i; }
 __device__ inline float glua_modf_frac(float x) { float i; return modff(x, &i); }
 __device__ inline double glua_modf_frac(double x) { double i; return modf(x, &i); }
+
+// kernels.atomic_*: each returns the element's old value. CUDA has no
+// subtraction of floats or 64-bit integers (an addition of -v is the
+// same), no max or min of floats (a compare-and-swap loop, as Numba's:
+// a NaN in the element or in v leaves the element as it is, and only a
+// strictly greater or smaller v replaces it), and works on 64-bit
+// integers as unsigned bits (two's complement: the same sums).
+__device__ inline int glua_atomic_add(int* p, int v) { return atomicAdd(p, v); }
+__device__ inline i64 glua_atomic_add(i64* p, i64 v) { return (i64)atomicAdd((u64*)p, (u64)v); }
+__device__ inline float glua_atomic_add(float* p, float v) { return atomicAdd(p, v); }
+__device__ inline double glua_atomic_add(double* p, double v) { return atomicAdd(p, v); }
+__device__ inline int glua_atomic_sub(int* p, int v) { return atomicSub(p, v); }
+__device__ inline i64 glua_atomic_sub(i64* p, i64 v) { return (i64)atomicAdd((u64*)p, 0ull - (u64)v); }
+__device__ inline float glua_atomic_sub(float* p, float v) { return atomicAdd(p, -v); }
+__device__ inline double glua_atomic_sub(double* p, double v) { return atomicAdd(p, -v); }
+__device__ inline int glua_atomic_max(int* p, int v) { return atomicMax(p, v); }
+__device__ inline i64 glua_atomic_max(i64* p, i64 v) { return atomicMax(p, v); }
+__device__ inline int glua_atomic_min(int* p, int v) { return atomicMin(p, v); }
+__device__ inline i64 glua_atomic_min(i64* p, i64 v) { return atomicMin(p, v); }
+__device__ inline float glua_atomic_max(float* p, float v) {
+    float old = *(volatile float*)p;
+    while (old == old && v == v && old < v) {
+        int seen = atomicCAS((int*)p, __float_as_int(old), __float_as_int(v));
+        if (seen == __float_as_int(old)) break;
+        old = __int_as_float(seen);
+    }
+    return old;
+}
+__device__ inline float glua_atomic_min(float* p, float v) {
+    float old = *(volatile float*)p;
+    while (old == old && v == v && old > v) {
+        int seen = atomicCAS((int*)p, __float_as_int(old), __float_as_int(v));
+        if (seen == __float_as_int(old)) break;
+        old = __int_as_float(seen);
+    }
+    return old;
+}
+__device__ inline double glua_atomic_max(double* p, double v) {
+    double old = *(volatile double*)p;
+    while (old == old && v == v && old < v) {
+        u64 seen = atomicCAS((u64*)p, (u64)__double_as_longlong(old), (u64)__double_as_longlong(v));
+        if (seen == (u64)__double_as_longlong(old)) break;
+        old = __longlong_as_double((i64)seen);
+    }
+    return old;
+}
+__device__ inline double glua_atomic_min(double* p, double v) {
+    double old = *(volatile double*)p;
+    while (old == old && v == v && old > v) {
+        u64 seen = atomicCAS((u64*)p, (u64)__double_as_longlong(old), (u64)__double_as_longlong(v));
+        if (seen == (u64)__double_as_longlong(old)) break;
+        old = __longlong_as_double((i64)seen);
+    }
+    return old;
+}
+__device__ inline int glua_atomic_exch(int* p, int v) { return atomicExch(p, v); }
+__device__ inline i64 glua_atomic_exch(i64* p, i64 v) { return (i64)atomicExch((u64*)p, (u64)v); }
+__device__ inline float glua_atomic_exch(float* p, float v) { return atomicExch(p, v); }
+__device__ inline double glua_atomic_exch(double* p, double v) { return __longlong_as_double((i64)atomicExch((u64*)p, (u64)__double_as_longlong(v))); }
+__device__ inline int glua_atomic_cas(int* p, int expected, int v) { return atomicCAS(p, expected, v); }
+__device__ inline i64 glua_atomic_cas(i64* p, i64 expected, i64 v) { return (i64)atomicCAS((u64*)p, (u64)expected, (u64)v); }
+
+// Warp primitives, over every lane of the warp (mask 0xffffffff). A
+// source past the warp's 32 lanes gives a lane its own value, as CUDA
+// does; an offset or mask that is negative or over 32 is made 32, which
+// takes every source past the warp, so that the int conversion cannot
+// wrap it into range.
+__device__ inline unsigned glua_lane_offset(i64 d) { return d < 0 || d > 32 ? 32u : (unsigned)d; }
+__device__ inline i64 glua_shfl_down(i64 v, i64 d) { return __shfl_down_sync(0xffffffffu, v, glua_lane_offset(d)); }
+__device__ inline float glua_shfl_down(float v, i64 d) { return __shfl_down_sync(0xffffffffu, v, glua_lane_offset(d)); }
+__device__ inline double glua_shfl_down(double v, i64 d) { return __shfl_down_sync(0xffffffffu, v, glua_lane_offset(d)); }
+__device__ inline i64 glua_shfl_xor(i64 v, i64 m) { return __shfl_xor_sync(0xffffffffu, v, (int)glua_lane_offset(m)); }
+__device__ inline float glua_shfl_xor(float v, i64 m) { return __shfl_xor_sync(0xffffffffu, v, (int)glua_lane_offset(m)); }
+__device__ inline double glua_shfl_xor(double v, i64 m) { return __shfl_xor_sync(0xffffffffu, v, (int)glua_lane_offset(m)); }
+// kernels.laneid(): the thread's linear index in its block (x fastest)
+// modulo 32, 1-based.
+__device__ inline i64 glua_laneid() { return (i64)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) % 32) + 1; }

@@ -86,7 +86,7 @@ func TestEachConstructTranslates(t *testing.T) {
 		{"grid size", `local s = kernels.gridsize(1)`, "((i64)gridDim.x * blockDim.x)"},
 		{"grid(2)", `local r, c = kernels.grid(2)`, "((i64)blockIdx.y * blockDim.y + threadIdx.y + 1)"},
 		{"shared and syncthreads", `local s = kernels.shared(128, "float32"); s[1] = 1; kernels.syncthreads()`, "__shared__ float s0_s[128];"},
-		{"atomic add", `kernels.atomic_add(y, 1, n)`, "atomicAdd(&p_y[((1LL) - 1)], (int)(l0_n));"},
+		{"atomic add", `kernels.atomic_add(y, 1, n)`, "glua_atomic_add(&p_y[((1LL) - 1)], (int)(l0_n));"},
 		{"a local declared then assigned", `local v; v = x[1]; x[2] = v`, "float l1_v = 0;"},
 		{"a swap through luac's temporaries", `local a, b = 1, 2; a, b = b, a`, "i64 l3__assign_1_ = 0;"},
 		{"a boolean local", `local ok = n > 1; if ok then x[1] = 1 end`, "bool l1_ok = 0;"},
