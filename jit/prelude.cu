@@ -90,42 +90,25 @@ __device__ inline int glua_atomic_max(int* p, int v) { return atomicMax(p, v); }
 __device__ inline i64 glua_atomic_max(i64* p, i64 v) { return atomicMax(p, v); }
 __device__ inline int glua_atomic_min(int* p, int v) { return atomicMin(p, v); }
 __device__ inline i64 glua_atomic_min(i64* p, i64 v) { return atomicMin(p, v); }
-__device__ inline float glua_atomic_max(float* p, float v) {
-    float old = *(volatile float*)p;
-    while (old == old && v == v && old < v) {
-        int seen = atomicCAS((int*)p, __float_as_int(old), __float_as_int(v));
-        if (seen == __float_as_int(old)) break;
-        old = __int_as_float(seen);
+// A float's bits and back, for the compare-and-swap loop of max and min.
+__device__ inline int glua_bits(float v) { return __float_as_int(v); }
+__device__ inline u64 glua_bits(double v) { return (u64)__double_as_longlong(v); }
+__device__ inline float glua_unbits(int b, float) { return __int_as_float(b); }
+__device__ inline double glua_unbits(u64 b, double) { return __longlong_as_double((i64)b); }
+template <typename F>
+__device__ inline F glua_atomic_extreme(F* p, F v, bool greater) {
+    F old = *(volatile F*)p;
+    while (old == old && v == v && (greater ? old < v : old > v)) {
+        auto seen = atomicCAS((decltype(glua_bits(v))*)p, glua_bits(old), glua_bits(v));
+        if (seen == glua_bits(old)) break;
+        old = glua_unbits(seen, v);
     }
     return old;
 }
-__device__ inline float glua_atomic_min(float* p, float v) {
-    float old = *(volatile float*)p;
-    while (old == old && v == v && old > v) {
-        int seen = atomicCAS((int*)p, __float_as_int(old), __float_as_int(v));
-        if (seen == __float_as_int(old)) break;
-        old = __int_as_float(seen);
-    }
-    return old;
-}
-__device__ inline double glua_atomic_max(double* p, double v) {
-    double old = *(volatile double*)p;
-    while (old == old && v == v && old < v) {
-        u64 seen = atomicCAS((u64*)p, (u64)__double_as_longlong(old), (u64)__double_as_longlong(v));
-        if (seen == (u64)__double_as_longlong(old)) break;
-        old = __longlong_as_double((i64)seen);
-    }
-    return old;
-}
-__device__ inline double glua_atomic_min(double* p, double v) {
-    double old = *(volatile double*)p;
-    while (old == old && v == v && old > v) {
-        u64 seen = atomicCAS((u64*)p, (u64)__double_as_longlong(old), (u64)__double_as_longlong(v));
-        if (seen == (u64)__double_as_longlong(old)) break;
-        old = __longlong_as_double((i64)seen);
-    }
-    return old;
-}
+__device__ inline float glua_atomic_max(float* p, float v) { return glua_atomic_extreme(p, v, true); }
+__device__ inline double glua_atomic_max(double* p, double v) { return glua_atomic_extreme(p, v, true); }
+__device__ inline float glua_atomic_min(float* p, float v) { return glua_atomic_extreme(p, v, false); }
+__device__ inline double glua_atomic_min(double* p, double v) { return glua_atomic_extreme(p, v, false); }
 __device__ inline int glua_atomic_exch(int* p, int v) { return atomicExch(p, v); }
 __device__ inline i64 glua_atomic_exch(i64* p, i64 v) { return (i64)atomicExch((u64*)p, (u64)v); }
 __device__ inline float glua_atomic_exch(float* p, float v) { return atomicExch(p, v); }
