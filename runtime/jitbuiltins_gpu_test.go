@@ -60,9 +60,11 @@ end
 // error, in ulps of the correctly rounded result, in single and double
 // precision (the CUDA C Programming Guide's tables of the mathematical
 // standard library functions; sqrt with NVRTC's default -prec-sqrt=true).
-// The CPU's float32 result is the correctly rounded one and its float64
-// one is Go's (within an ulp), so the two backends may differ by the bound
-// plus one ulp in float32, plus two in float64.
+// The CPU's float32 result is the correctly rounded one, so the two
+// backends may differ by the bound plus one ulp (the CPU's float64 value
+// rounding the other way). Its float64 one is Go's math package's, within
+// an ulp or two (pow, which multiplies by repeated squaring, a few), so
+// there they may differ by the bound plus three.
 var gpuMath = []struct {
 	expr         string
 	ulp32, ulp64 int
@@ -134,7 +136,7 @@ got = flat
 			gpu, cpu := onGPUAndCPU(t, src)
 			single := dtype == "float32"
 			for k, m := range gpuMath {
-				bound := float64(m.ulp64 + 2)
+				bound := float64(m.ulp64 + 3)
 				if single {
 					bound = float64(m.ulp32 + 1)
 				}
