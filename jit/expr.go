@@ -55,7 +55,7 @@ func (t *typer) name(ex *ast.IdentExpr) Expr {
 		t.global(ex)
 	}
 	if b.arr != nil {
-		t.fail(ex.Line(), "the array %s can only be indexed (%s[i]), measured (#%s, %s.shape[k]) or passed to kernels.atomic_add", ex.Value, ex.Value, ex.Value, ex.Value)
+		t.fail(ex.Line(), "the array %s can only be indexed (%s[i]), measured (#%s, %s.shape[k]) or passed to an atomic (kernels.atomic_add, ...)", ex.Value, ex.Value, ex.Value, ex.Value)
 	}
 	typ := t.prog.Locals[b.slot].Type
 	if typ == Void {
