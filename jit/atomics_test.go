@@ -139,8 +139,7 @@ func TestAtomicExchAndCasAreIndivisible(t *testing.T) {
 				local i = kernels.grid(1)
 				if i > #olds then return end
 				olds[i] = kernels.atomic_exch(slots, 1, i)
-				local mine = kernels.atomic_cas(slots, 2, 0, i)
-				if mine == 0 then kernels.atomic_add(slots, 3, 1) end
+				if kernels.atomic_cas(slots, 2, 0, i) == 0 then kernels.atomic_add(slots, 3, 1) end
 				local seen = 0 -- a first guess; the loop reads the element atomically
 				while true do
 					local old = kernels.atomic_cas(slots, 4, seen, seen + 1)
@@ -192,7 +191,11 @@ func TestAtomicMisuseIsRefusedNamingTheCall(t *testing.T) {
 		{`return function(x) kernels.atomic_min(x, 1, 1) end`, Signature{arr(fl32, 2)},
 			"kernels.atomic_min takes a 1-D array; x has 2 dimensions"},
 		{`return function(x) x[2] = 2 * kernels.atomic_add(x, 1, 1) end`, Signature{arr(fl32, 1)},
-			"kernels.atomic_add's old value can only be assigned, alone, to a local or an element (local old = kernels.atomic_add(...)), or the call be a statement"},
+			"kernels.atomic_add's old value can only be assigned, alone, to a local or an element (local old = kernels.atomic_add(...)) or be the left side of an if's comparison (if kernels.atomic_add(...) == v then), or the call be a statement"},
+		{`return function(x) if 0 == kernels.atomic_add(x, 1, 1) then x[2] = 1 end end`, Signature{arr(fl32, 1)},
+			"kernels.atomic_add's old value can only be"},
+		{`return function(x) while kernels.atomic_add(x, 1, 1) > 0 do end end`, Signature{arr(fl32, 1)},
+			"kernels.atomic_add's old value can only be"},
 		{`return function(x) local a = 1 + kernels.atomic_exch(x, 1, 1) end`, Signature{arr(fl32, 1)},
 			"kernels.atomic_exch's old value can only be assigned, alone,"},
 		{`return function(x) local a, b = kernels.atomic_exch(x, 1, 1), 2 end`, Signature{arr(fl32, 1)},
@@ -210,6 +213,33 @@ func TestAtomicMisuseIsRefusedNamingTheCall(t *testing.T) {
 	}
 }
 
+// An atomic on the left of an if's comparison runs once, before the
+// comparison, also in an elseif, whose atomic runs only when the
+// conditions before it are false.
+func TestAtomicComparedInAnIfRunsOnce(t *testing.T) {
+	got := runKernel(t, `return function(c, x)
+		local i = kernels.grid(1)
+		if kernels.atomic_add(c, 1, 1) >= 10 then
+			x[i] = 1
+		elseif kernels.atomic_add(c, 2, 1) < c[3] then
+			x[i] = 2
+		else
+			x[i] = 3
+		end
+	end`, [3]int{1, 1, 1}, [3]int{16, 1, 1}, []any{HostArray{DType: device.Int64, Shape: []int{3}, Data: []byte{
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0}}, zeros(device.Int32, 16)})
+	if c := values(got[0]); c[0] != 16 || c[1] != 10 {
+		t.Errorf("the counters are %v, want 16 (every thread) and 10 (the threads that found the first below 10)", c)
+	}
+	count := map[float64]int{}
+	for _, v := range values(got[1]) {
+		count[v]++
+	}
+	if count[1] != 6 || count[2] != 4 || count[3] != 6 {
+		t.Errorf("threads per branch %v, want 6, 4 and 6", count)
+	}
+}
+
 func TestAtomicsTranslateToThePreludesHelpers(t *testing.T) {
 	p := mustTranslate(t, `return function(x, y)
 		local old = kernels.atomic_max(x, 2, 1.5)
@@ -219,5 +249,14 @@ func TestAtomicsTranslateToThePreludesHelpers(t *testing.T) {
 		"{ l0__atomic_max_ = glua_atomic_max(&p_x[((2LL) - 1)], (double)((1.5e+00))); } else glua_stop = true;",
 		"l1_old = l0__atomic_max_;",
 		"glua_atomic_cas(&p_y[((1LL) - 1)], (int)((3LL)), sat_i32((double)(l1_old)));",
+	})
+}
+
+func TestAtomicComparedInAnIfTranslatesBeforeTheIf(t *testing.T) {
+	p := mustTranslate(t, `return function(lock, x)
+		if kernels.atomic_cas(lock, 1, 0, 1) == 0 then x[1] = 1 end
+	end`, Signature{arr(device.Int32, 1), arr(fl32, 1)}, Options{})
+	containsAll(t, CUDA(p), []string{
+		"l0__atomic_cas_ = glua_atomic_cas(&p_lock[((1LL) - 1)], (int)((0LL)), (int)((1LL)));\n    if ((l0__atomic_cas_ == (0LL))) {",
 	})
 }

@@ -163,7 +163,7 @@ func (t *typer) atomicCall(e ast.Expr) *ast.FuncCallExpr {
 
 // atomicValue types `local x = kernels.atomic_*(...)` and `x = ...`: the
 // atomic keeps the old value in a local of its own, which is the value.
-func (t *typer) atomicValue(c *ast.FuncCallExpr) (Stmt, Expr) {
+func (t *typer) atomicValue(c *ast.FuncCallExpr) (*Atomic, Expr) {
 	_, name := t.library(c.Func)
 	at := t.atomic(c, t.newLocal("("+name+")", Void))
 	typ := computeType(at.Arr.DType)

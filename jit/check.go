@@ -146,7 +146,8 @@ func (t *typer) stmt(s ast.Stmt) []Stmt {
 	case *ast.DoBlockStmt:
 		return t.block(st.Stmts)
 	case *ast.IfStmt:
-		return []Stmt{&If{Cond: t.cond(st.Condition), Then: t.block(st.Then), Else: t.block(st.Else)}}
+		pre, cond := t.ifCond(st.Condition)
+		return append(pre, &If{Cond: cond, Then: t.block(st.Then), Else: t.block(st.Else)})
 	case *ast.WhileStmt:
 		return []Stmt{&While{Cond: t.cond(st.Condition), Body: t.block(st.Stmts)}}
 	case *ast.NumberForStmt:
@@ -169,6 +170,24 @@ func (t *typer) cond(e ast.Expr) Expr {
 		t.fail(e.Line(), "a condition must be a comparison or a boolean, not %s (in Lua every number is true; write x ~= 0)", x.Type())
 	}
 	return x
+}
+
+// ifCond types an if's condition. An atomic on the left of its
+// comparison (if kernels.atomic_cas(lock, 1, 0, 1) == 0 then) runs first,
+// as Lua evaluates it first, in a statement of its own before the if; the
+// comparison reads its old value through a name no Lua name can be.
+func (t *typer) ifCond(e ast.Expr) ([]Stmt, Expr) {
+	c, ok := e.(*ast.RelationalOpExpr)
+	if !ok || t.atomicCall(c.Lhs) == nil {
+		return nil, t.cond(e)
+	}
+	at, _ := t.atomicValue(t.atomicCall(c.Lhs))
+	old := &ast.IdentExpr{Value: "(old value)"}
+	old.SetLine(c.Lhs.Line())
+	t.bind(old.Value, binding{slot: at.Slot})
+	cmp := &ast.RelationalOpExpr{Operator: c.Operator, Lhs: old, Rhs: c.Rhs}
+	cmp.SetLine(c.Line())
+	return []Stmt{at}, t.cond(cmp)
 }
 
 // local declares locals: `local x = e`, `local r, c = kernels.grid(2)`,

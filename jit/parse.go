@@ -83,14 +83,16 @@ type parser struct {
 	chunk  string
 	scopes []map[string]bool
 	mapFn  bool // a kernels.map function: scalars in, one value out
-	// valueOf is the right side of `local x = e` or `x = e` being
-	// walked: where an atomic's old value may go
+	// valueOf is the right side of `local x = e` or `x = e`, or the left
+	// side of an if's comparison, being walked: where an atomic's old
+	// value may go
 	valueOf ast.Expr
 }
 
-// assigned notes the one value of a single assignment, the only place an
-// atomic's value may appear: the atomic is then a statement of its own,
-// and every expression stays free of side effects.
+// assigned notes the one value of a single assignment, where an atomic's
+// value may appear (as it may on the left of an if's comparison, which
+// Lua evaluates first): the atomic is then a statement of its own, and
+// every expression stays free of side effects.
 func (p *parser) assigned(names int, exprs []ast.Expr) {
 	p.valueOf = nil
 	if names == 1 && len(exprs) == 1 {
@@ -160,6 +162,9 @@ func (p *parser) stmt(s ast.Stmt, loops int) {
 	case *ast.DoBlockStmt:
 		p.block(st.Stmts, loops)
 	case *ast.IfStmt:
+		if c, ok := st.Condition.(*ast.RelationalOpExpr); ok {
+			p.valueOf = c.Lhs // if kernels.atomic_cas(...) == 0 then
+		}
 		p.expr(st.Condition)
 		p.block(st.Then, loops)
 		p.block(st.Else, loops)
@@ -305,7 +310,7 @@ func (p *parser) call(ex *ast.FuncCallExpr, asStmt bool) {
 		p.fail(line, "kernels.%s is a statement in a kernel; it has no value", name)
 	}
 	if !asStmt && mod == "kernels" && isAtomic(name) && ex != p.valueOf {
-		p.fail(line, "kernels.%s's old value can only be assigned, alone, to a local or an element (local old = kernels.%s(...)), or the call be a statement", name, name)
+		p.fail(line, "kernels.%s's old value can only be assigned, alone, to a local or an element (local old = kernels.%s(...)) or be the left side of an if's comparison (if kernels.%s(...) == v then), or the call be a statement", name, name, name)
 	}
 	if mod == "kernels" && name == "shared" {
 		p.sharedArgs(ex)

@@ -164,8 +164,7 @@ func TestJitAtomicsAgreeBetweenGPUAndCPU(t *testing.T) {
 			cas := ""
 			if strings.HasPrefix(dtype, "int") {
 				cas = `
-  local claim = kernels.atomic_cas(c, 6, 0, i)
-  if claim == 0 then kernels.atomic_add(c, 7, 1) end
+  if kernels.atomic_cas(c, 6, 0, i) == 0 then kernels.atomic_add(c, 7, 1) end
   local seen = 0
   while true do
     local old = kernels.atomic_cas(c, 8, seen, seen + 1)
