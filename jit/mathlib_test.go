@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/luatest"
 )
 
 // luaMath are the math library's functions as Lua 5.1 defines them
@@ -174,4 +176,75 @@ func TestMathMisuseIsRefusedNamingTheCall(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.src, err, c.want)
 		}
 	}
+}
+
+// The reference interpreter agrees: each expression run by lua5.1 itself
+// (C's libm, correctly rounded or nearly) over the same float64 inputs
+// gives what the evaluator gives (Go's math package, whose acos, for one,
+// is up to two ulps off) within two ulps; frexp's and modf's second
+// values exactly.
+func TestMathFunctionsAgreeWithLua51(t *testing.T) {
+	const n = 100
+	r := rand.New(rand.NewSource(8))
+	a, b := zeros(device.Float64, n), zeros(device.Float64, n)
+	var as, bs []string
+	for i := 0; i < n; i++ {
+		storeFloat(device.Float64, a.Data, i, r.Float64()*2-1)
+		storeFloat(device.Float64, b.Data, i, 0.5+r.Float64()*4)
+		as, bs = append(as, fmt.Sprintf("%.17g", element(a, i))), append(bs, fmt.Sprintf("%.17g", element(b, i)))
+	}
+	exprs := []string{"select(2, math.frexp(b * 100))", "select(2, math.modf(b * a * 3))"}
+	for _, m := range luaMath {
+		exprs = append(exprs, m.expr)
+	}
+	var src strings.Builder
+	fmt.Fprintf(&src, "local A, B = {%s}, {%s}\n", strings.Join(as, ", "), strings.Join(bs, ", "))
+	for _, e := range exprs {
+		fmt.Fprintf(&src, "for i = 1, %d do local a, b = A[i], B[i]; io.write(string.format('%%.17g ', %s)) end print()\n", n, e)
+	}
+	lines := strings.Split(luatest.RunLua51(t, src.String()), "\n")
+	for k, e := range exprs {
+		body := fmt.Sprintf(`return function(out, x, y)
+			local i = kernels.grid(1)
+			local a, b = x[i], y[i]
+			out[i] = %s
+		end`, e)
+		if strings.HasPrefix(e, "select(2, ") {
+			call := strings.TrimSuffix(strings.TrimPrefix(e, "select(2, "), ")")
+			body = fmt.Sprintf(`return function(out, x, y)
+				local i = kernels.grid(1)
+				local a, b = x[i], y[i]
+				local first, second = %s
+				out[i] = second
+			end`, call)
+		}
+		got := runKernel(t, body, [3]int{1, 1, 1}, [3]int{n, 1, 1}, []any{zeros(device.Float64, n), a, b})[0]
+		for i, f := range strings.Fields(lines[k]) {
+			want, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatalf("lua5.1 printed %q for %s", f, e)
+			}
+			g := element(got, i)
+			if ulpsApart(g, want) > 2 {
+				t.Errorf("%s with a = %s, b = %s: the evaluator gives %v, lua5.1 %v", e, as[i], bs[i], g, want)
+				break
+			}
+		}
+	}
+}
+
+// ulpsApart is how many float64 values lie between x and y (0 for two
+// NaNs).
+func ulpsApart(x, y float64) float64 {
+	if x == y || x != x && y != y {
+		return 0
+	}
+	order := func(v float64) float64 {
+		b := int64(math.Float64bits(v))
+		if b < 0 {
+			b = math.MinInt64 - b
+		}
+		return float64(b)
+	}
+	return math.Abs(order(x) - order(y))
 }
