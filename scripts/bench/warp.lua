@@ -6,7 +6,8 @@
 --             adds the warp's sum to the total with one atomic; a call is
 --             zeroing the total, the launch and reading the total back,
 --             as kernels.sum returns its number. GB/s counts the 4·n bytes
---             read. Target: ≥ 0.9 of kernels.sum's bandwidth.
+--             read. Target: ≥ 0.9 of kernels.sum's bandwidth. Peer: PyTorch's
+--             x.sum(dtype=float64) (warp.py).
 --
 --   glua scripts/bench/warp.lua [log2 elements]
 --
