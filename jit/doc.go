@@ -26,6 +26,13 @@
 // convert to the array's dtype once: floats into integer arrays truncate
 // and saturate as device.Set does, integers wrap.
 //
+// Atomics (kernels.atomic_*) are the one operation with a side effect:
+// each is a statement of the typed form (Atomic), its old value kept in
+// a local, so that every expression stays free of side effects. Warp
+// primitives (kernels.shfl_down, shfl_xor, syncwarp) make the evaluator
+// run a block's threads as goroutines that meet warp by warp (warp.go),
+// as a GPU warp runs its lanes in step.
+//
 // An operation that can fail while the kernel runs (an integer % whose
 // divisor may be 0) is a trap of the Program: the evaluator returns its
 // error, and the CUDA C records its number in an error record the runtime
