@@ -230,7 +230,7 @@ type rankExit struct {
 }
 
 // runRanks starts the ranks and waits for them. The first to fail, or a
-// SIGINT or SIGTERM to the launcher, stops the others: SIGTERM to each
+// SIGINT, SIGTERM or SIGHUP to the launcher, stops the others: SIGTERM to each
 // rank's process group, then SIGKILL after stopGrace. Each rank is the
 // leader of its own group, so that what a script started (os.execute)
 // is stopped with it, and so that Ctrl-C at a terminal reaches the
@@ -239,7 +239,8 @@ func runRanks(exe string, args []string, plan rankPlan) int {
 	n := len(plan)
 	stdout, stderr := &lineSink{w: os.Stdout}, &lineSink{w: os.Stderr}
 	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal closed) ends the job as SIGTERM does.
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 
 	cmds := make([]*exec.Cmd, 0, n)
@@ -260,7 +261,7 @@ func runRanks(exe string, args []string, plan rankPlan) int {
 		cmd.Args[0] = os.Args[0]
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Stdout, cmd.Stderr = out, errw
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = rankProcAttr()
 		// A grandchild holding the pipes open must not keep the
 		// launcher waiting once its rank has ended.
 		cmd.WaitDelay = stopGrace
