@@ -15,6 +15,7 @@ package agree
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"github.com/gluaproject/glua/internal/callhead"
+	"github.com/gluaproject/glua/internal/hello"
 )
 
 // Error is the group's failure: Op is the call that disagreed or that a
@@ -79,9 +81,12 @@ type peer struct {
 	left bool
 }
 
-// helloSize is a joining rank's first message: its rank and the size it
-// was started with.
-const helloSize = 8
+// A joining rank's first message is helloMagic, then its rank and the
+// size it was started with; the magic tells a rank from a stranger.
+const (
+	helloMagic = "glua-agree/1"
+	helloSize  = len(helloMagic) + 8
+)
 
 // Root is rank 0's end: it accepts the size-1 other ranks on l within
 // timeout (zero: no limit) and then compares their calls with its own.
@@ -89,39 +94,46 @@ const helloSize = 8
 func Root(l net.Listener, size int, timeout time.Duration, onFail func(*Error)) (*Checker, error) {
 	c := &Checker{rank: 0, size: size, onFail: onFail, peers: make([]*peer, size)}
 	c.cond = sync.NewCond(&c.mu)
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
+	wait := hello.Wait
+	if tl, ok := l.(*net.TCPListener); ok && timeout > 0 {
+		tl.SetDeadline(time.Now().Add(timeout))
+		wait = min(wait, timeout)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	greetings, failed := hello.Accept(ctx, l, wait, "rank 0's check of calls at "+l.Addr().String(), readHello)
 	for joined := 1; joined < size; joined++ {
-		if tl, ok := l.(*net.TCPListener); ok && !deadline.IsZero() {
-			tl.SetDeadline(deadline)
-		}
-		conn, err := l.Accept()
-		if err != nil {
+		g, ok := <-greetings
+		if !ok {
 			c.Close()
-			return nil, fmt.Errorf("%d of %d ranks joined the check of their calls: %w", joined, size, err)
+			return nil, fmt.Errorf("%d of %d ranks joined the check of their calls: %w", joined, size, <-failed)
 		}
-		var hello [helloSize]byte
-		conn.SetReadDeadline(deadline)
-		if _, err := io.ReadFull(conn, hello[:]); err != nil {
-			conn.Close()
-			c.Close()
-			return nil, fmt.Errorf("a rank joining the check of calls: %w", err)
-		}
-		conn.SetReadDeadline(time.Time{})
-		r, n := int(binary.LittleEndian.Uint32(hello[:])), int(binary.LittleEndian.Uint32(hello[4:]))
+		r, n := g.Hello[0], g.Hello[1]
 		if n != size || r <= 0 || r >= size || c.peers[r] != nil {
-			conn.Close()
+			g.Conn.Close()
 			c.Close()
 			return nil, fmt.Errorf("a rank joined the check of calls as rank %d of %d, in a group of %d", r, n, size)
 		}
-		c.peers[r] = &peer{rank: r, conn: conn}
+		c.peers[r] = &peer{rank: r, conn: g.Conn}
 	}
 	for _, p := range c.peers[1:] {
 		go c.compare(p)
 	}
 	return c, nil
+}
+
+// readHello reads a joining rank's hello: its rank and the size it was
+// started with.
+func readHello(conn net.Conn) ([2]int, error) {
+	var b [helloSize]byte
+	if _, err := io.ReadFull(conn, b[:]); err != nil {
+		return [2]int{}, err
+	}
+	if string(b[:len(helloMagic)]) != helloMagic {
+		return [2]int{}, errors.New("not a glua rank (bad hello)")
+	}
+	n := b[len(helloMagic):]
+	return [2]int{int(binary.LittleEndian.Uint32(n)), int(binary.LittleEndian.Uint32(n[4:]))}, nil
 }
 
 // Join is the end of rank (> 0): it connects to rank 0's Root at addr.
@@ -130,9 +142,9 @@ func Join(addr string, rank, size int, timeout time.Duration, onFail func(*Error
 	if err != nil {
 		return nil, fmt.Errorf("joining the check of calls at %s: %w", addr, err)
 	}
-	hello := binary.LittleEndian.AppendUint32(nil, uint32(rank))
-	hello = binary.LittleEndian.AppendUint32(hello, uint32(size))
-	if _, err := conn.Write(hello); err != nil {
+	msg := binary.LittleEndian.AppendUint32([]byte(helloMagic), uint32(rank))
+	msg = binary.LittleEndian.AppendUint32(msg, uint32(size))
+	if _, err := conn.Write(msg); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("joining the check of calls at %s: %w", addr, err)
 	}

@@ -2,7 +2,9 @@ package agree
 
 import (
 	"encoding/binary"
+	"log"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/callhead"
+	"github.com/gluaproject/glua/internal/hello"
 )
 
 // group starts size checkers on the loopback, each recording its
@@ -169,8 +172,8 @@ func TestARankThatLeavesEarlyFailsTheGroup(t *testing.T) {
 	}
 }
 
-// A stranger on rank 0's port, claiming a place that does not exist, stops
-// the group from forming with an error that says so.
+// A rank of another group on rank 0's port, claiming a place that does
+// not exist here, stops the group from forming with an error that says so.
 func TestAJoinFromOutsideTheGroupIsRefused(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -183,7 +186,7 @@ func TestAJoinFromOutsideTheGroupIsRefused(t *testing.T) {
 			return
 		}
 		defer conn.Close()
-		hello := binary.LittleEndian.AppendUint32(nil, 1)
+		hello := binary.LittleEndian.AppendUint32([]byte(helloMagic), 1)
 		conn.Write(binary.LittleEndian.AppendUint32(hello, 3))
 		time.Sleep(time.Second)
 	}()
@@ -191,6 +194,85 @@ func TestAJoinFromOutsideTheGroupIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "as rank 1 of 3, in a group of 2") {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// Clients that connect to rank 0's port and send nothing, or send what no
+// rank sends, are dropped on their own deadline and named in the log; the
+// ranks that do come form the group at once, whatever the strangers do.
+func TestSilentOrForeignClientsDoNotStallTheGroup(t *testing.T) {
+	logged := &syncWriter{w: new(strings.Builder)}
+	log.SetOutput(logged)
+	defer log.SetOutput(os.Stderr)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	silent, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	foreign, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer foreign.Close()
+	foreign.Write([]byte("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+	start := time.Now()
+	type joined struct {
+		c   *Checker
+		err error
+	}
+	root := make(chan joined, 1)
+	go func() {
+		c, err := Root(l, 2, 30*time.Second, func(*Error) {})
+		root <- joined{c, err}
+	}()
+	time.Sleep(100 * time.Millisecond) // the strangers are accepted first
+	one, err := Join(l.Addr().String(), 1, 2, 30*time.Second, func(*Error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	r := <-root
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer r.c.Close()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the group took %v to form beside a silent client", d)
+	}
+	deadline := time.Now().Add(hello.Wait + 2*time.Second)
+	for time.Now().Before(deadline) && strings.Count(logged.String(), "dropped a connection") < 2 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, want := range []string{
+		"rank 0's check of calls at " + l.Addr().String() + ": dropped a connection from " + foreign.LocalAddr().String() + ": not a glua rank (bad hello)",
+		"rank 0's check of calls at " + l.Addr().String() + ": dropped a connection from " + silent.LocalAddr().String() + ": it sent no hello in time",
+	} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the log has no %q:\n%s", want, logged.String())
+		}
+	}
+}
+
+// syncWriter lets the log's writer be read while the log writes to it.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
 }
 
 // A rank that never joins stops the group from forming within the timeout.
