@@ -2,6 +2,7 @@ package agree
 
 import (
 	"encoding/binary"
+	"fmt"
 	"log"
 	"net"
 	"os"
@@ -339,5 +340,136 @@ func TestSettleWaitsNoLongerThanItsTimeout(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+func send(peer int, bytes uint64) callhead.Header {
+	return callhead.Header{Kind: callhead.Send, Root: int32(peer), Count: bytes}
+}
+
+func recv(peer int, bytes uint64) callhead.Header {
+	return callhead.Header{Kind: callhead.Recv, Root: int32(peer), Count: bytes}
+}
+
+// expectFailure waits for every rank in ranks to be told of the group's
+// failure, and checks what it says.
+func expectFailure(t *testing.T, fails []chan *Error, ranks []int, atFault int, msg string, gone bool) {
+	t.Helper()
+	for _, r := range ranks {
+		select {
+		case e := <-fails[r]:
+			if e.Rank != atFault || e.Msg != msg || e.Gone != gone {
+				t.Errorf("rank %d was told %+v, want rank %d: %q (gone %v)", r, e, atFault, msg, gone)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("rank %d was not told %q", r, msg)
+		}
+	}
+}
+
+func expectNoFailure(t *testing.T, fails []chan *Error) {
+	t.Helper()
+	time.Sleep(200 * time.Millisecond)
+	for r, f := range fails {
+		select {
+		case e := <-f:
+			t.Errorf("rank %d was told %+v", r, e)
+		default:
+		}
+	}
+}
+
+// Sends and recvs that pair, in any order between the collectives and
+// however the ranks interleave them, never fail.
+func TestPointToPointCallsThatPairNeverFail(t *testing.T) {
+	cs, fails := group(t, 3)
+	calls := [][]callhead.Header{
+		{send(1, 8), recv(2, 4), allReduce(4), send(1, 16), send(2, 1), allReduce(4)},
+		{recv(0, 8), allReduce(4), recv(0, 16), send(2, 3), allReduce(4)},
+		{send(0, 4), allReduce(4), recv(1, 3), recv(0, 1), allReduce(4)},
+	}
+	// Rank 0 last, so that the others' calls wait to be paired with its own.
+	for _, r := range []int{2, 1, 0} {
+		for _, h := range calls[r] {
+			if err := cs[r].Call(h); err != nil {
+				t.Fatalf("rank %d, %s: %v", r, h.PairCall(), err)
+			}
+		}
+	}
+	if err := cs[0].Settle(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	expectNoFailure(t, fails)
+}
+
+// A send and a recv that cannot pair fail every rank at once, naming both
+// calls as the CPU backend's ring does, rather than waiting for the
+// timeout: NCCL would wait for ever.
+func TestPointToPointCallsThatDoNotPairFailEveryRank(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		calls   [][]callhead.Header // ranks 0, 1, 2
+		atFault int
+		msg     string
+	}{
+		{"both send", [][]callhead.Header{{send(1, 8)}, {send(0, 8)}, nil}, 1, "rank 1 called send to rank 0, rank 0 called send to rank 1"},
+		{"sizes", [][]callhead.Header{{recv(2, 8)}, nil, {send(0, 12)}}, 2, "rank 2 sends 12 bytes, rank 0 receives 8"},
+		{"a collective between", [][]callhead.Header{{allReduce(4), send(1, 8)}, {recv(0, 8), allReduce(4)}, {allReduce(4)}}, 1,
+			"rank 1 called recv from rank 0 after 0 collective calls, rank 0 called send to rank 1 after 1"},
+		{"a collective first", [][]callhead.Header{nil, {allReduce(4), send(2, 8)}, {recv(1, 8), allReduce(4)}}, 2,
+			"rank 2 called recv from rank 1, rank 1 called all_reduce"},
+		{"the peer moved on", [][]callhead.Header{{allReduce(4)}, {send(2, 8), allReduce(4)}, {allReduce(4)}}, 1,
+			"rank 1 called send to rank 2, rank 2 called all_reduce"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, fails := group(t, 3)
+			for r, calls := range tc.calls {
+				for _, h := range calls {
+					cs[r].Call(h)
+				}
+			}
+			expectFailure(t, fails, []int{0, 1, 2}, tc.atFault, tc.msg, false)
+		})
+	}
+}
+
+// A rank that ends without closing its end (its process exited or failed)
+// is reported to every rank as gone, at once, so that a collective waiting
+// on it can be aborted; its later calls fail naming it. Rank 0 relays the
+// news from the others.
+func TestARankGoneWithoutGoodbyeIsReportedToEveryRank(t *testing.T) {
+	for _, gone := range []int{0, 1} {
+		cs, fails := group(t, 3)
+		for _, c := range cs {
+			c.Call(allReduce(4))
+		}
+		cs[gone].Abort()
+		var others []int
+		for r := range 3 {
+			if r != gone {
+				others = append(others, r)
+			}
+		}
+		want := fmt.Sprintf("rank %d left the group without closing it (it exited or failed)", gone)
+		expectFailure(t, fails, others, gone, want, true)
+		if err := cs[2].Call(allReduce(4)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("rank %d left the group", gone)) {
+			t.Errorf("rank %d gone: rank 2's next call returned %v", gone, err)
+		}
+	}
+}
+
+// Rank 0 closing after the same calls as the others is no failure; a
+// later collective of another rank, which rank 0 will never make, fails
+// at once.
+func TestRankZerosGoodbyeEndsOnlyCallsItWillNotMake(t *testing.T) {
+	cs, fails := group(t, 2)
+	for _, c := range cs {
+		c.Call(allReduce(4))
+	}
+	cs[0].Close()
+	expectNoFailure(t, fails)
+	err := cs[1].Call(allReduce(4))
+	if err == nil || err.(*Error).Msg != "rank 0 left the group after 1 collective call, before this one" {
+		t.Errorf("rank 1's call after rank 0 closed returned %v", err)
 	}
 }
