@@ -203,12 +203,47 @@ func (c *Comm) Barrier() error {
 func (c *Comm) Close() error {
 	c.closeOnce.Do(func() {
 		c.closeErr = c.comm.Close()
-		rt := c.rt
-		rt.mu.Lock()
-		rt.comms = slices.DeleteFunc(rt.comms, func(o *Comm) bool { return o == c })
-		rt.mu.Unlock()
+		c.forget()
 	})
 	return c.closeErr
+}
+
+// Abort leaves the group at once where the backend can (device.CommAborter:
+// NCCL's ncclCommAbort), else as Close does; the other ranks learn that
+// this one is gone. A program whose work failed leaves so.
+func (c *Comm) Abort() error {
+	a, ok := c.comm.(device.CommAborter)
+	if !ok {
+		return c.Close()
+	}
+	c.closeOnce.Do(func() {
+		c.closeErr = a.Abort()
+		c.forget()
+	})
+	return c.closeErr
+}
+
+// forget drops c from its runtime's open comms.
+func (c *Comm) forget() {
+	rt := c.rt
+	rt.mu.Lock()
+	rt.comms = slices.DeleteFunc(rt.comms, func(o *Comm) bool { return o == c })
+	rt.mu.Unlock()
+}
+
+// AbortComms leaves every group this runtime is in at once (Comm.Abort),
+// before a Close that would wait for the collectives queued: glua calls
+// it when a script failed, so that the other ranks end within seconds
+// instead of at their timeout.
+func (rt *Runtime) AbortComms() error {
+	rt.mu.Lock()
+	comms := slices.Clone(rt.comms)
+	rt.mu.Unlock()
+	var errs []error
+	for _, c := range comms {
+		errs = append(errs, c.Abort())
+	}
+	return errors.Join(errs...)
 }
 
 func (rt *Runtime) closeComms() error {

@@ -116,6 +116,45 @@ func TestDistRankThatExitsEarlyFailsTheOthersWithinTheTimeout(t *testing.T) {
 	}
 }
 
+// A rank whose script raises an error ends the job within seconds, not at
+// the timeout, wherever the error comes: before the group forms, between
+// two collectives, or while rank 0 waits inside one. The launcher names
+// the rank and its message.
+func TestARanksLuaErrorEndsTheJobWithinSecondsNamingIt(t *testing.T) {
+	t.Parallel()
+	for _, when := range []string{"before", "between", "inside"} {
+		t.Run(when, func(t *testing.T) {
+			t.Parallel()
+			r, took := rankError(t, when, "cpu", []string{"--allow-oversubscribe"})
+			checkRankError(t, r, took)
+		})
+	}
+}
+
+// rankError runs dist_rank_error.lua on two ranks of backend, with a
+// timeout far longer than the job may take.
+func rankError(t *testing.T, when, backend string, extra []string) (result, time.Duration) {
+	t.Helper()
+	args := append([]string{"--nproc", "2", "--backend", backend}, extra...)
+	inv := invocation{dir: "testdata", args: append(args, "dist_rank_error.lua", when), env: []string{"GLUA_DIST_TIMEOUT=60s"}}
+	start := time.Now()
+	r := inv.run(t, gluaBin, "glua")
+	return r, time.Since(start)
+}
+
+func checkRankError(t *testing.T, r result, took time.Duration) {
+	t.Helper()
+	// Rank 0 may see rank 1 go and report first: the launcher names the
+	// rank that failed first all the same.
+	want := "\nglua: rank 1 failed: dist_rank_error.lua:6: rank one fails; stopping the other ranks\n"
+	if r.code != 1 || !strings.HasSuffix(r.stderr, want) || strings.Contains(r.stdout, "should not get here") {
+		t.Errorf("want status 1 and stderr ending %q; got %v", want, r)
+	}
+	if took > 10*time.Second {
+		t.Errorf("the job took %v to end after rank 1's error", took)
+	}
+}
+
 // batch.iter and batch.chunks with shard = true deal a job's batches out
 // among its ranks: with three ranks every batch, streamed or listed, and
 // every chunk reaches exactly one rank, numbered among all of them; alone,

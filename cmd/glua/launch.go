@@ -229,7 +229,8 @@ type rankExit struct {
 	err  error // from exec.Cmd.Wait
 }
 
-// runRanks starts the ranks and waits for them. The first to fail, or a
+// runRanks starts the ranks and waits for them. The first to report a
+// failed script (tellLauncher) or to exit with an error, or a
 // SIGINT, SIGTERM or SIGHUP to the launcher, stops the others: SIGTERM to each
 // rank's process group, then SIGKILL after stopGrace. Each rank is the
 // leader of its own group, so that what a script started (os.execute)
@@ -245,6 +246,7 @@ func runRanks(exe string, args []string, plan rankPlan) int {
 
 	cmds := make([]*exec.Cmd, 0, n)
 	exits := make(chan rankExit, n)
+	reports := make(chan rankReport, n)
 	running := map[int]bool{}
 	stop := func(sig syscall.Signal) {
 		for r, cmd := range cmds {
@@ -265,7 +267,17 @@ func runRanks(exe string, args []string, plan rankPlan) int {
 		// A grandchild holding the pipes open must not keep the
 		// launcher waiting once its rank has ended.
 		cmd.WaitDelay = stopGrace
-		if err := cmd.Start(); err != nil {
+		reportR, reportW, err := os.Pipe()
+		if err == nil {
+			cmd.ExtraFiles = []*os.File{reportW}
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", envReportFD, reportFD))
+			err = cmd.Start()
+			reportW.Close()
+			if err != nil {
+				reportR.Close()
+			}
+		}
+		if err != nil {
 			message(fmt.Sprintf("--nproc: starting rank %d: %v", r, err))
 			stop(syscall.SIGKILL)
 			for range len(cmds) {
@@ -275,6 +287,7 @@ func runRanks(exe string, args []string, plan rankPlan) int {
 		}
 		cmds = append(cmds, cmd)
 		running[r] = true
+		go readReports(r, reportR, reports)
 		go func() {
 			err := cmd.Wait()
 			out.flush()
@@ -291,15 +304,34 @@ func runRanks(exe string, args []string, plan rankPlan) int {
 		stop(syscall.SIGTERM)
 		kill = time.After(stopGrace)
 	}
+	// failed names the rank whose report came first, or the rank that
+	// ended as why says when none reported.
+	failed := func(rank int, why string, code int) {
+		select {
+		case rep := <-reports:
+			rep = firstReport(rep, reports)
+			message(fmt.Sprintf("rank %d failed: %s; stopping the other ranks", rep.rank, rep.msg))
+			status = 1
+		case <-time.After(reportWindow):
+			message(fmt.Sprintf("rank %d %s; stopping the other ranks", rank, why))
+			status = code
+		}
+		stopAll()
+	}
 	for len(running) > 0 {
 		select {
+		case rep := <-reports:
+			if !stopping {
+				rep = firstReport(rep, reports)
+				message(fmt.Sprintf("rank %d failed: %s; stopping the other ranks", rep.rank, rep.msg))
+				status = 1
+				stopAll()
+			}
 		case e := <-exits:
 			delete(running, e.rank)
 			if e.err != nil && !stopping {
-				var why string
-				why, status = describeExit(e.err)
-				message(fmt.Sprintf("rank %d %s; stopping the other ranks", e.rank, why))
-				stopAll()
+				why, code := describeExit(e.err)
+				failed(e.rank, why, code)
 			}
 		case sig := <-signals:
 			if !stopping {

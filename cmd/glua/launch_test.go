@@ -252,7 +252,7 @@ func TestAFailingRankStopsTheOthersAtOnce(t *testing.T) {
 	start := time.Now()
 	r := invocation{dir: dir, args: []string{"--nproc", "3", "--allow-oversubscribe", "rank_fails.lua", "4"}}.glua(t)
 	took := time.Since(start)
-	expect(t, r, 1, `^(\[[02]\] ready\n)*$`, `(?m)^\[1\] glua: rank_fails\.lua:4: boom\n\[1\] stack traceback:\n(.|\n)*^glua: rank 1 exited with status 1; stopping the other ranks\n$`)
+	expect(t, r, 1, `^(\[[02]\] ready\n)*$`, `(?m)^\[1\] glua: rank_fails\.lua:4: boom\n\[1\] stack traceback:\n(.|\n)*^glua: rank 1 failed: rank_fails\.lua:4: boom; stopping the other ranks\n$`)
 	if took > survive-time.Second {
 		t.Errorf("the launcher ended %v after rank 1 failed", took)
 	}
