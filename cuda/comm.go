@@ -365,7 +365,10 @@ func (c *comm) verdictGrace() time.Duration {
 func (c *comm) timedOutLocked(waited time.Duration) error {
 	if c.rank == 0 && c.check != nil {
 		call := c.check.Latest()
-		if missing := c.check.Missing(); len(missing) > 0 {
+		if missing, first := c.check.Missing(); len(missing) > 0 {
+			if first != "" {
+				call = first
+			}
 			e := &agree.Error{Op: call, Rank: missing[0], Msg: fmt.Sprintf("%s did not make the %s within the timeout (%v): rank 0 waited for %s",
 				ranksText(missing), call, c.timeout, ranksText(missing))}
 			c.check.Fail(e)
@@ -376,7 +379,7 @@ func (c *comm) timedOutLocked(waited time.Duration) error {
 		c.check.Fail(e)
 		return c.abortBy(e, false)
 	}
-	return c.abortLocked(fmt.Sprintf("rank %d of %d: a collective enqueued %v ago has not finished (timeout %v), and rank 0, which compares the calls, named no rank that missed it: rank 0 is the one waited for",
+	return c.abortLocked(fmt.Sprintf("rank %d of %d: waited %v for the other ranks (timeout %v), and rank 0, which compares the calls, named no rank that missed one: rank 0 is the one waited for",
 		c.rank, c.size, waited.Round(time.Millisecond), c.timeout))
 }
 
@@ -609,7 +612,11 @@ func (c *comm) settle() error {
 	if check == nil {
 		return nil
 	}
-	err := check.Settle(c.timeout)
+	timeout := c.timeout
+	if timeout > 0 {
+		timeout += c.verdictGrace()
+	}
+	err := check.Settle(timeout)
 	if err == nil {
 		return nil
 	}
@@ -617,7 +624,7 @@ func (c *comm) settle() error {
 		if e, ok := err.(*agree.Error); ok {
 			return c.abortBy(e, true)
 		}
-		return c.abortLocked(fmt.Sprintf("rank %d of %d: %v", c.rank, c.size, err))
+		return c.timedOutLocked(timeout)
 	})
 }
 

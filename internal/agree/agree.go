@@ -574,18 +574,23 @@ func (c *Checker) settledLocked() bool {
 // tells every rank of it.
 func (c *Checker) Fail(e *Error) { c.fail(e) }
 
-// Missing is, on rank 0, the ranks whose header of rank 0's latest
-// collective has not come: the ones it waits for. Elsewhere it is nil.
-func (c *Checker) Missing() []int {
+// Missing is, on rank 0, the ranks whose header of one of rank 0's
+// collectives has not come: the ones it waits for, and the earliest of
+// those calls ("all_reduce"). Elsewhere it is nil.
+func (c *Checker) Missing() (ranks []int, call string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var m []int
+	first := c.calls
 	for _, p := range c.peers {
 		if p != nil && p.arrived < c.calls {
-			m = append(m, p.rank)
+			ranks = append(ranks, p.rank)
+			first = min(first, p.arrived)
 		}
 	}
-	return m
+	if len(ranks) > 0 && first >= c.base {
+		call = c.own[first-c.base].Kind.String()
+	}
+	return ranks, call
 }
 
 // Latest names rank 0's latest collective ("all_reduce"); "" elsewhere

@@ -473,3 +473,26 @@ func TestRankZerosGoodbyeEndsOnlyCallsItWillNotMake(t *testing.T) {
 		t.Errorf("rank 1's call after rank 0 closed returned %v", err)
 	}
 }
+
+// Rank 0 knows whom it waits for: the ranks that have not made one of its
+// calls, and the earliest such call, which a timeout then names.
+func TestRankZeroNamesTheRanksThatHaveNotMadeItsCalls(t *testing.T) {
+	cs, _ := group(t, 3)
+	cs[0].Call(allReduce(4))
+	cs[0].Call(callhead.Header{Kind: callhead.Barrier, Root: -1})
+	cs[1].Call(allReduce(4))
+	cs[1].Call(callhead.Header{Kind: callhead.Barrier, Root: -1})
+	var ranks []int
+	var call string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if ranks, call = cs[0].Missing(); len(ranks) == 1 {
+			break
+		}
+	}
+	if len(ranks) != 1 || ranks[0] != 2 || call != "all_reduce" {
+		t.Errorf("Missing() = %v, %q; want [2], all_reduce", ranks, call)
+	}
+	if ranks, _ := cs[1].Missing(); ranks != nil {
+		t.Errorf("rank 1's Missing() = %v, want nil: only rank 0 knows", ranks)
+	}
+}
