@@ -50,3 +50,8 @@ func TestNCCLRankThatStopsAnsweringIsNamedAtTheTimeout(t *testing.T) {
 	twoGPUs(t)
 	checkStoppedRank(t, "cuda", nil)
 }
+
+func TestNCCLDistTrainOnTwoGPUsMatchesOneGPU(t *testing.T) {
+	twoGPUs(t)
+	checkDistTrain(t, "cuda", nil)
+}
