@@ -152,7 +152,7 @@ func TestNprocPastTheGPUCountIsAnErrorNamingIt(t *testing.T) {
 		{"cuda", 2, 2, false, "3,5", visible, ""},
 		{"cpu", 1, 3, true, "", unset, ""},
 	} {
-		plan, err := planRanks(tc.backend, tc.count, tc.n, tc.oversubscribe, tc.visible, tc.lookup)
+		plan, err := planRanks(tc.backend, tc.count, tc.n, tc.oversubscribe, tc.visible, tc.lookup, jobPlace{world: tc.n})
 		if tc.want != "" {
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("%s with %d, --nproc %d: %v, want %s", tc.backend, tc.count, tc.n, err, tc.want)

@@ -48,16 +48,18 @@ func tellLauncher(msg string) {
 	fmt.Fprintf(launcherReport, "%d %s\n", time.Now().UnixNano(), strconv.Quote(first))
 }
 
-// rankReport is a rank's failure as its report said it.
-type rankReport struct {
-	rank int
-	at   int64 // Unix nanoseconds, the rank's clock
-	msg  string
+// failure is what ended a job: when (Unix nanoseconds, by the clock of
+// the rank or launcher that saw it) and what, "rank 3 failed: ...";
+// remote when another node's launcher told of it.
+type failure struct {
+	at     int64
+	what   string
+	remote bool
 }
 
-// readReports passes on what rank writes on its report pipe until it
-// closes.
-func readReports(rank int, r *os.File, reports chan<- rankReport) {
+// readReports passes on what rank (the job's number) writes on its report
+// pipe until it closes.
+func readReports(rank int, r *os.File, reports chan<- failure) {
 	defer r.Close()
 	lines := bufio.NewScanner(r)
 	for lines.Scan() {
@@ -70,27 +72,32 @@ func readReports(rank int, r *os.File, reports chan<- rankReport) {
 		if err != nil {
 			continue
 		}
-		reports <- rankReport{rank: rank, at: ns, msg: msg}
+		reports <- failure{at: ns, what: fmt.Sprintf("rank %d failed: %s", rank, msg)}
 	}
 }
 
 // reportWindow is how long the launcher, told of a first failure, waits
-// for other reports before it names one: a rank told by the failing one
-// can report before the launcher has read the failing rank's own report.
+// for other news before it names one: a rank told by the failing one can
+// report, and its launcher read it, before the failing rank's own report
+// or the other node's word of it is read.
 const reportWindow = 150 * time.Millisecond
 
-// firstReport is the earliest of first and the reports that come within
-// reportWindow.
-func firstReport(first rankReport, reports <-chan rankReport) rankReport {
+// earliest is the earliest of first and the failures that come from
+// reports or remote within reportWindow; each report is also given to
+// forward as it comes.
+func earliest(first failure, reports, remote <-chan failure, forward func(failure)) failure {
 	window := time.After(reportWindow)
 	for {
+		var f failure
 		select {
-		case r := <-reports:
-			if r.at < first.at {
-				first = r
-			}
+		case f = <-reports:
+			forward(f)
+		case f = <-remote:
 		case <-window:
 			return first
+		}
+		if f.at < first.at {
+			first = f
 		}
 	}
 }

@@ -48,13 +48,13 @@ func run(argv []string) int {
 		return 0
 	}
 	// Before anything else runs: each rank does the rest itself.
-	n, err := o.nproc()
+	spec, err := o.nodes()
 	if err != nil {
 		message(err.Error())
 		return 1
 	}
-	if n > 1 {
-		return launch(o, argv, n)
+	if spec.perNode > 1 || spec.nnodes > 1 {
+		return launch(o, argv, spec)
 	}
 	if o.version {
 		printVersion()
