@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gluaproject/glua/cuda"
 )
@@ -54,4 +58,48 @@ func TestNCCLRankThatStopsAnsweringIsNamedAtTheTimeout(t *testing.T) {
 func TestNCCLDistTrainOnTwoGPUsMatchesOneGPU(t *testing.T) {
 	twoGPUs(t)
 	checkDistTrain(t, "cuda", nil)
+}
+
+// Two nodes simulated on one host, the path a cluster's ranks take: a
+// launcher a GPU (CUDA_VISIBLE_DEVICES split between them) and NCCL kept
+// to its network transport. Every collective for every dtype and op must
+// pass, and NCCL's log must show the ranks connected over the network.
+var twoNodeEnv = [2][]string{
+	{"CUDA_VISIBLE_DEVICES=0", "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_DEBUG=INFO"},
+	{"CUDA_VISIBLE_DEVICES=1", "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_DEBUG=INFO"},
+}
+
+func TestNCCLTwoNodesOnOneHostPassEveryCollectiveOverTheNetwork(t *testing.T) {
+	twoGPUs(t)
+	port := freePortPair(t)
+	args := []string{"--nproc-per-node", "1", "--backend", "cuda", "dist_conformance.lua"}
+	start := time.Now()
+	one := startNode(t, "testdata", 1, port, twoNodeEnv[1], args...)
+	zero := startNode(t, "testdata", 0, port, twoNodeEnv[0], args...)
+	results := []result{zero.wait(), one.wait()}
+	t.Logf("two nodes took %v", time.Since(start))
+	const size = 2
+	checks := 7*(5*(1+size+1)+size+1+size-1) + 1
+	for rank, r := range results {
+		if r.code != 0 {
+			t.Fatalf("node %d: %v", rank, r)
+		}
+		var mine []string
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if line != "" && !strings.Contains(line, "NCCL INFO") {
+				mine = append(mine, line)
+			}
+		}
+		if want := fmt.Sprintf("[%d] rank %d: %d checks passed", rank, rank, checks); !slices.Equal(mine, []string{want}) {
+			t.Errorf("node %d printed %q, want %q", rank, mine, want)
+		}
+		if out := r.stdout + r.stderr; !strings.Contains(out, "via NET/") || strings.Contains(out, "via P2P") || strings.Contains(out, "via SHM") {
+			t.Errorf("node %d: NCCL did not connect the ranks over its network transport alone:\n%s", rank, out)
+		}
+	}
+}
+
+func TestNCCLANodeWhoseLauncherDiesEndsTheOtherNodesRanks(t *testing.T) {
+	twoGPUs(t)
+	checkNodeLauncherDeath(t, 1, twoNodeEnv, "--backend", "cuda")
 }
