@@ -167,7 +167,7 @@ const lostGrace = time.Second
 // call, or at this one (a rank that left before it).
 func (c *comm) abortBy(e *agree.Error, earlier bool) error {
 	msg := e.Msg
-	if earlier && !e.Gone {
+	if earlier && !e.Gone && e.Op != "" {
 		msg = fmt.Sprintf("the ranks stopped at an earlier %s: %s", e.Op, e.Msg)
 	}
 	c.abortLocked(msg)

@@ -218,8 +218,11 @@ func (c *Checker) Call(h callhead.Header) error {
 		switch {
 		case c.rootGone && c.rootCalls < 0:
 			e = &Error{Op: h.Kind.String(), Rank: 0, Msg: goneMsg(0), Gone: true, ThisCall: true}
-		case c.rootCalls >= 0 && (p2p || c.calls > c.rootCalls):
+		case c.rootCalls >= 0 && !p2p && c.calls > c.rootCalls:
 			e = &Error{Op: h.Kind.String(), Rank: 0, Msg: leftMsg(0, c.rootCalls), ThisCall: true}
+		case c.rootCalls >= 0:
+			// Rank 0 has closed: sends and recvs between the others
+			// go on unpaired.
 		case !c.broken:
 			_, err := c.conn.Write(h.Encode())
 			c.broken = err != nil
@@ -476,7 +479,7 @@ func (c *Checker) listen() {
 				c.rootCalls = int(binary.LittleEndian.Uint32(n[:]))
 				var e *Error
 				if c.calls > c.rootCalls {
-					e = &Error{Op: "close", Rank: 0, Msg: leftMsg(0, c.rootCalls)}
+					e = &Error{Rank: 0, Msg: leftMsg(0, c.rootCalls)}
 				}
 				c.mu.Unlock()
 				if e != nil {

@@ -86,14 +86,7 @@ func TestSameCallsNeverFail(t *testing.T) {
 	for r := 1; r < len(cs); r++ {
 		cs[r].Close() // a rank that ends after its last call has not left early
 	}
-	time.Sleep(200 * time.Millisecond)
-	for r, f := range fails {
-		select {
-		case e := <-f:
-			t.Errorf("rank %d failed: %v", r, e)
-		default:
-		}
-	}
+	expectNoFailure(t, fails)
 	cs[0].mu.Lock()
 	defer cs[0].mu.Unlock()
 	if len(cs[0].own) >= calls {
@@ -458,15 +451,22 @@ func TestARankGoneWithoutGoodbyeIsReportedToEveryRank(t *testing.T) {
 	}
 }
 
-// Rank 0 closing after the same calls as the others is no failure; a
-// later collective of another rank, which rank 0 will never make, fails
-// at once.
+// Rank 0 closing after the same calls as the others is no failure, nor
+// are sends and recvs between the others after it; a later collective,
+// which rank 0 will never make, fails at once.
 func TestRankZerosGoodbyeEndsOnlyCallsItWillNotMake(t *testing.T) {
-	cs, fails := group(t, 2)
+	cs, fails := group(t, 3)
 	for _, c := range cs {
 		c.Call(allReduce(4))
 	}
 	cs[0].Close()
+	time.Sleep(100 * time.Millisecond)
+	if err := cs[1].Call(send(2, 8)); err != nil {
+		t.Errorf("a send between the others after rank 0 closed: %v", err)
+	}
+	if err := cs[2].Call(recv(1, 8)); err != nil {
+		t.Errorf("a recv between the others after rank 0 closed: %v", err)
+	}
 	expectNoFailure(t, fails)
 	err := cs[1].Call(allReduce(4))
 	if err == nil || err.(*Error).Msg != "rank 0 left the group after 1 collective call, before this one" {
