@@ -103,3 +103,11 @@ func TestNCCLANodeWhoseLauncherDiesEndsTheOtherNodesRanks(t *testing.T) {
 	twoGPUs(t)
 	checkNodeLauncherDeath(t, 1, twoNodeEnv, "--backend", "cuda")
 }
+
+// Ranks on GPUs end with their launcher, whatever ends it: a rank left
+// running would keep its card.
+func TestNCCLRanksEndWhenTheirLauncherIsKilledOrHungUp(t *testing.T) {
+	twoGPUs(t)
+	checkRanksEndWithLauncher(t, "cuda", 2)
+	checkSignalsStopEveryRank(t, "cuda", 2, false)
+}

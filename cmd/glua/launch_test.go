@@ -259,16 +259,20 @@ func TestAFailingRankStopsTheOthersAtOnce(t *testing.T) {
 	survivorsAbsent(t, dir, start, survive)
 }
 
-// startRanks starts a launcher of three ranks that each print "ready",
-// spin for 4 s and then leave a survivor file, and returns once all three
-// are ready. The caller signals the launcher and waits on it.
-func startRanks(t *testing.T, dir string) (*exec.Cmd, *bufio.Scanner, *strings.Builder) {
+// startRanks starts a launcher of n ranks on backend that each print
+// "ready", spin for 4 s and then leave a survivor file, and returns once
+// all are ready. The caller signals the launcher and waits on it.
+func startRanks(t *testing.T, dir, backend string, n int) (*exec.Cmd, *bufio.Scanner, *strings.Builder) {
 	t.Helper()
 	script := "print('ready') io.stdout:flush() local s = os.clock() while os.clock() - s < 4 do end " +
 		"io.open('survivor-' .. os.getenv('GLUA_RANK'), 'w'):close()"
-	cmd := exec.Command(gluaBin, "--nproc", "3", "--allow-oversubscribe", "-e", script)
+	args := []string{"--nproc", strconv.Itoa(n), "--backend", backend}
+	if backend == "cpu" {
+		args = append(args, "--allow-oversubscribe")
+	}
+	cmd := exec.Command(gluaBin, append(args, "-e", script)...)
 	cmd.Dir = dir
-	cmd.Env = append(cleanEnv(t), "GLUA_BACKEND=cpu")
+	cmd.Env = cleanEnv(t)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +283,7 @@ func startRanks(t *testing.T, dir string) (*exec.Cmd, *bufio.Scanner, *strings.B
 		t.Fatal(err)
 	}
 	lines := bufio.NewScanner(stdout)
-	for ready := 0; ready < 3; ready++ {
+	for ready := 0; ready < n; ready++ {
 		if !lines.Scan() {
 			t.Fatalf("the ranks did not all start; stderr:\n%s", stderr.String())
 		}
@@ -291,16 +295,22 @@ func startRanks(t *testing.T, dir string) (*exec.Cmd, *bufio.Scanner, *strings.B
 // every rank, and the launcher exits as a shell reports the signal.
 func TestCtrlCTermOrHangupOnTheLauncherStopsEveryRank(t *testing.T) {
 	t.Parallel()
+	checkSignalsStopEveryRank(t, "cpu", 3, true)
+}
+
+func checkSignalsStopEveryRank(t *testing.T, backend string, n int, parallel bool) {
 	const survive = 4 * time.Second
 	for _, tc := range []struct {
 		sig  syscall.Signal
 		name string
 	}{{syscall.SIGINT, "interrupt"}, {syscall.SIGTERM, "terminated"}, {syscall.SIGHUP, "hangup"}} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			if parallel {
+				t.Parallel()
+			}
 			dir := t.TempDir()
 			start := time.Now()
-			cmd, lines, stderr := startRanks(t, dir)
+			cmd, lines, stderr := startRanks(t, dir, backend, n)
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
@@ -326,13 +336,17 @@ func TestCtrlCTermOrHangupOnTheLauncherStopsEveryRank(t *testing.T) {
 // its ranks end with it all the same instead of running on with parent 1.
 func TestRanksEndWhenTheirLauncherIsKilled(t *testing.T) {
 	t.Parallel()
+	checkRanksEndWithLauncher(t, "cpu", 3)
+}
+
+func checkRanksEndWithLauncher(t *testing.T, backend string, n int) {
 	if goruntime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux's")
 	}
 	const survive = 4 * time.Second
 	dir := t.TempDir()
 	start := time.Now()
-	cmd, _, _ := startRanks(t, dir)
+	cmd, _, _ := startRanks(t, dir, backend, n)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
