@@ -65,8 +65,8 @@ func TestNCCLDistTrainOnTwoGPUsMatchesOneGPU(t *testing.T) {
 // to its network transport. Every collective for every dtype and op must
 // pass, and NCCL's log must show the ranks connected over the network.
 var twoNodeEnv = [2][]string{
-	{"CUDA_VISIBLE_DEVICES=0", "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_DEBUG=INFO"},
-	{"CUDA_VISIBLE_DEVICES=1", "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_DEBUG=INFO"},
+	{"CUDA_VISIBLE_DEVICES=0", "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,NET"},
+	{"CUDA_VISIBLE_DEVICES=1", "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,NET"},
 }
 
 func TestNCCLTwoNodesOnOneHostPassEveryCollectiveOverTheNetwork(t *testing.T) {

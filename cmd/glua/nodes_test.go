@@ -126,9 +126,12 @@ func checkNodeLauncherDeath(t *testing.T, perNode int, env [2][]string, extra ..
 		t.Fatal(err)
 	}
 	lines := bufio.NewScanner(out)
-	for ready := 0; ready < perNode; ready++ {
+	for ready := 0; ready < perNode; {
 		if !lines.Scan() {
 			t.Fatalf("node 1's ranks did not start; node 0: %v", zero.wait())
+		}
+		if strings.HasSuffix(lines.Text(), "] ready") {
+			ready++
 		}
 	}
 	one.Process.Kill()
