@@ -145,18 +145,40 @@ func (c *comm) joinCheck(addr string) error {
 // collective in flight could otherwise wait for its timeout, or reduce
 // buffers of different sizes. A rank gone without a goodbye may have
 // finished its part of the collective in flight before it went, so that
-// one gets lostGrace to finish (poll) before the abort; nothing new is
-// queued meanwhile, since the check fails every later call.
+// one gets lostGrace to finish before the abort (poll, while the host
+// waits through the backend; abortIfStuck, while it waits elsewhere, in
+// cuCtxSynchronize or in Lua); nothing new is queued meanwhile, since the
+// check fails every later call.
 func (c *comm) disagreed(e *agree.Error) {
 	if e.Gone {
 		c.mu.Lock()
 		if c.lost == nil {
 			c.lost, c.lostAt = e, time.Now()
+			time.AfterFunc(lostGrace, c.abortIfStuck)
 		}
 		c.mu.Unlock()
 		return
 	}
 	c.live(func() error { return c.abortBy(e, true) })
+}
+
+// abortIfStuck aborts the communicator when the latest collective has not
+// finished lostGrace after a rank went.
+func (c *comm) abortIfStuck() {
+	c.live(func() error {
+		if c.enqueued.IsZero() {
+			return nil
+		}
+		switch r := cuResult(c.b.drv.cuEventQuery.call(c.done)); r {
+		case cudaSuccess:
+			c.enqueued = time.Time{}
+		case cudaErrorNotReady:
+			return c.abortBy(c.lost, false)
+		default:
+			return c.b.driverError("cuEventQuery", "", r)
+		}
+		return nil
+	})
 }
 
 // lostGrace is how long a collective in flight when a rank left may still
