@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -166,19 +167,29 @@ func (c *comm) disagreed(e *agree.Error) {
 // finished lostGrace after a rank went.
 func (c *comm) abortIfStuck() {
 	c.live(func() error {
-		if c.enqueued.IsZero() {
-			return nil
-		}
-		switch r := cuResult(c.b.drv.cuEventQuery.call(c.done)); r {
-		case cudaSuccess:
-			c.enqueued = time.Time{}
-		case cudaErrorNotReady:
-			return c.abortBy(c.lost, false)
-		default:
-			return c.b.driverError("cuEventQuery", "", r)
+		if unfinished, err := c.unfinishedLocked(); unfinished || err != nil {
+			return errors.Join(err, c.abortBy(c.lost, false))
 		}
 		return nil
 	})
+}
+
+// unfinishedLocked reports whether the latest collective is still
+// running, noting it finished when it has. c.mu is held, inside
+// begin/end.
+func (c *comm) unfinishedLocked() (bool, error) {
+	if c.enqueued.IsZero() {
+		return false, nil
+	}
+	switch r := cuResult(c.b.drv.cuEventQuery.call(c.done)); r {
+	case cudaSuccess:
+		c.enqueued = time.Time{}
+		return false, nil
+	case cudaErrorNotReady:
+		return true, nil
+	default:
+		return false, c.b.driverError("cuEventQuery", "", r)
+	}
 }
 
 // lostGrace is how long a collective in flight when a rank left may still
@@ -352,21 +363,15 @@ func (c *comm) poll() error {
 	if async != ncclSuccess && async != ncclInProgress {
 		return c.abortLocked(fmt.Sprintf("rank %d of %d: NCCL reports %v", c.rank, c.size, c.nccl.error("ncclCommGetAsyncError", "", int(async), c.handle)))
 	}
-	if c.enqueued.IsZero() {
-		return nil
+	unfinished, err := c.unfinishedLocked()
+	switch {
+	case err != nil || !unfinished:
+		return err
+	case c.lost != nil && time.Since(c.lostAt) > lostGrace:
+		return c.abortBy(c.lost, false)
 	}
-	switch r := cuResult(c.b.drv.cuEventQuery.call(c.done)); r {
-	case cudaSuccess:
-		c.enqueued = time.Time{}
-	case cudaErrorNotReady:
-		if c.lost != nil && time.Since(c.lostAt) > lostGrace {
-			return c.abortBy(c.lost, false)
-		}
-		if waited := time.Since(c.enqueued); c.timeout > 0 && waited > c.timeout+c.verdictGrace() {
-			return c.timedOutLocked(waited)
-		}
-	default:
-		return c.b.driverError("cuEventQuery", "", r)
+	if waited := time.Since(c.enqueued); c.timeout > 0 && waited > c.timeout+c.verdictGrace() {
+		return c.timedOutLocked(waited)
 	}
 	return nil
 }
