@@ -33,6 +33,7 @@ func (m distModule) funcs() map[string]lua.LGFunction {
 		"send":           m.send,
 		"recv":           m.recv,
 		"barrier":        m.barrier,
+		"wait":           m.wait,
 	}
 }
 
@@ -128,7 +129,12 @@ func (m distModule) reduce(L *lua.LState) int {
 func (m distModule) allGather(L *lua.LState) int {
 	const name = "dist.all_gather"
 	out, x := checkArray(L, name, 1), checkArray(L, name, 2)
-	return done(L, name, m.joined(L, name).AllGather(out, x))
+	async := optBool(L, name, options(L, name, 3, "async"), "async", false)
+	g := m.joined(L, name)
+	if async {
+		return done(L, name, g.AllGatherAsync(out, x))
+	}
+	return done(L, name, g.AllGather(out, x))
 }
 
 func (m distModule) reduceScatter(L *lua.LState) int {
@@ -147,6 +153,11 @@ func (m distModule) recv(L *lua.LState) int {
 	const name = "dist.recv"
 	x, peer := checkArray(L, name, 1), checkInt(L, name, 2, "peer")
 	return done(L, name, m.joined(L, name).Recv(x, peer))
+}
+
+func (m distModule) wait(L *lua.LState) int {
+	const name = "dist.wait"
+	return done(L, name, m.joined(L, name).Wait())
 }
 
 func (m distModule) barrier(L *lua.LState) int {

@@ -158,7 +158,7 @@ func Default() Config {
 		},
 		Lua:  LuaConfig{CallDepth: 20000, StackSlots: 1 << 22},
 		REPL: REPLConfig{History: "~/.glua_history"},
-		Dist: DistConfig{Timeout: "5m"},
+		Dist: DistConfig{Timeout: "1m"},
 	}
 }
 

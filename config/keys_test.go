@@ -197,9 +197,9 @@ func TestHistoryFileIsInTheHomeDirectoryOrNone(t *testing.T) {
 	}
 }
 
-func TestDistTimeoutDefaultsToFiveMinutes(t *testing.T) {
+func TestDistTimeoutDefaultsToOneMinute(t *testing.T) {
 	d, err := Default().DistTimeout()
-	if err != nil || d != 5*time.Minute {
-		t.Errorf("DistTimeout() = %v, %v; want 5m", d, err)
+	if err != nil || d != time.Minute {
+		t.Errorf("DistTimeout() = %v, %v; want 1m", d, err)
 	}
 }

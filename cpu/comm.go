@@ -140,6 +140,10 @@ func (c *comm) Barrier(s device.Stream) error {
 
 func (c *comm) Close() error { return c.ring.Close() }
 
+// Abort is Close: the ring's Close waits for nothing, and the others see
+// the connections close at once.
+func (c *comm) Abort() error { return c.ring.Close() }
+
 // commError turns the ring's error, which names its call, into the
 // device's, which names the rank at fault and leaves naming the call to
 // the caller.

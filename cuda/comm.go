@@ -3,11 +3,13 @@ package cuda
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -142,16 +144,63 @@ func (c *comm) joinCheck(addr string) error {
 // disagreed aborts the communicator when the check finds that the ranks'
 // calls differ, or that a rank left before a call the others made: the
 // collective in flight could otherwise wait for its timeout, or reduce
-// buffers of different sizes.
+// buffers of different sizes. A rank gone without a goodbye may have
+// finished its part of the collective in flight before it went, so that
+// one gets lostGrace to finish before the abort (poll, while the host
+// waits through the backend; abortIfStuck, while it waits elsewhere, in
+// cuCtxSynchronize or in Lua); nothing new is queued meanwhile, since the
+// check fails every later call.
 func (c *comm) disagreed(e *agree.Error) {
+	if e.Gone {
+		c.mu.Lock()
+		if c.lost == nil {
+			c.lost, c.lostAt = e, time.Now()
+			time.AfterFunc(lostGrace, c.abortIfStuck)
+		}
+		c.mu.Unlock()
+		return
+	}
 	c.live(func() error { return c.abortBy(e, true) })
 }
+
+// abortIfStuck aborts the communicator when the latest collective has not
+// finished lostGrace after a rank went.
+func (c *comm) abortIfStuck() {
+	c.live(func() error {
+		if unfinished, err := c.unfinishedLocked(); unfinished || err != nil {
+			return errors.Join(err, c.abortBy(c.lost, false))
+		}
+		return nil
+	})
+}
+
+// unfinishedLocked reports whether the latest collective is still
+// running, noting it finished when it has. c.mu is held, inside
+// begin/end.
+func (c *comm) unfinishedLocked() (bool, error) {
+	if c.enqueued.IsZero() {
+		return false, nil
+	}
+	switch r := cuResult(c.b.drv.cuEventQuery.call(c.done)); r {
+	case cudaSuccess:
+		c.enqueued = time.Time{}
+		return false, nil
+	case cudaErrorNotReady:
+		return true, nil
+	default:
+		return false, c.b.driverError("cuEventQuery", "", r)
+	}
+}
+
+// lostGrace is how long a collective in flight when a rank left may still
+// finish: what the rank sent before it went lands within milliseconds.
+const lostGrace = time.Second
 
 // abortBy is abortLocked for a failure the check found: at an earlier
 // call, or at this one (a rank that left before it).
 func (c *comm) abortBy(e *agree.Error, earlier bool) error {
 	msg := e.Msg
-	if earlier {
+	if earlier && !e.Gone && e.Op != "" {
 		msg = fmt.Sprintf("the ranks stopped at an earlier %s: %s", e.Op, e.Msg)
 	}
 	c.abortLocked(msg)
@@ -224,10 +273,12 @@ type comm struct {
 	check       *agree.Checker
 
 	mu       sync.Mutex
-	handle   uintptr   // ncclComm_t; 0 once destroyed or aborted
-	done     uintptr   // CUevent recorded after the latest collective
-	enqueued time.Time // when the latest collective was enqueued; zero once it finished
-	failed   error     // why the comm was aborted
+	handle   uintptr      // ncclComm_t; 0 once destroyed or aborted
+	done     uintptr      // CUevent recorded after the latest collective
+	enqueued time.Time    // when the latest collective was enqueued; zero once it finished
+	failed   error        // why the comm was aborted
+	lost     *agree.Error // a rank that left without a goodbye, and when
+	lostAt   time.Time
 }
 
 func (c *comm) setUp() error {
@@ -248,8 +299,8 @@ func (c *comm) setUp() error {
 
 // enqueue runs one NCCL call that queues work on s and records c.done
 // after it. Bad arguments come back as NCCL's error; a failure of the
-// group aborts the communicator. A collective's header goes to the check
-// of calls first (p2p calls have none).
+// group aborts the communicator. The call's header goes to the check of
+// calls first.
 func (c *comm) enqueue(call string, head *callhead.Header, s device.Stream, f func(handle uintptr) uintptr) error {
 	return c.live(func() error { return c.enqueueLocked(call, head, s, f) })
 }
@@ -312,21 +363,63 @@ func (c *comm) poll() error {
 	if async != ncclSuccess && async != ncclInProgress {
 		return c.abortLocked(fmt.Sprintf("rank %d of %d: NCCL reports %v", c.rank, c.size, c.nccl.error("ncclCommGetAsyncError", "", int(async), c.handle)))
 	}
-	if c.enqueued.IsZero() {
-		return nil
+	unfinished, err := c.unfinishedLocked()
+	switch {
+	case err != nil || !unfinished:
+		return err
+	case c.lost != nil && time.Since(c.lostAt) > lostGrace:
+		return c.abortBy(c.lost, false)
 	}
-	switch r := cuResult(c.b.drv.cuEventQuery.call(c.done)); r {
-	case cudaSuccess:
-		c.enqueued = time.Time{}
-	case cudaErrorNotReady:
-		if waited := time.Since(c.enqueued); c.timeout > 0 && waited > c.timeout {
-			return c.abortLocked(fmt.Sprintf("rank %d of %d: a peer stopped answering: a collective enqueued %v ago has not finished (timeout %v)",
-				c.rank, c.size, waited.Round(time.Millisecond), c.timeout))
-		}
-	default:
-		return c.b.driverError("cuEventQuery", "", r)
+	if waited := time.Since(c.enqueued); c.timeout > 0 && waited > c.timeout+c.verdictGrace() {
+		return c.timedOutLocked(waited)
 	}
 	return nil
+}
+
+// verdictGrace is how much longer than the timeout a rank other than 0
+// waits, so that rank 0, which knows who is missing, names them first.
+func (c *comm) verdictGrace() time.Duration {
+	if c.rank == 0 {
+		return 0
+	}
+	return time.Second
+}
+
+// timedOutLocked aborts a collective unfinished past the timeout, naming
+// whom it waited for where this rank knows: rank 0 knows which ranks have
+// not made the call, and tells the group; the others hear it from rank 0,
+// and only when rank 0 is silent too abort on their own.
+func (c *comm) timedOutLocked(waited time.Duration) error {
+	if c.rank == 0 && c.check != nil {
+		call := c.check.Latest()
+		if missing, first := c.check.Missing(); len(missing) > 0 {
+			if first != "" {
+				call = first
+			}
+			e := &agree.Error{Op: call, Rank: missing[0], Msg: fmt.Sprintf("%s did not make the %s within the timeout (%v): rank 0 waited for %s",
+				ranksText(missing), call, c.timeout, ranksText(missing))}
+			c.check.Fail(e)
+			return c.abortBy(e, false)
+		}
+		e := &agree.Error{Op: call, Rank: 0, Msg: fmt.Sprintf("every rank made the %s, which has not finished within the timeout (%v): NCCL's transfer between the ranks stopped",
+			call, c.timeout)}
+		c.check.Fail(e)
+		return c.abortBy(e, false)
+	}
+	return c.abortLocked(fmt.Sprintf("rank %d of %d: waited %v for the other ranks (timeout %v), and rank 0, which compares the calls, named no rank that missed one: rank 0 is the one waited for",
+		c.rank, c.size, waited.Round(time.Millisecond), c.timeout))
+}
+
+// ranksText is "rank 2" or "ranks 1, 3".
+func ranksText(ranks []int) string {
+	s := make([]string, len(ranks))
+	for i, r := range ranks {
+		s[i] = strconv.Itoa(r)
+	}
+	if len(ranks) == 1 {
+		return "rank " + s[0]
+	}
+	return "ranks " + strings.Join(s, ", ")
 }
 
 // abortLocked aborts the communicator with c.mu held and keeps msg as the
@@ -479,7 +572,14 @@ func (c *comm) p2p(call string, f fn, buf device.Ptr, count int, dt device.DType
 	if peer == c.rank {
 		return fmt.Errorf("cuda: rank %d cannot send to or receive from itself", c.rank)
 	}
-	return c.enqueue(call, nil, s, func(h uintptr) uintptr {
+	kind := callhead.Send
+	if call == "ncclRecv" {
+		kind = callhead.Recv
+	}
+	// Counted in bytes, as the CPU backend's ring counts them, so that a
+	// pair that differs is worded alike on both backends.
+	head := &callhead.Header{Kind: kind, Root: int32(peer), Count: uint64(count) * uint64(dt.Size())}
+	return c.enqueue(call, head, s, func(h uintptr) uintptr {
 		if r := c.nccl.api.ncclGroupStart.call(); r != ncclSuccess {
 			return r
 		}
@@ -491,9 +591,9 @@ func (c *comm) p2p(call string, f fn, buf device.Ptr, count int, dt device.DType
 	})
 }
 
-// recordLocked gives the check of calls a collective's header (none for
-// p2p calls); a failure the check knows of aborts the communicator. It
-// runs inside begin/end with c.mu held.
+// recordLocked gives the check of calls a call's header (none for the
+// barrier's own all-reduce); a failure the check knows of aborts the
+// communicator. It runs inside begin/end with c.mu held.
 func (c *comm) recordLocked(head *callhead.Header) error {
 	if c.check == nil || head == nil {
 		return nil
@@ -539,7 +639,11 @@ func (c *comm) settle() error {
 	if check == nil {
 		return nil
 	}
-	err := check.Settle(c.timeout)
+	timeout := c.timeout
+	if timeout > 0 {
+		timeout += c.verdictGrace()
+	}
+	err := check.Settle(timeout)
 	if err == nil {
 		return nil
 	}
@@ -547,7 +651,7 @@ func (c *comm) settle() error {
 		if e, ok := err.(*agree.Error); ok {
 			return c.abortBy(e, true)
 		}
-		return c.abortLocked(fmt.Sprintf("rank %d of %d: %v", c.rank, c.size, err))
+		return c.timedOutLocked(timeout)
 	})
 }
 
@@ -588,11 +692,31 @@ func (c *comm) Close() error {
 		}
 		return nil
 	}
-	err := c.destroy(waitErr != nil)
+	c.mu.Lock()
+	lost := c.lost != nil
+	c.mu.Unlock()
+	// With a rank gone, ncclCommDestroy could wait for it.
+	err := c.destroy(waitErr != nil || lost)
 	c.release()
 	if waitErr != nil {
 		return waitErr
 	}
+	return err
+}
+
+// Abort leaves the group at once: ncclCommAbort, which ends this rank's
+// NCCL kernels and waits for no peer, and the check of calls closed
+// without a goodbye, so that the others abort what waits on this rank
+// rather than wait for their timeout. A rank whose script failed leaves
+// so; Close would first wait for the collectives queued.
+func (c *comm) Abort() error {
+	c.mu.Lock()
+	if check := c.check; check != nil {
+		check.Abort()
+	}
+	c.mu.Unlock()
+	err := c.destroy(true)
+	c.release()
 	return err
 }
 

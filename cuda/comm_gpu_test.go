@@ -234,7 +234,10 @@ func TestNCCLCollectivesMatchAReferenceOnTwoGPUs(t *testing.T) {
 	}
 }
 
-func TestNCCLRankThatExitsEarlyFailsTheOtherWithinTheTimeout(t *testing.T) {
+// A rank that exits without a word fails the other's collective within
+// seconds, naming it, and not at the timeout (a minute here): the check
+// of calls sees its connection end without a goodbye.
+func TestNCCLRankThatExitsEarlyFailsTheOtherWithinSeconds(t *testing.T) {
 	if os.Getenv("GLUA_NCCL_TEST_RANK") == "" {
 		outs := runRanks(t, t.Name())
 		if !strings.Contains(outs[0], "FAULT-SEEN") {
@@ -242,7 +245,7 @@ func TestNCCLRankThatExitsEarlyFailsTheOtherWithinTheTimeout(t *testing.T) {
 		}
 		return
 	}
-	b, c, rank := openRank(t, 10*time.Second)
+	b, c, rank := openRank(t, time.Minute)
 	if rank == 1 {
 		os.Exit(0) // without a word to rank 0
 	}
@@ -256,11 +259,11 @@ func TestNCCLRankThatExitsEarlyFailsTheOtherWithinTheTimeout(t *testing.T) {
 	if err == nil {
 		t.Fatal("an all_reduce with a rank gone succeeded")
 	}
-	if d := time.Since(start); d > 30*time.Second {
-		t.Fatalf("failing took %v with a 10s timeout", d)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("failing took %v", d)
 	}
-	if _, ok := err.(*device.CommError); !ok {
-		t.Fatalf("got %T %v, want a *device.CommError", err, err)
+	if ce, ok := err.(*device.CommError); !ok || ce.Rank != 1 || !strings.Contains(err.Error(), "rank 1 left the group") {
+		t.Fatalf("got %T %v, want a *device.CommError naming rank 1, which left the group", err, err)
 	}
 	fmt.Println("FAULT-SEEN:", err)
 }

@@ -80,6 +80,14 @@ type Comm interface {
 	Close() error
 }
 
+// CommAborter is a Comm that can leave its group at once, without Close's
+// wait for the work queued: a rank whose program failed must not wait on
+// peers that may be waiting on it, and the others learn that it is gone
+// instead of waiting for their timeout.
+type CommAborter interface {
+	Abort() error
+}
+
 // CommError is a collective that failed because of one rank: the one that
 // exited, timed out, failed, or made a call that did not match the others'.
 type CommError struct {

@@ -171,6 +171,32 @@ func (g *Group) AllGather(out, x *runtime.Array) error {
 	return g.wrap(call, g.comm.AllGather(out, x))
 }
 
+// AllGatherAsync is AllGather queued on a stream of the group's own, after
+// the work queued so far, returning at once so that the runtime's later
+// work runs while the data moves. Wait, or any other call of the group,
+// orders the runtime's later work after it; until then neither out nor x
+// may be written, nor out read. x must be apart from out or this rank's
+// slice of it.
+func (g *Group) AllGatherAsync(out, x *runtime.Array) error {
+	const call = "all_gather"
+	if err := g.pair(call, out, x, true); err != nil {
+		return err
+	}
+	if g.comm == nil {
+		return g.copy(call, out, x)
+	}
+	return g.wrap(call, g.comm.AllGatherAsync(out, x))
+}
+
+// Wait makes the runtime's later work wait for the asynchronous calls
+// made so far (AllGatherAsync), without blocking the host.
+func (g *Group) Wait() error {
+	if g.comm == nil {
+		return nil
+	}
+	return g.wrap("wait", g.comm.Wait())
+}
+
 // ReduceScatter leaves in out, on rank r, the reduction over the ranks of
 // slice r of x: x has Size times out's elements.
 func (g *Group) ReduceScatter(out, x *runtime.Array, op Op) error {

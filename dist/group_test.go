@@ -498,3 +498,48 @@ func TestCallsAfterCloseFailNamingTheCall(t *testing.T) {
 		}
 	}
 }
+
+// An asynchronous all_gather of several pieces, each queued as soon as
+// its piece is written, fills out as the synchronous one does once Wait
+// has ordered the runtime's later work after it, in a group and alone;
+// x overlapping out otherwise than as this rank's slice is refused.
+func TestAsyncAllGatherInPiecesMatchesTheSynchronousOne(t *testing.T) {
+	const pieces, n = 3, 4
+	for _, size := range []int{1, 2, 3} {
+		errs := ranks(t, size, 10*time.Second, func(g *Group, rt *runtime.Runtime) error {
+			out := array(t, rt, pieces*size*n, device.Float32, func(int) float64 { return 0 })
+			for p := range pieces {
+				x := array(t, rt, n, device.Float32, func(i int) float64 { return float64(100*p + 10*g.Rank() + i) })
+				slice, err := out.Rows(p*size*n+1, (p+1)*size*n)
+				if err != nil {
+					return err
+				}
+				if err := g.AllGatherAsync(slice, x); err != nil {
+					return err
+				}
+			}
+			if err := g.Wait(); err != nil {
+				return err
+			}
+			if err := expect(out, func(i int) float64 {
+				p, r, e := i/(size*n), i/n%size, i%n
+				return float64(100*p + 10*r + e)
+			}); err != nil {
+				return fmt.Errorf("size %d, rank %d: %v", size, g.Rank(), err)
+			}
+			if size > 1 {
+				first, _ := out.Rows(1, size*n)
+				within, _ := out.Rows(2, 1+n)
+				if err := g.AllGatherAsync(first, within); err == nil || !strings.Contains(err.Error(), "overlap") {
+					return fmt.Errorf("an overlapping asynchronous gather returned %v", err)
+				}
+			}
+			return nil
+		})
+		for r, err := range errs {
+			if err != nil {
+				t.Errorf("size %d, rank %d: %v", size, r, err)
+			}
+		}
+	}
+}

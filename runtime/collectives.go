@@ -21,6 +21,13 @@ type Comm struct {
 	rank, size int
 	closeOnce  sync.Once
 	closeErr   error
+
+	// The asynchronous calls' stream, made on first use, and events: ready
+	// marks the runtime's stream before a call, done the end of the
+	// latest; pending says the runtime's stream has not waited for it yet.
+	side        *Stream
+	ready, done *Event
+	pending     bool
 }
 
 // OpenComm joins the group that cfg describes on this runtime's backend.
@@ -77,6 +84,9 @@ func (c *Comm) AllReduce(x *Array, op device.ReduceOp) error {
 	if err := x.live(c.rt, "x"); err != nil {
 		return err
 	}
+	if err := c.Wait(); err != nil {
+		return err
+	}
 	return c.comm.AllReduce(x.ptr(), x.size, x.dtype, op, c.rt.stream)
 }
 
@@ -86,6 +96,9 @@ func (c *Comm) Broadcast(x *Array, root int) error {
 		return err
 	}
 	if err := x.live(c.rt, "x"); err != nil {
+		return err
+	}
+	if err := c.Wait(); err != nil {
 		return err
 	}
 	return c.comm.Broadcast(x.ptr(), x.size, x.dtype, root, c.rt.stream)
@@ -99,6 +112,9 @@ func (c *Comm) Reduce(x *Array, root int, op device.ReduceOp) error {
 	if err := x.live(c.rt, "x"); err != nil {
 		return err
 	}
+	if err := c.Wait(); err != nil {
+		return err
+	}
 	return c.comm.Reduce(x.ptr(), x.size, x.dtype, op, root, c.rt.stream)
 }
 
@@ -110,6 +126,9 @@ func (c *Comm) AllGather(out, x *Array) error {
 		return err
 	}
 	if err := c.pair(out, x, c.size, 1); err != nil {
+		return err
+	}
+	if err := c.Wait(); err != nil {
 		return err
 	}
 	gather := func(out *Array) error { return c.comm.AllGather(out.ptr(), x.ptr(), x.size, x.dtype, c.rt.stream) }
@@ -130,6 +149,9 @@ func (c *Comm) ReduceScatter(out, x *Array, op device.ReduceOp) error {
 	if err := c.pair(out, x, 1, c.size); err != nil {
 		return err
 	}
+	if err := c.Wait(); err != nil {
+		return err
+	}
 	scatter := func(out *Array) error {
 		return c.comm.ReduceScatter(out.ptr(), x.ptr(), out.size, x.dtype, op, c.rt.stream)
 	}
@@ -137,6 +159,66 @@ func (c *Comm) ReduceScatter(out, x *Array, op device.ReduceOp) error {
 		return c.rt.throughTemporary(out, "out", x, "x", scatter)
 	}
 	return scatter(out)
+}
+
+// AllGatherAsync is AllGather queued on a stream of the group's own after
+// the work queued so far on the runtime's stream, returning at once, so
+// that the runtime's later work (the next block's product) runs while
+// the data moves. Wait makes the runtime's stream wait for it; every
+// other call of the group waits first too. Until then neither out nor x
+// may be written, nor out read; the pool keeps their memory from other
+// work meanwhile, even if they are freed. x must be apart from out or
+// this rank's slice of it.
+func (c *Comm) AllGatherAsync(out, x *Array) error {
+	rt := c.rt
+	if err := rt.uncapturable("a collective"); err != nil {
+		return err
+	}
+	if err := c.pair(out, x, c.size, 1); err != nil {
+		return err
+	}
+	if partlyOverlaps(out, x) && !sliceOf(x, out, c.rank) {
+		return errors.New("out and x overlap: an asynchronous gather needs x apart from out, or this rank's slice of it")
+	}
+	if c.side == nil {
+		side, err := rt.NewStream()
+		if err != nil {
+			return err
+		}
+		if c.ready, err = rt.NewSyncEvent(); err != nil {
+			return err
+		}
+		if c.done, err = rt.NewSyncEvent(); err != nil {
+			return err
+		}
+		c.side = side
+	}
+	if err := c.ready.Record(nil); err != nil {
+		return err
+	}
+	if err := rt.StreamWait(c.side, c.ready); err != nil {
+		return err
+	}
+	rt.pool.RecordStream(&out.buf.blk, c.side.handle)
+	rt.pool.RecordStream(&x.buf.blk, c.side.handle)
+	if err := c.comm.AllGather(out.ptr(), x.ptr(), x.size, x.dtype, c.side.handle); err != nil {
+		return err
+	}
+	c.pending = true
+	return c.done.Record(c.side)
+}
+
+// Wait makes the work queued on the runtime's stream from now on wait for
+// the asynchronous calls made so far, without blocking the host.
+func (c *Comm) Wait() error {
+	if !c.pending {
+		return nil
+	}
+	if err := c.rt.StreamWait(nil, c.done); err != nil {
+		return err
+	}
+	c.pending = false
+	return nil
 }
 
 // sliceOf reports whether part is slice r of whole, cut in slices of
@@ -173,6 +255,9 @@ func (c *Comm) Send(x *Array, peer int) error {
 	if err := x.live(c.rt, "x"); err != nil {
 		return err
 	}
+	if err := c.Wait(); err != nil {
+		return err
+	}
 	return c.comm.Send(x.ptr(), x.size, x.dtype, peer, c.rt.stream)
 }
 
@@ -182,6 +267,9 @@ func (c *Comm) Recv(x *Array, peer int) error {
 		return err
 	}
 	if err := x.live(c.rt, "x"); err != nil {
+		return err
+	}
+	if err := c.Wait(); err != nil {
 		return err
 	}
 	return c.comm.Recv(x.ptr(), x.size, x.dtype, peer, c.rt.stream)
@@ -195,6 +283,9 @@ func (c *Comm) Barrier() error {
 	if err := c.rt.usable(); err != nil {
 		return err
 	}
+	if err := c.Wait(); err != nil {
+		return err
+	}
 	return c.comm.Barrier(c.rt.stream)
 }
 
@@ -202,13 +293,48 @@ func (c *Comm) Barrier() error {
 // that a rank whose runtime ends tells the others rather than vanishing.
 func (c *Comm) Close() error {
 	c.closeOnce.Do(func() {
-		c.closeErr = c.comm.Close()
-		rt := c.rt
-		rt.mu.Lock()
-		rt.comms = slices.DeleteFunc(rt.comms, func(o *Comm) bool { return o == c })
-		rt.mu.Unlock()
+		c.closeErr = errors.Join(c.Wait(), c.comm.Close())
+		c.forget()
 	})
 	return c.closeErr
+}
+
+// Abort leaves the group at once where the backend can (device.CommAborter:
+// NCCL's ncclCommAbort), else as Close does; the other ranks learn that
+// this one is gone. A program whose work failed leaves so.
+func (c *Comm) Abort() error {
+	a, ok := c.comm.(device.CommAborter)
+	if !ok {
+		return c.Close()
+	}
+	c.closeOnce.Do(func() {
+		c.closeErr = a.Abort()
+		c.forget()
+	})
+	return c.closeErr
+}
+
+// forget drops c from its runtime's open comms.
+func (c *Comm) forget() {
+	rt := c.rt
+	rt.mu.Lock()
+	rt.comms = slices.DeleteFunc(rt.comms, func(o *Comm) bool { return o == c })
+	rt.mu.Unlock()
+}
+
+// AbortComms leaves every group this runtime is in at once (Comm.Abort),
+// before a Close that would wait for the collectives queued: glua calls
+// it when a script failed, so that the other ranks end within seconds
+// instead of at their timeout.
+func (rt *Runtime) AbortComms() error {
+	rt.mu.Lock()
+	comms := slices.Clone(rt.comms)
+	rt.mu.Unlock()
+	var errs []error
+	for _, c := range comms {
+		errs = append(errs, c.Abort())
+	}
+	return errors.Join(errs...)
 }
 
 func (rt *Runtime) closeComms() error {

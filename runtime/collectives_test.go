@@ -47,3 +47,49 @@ func TestStatusShowsWhatAGroupHoldsOutsideThePool(t *testing.T) {
 		t.Fatalf("status after the group closed still shows it:\n%s", s)
 	}
 }
+
+// abortableComm records whether it was closed or aborted.
+type abortableComm struct {
+	device.Comm
+	closed, aborted *int
+}
+
+func (c abortableComm) Close() error { *c.closed++; return nil }
+func (c abortableComm) Abort() error { *c.aborted++; return nil }
+
+type abortableBackend struct {
+	*cpu.Backend
+	comm abortableComm
+}
+
+func (b abortableBackend) OpenComm(context.Context, device.CommConfig) (device.Comm, error) {
+	return b.comm, nil
+}
+
+// A runtime whose script failed leaves its groups through the backend's
+// Abort, which waits for no peer, once; the Close after it does not
+// close them again.
+func TestAbortCommsAbortsEveryGroupOnceInsteadOfClosingIt(t *testing.T) {
+	var closed, aborted int
+	fake := abortableComm{closed: &closed, aborted: &aborted}
+	restore := runtime.WrapBackend(func(b runtime.Backend) runtime.Backend { return abortableBackend{b.(*cpu.Backend), fake} })
+	var rt *runtime.Runtime
+	func() {
+		defer restore()
+		rt = newCPU(t, runtime.Options{})
+	}()
+	for range 2 {
+		if _, err := rt.OpenComm(context.Background(), device.CommConfig{Rank: 0, Size: 2, Addr: "127.0.0.1:1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rt.AbortComms(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if aborted != 2 || closed != 0 {
+		t.Errorf("two groups were aborted %d times and closed %d times, want 2 and 0", aborted, closed)
+	}
+}

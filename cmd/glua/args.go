@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +54,16 @@ var longOptions = []longOption{
 	{"memory-profile", "FILE", "record memory events; write them to FILE (HTML) at exit", ""},
 	{"nproc", "N", "run N ranks of the script on this host, rank r on device r", ""},
 	{"allow-oversubscribe", "", "let --nproc run more ranks than devices (the CPU backend's one)", ""},
+	{"nnodes", "N", "the job's number of nodes, each with a launcher of its own (torchrun's name)", ""},
+	{"node-rank", "R", "this node's place among them, 0 to N-1; ranks are numbered node by node", ""},
+	{"master-addr", "HOST", "node 0's address, where the launchers meet", ""},
+	{"master-port", "PORT", "the port where the launchers meet; the ranks meet on the next one", ""},
+	{"nproc-per-node", "N", "ranks on this node, as --nproc", ""},
 }
+
+// launcherOptions are the options a launcher keeps to itself: each rank
+// runs the command line without them, so that it does not launch again.
+var launcherOptions = []string{"nproc", "allow-oversubscribe", "nnodes", "node-rank", "master-addr", "master-port", "nproc-per-node"}
 
 func findOption(name string) (longOption, bool) {
 	for _, opt := range longOptions {
@@ -86,9 +96,9 @@ type options struct {
 	// oversubscribe lets --nproc start more ranks than devices.
 	oversubscribe bool // --allow-oversubscribe
 
-	// launcherArgs are the indices in argv of --nproc, its value and
-	// --allow-oversubscribe: the launcher starts each rank with the
-	// command line less these.
+	// launcherArgs are the indices in argv of the launcherOptions and
+	// their values: the launcher starts each rank with the command line
+	// less these.
 	launcherArgs []int
 
 	// settings are the long options given, by name without the dashes.
@@ -130,7 +140,8 @@ func parseArgs(argv []string) (options, error) {
 			if !ok || (opt.arg == "" && hasValue) {
 				return o, unrecognized(a)
 			}
-			if name == "nproc" || name == "allow-oversubscribe" {
+			launcher := slices.Contains(launcherOptions, name)
+			if launcher {
 				o.launcherArgs = append(o.launcherArgs, i)
 			}
 			if opt.arg == "" {
@@ -143,7 +154,7 @@ func parseArgs(argv []string) (options, error) {
 				}
 				i++
 				value = argv[i]
-				if name == "nproc" {
+				if launcher {
 					o.launcherArgs = append(o.launcherArgs, i)
 				}
 			}
@@ -244,20 +255,21 @@ func (o options) configure(getenv func(string) string) (config.Config, error) {
 	return c, nil
 }
 
-// nproc is --nproc's number of ranks; 1 when it is not given.
-func (o options) nproc() (int, error) {
+// nproc is --nproc's number of ranks, and whether it was given; 1 when it
+// was not.
+func (o options) nproc() (int, bool, error) {
 	v, ok := o.settings["nproc"]
 	if !ok {
-		return 1, nil
+		return 1, false, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("--nproc: %q is not a whole number of processes", v)
+		return 0, true, fmt.Errorf("--nproc: %q is not a whole number of processes", v)
 	case n < 1:
-		return 0, fmt.Errorf("--nproc: %d: there must be at least one process", n)
+		return 0, true, fmt.Errorf("--nproc: %d: there must be at least one process", n)
 	}
-	return n, nil
+	return n, true, nil
 }
 
 // timeout is --timeout's duration; 0 when there is none.

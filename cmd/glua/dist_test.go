@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,6 +114,100 @@ func TestDistRankThatExitsEarlyFailsTheOthersWithinTheTimeout(t *testing.T) {
 	}
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+// A rank whose script raises an error ends the job within seconds, not at
+// the timeout, wherever the error comes: before the group forms, between
+// two collectives, or while rank 0 waits inside one. The launcher names
+// the rank and its message.
+func TestARanksLuaErrorEndsTheJobWithinSecondsNamingIt(t *testing.T) {
+	t.Parallel()
+	for _, when := range []string{"before", "between", "inside"} {
+		t.Run(when, func(t *testing.T) {
+			t.Parallel()
+			r, took := rankError(t, when, "cpu", []string{"--allow-oversubscribe"})
+			checkRankError(t, r, took)
+		})
+	}
+}
+
+// rankError runs dist_rank_error.lua on two ranks of backend, with a
+// timeout far longer than the job may take.
+func rankError(t *testing.T, when, backend string, extra []string) (result, time.Duration) {
+	t.Helper()
+	args := append([]string{"--nproc", "2", "--backend", backend}, extra...)
+	inv := invocation{dir: "testdata", args: append(args, "dist_rank_error.lua", when), env: []string{"GLUA_DIST_TIMEOUT=60s"}}
+	start := time.Now()
+	r := inv.run(t, gluaBin, "glua")
+	return r, time.Since(start)
+}
+
+func checkRankError(t *testing.T, r result, took time.Duration) {
+	t.Helper()
+	// Rank 0 may see rank 1 go and report first: the launcher names the
+	// rank that failed first all the same.
+	want := "\nglua: rank 1 failed: dist_rank_error.lua:6: rank one fails; stopping the other ranks\n"
+	if r.code != 1 || !strings.HasSuffix(r.stderr, want) || strings.Contains(r.stdout, "should not get here") {
+		t.Errorf("want status 1 and stderr ending %q; got %v", want, r)
+	}
+	if took > 10*time.Second {
+		t.Errorf("the job took %v to end after rank 1's error", took)
+	}
+}
+
+// A send and a recv that cannot pair fail both ranks at once, naming both
+// calls, rather than waiting for the timeout.
+func TestSendAndRecvThatDoNotPairFailBothRanksAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range pairMismatches {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			checkPairMismatch(t, tc.mode, tc.msg, "cpu", []string{"--allow-oversubscribe"})
+		})
+	}
+}
+
+var pairMismatches = []struct{ mode, msg string }{
+	{"both_send", "rank 1 called send to rank 0, rank 0 called send to rank 1"},
+	{"sizes", "rank 1 receives 20 bytes, rank 0 sends 16"},
+}
+
+func checkPairMismatch(t *testing.T, mode, msg, backend string, extra []string) {
+	t.Helper()
+	args := append([]string{"--nproc", "2", "--backend", backend}, extra...)
+	start := time.Now()
+	r := invocation{dir: "testdata", args: append(args, "dist_pair_mismatch.lua", mode), env: []string{"GLUA_DIST_TIMEOUT=60s"}}.run(t, gluaBin, "glua")
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("%s: the ranks took %v to fail", mode, d)
+	}
+	for rank := range 2 {
+		line := regexp.MustCompile(fmt.Sprintf(`(?m)^\[%d\] error: dist_pair_mismatch\.lua:\d+: dist\.(send|recv|barrier): .*%s$`, rank, regexp.QuoteMeta(msg)))
+		if !line.MatchString(r.stdout) {
+			t.Errorf("%s: rank %d did not report %q: %v", mode, rank, msg, r)
+		}
+	}
+}
+
+// A rank that stops answering (a stopped process, a lost node: nothing
+// the launcher sees) fails the one waiting for it at the timeout, and
+// the error names the rank it waited for.
+func TestARankThatStopsAnsweringIsNamedAtTheTimeout(t *testing.T) {
+	t.Parallel()
+	checkStoppedRank(t, "cpu", []string{"--allow-oversubscribe"})
+}
+
+func checkStoppedRank(t *testing.T, backend string, extra []string) {
+	t.Helper()
+	args := append([]string{"--nproc", "2", "--backend", backend}, extra...)
+	start := time.Now()
+	r := invocation{dir: "testdata", args: append(args, "dist_stopped_rank.lua", "30"), env: []string{"GLUA_DIST_TIMEOUT=3s"}}.run(t, gluaBin, "glua")
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the job took %v with a 3s timeout", d)
+	}
+	waited := regexp.MustCompile(`(?m)^\[0\] glua: dist_stopped_rank\.lua:\d+: dist\.(all_reduce|barrier): .*rank 1\b.*within the timeout \(3s\)`)
+	if r.code != 1 || !waited.MatchString(r.stderr) {
+		t.Errorf("rank 0 did not fail naming rank 1 at the timeout: %v", r)
 	}
 }
 

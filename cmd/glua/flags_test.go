@@ -42,6 +42,13 @@ func TestHelpListsEveryOptionAndVariableOnALineEach(t *testing.T) {
 	}
 }
 
+// A rank waits a minute for another by default; --help says how to give a
+// long first step more, so that nobody has to find the key in config.toml.
+func TestHelpSaysHowToLengthenTheDistTimeout(t *testing.T) {
+	r := runGlua(t, "--help")
+	expect(t, r, 0, `(?m)^  GLUA_DIST_TIMEOUT +dist\.timeout: how long a rank waits for another before failing \(default 1m\); lengthen it for a long first step: GLUA_DIST_TIMEOUT=10m$`, "")
+}
+
 func TestHelpIsGroupedLuaOptionsGluaOptionsEnvironment(t *testing.T) {
 	r := runGlua(t, "--help")
 	lua := strings.Index(r.stdout, "Options, as lua5.1's:")

@@ -40,14 +40,25 @@ func optionSyntax(opt longOption) string {
 	return s
 }
 
+// keyNotes are what a variable's line says beyond its key, where a user
+// needs more than the name to use it.
+var keyNotes = map[string]string{
+	"dist.timeout": "how long a rank waits for another before failing (default 1m); " +
+		"lengthen it for a long first step: GLUA_DIST_TIMEOUT=10m",
+}
+
 // keyHelp says which key a variable sets and the flag that also does.
 func keyHelp(key string) string {
+	s := key
 	for _, opt := range longOptions {
 		if opt.key == key {
-			return key + ", as --" + opt.name
+			s += ", as --" + opt.name
 		}
 	}
-	return key
+	if note, ok := keyNotes[key]; ok {
+		s += ": " + note
+	}
+	return s
 }
 
 // writeUsage follows a bad command line: the usage line, as lua prints

@@ -71,11 +71,13 @@ func rankDevice(cfg *config.Config, getenv func(string) string, count func(confi
 // killed.
 const stopGrace = 3 * time.Second
 
-// launch is glua --nproc n with n > 1: it starts n ranks of this same
-// program with the command line less the launcher's options, prefixes
-// their output lines with their rank, and ends as soon as one fails,
-// stopping the rest. It returns the exit status.
-func launch(o options, argv []string, n int) int {
+// launch is glua --nproc n with n > 1, or one node's launcher of several
+// (--nnodes): it starts this node's ranks of this same program with the
+// command line less the launcher's options, prefixes their output lines
+// with their rank, and ends as soon as one fails, stopping the rest, and
+// with several nodes those of every node. It returns the exit status.
+func launch(o options, argv []string, spec nodeSpec) int {
+	n := spec.perNode
 	cfg, err := o.checkLaunch(argv, n)
 	if err != nil {
 		message(err.Error())
@@ -86,17 +88,54 @@ func launch(o options, argv []string, n int) int {
 		message(fmt.Sprintf("--nproc %d: counting the devices: %v", n, err))
 		return 1
 	}
-	plan, err := planRanks(backendName, count, n, o.oversubscribe, os.Getenv("CUDA_VISIBLE_DEVICES"), os.LookupEnv)
+	place := jobPlace{first: 0, world: n}
+	var link *nodeLink
+	if spec.nnodes > 1 {
+		timeout, err := cfg.DistTimeout()
+		if err != nil {
+			message(fmt.Sprintf("[dist] timeout: %v", err))
+			return 1
+		}
+		// The devices are checked before the launchers meet, so that a
+		// node that cannot run its ranks fails alone and at once.
+		if _, err := planRanks(backendName, count, n, o.oversubscribe, os.Getenv("CUDA_VISIBLE_DEVICES"), os.LookupEnv, place); err != nil {
+			message(err.Error())
+			return 1
+		}
+		if link, err = joinNodes(spec, timeout); err != nil {
+			message(err.Error())
+			return 1
+		}
+		place = jobPlace{first: spec.first(), world: spec.world(), commID: spec.commID(), torchrun: spec.torchrunEnv}
+	}
+	plan, err := planRanks(backendName, count, n, o.oversubscribe, os.Getenv("CUDA_VISIBLE_DEVICES"), os.LookupEnv, place)
 	if err != nil {
 		message(err.Error())
+		if link != nil {
+			link.fail(failure{at: time.Now().UnixNano(), what: err.Error()})
+			link.finish(1)
+		}
 		return 1
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		message(fmt.Sprintf("--nproc: cannot find glua's own program to start the ranks: %v", err))
+		if link != nil {
+			link.fail(failure{at: time.Now().UnixNano(), what: "cannot start its ranks"})
+			link.finish(1)
+		}
 		return 1
 	}
-	return runRanks(exe, rankArgs(argv, o), plan)
+	return runRanks(exe, rankArgs(argv, o), plan, place.first, link)
+}
+
+// jobPlace is where one node's ranks stand in the job: ranks first to
+// first+n-1 of world, meeting at commID ("" for a free local port), with
+// torchrun's variables for each local rank where several nodes run.
+type jobPlace struct {
+	first, world int
+	commID       string
+	torchrun     func(local int) []string
 }
 
 // checkLaunch refuses what n ranks cannot share before anything starts,
@@ -131,16 +170,16 @@ var deviceEnv = func() string {
 	panic("config.Keys has no cuda.device")
 }()
 
-// rankPlan is what the launcher gives each rank: its variables.
+// rankPlan is what the launcher gives each of its ranks: its variables.
 type rankPlan [][]string
 
-// planRanks chooses each rank's device, among the count devices of the
-// backend named, and the address where the ranks meet. Rank r gets device
-// r; with CUDA_VISIBLE_DEVICES set, it sees only that list's r-th device,
-// as device 0. More ranks than devices is allowed only on the CPU backend,
-// whose one device the ranks then share: two ranks cannot share a GPU
-// under NCCL.
-func planRanks(backendName string, count, n int, oversubscribe bool, visible string, lookup func(string) (string, bool)) (rankPlan, error) {
+// planRanks chooses each of this node's n ranks' device, among the count
+// devices of the backend named, and their places in the job. Local rank r
+// gets device r; with CUDA_VISIBLE_DEVICES set, it sees only that list's
+// r-th device, as device 0. More ranks than devices is allowed only on
+// the CPU backend, whose one device the ranks then share: two ranks
+// cannot share a GPU under NCCL.
+func planRanks(backendName string, count, n int, oversubscribe bool, visible string, lookup func(string) (string, bool), place jobPlace) (rankPlan, error) {
 	_, visibleSet := lookup("CUDA_VISIBLE_DEVICES")
 	var entries []string
 	for _, e := range strings.Split(visible, ",") {
@@ -166,17 +205,24 @@ func planRanks(backendName string, count, n int, oversubscribe bool, visible str
 	case !shared && visibleSet && len(entries) < n:
 		return nil, fmt.Errorf("--nproc %d: CUDA_VISIBLE_DEVICES=%s lists %s", n, visible, plural(len(entries), "device"))
 	}
-	commID, err := freeLocalAddress()
-	if err != nil {
-		return nil, fmt.Errorf("--nproc %d: finding a free local port for %s: %w", n, dist.EnvCommID, err)
+	commID := place.commID
+	if commID == "" {
+		var err error
+		if commID, err = freeLocalAddress(); err != nil {
+			return nil, fmt.Errorf("--nproc %d: finding a free local port for %s: %w", n, dist.EnvCommID, err)
+		}
 	}
+	world := max(place.world, n)
 	plan := make(rankPlan, n)
 	for r := range n {
 		env := []string{
-			dist.EnvRank + "=" + strconv.Itoa(r),
-			dist.EnvWorldSize + "=" + strconv.Itoa(n),
+			dist.EnvRank + "=" + strconv.Itoa(place.first+r),
+			dist.EnvWorldSize + "=" + strconv.Itoa(world),
 			dist.EnvLocalRank + "=" + strconv.Itoa(r),
 			dist.EnvCommID + "=" + commID,
+		}
+		if place.torchrun != nil {
+			env = append(env, place.torchrun(r)...)
 		}
 		switch {
 		case shared:
@@ -229,21 +275,29 @@ type rankExit struct {
 	err  error // from exec.Cmd.Wait
 }
 
-// runRanks starts the ranks and waits for them. The first to fail, or a
-// SIGINT or SIGTERM to the launcher, stops the others: SIGTERM to each
+// runRanks starts the ranks and waits for them. The first to report a
+// failed script (tellLauncher) or to exit with an error, or a
+// SIGINT, SIGTERM or SIGHUP to the launcher, stops the others: SIGTERM to each
 // rank's process group, then SIGKILL after stopGrace. Each rank is the
 // leader of its own group, so that what a script started (os.execute)
 // is stopped with it, and so that Ctrl-C at a terminal reaches the
 // launcher alone, which stops every rank once.
-func runRanks(exe string, args []string, plan rankPlan) int {
+//
+// first is the job's number of this node's first rank, which names the
+// ranks in their prefixes and messages. With link, the ranks of the other
+// nodes are stopped too when this node's fail, and this node's when
+// another node's fail or its launcher goes away.
+func runRanks(exe string, args []string, plan rankPlan, first int, link *nodeLink) int {
 	n := len(plan)
 	stdout, stderr := &lineSink{w: os.Stdout}, &lineSink{w: os.Stderr}
 	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal closed) ends the job as SIGTERM does.
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 
 	cmds := make([]*exec.Cmd, 0, n)
 	exits := make(chan rankExit, n)
+	reports := make(chan failure, n)
 	running := map[int]bool{}
 	stop := func(sig syscall.Signal) {
 		for r, cmd := range cmds {
@@ -254,26 +308,42 @@ func runRanks(exe string, args []string, plan rankPlan) int {
 		}
 	}
 	for r, env := range plan {
-		out := &rankWriter{sink: stdout, prefix: []byte(fmt.Sprintf("[%d] ", r))}
+		out := &rankWriter{sink: stdout, prefix: []byte(fmt.Sprintf("[%d] ", first+r))}
 		errw := &rankWriter{sink: stderr, prefix: out.prefix}
 		cmd := exec.Command(exe, args...)
 		cmd.Args[0] = os.Args[0]
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Stdout, cmd.Stderr = out, errw
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = rankProcAttr()
 		// A grandchild holding the pipes open must not keep the
 		// launcher waiting once its rank has ended.
 		cmd.WaitDelay = stopGrace
-		if err := cmd.Start(); err != nil {
-			message(fmt.Sprintf("--nproc: starting rank %d: %v", r, err))
+		reportR, reportW, err := os.Pipe()
+		if err == nil {
+			cmd.ExtraFiles = []*os.File{reportW}
+			cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", envReportFD, reportFD))
+			err = cmd.Start()
+			reportW.Close()
+			if err != nil {
+				reportR.Close()
+			}
+		}
+		if err != nil {
+			msg := fmt.Sprintf("--nproc: starting rank %d: %v", first+r, err)
+			message(msg)
 			stop(syscall.SIGKILL)
 			for range len(cmds) {
 				<-exits
+			}
+			if link != nil {
+				link.fail(failure{at: time.Now().UnixNano(), what: msg})
+				return link.finish(1)
 			}
 			return 1
 		}
 		cmds = append(cmds, cmd)
 		running[r] = true
+		go readReports(first+r, reportR, reports)
 		go func() {
 			err := cmd.Wait()
 			out.flush()
@@ -290,26 +360,74 @@ func runRanks(exe string, args []string, plan rankPlan) int {
 		stop(syscall.SIGTERM)
 		kill = time.After(stopGrace)
 	}
+	var stops <-chan failure
+	if link != nil {
+		stops = link.stops
+	}
+	// forward gives this node's failures to the other nodes as they come,
+	// for each to name the earliest of all in its own window.
+	forward := func(f failure) {
+		if link != nil {
+			link.fail(f)
+		}
+	}
+	// fail names the failure that came first, among f and the news that
+	// comes within reportWindow, and stops every rank.
+	fail := func(f failure) failure {
+		if !f.remote {
+			forward(f)
+		}
+		f = earliest(f, reports, stops, forward)
+		if f.remote {
+			message(f.what + "; stopping this node's ranks")
+		} else {
+			message(f.what + "; stopping the other ranks")
+		}
+		stopAll()
+		return f
+	}
 	for len(running) > 0 {
 		select {
+		case f := <-reports:
+			if stopping {
+				forward(f)
+			} else {
+				status = 1
+				fail(f)
+			}
 		case e := <-exits:
 			delete(running, e.rank)
 			if e.err != nil && !stopping {
-				var why string
-				why, status = describeExit(e.err)
-				message(fmt.Sprintf("rank %d %s; stopping the other ranks", e.rank, why))
-				stopAll()
+				// A report the launcher has not read yet names the
+				// rank that failed first better than this exit does.
+				why, code := describeExit(e.err)
+				f := failure{at: time.Now().UnixNano(), what: fmt.Sprintf("rank %d %s", first+e.rank, why)}
+				status = 1
+				if fail(f) == f {
+					status = code
+				}
+			}
+		case f := <-stops:
+			if !stopping {
+				status = 1
+				fail(f)
 			}
 		case sig := <-signals:
 			if !stopping {
-				message(fmt.Sprintf("%v: stopping every rank", sig))
 				status = 128 + int(sig.(syscall.Signal))
+				message(fmt.Sprintf("%v: stopping every rank", sig))
+				if link != nil {
+					link.fail(failure{at: time.Now().UnixNano(), what: fmt.Sprintf("its launcher got %v", sig)})
+				}
 				stopAll()
 			}
 		case <-kill:
 			stop(syscall.SIGKILL)
 			kill = nil
 		}
+	}
+	if link != nil {
+		return link.finish(status)
 	}
 	return status
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,7 +152,7 @@ func TestNprocPastTheGPUCountIsAnErrorNamingIt(t *testing.T) {
 		{"cuda", 2, 2, false, "3,5", visible, ""},
 		{"cpu", 1, 3, true, "", unset, ""},
 	} {
-		plan, err := planRanks(tc.backend, tc.count, tc.n, tc.oversubscribe, tc.visible, tc.lookup)
+		plan, err := planRanks(tc.backend, tc.count, tc.n, tc.oversubscribe, tc.visible, tc.lookup, jobPlace{world: tc.n})
 		if tc.want != "" {
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("%s with %d, --nproc %d: %v, want %s", tc.backend, tc.count, tc.n, err, tc.want)
@@ -251,54 +252,105 @@ func TestAFailingRankStopsTheOthersAtOnce(t *testing.T) {
 	start := time.Now()
 	r := invocation{dir: dir, args: []string{"--nproc", "3", "--allow-oversubscribe", "rank_fails.lua", "4"}}.glua(t)
 	took := time.Since(start)
-	expect(t, r, 1, `^(\[[02]\] ready\n)*$`, `(?m)^\[1\] glua: rank_fails\.lua:4: boom\n\[1\] stack traceback:\n(.|\n)*^glua: rank 1 exited with status 1; stopping the other ranks\n$`)
+	expect(t, r, 1, `^(\[[02]\] ready\n)*$`, `(?m)^\[1\] glua: rank_fails\.lua:4: boom\n\[1\] stack traceback:\n(.|\n)*^glua: rank 1 failed: rank_fails\.lua:4: boom; stopping the other ranks\n$`)
 	if took > survive-time.Second {
 		t.Errorf("the launcher ended %v after rank 1 failed", took)
 	}
 	survivorsAbsent(t, dir, start, survive)
 }
 
-func TestCtrlCOnTheLauncherStopsEveryRank(t *testing.T) {
-	t.Parallel()
-	const survive = 4 * time.Second
-	dir := t.TempDir()
+// startRanks starts a launcher of n ranks on backend that each print
+// "ready", spin for 4 s and then leave a survivor file, and returns once
+// all are ready. The caller signals the launcher and waits on it.
+func startRanks(t *testing.T, dir, backend string, n int) (*exec.Cmd, *bufio.Scanner, *strings.Builder) {
+	t.Helper()
 	script := "print('ready') io.stdout:flush() local s = os.clock() while os.clock() - s < 4 do end " +
 		"io.open('survivor-' .. os.getenv('GLUA_RANK'), 'w'):close()"
-	cmd := exec.Command(gluaBin, "--nproc", "3", "--allow-oversubscribe", "-e", script)
+	args := []string{"--nproc", strconv.Itoa(n), "--backend", backend}
+	if backend == "cpu" {
+		args = append(args, "--allow-oversubscribe")
+	}
+	cmd := exec.Command(gluaBin, append(args, "-e", script)...)
 	cmd.Dir = dir
-	cmd.Env = append(cleanEnv(t), "GLUA_BACKEND=cpu")
+	cmd.Env = cleanEnv(t)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	start := time.Now()
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	lines := bufio.NewScanner(stdout)
-	for ready := 0; ready < 3; ready++ {
+	for ready := 0; ready < n; ready++ {
 		if !lines.Scan() {
 			t.Fatalf("the ranks did not all start; stderr:\n%s", stderr.String())
 		}
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+	return cmd, lines, stderr
+}
+
+// SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal closed) each stop
+// every rank, and the launcher exits as a shell reports the signal.
+func TestCtrlCTermOrHangupOnTheLauncherStopsEveryRank(t *testing.T) {
+	t.Parallel()
+	checkSignalsStopEveryRank(t, "cpu", 3, true)
+}
+
+func checkSignalsStopEveryRank(t *testing.T, backend string, n int, parallel bool) {
+	const survive = 4 * time.Second
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		name string
+	}{{syscall.SIGINT, "interrupt"}, {syscall.SIGTERM, "terminated"}, {syscall.SIGHUP, "hangup"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			dir := t.TempDir()
+			start := time.Now()
+			cmd, lines, stderr := startRanks(t, dir, backend, n)
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			for lines.Scan() {
+			}
+			err := cmd.Wait()
+			took := time.Since(start)
+			if want := 128 + int(tc.sig); cmd.ProcessState.ExitCode() != want {
+				t.Errorf("the launcher exited with %v after %v, want status %d; stderr:\n%s", err, tc.sig, want, stderr.String())
+			}
+			if want := "glua: " + tc.name + ": stopping every rank\n"; stderr.String() != want {
+				t.Errorf("stderr is %q, want %q", stderr.String(), want)
+			}
+			if took > survive-time.Second {
+				t.Errorf("the launcher ended %v after it started, past the %v", took, tc.sig)
+			}
+			survivorsAbsent(t, dir, start, survive)
+		})
+	}
+}
+
+// A launcher killed outright (SIGKILL, the OOM killer) runs no handler;
+// its ranks end with it all the same instead of running on with parent 1.
+func TestRanksEndWhenTheirLauncherIsKilled(t *testing.T) {
+	t.Parallel()
+	checkRanksEndWithLauncher(t, "cpu", 3)
+}
+
+func checkRanksEndWithLauncher(t *testing.T, backend string, n int) {
+	if goruntime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's")
+	}
+	const survive = 4 * time.Second
+	dir := t.TempDir()
+	start := time.Now()
+	cmd, _, _ := startRanks(t, dir, backend, n)
+	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	for lines.Scan() {
-	}
-	err = cmd.Wait()
-	took := time.Since(start)
-	if cmd.ProcessState.ExitCode() != 130 {
-		t.Errorf("the launcher exited with %v after SIGINT, want status 130; stderr:\n%s", err, stderr.String())
-	}
-	if want := "glua: interrupt: stopping every rank\n"; stderr.String() != want {
-		t.Errorf("stderr is %q, want %q", stderr.String(), want)
-	}
-	if took > survive-time.Second {
-		t.Errorf("the launcher ended %v after it started, past the SIGINT", took)
-	}
+	cmd.Wait()
 	survivorsAbsent(t, dir, start, survive)
 }
 

@@ -48,13 +48,13 @@ func run(argv []string) int {
 		return 0
 	}
 	// Before anything else runs: each rank does the rest itself.
-	n, err := o.nproc()
+	spec, err := o.nodes()
 	if err != nil {
 		message(err.Error())
 		return 1
 	}
-	if n > 1 {
-		return launch(o, argv, n)
+	if spec.perNode > 1 || spec.nnodes > 1 {
+		return launch(o, argv, spec)
 	}
 	if o.version {
 		printVersion()
@@ -97,9 +97,39 @@ func run(argv []string) int {
 		message(err.Error())
 		status = 1
 	}
+	if status != 0 {
+		return closeFailed(rt, status)
+	}
 	if err := rt.Close(); err != nil {
 		message(err.Error())
 		status = 1
+	}
+	return status
+}
+
+// failedCloseGrace bounds how long a process whose script failed spends
+// closing its runtime before it exits anyway.
+const failedCloseGrace = 2 * time.Second
+
+// closeFailed closes the runtime of a script that failed. Its groups are
+// aborted first, so that the other ranks learn at once that this one is
+// gone instead of waiting for it, and the close is bounded: a rank of a
+// job must end, so that its launcher sees it end and stops the others,
+// whatever a communicator's teardown would wait for. Exiting frees the
+// device's memory and context all the same.
+func closeFailed(rt *runtime.Runtime, status int) int {
+	closed := make(chan error, 1)
+	go func() {
+		err := rt.AbortComms()
+		closed <- errors.Join(err, rt.Close())
+	}()
+	select {
+	case err := <-closed:
+		if err != nil {
+			message(err.Error())
+		}
+	case <-time.After(failedCloseGrace):
+		message(fmt.Sprintf("closing the runtime took more than %v after the error; exiting without it", failedCloseGrace))
 	}
 	return status
 }
@@ -216,9 +246,11 @@ func gopherLuaVersion() string {
 // report prints an error as lua.c's report does and returns the exit
 // status.
 func report(err error) int {
-	if msg, ok := errorMessage(err); ok {
+	msg, ok := errorMessage(err)
+	if ok {
 		message(msg)
 	}
+	tellLauncher(msg)
 	return 1
 }
 

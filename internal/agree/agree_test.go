@@ -2,7 +2,10 @@ package agree
 
 import (
 	"encoding/binary"
+	"fmt"
+	"log"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/callhead"
+	"github.com/gluaproject/glua/internal/hello"
 )
 
 // group starts size checkers on the loopback, each recording its
@@ -82,14 +86,7 @@ func TestSameCallsNeverFail(t *testing.T) {
 	for r := 1; r < len(cs); r++ {
 		cs[r].Close() // a rank that ends after its last call has not left early
 	}
-	time.Sleep(200 * time.Millisecond)
-	for r, f := range fails {
-		select {
-		case e := <-f:
-			t.Errorf("rank %d failed: %v", r, e)
-		default:
-		}
-	}
+	expectNoFailure(t, fails)
 	cs[0].mu.Lock()
 	defer cs[0].mu.Unlock()
 	if len(cs[0].own) >= calls {
@@ -169,8 +166,8 @@ func TestARankThatLeavesEarlyFailsTheGroup(t *testing.T) {
 	}
 }
 
-// A stranger on rank 0's port, claiming a place that does not exist, stops
-// the group from forming with an error that says so.
+// A rank of another group on rank 0's port, claiming a place that does
+// not exist here, stops the group from forming with an error that says so.
 func TestAJoinFromOutsideTheGroupIsRefused(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -183,7 +180,7 @@ func TestAJoinFromOutsideTheGroupIsRefused(t *testing.T) {
 			return
 		}
 		defer conn.Close()
-		hello := binary.LittleEndian.AppendUint32(nil, 1)
+		hello := binary.LittleEndian.AppendUint32([]byte(helloMagic), 1)
 		conn.Write(binary.LittleEndian.AppendUint32(hello, 3))
 		time.Sleep(time.Second)
 	}()
@@ -191,6 +188,85 @@ func TestAJoinFromOutsideTheGroupIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "as rank 1 of 3, in a group of 2") {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// Clients that connect to rank 0's port and send nothing, or send what no
+// rank sends, are dropped on their own deadline and named in the log; the
+// ranks that do come form the group at once, whatever the strangers do.
+func TestSilentOrForeignClientsDoNotStallTheGroup(t *testing.T) {
+	logged := &syncWriter{w: new(strings.Builder)}
+	log.SetOutput(logged)
+	defer log.SetOutput(os.Stderr)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	silent, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	foreign, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer foreign.Close()
+	foreign.Write([]byte("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+	start := time.Now()
+	type joined struct {
+		c   *Checker
+		err error
+	}
+	root := make(chan joined, 1)
+	go func() {
+		c, err := Root(l, 2, 30*time.Second, func(*Error) {})
+		root <- joined{c, err}
+	}()
+	time.Sleep(100 * time.Millisecond) // the strangers are accepted first
+	one, err := Join(l.Addr().String(), 1, 2, 30*time.Second, func(*Error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	r := <-root
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	defer r.c.Close()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the group took %v to form beside a silent client", d)
+	}
+	deadline := time.Now().Add(hello.Wait + 2*time.Second)
+	for time.Now().Before(deadline) && strings.Count(logged.String(), "dropped a connection") < 2 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, want := range []string{
+		"rank 0's check of calls at " + l.Addr().String() + ": dropped a connection from " + foreign.LocalAddr().String() + ": not a glua rank (bad hello)",
+		"rank 0's check of calls at " + l.Addr().String() + ": dropped a connection from " + silent.LocalAddr().String() + ": it sent no hello in time",
+	} {
+		if !strings.Contains(logged.String(), want) {
+			t.Errorf("the log has no %q:\n%s", want, logged.String())
+		}
+	}
+}
+
+// syncWriter lets the log's writer be read while the log writes to it.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
 }
 
 // A rank that never joins stops the group from forming within the timeout.
@@ -257,5 +333,166 @@ func TestSettleWaitsNoLongerThanItsTimeout(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+func send(peer int, bytes uint64) callhead.Header {
+	return callhead.Header{Kind: callhead.Send, Root: int32(peer), Count: bytes}
+}
+
+func recv(peer int, bytes uint64) callhead.Header {
+	return callhead.Header{Kind: callhead.Recv, Root: int32(peer), Count: bytes}
+}
+
+// expectFailure waits for every rank in ranks to be told of the group's
+// failure, and checks what it says.
+func expectFailure(t *testing.T, fails []chan *Error, ranks []int, atFault int, msg string, gone bool) {
+	t.Helper()
+	for _, r := range ranks {
+		select {
+		case e := <-fails[r]:
+			if e.Rank != atFault || e.Msg != msg || e.Gone != gone {
+				t.Errorf("rank %d was told %+v, want rank %d: %q (gone %v)", r, e, atFault, msg, gone)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("rank %d was not told %q", r, msg)
+		}
+	}
+}
+
+func expectNoFailure(t *testing.T, fails []chan *Error) {
+	t.Helper()
+	time.Sleep(200 * time.Millisecond)
+	for r, f := range fails {
+		select {
+		case e := <-f:
+			t.Errorf("rank %d was told %+v", r, e)
+		default:
+		}
+	}
+}
+
+// Sends and recvs that pair, in any order between the collectives and
+// however the ranks interleave them, never fail.
+func TestPointToPointCallsThatPairNeverFail(t *testing.T) {
+	cs, fails := group(t, 3)
+	calls := [][]callhead.Header{
+		{send(1, 8), recv(2, 4), allReduce(4), send(1, 16), send(2, 1), allReduce(4)},
+		{recv(0, 8), allReduce(4), recv(0, 16), send(2, 3), allReduce(4)},
+		{send(0, 4), allReduce(4), recv(1, 3), recv(0, 1), allReduce(4)},
+	}
+	// Rank 0 last, so that the others' calls wait to be paired with its own.
+	for _, r := range []int{2, 1, 0} {
+		for _, h := range calls[r] {
+			if err := cs[r].Call(h); err != nil {
+				t.Fatalf("rank %d, %s: %v", r, h.PairCall(), err)
+			}
+		}
+	}
+	if err := cs[0].Settle(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	expectNoFailure(t, fails)
+}
+
+// A send and a recv that cannot pair fail every rank at once, naming both
+// calls as the CPU backend's ring does, rather than waiting for the
+// timeout: NCCL would wait for ever.
+func TestPointToPointCallsThatDoNotPairFailEveryRank(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		calls   [][]callhead.Header // ranks 0, 1, 2
+		atFault int
+		msg     string
+	}{
+		{"both send", [][]callhead.Header{{send(1, 8)}, {send(0, 8)}, nil}, 1, "rank 1 called send to rank 0, rank 0 called send to rank 1"},
+		{"sizes", [][]callhead.Header{{recv(2, 8)}, nil, {send(0, 12)}}, 2, "rank 2 sends 12 bytes, rank 0 receives 8"},
+		{"a collective between", [][]callhead.Header{{allReduce(4), send(1, 8)}, {recv(0, 8), allReduce(4)}, {allReduce(4)}}, 1,
+			"rank 1 called recv from rank 0 after 0 collective calls, rank 0 called send to rank 1 after 1"},
+		{"a collective first", [][]callhead.Header{nil, {allReduce(4), send(2, 8)}, {recv(1, 8), allReduce(4)}}, 2,
+			"rank 2 called recv from rank 1, rank 1 called all_reduce"},
+		{"the peer moved on", [][]callhead.Header{{allReduce(4)}, {send(2, 8), allReduce(4)}, {allReduce(4)}}, 1,
+			"rank 1 called send to rank 2, rank 2 called all_reduce"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, fails := group(t, 3)
+			for r, calls := range tc.calls {
+				for _, h := range calls {
+					cs[r].Call(h)
+				}
+			}
+			expectFailure(t, fails, []int{0, 1, 2}, tc.atFault, tc.msg, false)
+		})
+	}
+}
+
+// A rank that ends without closing its end (its process exited or failed)
+// is reported to every rank as gone, at once, so that a collective waiting
+// on it can be aborted; its later calls fail naming it. Rank 0 relays the
+// news from the others.
+func TestARankGoneWithoutGoodbyeIsReportedToEveryRank(t *testing.T) {
+	for _, gone := range []int{0, 1} {
+		cs, fails := group(t, 3)
+		for _, c := range cs {
+			c.Call(allReduce(4))
+		}
+		cs[gone].Abort()
+		var others []int
+		for r := range 3 {
+			if r != gone {
+				others = append(others, r)
+			}
+		}
+		want := fmt.Sprintf("rank %d left the group without closing it (it exited or failed)", gone)
+		expectFailure(t, fails, others, gone, want, true)
+		if err := cs[2].Call(allReduce(4)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("rank %d left the group", gone)) {
+			t.Errorf("rank %d gone: rank 2's next call returned %v", gone, err)
+		}
+	}
+}
+
+// Rank 0 closing after the same calls as the others is no failure, nor
+// are sends and recvs between the others after it; a later collective,
+// which rank 0 will never make, fails at once.
+func TestRankZerosGoodbyeEndsOnlyCallsItWillNotMake(t *testing.T) {
+	cs, fails := group(t, 3)
+	for _, c := range cs {
+		c.Call(allReduce(4))
+	}
+	cs[0].Close()
+	time.Sleep(100 * time.Millisecond)
+	if err := cs[1].Call(send(2, 8)); err != nil {
+		t.Errorf("a send between the others after rank 0 closed: %v", err)
+	}
+	if err := cs[2].Call(recv(1, 8)); err != nil {
+		t.Errorf("a recv between the others after rank 0 closed: %v", err)
+	}
+	expectNoFailure(t, fails)
+	err := cs[1].Call(allReduce(4))
+	if err == nil || err.(*Error).Msg != "rank 0 left the group after 1 collective call, before this one" {
+		t.Errorf("rank 1's call after rank 0 closed returned %v", err)
+	}
+}
+
+// Rank 0 knows whom it waits for: the ranks that have not made one of its
+// calls, and the earliest such call, which a timeout then names.
+func TestRankZeroNamesTheRanksThatHaveNotMadeItsCalls(t *testing.T) {
+	cs, _ := group(t, 3)
+	cs[0].Call(allReduce(4))
+	cs[0].Call(callhead.Header{Kind: callhead.Barrier, Root: -1})
+	cs[1].Call(allReduce(4))
+	cs[1].Call(callhead.Header{Kind: callhead.Barrier, Root: -1})
+	var ranks []int
+	var call string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if ranks, call = cs[0].Missing(); len(ranks) == 1 {
+			break
+		}
+	}
+	if len(ranks) != 1 || ranks[0] != 2 || call != "all_reduce" {
+		t.Errorf("Missing() = %v, %q; want [2], all_reduce", ranks, call)
+	}
+	if ranks, _ := cs[1].Missing(); ranks != nil {
+		t.Errorf("rank 1's Missing() = %v, want nil: only rank 0 knows", ranks)
 	}
 }

@@ -96,3 +96,43 @@ func Disagreement(j int, a Header, i int, b Header) string {
 	}
 	return ""
 }
+
+// PairDisagreement says how rank i's point-to-point call a and rank j's
+// call b, the two calls between them that the order pairs, fail to make
+// a pair: one must send to the other what the other receives from it,
+// in as many bytes (Count, with DType Invalid). It names the higher rank
+// first, so that both ranks word it alike, and returns that rank as the
+// one at fault; "" when they pair.
+func PairDisagreement(i int, a Header, j int, b Header) (hi int, msg string) {
+	hi, hh, lo, lh := j, b, i, a
+	if i > j {
+		hi, hh, lo, lh = i, a, j, b
+	}
+	pairOf := map[Kind]Kind{Send: Recv, Recv: Send}
+	switch {
+	case b.Kind != pairOf[a.Kind] || int(b.Root) != i || int(a.Root) != j:
+		return hi, fmt.Sprintf("rank %d called %s, rank %d called %s", hi, hh.PairCall(), lo, lh.PairCall())
+	case a.Count != b.Count:
+		return hi, fmt.Sprintf("rank %d %s %d bytes, rank %d %s %d", hi, verb(hh.Kind), hh.Count, lo, verb(lh.Kind), lh.Count)
+	}
+	return hi, ""
+}
+
+// PairCall names a point-to-point call with its peer ("send to rank 1"),
+// and any other call by its name.
+func (h Header) PairCall() string {
+	switch h.Kind {
+	case Send:
+		return fmt.Sprintf("send to rank %d", h.Root)
+	case Recv:
+		return fmt.Sprintf("recv from rank %d", h.Root)
+	}
+	return h.Kind.String()
+}
+
+func verb(k Kind) string {
+	if k == Send {
+		return "sends"
+	}
+	return "receives"
+}

@@ -11,7 +11,7 @@ import (
 
 // DefaultTimeout is the deadline of every read and write when
 // Config.Timeout is zero; `[dist] timeout` has the same default.
-const DefaultTimeout = 5 * time.Minute
+const DefaultTimeout = time.Minute
 
 // abortTimeout bounds how long a failing rank spends telling the others.
 const abortTimeout = time.Second

@@ -5,10 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gluaproject/glua/internal/hello"
 )
 
 // magic opens every hello, so that a rank refuses a stray client, or a
@@ -178,26 +181,38 @@ func (d *dialer) run() error {
 	return d.mesh(ln, addrs)
 }
 
-// hello is what a rank sends first on every connection it opens.
-type hello struct {
+// helloMsg is what a rank sends first on every connection it opens.
+type helloMsg struct {
 	rank, size int
 	addr       string // its listener, in the rendezvous; "" in the mesh
 }
 
-func (h hello) encode() []byte {
+func (h helloMsg) encode() []byte {
 	b := append([]byte(magic), 0)
 	b = binary.LittleEndian.AppendUint32(b, uint32(h.rank))
 	b = binary.LittleEndian.AppendUint32(b, uint32(h.size))
 	return append(b, h.addr...)
 }
 
-func decodeHello(b []byte) (hello, error) {
+// readHello reads a connection's hello frame within the deadline
+// hello.Accept set; it drops the connections for which it fails: they
+// are not ranks.
+func readHello(conn net.Conn) (helloMsg, error) {
+	p := &peer{rank: -1, conn: conn}
+	b, err := p.readUntilSet(frameHello, nil)
+	if err != nil {
+		return helloMsg{}, err
+	}
+	return decodeHello(b)
+}
+
+func decodeHello(b []byte) (helloMsg, error) {
 	m := len(magic)
 	if len(b) < m+9 || string(b[:m]) != magic || b[m] != 0 {
-		return hello{}, errors.New("not a glua ring client (bad hello)")
+		return helloMsg{}, errors.New("not a glua ring client (bad hello)")
 	}
 	b = b[m+1:]
-	return hello{
+	return helloMsg{
 		rank: int(int32(binary.LittleEndian.Uint32(b))),
 		size: int(int32(binary.LittleEndian.Uint32(b[4:]))),
 		addr: string(b[8:]),
@@ -225,9 +240,12 @@ func (d *dialer) host() (net.Listener, []string, error) {
 		d.tell(append(joined, also...), encodeTable(e, nil))
 		return nil, nil, e
 	}
+	ctx, cancel := context.WithCancel(d.ctx)
+	defer cancel()
+	greetings, _ := hello.Accept(ctx, rl, min(hello.Wait, d.remaining()), "rank 0's rendezvous at "+d.addr, readHello)
 	for n := 1; n < c.size; {
-		conn, err := rl.Accept()
-		if err != nil {
+		g, ok := <-greetings
+		if !ok {
 			var missing []string
 			for r := 1; r < c.size; r++ {
 				if joined[r] == nil {
@@ -240,18 +258,9 @@ func (d *dialer) host() (net.Listener, []string, error) {
 			}
 			return fail(e)
 		}
-		d.track(nil, conn)
-		p := &peer{rank: -1, conn: conn, timeout: d.remaining()}
-		b, err := p.read(frameHello, nil)
-		if err != nil {
-			conn.Close() // a client that does not speak the protocol is not a rank
-			continue
-		}
-		h, err := decodeHello(b)
-		if err != nil {
-			conn.Close()
-			continue
-		}
+		d.track(nil, g.Conn)
+		p := &peer{rank: -1, conn: g.Conn, timeout: d.remaining()}
+		h := g.Hello
 		switch {
 		case h.size != c.size:
 			return fail(c.dialError(h.rank, "rank %d was started with %d ranks, rank 0 with %d", h.rank, h.size, c.size), p)
@@ -362,7 +371,7 @@ func (d *dialer) join() (net.Listener, []string, error) {
 	}
 	d.track(ml)
 	p := &peer{rank: 0, conn: conn, timeout: d.remaining()}
-	if err := p.write(frameHello, hello{rank: c.rank, size: c.size, addr: ml.Addr().String()}.encode()); err != nil {
+	if err := p.write(frameHello, helloMsg{rank: c.rank, size: c.size, addr: ml.Addr().String()}.encode()); err != nil {
 		return nil, nil, c.dialError(0, "rank 0 at %s went away: %v", d.addr, err)
 	}
 	p.timeout = d.remaining()
@@ -416,7 +425,7 @@ func (d *dialer) mesh(ln net.Listener, addrs []string) error {
 				return
 			}
 			p := &peer{rank: r, conn: conn, timeout: c.timeout}
-			if err := p.write(frameHello, hello{rank: c.rank, size: c.size}.encode()); err != nil {
+			if err := p.write(frameHello, helloMsg{rank: c.rank, size: c.size}.encode()); err != nil {
 				conn.Close()
 				results <- result{err: c.dialError(r, "rank %d at %s went away: %v", r, addrs[r], err)}
 				return
@@ -424,28 +433,27 @@ func (d *dialer) mesh(ln net.Listener, addrs []string) error {
 			results <- result{p: p}
 		}()
 	}
+	ctx, cancel := context.WithCancel(d.ctx)
+	defer cancel()
+	where := fmt.Sprintf("rank %d's listener at %s", c.rank, addrs[c.rank])
+	greetings, _ := hello.Accept(ctx, ln, min(hello.Wait, d.remaining()), where, readHello)
 	go func() {
 		for n := c.rank + 1; n < c.size; {
-			conn, err := ln.Accept()
-			if err != nil {
+			g, ok := <-greetings
+			if !ok {
 				e := d.timedOut(fmt.Sprintf("not every rank above %d connected", c.rank))
 				for ; n < c.size; n++ {
 					results <- result{err: e}
 				}
 				return
 			}
-			p := &peer{rank: -1, conn: conn, timeout: d.remaining()}
-			b, err := p.read(frameHello, nil)
-			var h hello
-			if err == nil {
-				h, err = decodeHello(b)
-			}
-			if err != nil || h.rank <= c.rank || h.rank >= c.size || h.size != c.size {
-				conn.Close() // not one of ours
+			h := g.Hello
+			if h.rank <= c.rank || h.rank >= c.size || h.size != c.size {
+				log.Printf("%s: dropped a connection from %s: it said it was rank %d of %d", where, g.Conn.RemoteAddr(), h.rank, h.size)
+				g.Conn.Close()
 				continue
 			}
-			p.rank, p.timeout = h.rank, c.timeout
-			results <- result{p: p}
+			results <- result{p: &peer{rank: h.rank, conn: g.Conn, timeout: c.timeout}}
 			n++
 		}
 	}()

@@ -3,13 +3,18 @@ package ring
 import (
 	"context"
 	"errors"
+	"log"
 	"math"
+	"net"
+	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/hello"
 )
 
 func f32s(vs ...float32) []byte {
@@ -373,3 +378,68 @@ func TestAfterCloseCallsFail(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// A client that connects to rank 0's rendezvous before the ranks and sends
+// nothing is read on its own short deadline: the ranks meet at once, with
+// nobody blamed, and the log names the stranger.
+func TestSilentClientOnTheRendezvousDoesNotStallTheRanks(t *testing.T) {
+	var logged strings.Builder
+	var mu sync.Mutex
+	log.SetOutput(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(p)
+	}))
+	defer log.SetOutput(os.Stderr)
+	addr := freeAddr(t)
+	const size = 3
+	comms := make([]*Comm, size)
+	var rankZero error
+	zeroDone := make(chan struct{})
+	go func() {
+		defer close(zeroDone)
+		comms[0], rankZero = Dial(context.Background(), Config{Rank: 0, Size: size, Addr: addr, Timeout: 30 * time.Second})
+	}()
+	var silent net.Conn
+	for deadline := time.Now().Add(5 * time.Second); silent == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		silent, _ = net.Dial("tcp", addr)
+	}
+	if silent == nil {
+		t.Fatal("rank 0 never listened")
+	}
+	defer silent.Close()
+	time.Sleep(100 * time.Millisecond) // rank 0 accepts the stranger first
+	start := time.Now()
+	errs := onRanks(size-1, func(r int) error {
+		var err error
+		comms[r+1], err = Dial(context.Background(), Config{Rank: r + 1, Size: size, Addr: addr, Timeout: 30 * time.Second})
+		return err
+	})
+	<-zeroDone
+	for r, err := range append([]error{rankZero}, errs...) {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	for _, c := range comms {
+		defer c.Close()
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the ranks took %v to meet beside a silent client", d)
+	}
+	mustAll(t, "all_reduce", onRanks(size, func(r int) error { return comms[r].AllReduce(f32s(1, 2), device.Float32, Sum) }))
+	want := "rank 0's rendezvous at " + addr + ": dropped a connection from " + silent.LocalAddr().String() + ": it sent no hello in time"
+	for deadline := time.Now().Add(hello.Wait + 2*time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		found := strings.Contains(logged.String(), want)
+		mu.Unlock()
+		if found {
+			return
+		}
+	}
+	t.Errorf("the log does not name the stranger (%q):\n%s", want, logged.String())
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -80,6 +80,11 @@ func (p *peer) read(typ byte, into []byte) ([]byte, error) {
 	if err := p.conn.SetReadDeadline(time.Now().Add(p.timeout)); err != nil {
 		return nil, err
 	}
+	return p.readUntilSet(typ, into)
+}
+
+// readUntilSet is read under the read deadline already set on p.conn.
+func (p *peer) readUntilSet(typ byte, into []byte) ([]byte, error) {
 	var head [9]byte
 	if _, err := io.ReadFull(p.conn, head[:]); err != nil {
 		return nil, err

@@ -57,36 +57,10 @@ func (k *call) agreePair(h header, p *peer) error {
 	if !ok {
 		return &Error{Op: k.op, Rank: p.rank, Msg: fmt.Sprintf("rank %d sent a header of %d bytes (protocol error)", p.rank, len(got))}
 	}
-	me := k.c.rank
-	hi, hh, lo, lh := p.rank, theirs, me, h
-	if me > p.rank {
-		hi, hh, lo, lh = me, h, p.rank, theirs
-	}
-	pairOf := map[callhead.Kind]callhead.Kind{callhead.Send: callhead.Recv, callhead.Recv: callhead.Send}
-	switch {
-	case theirs.Kind != pairOf[h.Kind] || int(theirs.Root) != me:
-		return &Error{Op: k.op, Rank: hi, Msg: fmt.Sprintf("rank %d called %s, rank %d called %s", hi, pairCall(hh), lo, pairCall(lh))}
-	case theirs.Count != h.Count:
-		return &Error{Op: k.op, Rank: hi, Msg: fmt.Sprintf("rank %d %s %d bytes, rank %d %s %d", hi, verb(hh.Kind), hh.Count, lo, verb(lh.Kind), lh.Count)}
+	if hi, msg := callhead.PairDisagreement(k.c.rank, h, p.rank, theirs); msg != "" {
+		return &Error{Op: k.op, Rank: hi, Msg: msg}
 	}
 	return nil
-}
-
-func pairCall(h header) string {
-	switch h.Kind {
-	case callhead.Send:
-		return fmt.Sprintf("send to rank %d", h.Root)
-	case callhead.Recv:
-		return fmt.Sprintf("recv from rank %d", h.Root)
-	}
-	return h.Kind.String()
-}
-
-func verb(k callhead.Kind) string {
-	if k == callhead.Send {
-		return "sends"
-	}
-	return "receives"
 }
 
 func mod(a, n int) int { return ((a % n) + n) % n }

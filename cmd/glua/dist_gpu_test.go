@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gluaproject/glua/cuda"
+)
+
+// These run the dist failure cases of dist_test.go on two GPUs through
+// NCCL. They skip without two CUDA devices, unless GLUA_REQUIRE_NCCL=1,
+// which makes them fail instead, so that a GPU run cannot pass by
+// skipping. Each is timed: the job must end within 10 s of the failure.
+
+func twoGPUs(t *testing.T) {
+	t.Helper()
+	for dev := range 2 {
+		b, err := cuda.Load(cuda.Config{Device: dev})
+		if err != nil {
+			if os.Getenv("GLUA_REQUIRE_NCCL") == "1" {
+				t.Fatalf("GLUA_REQUIRE_NCCL=1 but there is no CUDA device %d: %v", dev, err)
+			}
+			t.Skipf("needs two CUDA devices: %v", err)
+		}
+		b.Close()
+	}
+}
+
+func TestNCCLRanksLuaErrorEndsTheJobWithinSecondsNamingIt(t *testing.T) {
+	twoGPUs(t)
+	for _, when := range []string{"before", "between", "inside"} {
+		t.Run(when, func(t *testing.T) {
+			r, took := rankError(t, when, "cuda", nil)
+			t.Logf("%s: the job ended %v after it started", when, took)
+			checkRankError(t, r, took)
+		})
+	}
+}
+
+func TestNCCLSendAndRecvThatDoNotPairFailBothRanksAtOnce(t *testing.T) {
+	twoGPUs(t)
+	for _, tc := range pairMismatches {
+		t.Run(tc.mode, func(t *testing.T) {
+			checkPairMismatch(t, tc.mode, tc.msg, "cuda", nil)
+		})
+	}
+}
+
+func TestNCCLRankThatStopsAnsweringIsNamedAtTheTimeout(t *testing.T) {
+	twoGPUs(t)
+	checkStoppedRank(t, "cuda", nil)
+}
+
+func TestNCCLDistTrainOnTwoGPUsMatchesOneGPU(t *testing.T) {
+	twoGPUs(t)
+	checkDistTrain(t, "cuda", nil)
+}
+
+// Two nodes simulated on one host, the path a cluster's ranks take: a
+// launcher a GPU (CUDA_VISIBLE_DEVICES split between them) and NCCL kept
+// to its network transport. Every collective for every dtype and op must
+// pass, and NCCL's log must show the ranks connected over the network.
+var twoNodeEnv = [2][]string{
+	{"CUDA_VISIBLE_DEVICES=0", "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,NET"},
+	{"CUDA_VISIBLE_DEVICES=1", "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,NET"},
+}
+
+func TestNCCLTwoNodesOnOneHostPassEveryCollectiveOverTheNetwork(t *testing.T) {
+	twoGPUs(t)
+	port := freePortPair(t)
+	args := []string{"--nproc-per-node", "1", "--backend", "cuda", "dist_conformance.lua"}
+	start := time.Now()
+	one := startNode(t, "testdata", 1, port, twoNodeEnv[1], args...)
+	zero := startNode(t, "testdata", 0, port, twoNodeEnv[0], args...)
+	results := []result{zero.wait(), one.wait()}
+	t.Logf("two nodes took %v", time.Since(start))
+	const size = 2
+	checks := 7*(5*(1+size+1)+size+1+size-1) + 1
+	for rank, r := range results {
+		if r.code != 0 {
+			t.Fatalf("node %d: %v", rank, r)
+		}
+		var mine []string
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if line != "" && !strings.Contains(line, "NCCL INFO") {
+				mine = append(mine, line)
+			}
+		}
+		if want := fmt.Sprintf("[%d] rank %d: %d checks passed", rank, rank, checks); !slices.Equal(mine, []string{want}) {
+			t.Errorf("node %d printed %q, want %q", rank, mine, want)
+		}
+		if out := r.stdout + r.stderr; !strings.Contains(out, "via NET/") || strings.Contains(out, "via P2P") || strings.Contains(out, "via SHM") {
+			t.Errorf("node %d: NCCL did not connect the ranks over its network transport alone:\n%s", rank, out)
+		}
+	}
+}
+
+func TestNCCLANodeWhoseLauncherDiesEndsTheOtherNodesRanks(t *testing.T) {
+	twoGPUs(t)
+	checkNodeLauncherDeath(t, 1, twoNodeEnv, "--backend", "cuda")
+}
+
+// Ranks on GPUs end with their launcher, whatever ends it: a rank left
+// running would keep its card.
+func TestNCCLRanksEndWhenTheirLauncherIsKilledOrHungUp(t *testing.T) {
+	twoGPUs(t)
+	checkRanksEndWithLauncher(t, "cuda", 2)
+	checkSignalsStopEveryRank(t, "cuda", 2, false)
+}
