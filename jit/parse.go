@@ -276,6 +276,9 @@ func (p *parser) global(ex *ast.IdentExpr) {
 	case "math", "kernels":
 		p.fail(ex.Line(), "%s can only be used as %s.<name> in a kernel", ex.Value, ex.Value)
 	}
+	if p.env == nil {
+		p.fail(ex.Line(), "the global or upvalue %s is not allowed in a kernel; pass it as a parameter", ex.Value)
+	}
 	p.fail(ex.Line(), "the global %s is not allowed in a kernel; pass it as a parameter, or capture a local of the script holding a number or a function", ex.Value)
 }
 

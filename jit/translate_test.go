@@ -116,7 +116,7 @@ func TestRejectedConstructsNameTheLine(t *testing.T) {
 		{"closure", `local f = function() end`, "kernel.lua:2: a closure (function literal) is not allowed in a kernel"},
 		{"function definition", `local function f() end`, "kernel.lua:2: a closure (function literal) is not allowed in a kernel"},
 		{"call of a Lua function", `print(n)`, "kernel.lua:2: a call of print is not allowed in a kernel (only math and kernels functions)"},
-		{"global", `x[1] = g`, "kernel.lua:2: the global g is not allowed in a kernel; pass it as a parameter"},
+		{"global", `x[1] = g`, "kernel.lua:2: the global or upvalue g is not allowed in a kernel; pass it as a parameter"},
 		{"global assignment", `g = 1`, "kernel.lua:2: assignment to the global g is not allowed in a kernel; declare it with local"},
 		{"string", `local s = "a"`, "kernel.lua:2: a string is not allowed in a kernel"},
 		{"concatenation", `local s = n .. n`, "kernel.lua:2: string concatenation (..) is not allowed in a kernel"},
