@@ -79,7 +79,6 @@ type emitter struct {
 	p      *Program
 	locals []Local // the entry's, or those of the Func being written
 	inFunc bool    // writing a Func, which has no bounds checks to stop on
-	fn     *Func   // the Func being written
 	b      strings.Builder
 	depth  int
 	loops  int // numbering of loop temporaries
@@ -88,8 +87,8 @@ type emitter struct {
 // function writes f as a device function before the entry: its locals
 // declared at its top, zeroed, as the entry's are.
 func (e *emitter) function(f *Func) {
-	e.locals, e.inFunc, e.fn = f.Locals, true, f
-	defer func() { e.locals, e.inFunc, e.fn = e.p.Locals, false, nil }()
+	e.locals, e.inFunc = f.Locals, true
+	defer func() { e.locals, e.inFunc = e.p.Locals, false }()
 	params := make([]string, len(f.Params))
 	isParam := map[int]bool{}
 	for i, slot := range f.Params {
@@ -595,6 +594,9 @@ func constant(c *Const) string {
 		return "(" + strconv.FormatInt(c.I, 10) + "LL)"
 	case Float32:
 		switch {
+		case math.IsNaN(c.F):
+			// a captured number may be NaN, which C has no literal for
+			return "__int_as_float(0x7fffffff)"
 		case math.IsInf(c.F, 1):
 			return "__int_as_float(0x7f800000)"
 		case math.IsInf(c.F, -1):
@@ -603,6 +605,8 @@ func constant(c *Const) string {
 		return "(" + strconv.FormatFloat(c.F, 'e', -1, 32) + "f)"
 	}
 	switch {
+	case math.IsNaN(c.F):
+		return "__longlong_as_double(0x7ff8000000000000LL)"
 	case math.IsInf(c.F, 1):
 		return "__longlong_as_double(0x7ff0000000000000LL)"
 	case math.IsInf(c.F, -1):

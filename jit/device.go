@@ -19,6 +19,29 @@ type calls struct {
 	funcs []*Function
 }
 
+// deviceCall checks a call of the captured local id: what can be known
+// before a launch (the local holds a function now, and it is in the
+// language and takes that many arguments) is checked now.
+func (p *parser) deviceCall(ex *ast.FuncCallExpr, id *ast.IdentExpr, asStmt bool) {
+	line := ex.Line()
+	if asStmt {
+		p.fail(line, "the value of %s is not used (a device function writes no arrays; use what it returns)", id.Value)
+	}
+	c, _ := p.env.Upvalue(id.Value)
+	switch {
+	case c.Kind == "number":
+		p.fail(line, "%s is a number, not a function", id.Value)
+	case c.Err != nil:
+		if e, ok := c.Err.(*Error); ok {
+			panic(e)
+		}
+		p.fail(line, "%v", c.Err)
+	case c.Func != nil && len(c.Func.Params) != len(ex.Args):
+		p.fail(line, "%s takes %d arguments (%s), got %d", id.Value, len(c.Func.Params), strings.Join(c.Func.Params, ", "), len(ex.Args))
+	}
+	p.exprs(ex.Args)
+}
+
 // deviceFunction is the device function ex calls, nil when ex calls
 // none: a name that is not the kernel's, captured from the script.
 func (t *typer) deviceFunction(ex *ast.FuncCallExpr) *Function {

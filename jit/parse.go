@@ -313,10 +313,7 @@ func (p *parser) call(ex *ast.FuncCallExpr, asStmt bool) {
 	}
 	p.numba(ex.Func)
 	if id, ok := ex.Func.(*ast.IdentExpr); ok && p.isCaptured(id.Value, id.Line()) {
-		if asStmt {
-			p.fail(line, "the value of %s is not used (a device function writes no arrays; use what it returns)", id.Value)
-		}
-		p.exprs(ex.Args)
+		p.deviceCall(ex, id, asStmt)
 		return
 	}
 	mod, name := p.library(ex.Func)

@@ -31,8 +31,12 @@ func (p *parser) kernelsField(ex *ast.AttrGetExpr) bool {
 	if !ok {
 		return false
 	}
-	if mod, name := p.library(inner); mod != "kernels" || !indexNames[name] {
+	mod, name := p.library(inner)
+	if mod != "kernels" || !indexNames[name] {
 		return false
+	}
+	if p.mapFn {
+		p.fail(ex.Line(), "kernels.%s is not allowed in a map function; it computes one element from its arguments' elements", name)
 	}
 	if k, ok := ex.Key.(*ast.StringExpr); !ok || k.Value != "x" && k.Value != "y" && k.Value != "z" {
 		p.fail(ex.Line(), "kernels.%s has the fields x, y and z, not %s", keyText(inner.Key), luaText(ex.Key))
@@ -150,16 +154,16 @@ func (p *parser) arrayArgs(ex *ast.FuncCallExpr, name string) {
 	if !ok {
 		p.fail(line, "kernels.%s's dtype must be a string literal such as \"float32\"", name)
 	}
+	d, err := device.ParseDType(s.Value)
+	if err != nil {
+		p.fail(line, "kernels.%s: %v", name, err)
+	}
 	if !literal {
 		return
 	}
 	dims := make([]float64, len(dimExprs))
 	for i, d := range dimExprs {
 		dims[i], _ = constValue(d, nil)
-	}
-	d, err := device.ParseDType(s.Value)
-	if err != nil {
-		p.fail(line, "kernels.%s: %v", name, err)
 	}
 	if _, err := fixedShape(name, dims, d, p.sharedMax); err != nil {
 		p.fail(line, "%v", err)

@@ -298,6 +298,19 @@ func TestDeviceFunctionMistakesNameTheFunction(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "kernel.lua:2: the value of f is not used") {
 		t.Errorf("a device function called as a statement: %v", err)
 	}
+	// a device function outside the language is refused by kernels.jit, at its own line
+	_, bad := ParseDevice(kernelTree(t, "return function(a)\nreturn {a}\nend"), "device.lua", nil)
+	_, err = ParseIn(kernelTree(t, "return function(x)\nx[1] = f(1)\nend"), "kernel.lua", Scope{Env: scriptEnv{"f": {Kind: "function", Err: bad}}})
+	if err == nil || err.Error() != "jit: device.lua:2: a table constructor is not allowed in a kernel" {
+		t.Errorf("a device function outside the language: %v", err)
+	}
+}
+
+func TestMapFunctionsRefuseTheIndexNames(t *testing.T) {
+	_, err := ParseMap(kernelTree(t, "return function(x)\nreturn x + kernels.threadIdx.x\nend"), "map.lua")
+	if err == nil || !strings.Contains(err.Error(), "map.lua:2: kernels.threadIdx is not allowed in a map function") {
+		t.Errorf("error %v", err)
+	}
 }
 
 func TestALocalsTypeIsTheJoinOfItsValues(t *testing.T) {
