@@ -68,7 +68,13 @@ func ParseIn(fn *ast.FunctionExpr, chunk string, s Scope) (*Function, error) {
 // ParseDevice accepts fn as a device function: a function a kernel calls,
 // whose parameters are numbers and which returns numbers or booleans.
 func ParseDevice(fn *ast.FunctionExpr, chunk string, env Env) (*Function, error) {
-	return parseFunction(fn, chunk, Scope{Env: env}, true)
+	f, err := parseFunction(fn, chunk, Scope{Env: env}, true)
+	if e, ok := err.(*Error); ok {
+		// the error's line is in the device function, which may be far
+		// from the kernel that calls it
+		return nil, &Error{Chunk: e.Chunk, Line: e.Line, Msg: e.Msg + " (in a device function, which a kernel calls)"}
+	}
+	return f, err
 }
 
 func parseFunction(fn *ast.FunctionExpr, chunk string, s Scope, device bool) (*Function, error) {
