@@ -40,10 +40,8 @@ func Check(f *Function, sig Signature, o Options) (*Program, error) {
 		}, widen: widen, calls: &calls{typed: map[string]*Func{}}}
 		t.defaultFloat = defaultFloat(sig)
 		t.what = what
-		t.catchPanic(func() {
-			t.params(f, sig)
-			t.prog.Body = t.block(f.Tree.Stmts)
-		})
+		t.params(f, sig)
+		t.prog.Body = t.block(f.Tree.Stmts)
 	})
 	if err != nil {
 		return nil, err
@@ -53,7 +51,7 @@ func Check(f *Function, sig Signature, o Options) (*Program, error) {
 }
 
 // widened is raised when a local takes a value of a wider type than its
-// first: unify types the function again with the local that wide.
+// first: unify types the function again with that local widened.
 type widened struct {
 	slot int
 	to   Type
@@ -89,9 +87,6 @@ func unify(typeOnce func(widen map[int]Type)) (err error) {
 	}
 }
 
-// catchPanic runs f; unify recovers what it raises.
-func (t *typer) catchPanic(f func()) { f() }
-
 // defaultFloat is the type of a float literal with no float beside it:
 // float32 when the kernel's float arrays are all 32 bits or narrower, so
 // that `local acc = 0.0` does not turn a float32 kernel into float64 work.
@@ -126,7 +121,7 @@ type typer struct {
 	// calls are the device functions typed so far, shared with the
 	// typers of the device functions themselves.
 	calls *calls
-	// results are a device function's Return statements, whose values
+	// returns are a device function's Return statements, whose values
 	// take the function's result types once its body is typed.
 	returns []*Return
 }
