@@ -168,7 +168,9 @@ func (t *typer) params(f *Function, sig Signature) {
 
 func (t *typer) newLocal(name string, typ Type) int {
 	if w, ok := t.widen[len(t.prog.Locals)]; ok && typ != Bool {
-		typ = w
+		// never narrower than this round's first value, so that each
+		// round only widens and unify ends
+		typ = join(typ, w)
 	}
 	t.prog.Locals = append(t.prog.Locals, Local{Name: name, Type: typ})
 	return len(t.prog.Locals) - 1
