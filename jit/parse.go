@@ -180,6 +180,7 @@ func (p *parser) stmt(s ast.Stmt, loops int) {
 	line := s.Line()
 	switch st := s.(type) {
 	case *ast.LocalAssignStmt:
+		p.gridCounts(st.Exprs, len(st.Names))
 		p.exprs(st.Exprs)
 		for _, n := range st.Names {
 			p.declare(n)
@@ -188,6 +189,7 @@ func (p *parser) stmt(s ast.Stmt, loops int) {
 		for _, l := range st.Lhs {
 			p.target(l)
 		}
+		p.gridCounts(st.Rhs, len(st.Lhs))
 		p.exprs(st.Rhs)
 	case *ast.FuncCallStmt:
 		p.call(st.Expr.(*ast.FuncCallExpr), true)
@@ -293,6 +295,7 @@ func (p *parser) attr(ex *ast.AttrGetExpr) {
 	if p.kernelsField(ex) {
 		return
 	}
+	p.shapeIndex(ex)
 	if id, ok := ex.Object.(*ast.IdentExpr); ok && !p.isLocal(id.Value) && id.Value == "math" {
 		if k, ok := ex.Key.(*ast.StringExpr); ok && mathConsts[k.Value] {
 			return

@@ -129,6 +129,48 @@ func dimsArg(e ast.Expr) (int, error) {
 	return dims, nil
 }
 
+// gridCounts checks, where kernels.grid(n) or kernels.gridsize(n) gives
+// values to names, that n values go to n names: the last expression of
+// an assignment gives the names left, any other one.
+func (p *parser) gridCounts(exprs []ast.Expr, names int) {
+	for i, e := range exprs {
+		c, ok := e.(*ast.FuncCallExpr)
+		if !ok || c.Func == nil || len(c.Args) != 1 {
+			continue
+		}
+		mod, name := p.library(c.Func)
+		if mod != "kernels" || name != "grid" && name != "gridsize" {
+			continue
+		}
+		dims, err := dimsArg(c.Args[0])
+		if err != nil {
+			p.fail(c.Line(), "kernels.%s %v", name, err)
+		}
+		want := 1
+		if i == len(exprs)-1 {
+			want = max(1, names-i)
+		}
+		if dims != want {
+			p.fail(c.Line(), "kernels.%s(%d) gives %d value(s), assigned to %d name(s)", name, dims, dims, want)
+		}
+	}
+}
+
+// shapeIndex checks that A.shape[k] has a literal k: each dimension is a
+// parameter of the translated kernel of its own.
+func (p *parser) shapeIndex(ex *ast.AttrGetExpr) {
+	inner, ok := ex.Object.(*ast.AttrGetExpr)
+	if !ok {
+		return
+	}
+	if k, isString := inner.Key.(*ast.StringExpr); !isString || k.Value != "shape" {
+		return
+	}
+	if _, ok := ex.Key.(*ast.NumberExpr); !ok {
+		p.fail(ex.Line(), "%s.shape[k] needs k to be a number literal", luaText(inner.Object))
+	}
+}
+
 // maxLocalBytes is CUDA's limit of local memory per thread (the CUDA C
 // Programming Guide's table of technical specifications: 512 KiB).
 const maxLocalBytes = 512 << 10

@@ -376,3 +376,23 @@ end`
 		}
 	}
 }
+
+// What needs no argument types is refused by kernels.jit, before a launch.
+func TestCountsAndShapeIndicesAreCheckedBeforeALaunch(t *testing.T) {
+	cases := []struct{ body, want string }{
+		{`local i = kernels.grid(2)`, "kernel.lua:2: kernels.grid(2) gives 2 value(s), assigned to 1 name(s)"},
+		{`local i, j, k = kernels.gridsize(2)`, "kernel.lua:2: kernels.gridsize(2) gives 2 value(s), assigned to 3 name(s)"},
+		{`local i, j = kernels.grid(2), 1`, "kernel.lua:2: kernels.grid(2) gives 2 value(s), assigned to 1 name(s)"},
+		{`n, n = kernels.grid(1)`, "kernel.lua:2: kernels.grid(1) gives 1 value(s), assigned to 2 name(s)"},
+		{`x[1] = x.shape[n]`, "kernel.lua:2: x.shape[k] needs k to be a number literal"},
+	}
+	for _, tc := range cases {
+		_, err := parseKernel(t, "return function(x, n)\n"+tc.body+"\nend")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.body, err, tc.want)
+		}
+	}
+	if _, err := parseKernel(t, "return function(x, n)\nlocal i, j = kernels.grid(2)\nlocal a, b, c = 1, kernels.grid(2)\nx[1] = x.shape[1]\nend"); err != nil {
+		t.Errorf("counts that agree: %v", err)
+	}
+}
