@@ -11,6 +11,7 @@ import (
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/internal/prefault"
+	"github.com/gluaproject/glua/npy"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -229,8 +230,11 @@ func emptyProduct(rt *runtime.Runtime, m, k, n int, dt runtime.DType, o MatmulOp
 	if o.Out == nil {
 		return rt.NewHostArray([]int{m, n}, dt, false)
 	}
-	clear(o.Out.Bytes())
-	goruntime.KeepAlive(o.Out) // a mapping must outlive the writes
+	err := npy.Access(func() { clear(o.Out.Bytes()) }) // out may be a mapped file
+	goruntime.KeepAlive(o.Out)                         // a mapping must outlive the writes
+	if err != nil {
+		return nil, err
+	}
 	return o.Out, nil
 }
 

@@ -203,7 +203,9 @@ func (t *tiler) run(A, B *runtime.HostArray, out sink) error {
 						return err
 					}
 				}
-				gather(t.sA[stage].Bytes(), A.Bytes(), size, i0, mi, p0, kp, p.k)
+				if err := gather(t.sA[stage].Bytes(), A.Bytes(), size, i0, mi, p0, kp, p.k); err != nil {
+					return err
+				}
 				hB, err := t.panelB(B, stage, p0, kp, j0, nj, i0 == 0)
 				if err != nil {
 					return err
@@ -253,7 +255,10 @@ func (t *tiler) scatterTile(s int, out sink, i0, mi, j0, nj int) {
 				}
 			}
 			src := staged.Bytes()[r0*nj*p.size : (r0+rows)*nj*p.size]
-			scatter(dst.Bytes(), src, p.size, i0+r0, rows, j0, nj, p.n)
+			if err := scatter(dst.Bytes(), src, p.size, i0+r0, rows, j0, nj, p.n); err != nil {
+				done <- err
+				return
+			}
 		}
 		goruntime.KeepAlive(dst) // a mapped out must outlive the writes
 		if j0+nj == p.n {
@@ -284,7 +289,9 @@ func (t *tiler) scattered() error {
 func (t *tiler) panelB(B *runtime.HostArray, stage, p0, kp, j0, nj int, first bool) (*runtime.HostArray, error) {
 	p, size := t.p, t.p.size
 	if t.pinnedB == nil {
-		gather(t.sB[stage].Bytes(), B.Bytes(), size, p0, kp, j0, nj, p.n)
+		if err := gather(t.sB[stage].Bytes(), B.Bytes(), size, p0, kp, j0, nj, p.n); err != nil {
+			return nil, err
+		}
 		return hostView(t.sB[stage], kp, nj)
 	}
 	v, err := t.pinnedB.Rows(p0*p.n+1, (p0+kp)*p.n)
@@ -292,7 +299,9 @@ func (t *tiler) panelB(B *runtime.HostArray, stage, p0, kp, j0, nj int, first bo
 		return nil, err
 	}
 	if t.ownB && first {
-		parallelCopy(v.Bytes(), B.Bytes()[p0*p.n*size:(p0+kp)*p.n*size])
+		if err := parallelCopy(v.Bytes(), B.Bytes()[p0*p.n*size:(p0+kp)*p.n*size]); err != nil {
+			return nil, err
+		}
 	}
 	return v.Reshape([]int{kp, nj})
 }
@@ -405,24 +414,22 @@ func hostView(h *runtime.HostArray, r, c int) (*runtime.HostArray, error) {
 // gather copies rows r0..r0+nr-1, columns c0..c0+nc-1 of a row-major
 // matrix of width columns (src) into dst, packed; whole rows are one
 // contiguous copy, and either way the rows are shared among threads.
-func gather(dst, src []byte, size, r0, nr, c0, nc, width int) {
+func gather(dst, src []byte, size, r0, nr, c0, nc, width int) error {
 	if nc == width {
-		parallelCopy(dst[:nr*nc*size], src[r0*width*size:(r0+nr)*width*size])
-		return
+		return parallelCopy(dst[:nr*nc*size], src[r0*width*size:(r0+nr)*width*size])
 	}
-	parallelRows(nr, nc*size, func(r int) {
+	return parallelRows(nr, nc*size, func(r int) {
 		from := ((r0+r)*width + c0) * size
 		copy(dst[r*nc*size:(r+1)*nc*size], src[from:from+nc*size])
 	})
 }
 
 // scatter is gather's reverse: packed src into rows and columns of dst.
-func scatter(dst, src []byte, size, r0, nr, c0, nc, width int) {
+func scatter(dst, src []byte, size, r0, nr, c0, nc, width int) error {
 	if nc == width {
-		parallelCopy(dst[r0*width*size:(r0+nr)*width*size], src[:nr*nc*size])
-		return
+		return parallelCopy(dst[r0*width*size:(r0+nr)*width*size], src[:nr*nc*size])
 	}
-	parallelRows(nr, nc*size, func(r int) {
+	return parallelRows(nr, nc*size, func(r int) {
 		to := ((r0+r)*width + c0) * size
 		copy(dst[to:to+nc*size], src[r*nc*size:(r+1)*nc*size])
 	})

@@ -409,7 +409,10 @@ func hostToTable(L *lua.LState, h *runtime.HostArray) (*lua.LTable, error) {
 	if h.Size() > maxTableElements {
 		return nil, errTooLargeForTable(h.Size())
 	}
-	values := h.Floats()
+	values, err := h.Float64s()
+	if err != nil {
+		return nil, err
+	}
 	shape := h.Shape()
 	var build func(depth, offset int) *lua.LTable
 	build = func(depth, offset int) *lua.LTable {

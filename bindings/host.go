@@ -121,7 +121,11 @@ func hostLen(L *lua.LState) int {
 
 // hostString is tostring(h): the header and, beneath it, the elements.
 func hostString(L *lua.LState) int {
-	L.Push(lua.LString(metaSelf[*runtime.HostArray](L, hostArrayKind, "__tostring").Repr()))
+	s, err := metaSelf[*runtime.HostArray](L, hostArrayKind, "__tostring").Repr()
+	if err != nil {
+		raise(L, "tostring(HostArray)", err)
+	}
+	L.Push(lua.LString(s))
 	return 1
 }
 

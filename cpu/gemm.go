@@ -16,10 +16,27 @@ import (
 // run in place on the arrays' own memory. float16 and bfloat16 are widened
 // to float32, multiplied, and rounded back to nearest even, which is what
 // cuBLAS does with a float32 compute type. The TF32 flag is ignored: plain
-// float32 is at least as accurate.
+// float32 is at least as accurate. A batch runs its products in turn.
 func (b *Backend) Gemm(g device.Gemm) error {
 	if err := validGemm(g); err != nil {
 		return err
+	}
+	if g.Batch > 1 {
+		// A batch is its products one after another, as cuBLAS's
+		// strided-batched GEMM defines it; each is checked against the
+		// memory it spans.
+		esize := device.Ptr(g.DType.Size())
+		for i := range g.Batch {
+			one := g
+			one.Batch, one.StrideA, one.StrideB, one.StrideC = 0, 0, 0, 0
+			one.A += device.Ptr(i*g.StrideA) * esize
+			one.B += device.Ptr(i*g.StrideB) * esize
+			one.C += device.Ptr(i*g.StrideC) * esize
+			if err := b.Gemm(one); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	replay := g
 	replay.Stream = 0
@@ -228,6 +245,9 @@ func validGemm(g device.Gemm) error {
 	}
 	if g.M < 0 || g.N < 0 || g.K < 0 {
 		return fmt.Errorf("matmul: sizes must not be negative (M=%d, N=%d, K=%d)", g.M, g.N, g.K)
+	}
+	if err := g.CheckBatch(); err != nil {
+		return fmt.Errorf("matmul: %w", err)
 	}
 	return nil
 }

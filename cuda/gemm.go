@@ -29,6 +29,10 @@ type blasGemm struct {
 	ldc            int
 	dataType       int // cudaDataType of A, B and C
 	computeType    int // cublasComputeType_t
+	// batch > 1 is a cublasGemmStridedBatchedEx call, with each operand's
+	// stride in elements (0: shared by every product).
+	batch                     int
+	strideA, strideB, strideC int
 }
 
 // columnMajorGemm maps a row-major product onto cuBLAS without copies. A
@@ -73,6 +77,12 @@ func columnMajorGemm(g device.Gemm) (blasGemm, error) {
 			return c, fmt.Errorf("cuda: Gemm: %s=%d is shorter than the stored row length %d", ld.name, ld.got, ld.need)
 		}
 	}
+	if err := g.CheckBatch(); err != nil {
+		return c, fmt.Errorf("cuda: Gemm: %w", err)
+	}
+	if g.Batch > math.MaxInt32 {
+		return c, fmt.Errorf("cuda: Gemm: a batch of %d products is more than cuBLAS's %d", g.Batch, math.MaxInt32)
+	}
 	if g.M > 0 && g.N > 0 {
 		if g.C == 0 || (g.K > 0 && (g.A == 0 || g.B == 0)) {
 			return c, fmt.Errorf("cuda: Gemm: null matrix pointer (A=%#x B=%#x C=%#x)", g.A, g.B, g.C)
@@ -89,6 +99,8 @@ func columnMajorGemm(g device.Gemm) (blasGemm, error) {
 	c.a, c.lda = g.B, max(g.LDB, 1)
 	c.b, c.ldb = g.A, max(g.LDA, 1)
 	c.c, c.ldc = g.C, max(g.LDC, 1)
+	// Swapped as the operands are.
+	c.batch, c.strideA, c.strideB, c.strideC = g.Batch, g.StrideB, g.StrideA, g.StrideC
 	return c, nil
 }
 
@@ -128,8 +140,9 @@ func (b *Backend) SetWorkspaceAllocator(alloc WorkspaceAllocator) {
 }
 
 // Gemm runs C = alpha·op(A)·op(B) + beta·C on row-major matrices through
-// cublasGemmEx, ordered on g.Stream. float16 and bfloat16 accumulate in
-// float32; float32 uses tensor cores (tf32) only when g.TF32 is set.
+// cublasGemmEx, or a batch of them through cublasGemmStridedBatchedEx,
+// ordered on g.Stream. float16 and bfloat16 accumulate in float32; float32
+// uses tensor cores (tf32) only when g.TF32 is set.
 func (b *Backend) Gemm(g device.Gemm) error {
 	c, err := columnMajorGemm(g)
 	if err != nil {
@@ -161,6 +174,19 @@ func (b *Backend) Gemm(g device.Gemm) error {
 		return fmt.Errorf("cuda: Gemm: stream %#x was destroyed", uintptr(g.Stream))
 	}
 	algo := int32(cublasGemmDefault)
+	if c.batch > 1 {
+		// The strides are long long, one register each on amd64 and arm64.
+		st := b.blas.cublasGemmStridedBatchedEx.call(h.h, uintptr(c.transA), uintptr(c.transB),
+			uintptr(c.m), uintptr(c.n), uintptr(c.k),
+			uintptr(unsafe.Pointer(&scal[0])),
+			uintptr(c.a), uintptr(c.dataType), uintptr(c.lda), uintptr(int64(c.strideA)),
+			uintptr(c.b), uintptr(c.dataType), uintptr(c.ldb), uintptr(int64(c.strideB)),
+			uintptr(unsafe.Pointer(&scal[1])),
+			uintptr(c.c), uintptr(c.dataType), uintptr(c.ldc), uintptr(int64(c.strideC)),
+			uintptr(c.batch),
+			uintptr(c.computeType), uintptr(uint32(algo)))
+		return b.blasCheck("cublasGemmStridedBatchedEx", fmt.Sprintf("%s batch=%d M=%d N=%d K=%d", g.DType, g.Batch, g.M, g.N, g.K), st)
+	}
 	st := b.blas.cublasGemmEx.call(h.h, uintptr(c.transA), uintptr(c.transB),
 		uintptr(c.m), uintptr(c.n), uintptr(c.k),
 		uintptr(unsafe.Pointer(&scal[0])),

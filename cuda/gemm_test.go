@@ -167,3 +167,83 @@ func TestGemmRejectsBadArgumentsBeforeCallingCuBLAS(t *testing.T) {
 		t.Errorf("K=0 (C = beta·C) rejected or lda not clamped to 1: %+v, %v", c, err)
 	}
 }
+
+// stridedBatched is the definition of cublasGemmStridedBatchedEx: product
+// i is colMajorGemm on each operand moved on by i times its stride.
+func stridedBatched(mem []float64, c blasGemm, alpha, beta float64) {
+	for i := range c.batch {
+		one := c
+		one.a += device.Ptr(i * c.strideA)
+		one.b += device.Ptr(i * c.strideB)
+		one.c += device.Ptr(i * c.strideC)
+		colMajorGemm(mem, one, alpha, beta)
+	}
+}
+
+// A batch with A shared (stride 0) and B and C one matrix per product
+// maps onto the strided-batched call with the strides swapped as the
+// operands are, and computes C[i] = alpha·op(A)·op(B[i]) + beta·C[i].
+func TestBatchedRowMajorGemmMapsOntoStridedBatchedCuBLAS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, transB := range []bool{false, true} {
+		batch, m, n, k := 3, 4, 5, 2
+		rowsB, colsB := k, n
+		if transB {
+			rowsB, colsB = n, k
+		}
+		offA := 1
+		offB := offA + m*k
+		offC := offB + batch*rowsB*colsB
+		mem := make([]float64, offC+batch*m*n)
+		for i := range mem {
+			mem[i] = rng.Float64()*2 - 1
+		}
+		alpha, beta := 0.5, 2.0
+		want := append([]float64(nil), mem...)
+		for b := range batch {
+			for i := range m {
+				for j := range n {
+					var s float64
+					for l := range k {
+						bv := mem[offB+b*rowsB*colsB+l*colsB+j]
+						if transB {
+							bv = mem[offB+b*rowsB*colsB+j*colsB+l]
+						}
+						s += mem[offA+i*k+l] * bv
+					}
+					p := offC + b*m*n + i*n + j
+					want[p] = alpha*s + beta*mem[p]
+				}
+			}
+		}
+		c, err := columnMajorGemm(device.Gemm{
+			DType: device.Float64, TransB: transB, M: m, N: n, K: k,
+			A: device.Ptr(offA), B: device.Ptr(offB), C: device.Ptr(offC), LDA: k, LDB: colsB, LDC: n,
+			Batch: batch, StrideA: 0, StrideB: rowsB * colsB, StrideC: m * n,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.batch != batch || c.strideA != rowsB*colsB || c.strideB != 0 || c.strideC != m*n {
+			t.Fatalf("strides not swapped with the operands: %+v", c)
+		}
+		stridedBatched(mem, c, alpha, beta)
+		for i := range mem {
+			if math.Abs(mem[i]-want[i]) > 1e-12 {
+				t.Fatalf("transB=%v: element %d = %v, want %v", transB, i, mem[i], want[i])
+			}
+		}
+	}
+}
+
+func TestBatchedGemmRejectsOverlappingOutputs(t *testing.T) {
+	g := device.Gemm{DType: device.Float32, M: 2, N: 3, K: 4, A: 256, B: 512, C: 768, LDA: 4, LDB: 3, LDC: 3,
+		Batch: 2, StrideA: 8, StrideB: 12, StrideC: 5}
+	if _, err := columnMajorGemm(g); err == nil || !strings.Contains(err.Error(), "overlap") {
+		t.Errorf("C matrices 5 elements apart, each 6: %v", err)
+	}
+	g.StrideC, g.StrideB = 6, -1
+	if _, err := columnMajorGemm(g); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("a negative stride: %v", err)
+	}
+}

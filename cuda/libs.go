@@ -38,14 +38,15 @@ func (n *nvrtcAPI) symbols() []symbol {
 // cublasAPI holds the cuBLAS functions glua calls. cublas_api.h maps the
 // classic names to _v2 symbols; GemmEx and GetProperty were never versioned.
 type cublasAPI struct {
-	cublasCreate          fn
-	cublasDestroy         fn
-	cublasSetStream       fn
-	cublasSetWorkspace    fn
-	cublasGemmEx          fn
-	cublasGetProperty     fn
-	cublasGetStatusName   fn // optional: cuBLAS 11.4+
-	cublasGetStatusString fn // optional
+	cublasCreate               fn
+	cublasDestroy              fn
+	cublasSetStream            fn
+	cublasSetWorkspace         fn
+	cublasGemmEx               fn
+	cublasGemmStridedBatchedEx fn
+	cublasGetProperty          fn
+	cublasGetStatusName        fn // optional: cuBLAS 11.4+
+	cublasGetStatusString      fn // optional
 }
 
 func (c *cublasAPI) symbols() []symbol {
@@ -55,6 +56,7 @@ func (c *cublasAPI) symbols() []symbol {
 		{"cublasSetStream_v2", &c.cublasSetStream, false},
 		{"cublasSetWorkspace_v2", &c.cublasSetWorkspace, false},
 		{"cublasGemmEx", &c.cublasGemmEx, false},
+		{"cublasGemmStridedBatchedEx", &c.cublasGemmStridedBatchedEx, false},
 		{"cublasGetProperty", &c.cublasGetProperty, false},
 		{"cublasGetStatusName", &c.cublasGetStatusName, true},
 		{"cublasGetStatusString", &c.cublasGetStatusString, true},

@@ -1,6 +1,9 @@
 package device
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Ptr is an address in a backend's memory: a CUdeviceptr on the GPU, an
 // offset-tagged address into the host arena on the CPU backend. Pointer
@@ -45,8 +48,10 @@ type Info struct {
 var ErrOutOfMemory = errors.New("out of device memory")
 
 // Gemm is one matrix product C = alpha·op(A)·op(B) + beta·C on row-major
-// arrays. A, B and C have the same dtype; the 2-byte float types accumulate
-// in float32.
+// arrays, or a batch of them: C[i] = alpha·op(A[i])·op(B[i]) + beta·C[i]
+// for i below Batch, each operand's i-th matrix Stride elements after its
+// (i-1)-th. A, B and C have the same dtype; the 2-byte float types
+// accumulate in float32.
 type Gemm struct {
 	DType          DType
 	TransA, TransB bool
@@ -60,6 +65,24 @@ type Gemm struct {
 	// TF32 lets float32 products use tensor cores at tf32 precision.
 	TF32   bool
 	Stream Stream
+	// Batch is how many products the call runs; 0 is one, as 1 is.
+	Batch int
+	// StrideA, StrideB and StrideC are the elements from one matrix of
+	// the batch to the next: 0 for an operand every product shares.
+	StrideA, StrideB, StrideC int
+}
+
+// CheckBatch refuses a batch no backend runs: a negative count or stride,
+// or products whose C matrices overlap, which would write one another's
+// elements in an order neither backend defines.
+func (g Gemm) CheckBatch() error {
+	if g.Batch < 0 || g.StrideA < 0 || g.StrideB < 0 || g.StrideC < 0 {
+		return fmt.Errorf("batch and strides must not be negative (batch %d, strides %d, %d and %d)", g.Batch, g.StrideA, g.StrideB, g.StrideC)
+	}
+	if g.Batch > 1 && g.M > 0 && g.N > 0 && g.StrideC < (g.M-1)*g.LDC+g.N {
+		return fmt.Errorf("the batch's C matrices overlap: stride %d, each %dx%d with LDC=%d", g.StrideC, g.M, g.N, g.LDC)
+	}
+	return nil
 }
 
 // The shared libraries the NVIDIA backend loads, each list tried in order:

@@ -215,7 +215,8 @@ func (t *typer) stmt(s ast.Stmt) []Stmt {
 	case *ast.DoBlockStmt:
 		return t.block(st.Stmts)
 	case *ast.IfStmt:
-		return []Stmt{&If{Cond: t.cond(st.Condition), Then: t.block(st.Then), Else: t.block(st.Else)}}
+		pre, cond := t.ifCond(st.Condition)
+		return append(pre, &If{Cond: cond, Then: t.block(st.Then), Else: t.block(st.Else)})
 	case *ast.WhileStmt:
 		return []Stmt{&While{Cond: t.cond(st.Condition), Body: t.block(st.Stmts)}}
 	case *ast.NumberForStmt:
@@ -240,6 +241,24 @@ func (t *typer) cond(e ast.Expr) Expr {
 	return x
 }
 
+// ifCond types an if's condition. An atomic on the left of its
+// comparison (if kernels.atomic_cas(lock, 1, 0, 1) == 0 then) runs first,
+// as Lua evaluates it first, in a statement of its own before the if; the
+// comparison reads its old value through a name no Lua name can be.
+func (t *typer) ifCond(e ast.Expr) ([]Stmt, Expr) {
+	c, ok := e.(*ast.RelationalOpExpr)
+	if !ok || t.atomicCall(c.Lhs) == nil {
+		return nil, t.cond(e)
+	}
+	at, _ := t.atomicValue(t.atomicCall(c.Lhs))
+	old := &ast.IdentExpr{Value: "(old value)"}
+	old.SetLine(c.Lhs.Line())
+	t.bind(old.Value, binding{slot: at.Slot})
+	cmp := &ast.RelationalOpExpr{Operator: c.Operator, Lhs: old, Rhs: c.Rhs}
+	cmp.SetLine(c.Line())
+	return []Stmt{at}, t.cond(cmp)
+}
+
 // local declares locals: `local x = e`, `local r, c = kernels.grid(2)`,
 // `local s = kernels.shared(n, dtype)` or `local x` to be assigned later.
 func (t *typer) local(st *ast.LocalAssignStmt) []Stmt {
@@ -247,12 +266,19 @@ func (t *typer) local(st *ast.LocalAssignStmt) []Stmt {
 	if len(st.Exprs) > len(st.Names) {
 		t.fail(line, "more values than names in local")
 	}
+	if len(st.Exprs) == 1 && len(st.Names) == 1 && t.atomicCall(st.Exprs[0]) != nil {
+		c := t.atomicCall(st.Exprs[0])
+		at, old := t.atomicValue(c)
+		slot := t.newLocal(st.Names[0], old.Type())
+		t.bind(st.Names[0], binding{slot: slot})
+		return []Stmt{at, &Set{Slot: slot, X: t.to(old, t.prog.Locals[slot].Type)}}
+	}
 	if len(st.Exprs) == 1 && len(st.Names) == 1 && t.isFixedArray(st.Exprs[0]) {
 		t.bind(st.Names[0], binding{slot: -1, arr: t.fixedArray(st.Names[0], st.Exprs[0].(*ast.FuncCallExpr))})
 		return nil
 	}
 	var out []Stmt
-	var vals []Expr
+	vals := make([]Expr, 0, len(st.Names))
 	for i, e := range st.Exprs {
 		if i == len(st.Exprs)-1 && len(st.Names) > len(st.Exprs) {
 			// the last expression gives the remaining names their values,
@@ -295,9 +321,16 @@ func (t *typer) assign(st *ast.AssignStmt) []Stmt {
 	}
 	switch l := st.Lhs[0].(type) {
 	case *ast.IdentExpr:
-		return []Stmt{t.setLocal(l, st.Rhs[0])}
+		if c := t.atomicCall(st.Rhs[0]); c != nil {
+			at, old := t.atomicValue(c)
+			return []Stmt{at, t.setLocal(l, st.Rhs[0], old)}
+		}
+		return []Stmt{t.setLocal(l, st.Rhs[0], nil)}
 	case *ast.AttrGetExpr:
 		arr, idx := t.element(l)
+		if c := t.atomicCall(st.Rhs[0]); c != nil {
+			return t.storeAtomic(arr, idx, c, l.Line())
+		}
 		x := t.expr(st.Rhs[0], computeType(arr.DType))
 		t.numeric(x, st.Rhs[0])
 		return []Stmt{&Store{Arr: arr, Index: idx, X: x, Line: l.Line()}}
@@ -306,16 +339,33 @@ func (t *typer) assign(st *ast.AssignStmt) []Stmt {
 	return nil
 }
 
-// setLocal assigns to a local, which keeps its type: an integer local
-// takes no float, because the first assignment decided it and a silent
-// truncation would lose the fraction.
-func (t *typer) setLocal(l *ast.IdentExpr, rhs ast.Expr) Stmt {
+// storeAtomic is A[i] = kernels.atomic_*(...): the index first, as Lua
+// evaluates a target before the value, then the atomic, then the store
+// of its old value.
+func (t *typer) storeAtomic(arr *Array, idx []Expr, c *ast.FuncCallExpr, line int) []Stmt {
+	var out []Stmt
+	for k, x := range idx {
+		slot := t.newLocal("(index)", Int)
+		out = append(out, &Set{Slot: slot, X: x})
+		idx[k] = &LocalGet{Slot: slot, T: Int}
+	}
+	at, old := t.atomicValue(c)
+	return append(out, at, &Store{Arr: arr, Index: idx, X: old, Line: line})
+}
+
+// setLocal assigns rhs (typed already as x, when not nil) to a local,
+// which keeps its type: an integer local takes no float, because the
+// first assignment decided it and a silent truncation would lose the
+// fraction.
+func (t *typer) setLocal(l *ast.IdentExpr, rhs ast.Expr, x Expr) Stmt {
 	b, _ := t.lookup(l.Value)
 	if b.arr != nil {
 		t.fail(l.Line(), "the array %s cannot be assigned", l.Value)
 	}
 	local := &t.prog.Locals[b.slot]
-	x := t.expr(rhs, local.Type)
+	if x == nil {
+		x = t.expr(rhs, local.Type)
+	}
 	if local.Type == Void {
 		if x.Type() == Void {
 			t.fail(rhs.Line(), "%s has no value", exprName(rhs))

@@ -273,8 +273,8 @@ func (e *emitter) stmt(s Stmt) {
 		e.line("%s = %s;", e.local(st.Slot), e.expr(st.X))
 	case *Store:
 		e.store(st)
-	case *AtomicAdd:
-		e.atomicAdd(st)
+	case *Atomic:
+		e.atomic(st)
 	case *If:
 		e.ifStmt(st)
 	case *While:
@@ -293,6 +293,8 @@ func (e *emitter) stmt(s Stmt) {
 		e.line("%s = %s(%s);", e.local(st.Slots[0]), st.Call.Fn.Name, strings.Join(args, ", "))
 	case *SyncThreads:
 		e.line("__syncthreads();")
+	case *SyncWarp:
+		e.line("__syncwarp();")
 	default:
 		panic(fmt.Sprintf("jit: no CUDA for %T", s))
 	}
@@ -401,23 +403,21 @@ func (e *emitter) store(st *Store) {
 	e.line("%s", set)
 }
 
-func (e *emitter) atomicAdd(st *AtomicAdd) {
-	ptr := fmt.Sprintf("&%s[%s]", arrayName(st.Arr), e.offset(st.Arr, st.Index))
-	x := e.expr(st.X)
-	var call string
-	switch st.Arr.DType {
-	case device.Float32:
-		call = fmt.Sprintf("atomicAdd(%s, (float)(%s));", ptr, x)
-	case device.Float64:
-		call = fmt.Sprintf("atomicAdd(%s, (double)(%s));", ptr, x)
-	case device.Int32:
-		call = fmt.Sprintf("atomicAdd(%s, %s);", ptr, storeValue(device.Int32, st.X.Type(), x))
-	default:
-		// Two's complement: adding the bits as unsigned adds the value.
-		call = fmt.Sprintf("atomicAdd((u64*)%s, (u64)%s);", ptr, storeValue(device.Int64, st.X.Type(), x))
+// atomic calls the prelude's glua_atomic_<op> for the element's type,
+// the operands converted to it as a store converts them.
+func (e *emitter) atomic(st *Atomic) {
+	d := st.Arr.DType
+	args := []string{fmt.Sprintf("&%s[%s]", arrayName(st.Arr), e.offset(st.Arr, st.Index))}
+	if st.Expected != nil {
+		args = append(args, storeValue(d, st.Expected.Type(), e.expr(st.Expected)))
+	}
+	args = append(args, storeValue(d, st.X.Type(), e.expr(st.X)))
+	call := fmt.Sprintf("glua_atomic_%s(%s);", st.Op, strings.Join(args, ", "))
+	if st.Slot >= 0 {
+		call = e.local(st.Slot) + " = " + call
 	}
 	if e.p.CheckBounds {
-		e.line("if (%s) %s else glua_stop = true;", e.inBounds(st.Arr, st.Index, st.Line), call)
+		e.line("if (%s) { %s } else glua_stop = true;", e.inBounds(st.Arr, st.Index, st.Line), call)
 		return
 	}
 	e.line("%s", call)
@@ -513,6 +513,10 @@ func (e *emitter) expr(x Expr) string {
 		return fmt.Sprintf("((i64)blockDim.%s)", axes[ex.Axis])
 	case *GridDim:
 		return fmt.Sprintf("((i64)gridDim.%s)", axes[ex.Axis])
+	case *Shfl:
+		return fmt.Sprintf("glua_shfl_%s(%s, %s)", ex.Op, e.expr(ex.X), e.expr(ex.By))
+	case *LaneID:
+		return "glua_laneid()"
 	case *Call:
 		return ex.Fn.Name + "(" + strings.Join(e.callArgs(ex), ", ") + ")"
 	}
@@ -576,10 +580,30 @@ func (e *emitter) math(ex *Math) string {
 		}
 		return out
 	}
-	if ex.T == Float32 {
-		return ex.Fn + "f(" + args[0] + ")"
+	switch ex.Fn {
+	case "frexp", "modf":
+		part := map[string][2]string{"frexp": {"mant", "exp"}, "modf": {"int", "frac"}}[ex.Fn]
+		k := 0
+		if ex.Second {
+			k = 1
+		}
+		return fmt.Sprintf("glua_%s_%s(%s)", ex.Fn, part[k], args[0])
+	case "ldexp":
+		return fmt.Sprintf("glua_ldexp(%s, %s)", args[0], args[1])
+	case "deg", "rad":
+		// Lua 5.1's x / (pi/180) and x * (pi/180), as the evaluator's
+		op := map[string]string{"deg": "/", "rad": "*"}[ex.Fn]
+		k := math.Pi / 180
+		if ex.T == Float32 {
+			k = float64(float32(k))
+		}
+		return fmt.Sprintf("(%s %s %s)", args[0], op, constant(&Const{T: ex.T, F: k}))
 	}
-	return ex.Fn + "(" + args[0] + ")"
+	fn := ex.Fn
+	if ex.T == Float32 {
+		fn += "f" // CUDA's single-precision sinf, atan2f, powf, ...
+	}
+	return fn + "(" + strings.Join(args, ", ") + ")"
 }
 
 // constant writes a literal C reads back exactly.

@@ -153,6 +153,7 @@ func (t *typer) typeDevice(fn *Function, name string, args []Expr) *Func {
 	f.Locals = sub.prog.Locals
 	t.prog.Traps = sub.prog.Traps
 	t.prog.UsesSync = t.prog.UsesSync || sub.prog.UsesSync
+	t.prog.UsesWarp = t.prog.UsesWarp || sub.prog.UsesWarp
 	return f
 }
 

@@ -32,6 +32,13 @@
 // variant's key), a function in the language becomes a device function,
 // a Func of the program typed per signature of its arguments.
 //
+// Atomics (kernels.atomic_*) are the one operation with a side effect:
+// each is a statement of the typed form (Atomic), its old value kept in
+// a local, so that every expression stays free of side effects. Warp
+// primitives (kernels.shfl_down, shfl_xor, syncwarp) make the evaluator
+// run a block's threads as goroutines that meet warp by warp (warp.go),
+// as a GPU warp runs its lanes in step.
+//
 // An operation that can fail while the kernel runs (an integer % whose
 // divisor may be 0) is a trap of the Program: the evaluator returns its
 // error, and the CUDA C records its number in an error record the runtime

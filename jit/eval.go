@@ -18,6 +18,8 @@ type thread struct {
 	local  [][]byte  // the thread's local arrays
 	block  *barrier  // nil when the kernel does not synchronise
 	frames []*thread // the locals of each of the program's Funcs, made at first call
+	warp   *warp     // nil when the kernel uses no warp operation
+	lane   int       // 0-based, in warp
 }
 
 type (
@@ -37,7 +39,10 @@ const (
 )
 
 // compiler turns a typed program into Go closures, once per launch.
-type compiler struct{ p *Program }
+type compiler struct {
+	p     *Program
+	sites []warpSite // the warp operations, numbered by compiler.site
+}
 
 // f32 rounds to float32: float32 work rounds after every operation, as the
 // GPU's does (the translation is compiled with --fmad=false).
@@ -88,6 +93,9 @@ func (c *compiler) floatRaw(x Expr) floatFn {
 	case *Call:
 		call, ret := c.call(ex), c.float(ex.Fn.Ret)
 		return func(t *thread) float64 { return ret(call(t)) }
+	case *Shfl:
+		f := c.shfl(ex)
+		return func(t *thread) float64 { return math.Float64frombits(f(t)) }
 	}
 	panic(fmt.Sprintf("jit: no float evaluation of %T", x))
 }
@@ -124,7 +132,9 @@ func (c *compiler) floatArith(ex *Arith) floatFn {
 func (c *compiler) floatMath(ex *Math) floatFn {
 	args := make([]floatFn, len(ex.Args))
 	for i, a := range ex.Args {
-		args[i] = c.float(a)
+		if a.Type() != Int { // ldexp's exponent is evaluated as an integer
+			args[i] = c.float(a)
+		}
 	}
 	a := args[0]
 	switch ex.Fn {
@@ -140,12 +150,63 @@ func (c *compiler) floatMath(ex *Math) floatFn {
 			return m
 		}
 	}
-	f := map[string]func(float64) float64{
-		"sqrt": math.Sqrt, "exp": math.Exp, "log": math.Log, "abs": math.Abs,
-		"sin": math.Sin, "cos": math.Cos,
-	}[ex.Fn]
-	return func(t *thread) float64 { return f(a(t)) }
+	if f := mathUnary[ex.Fn]; f != nil {
+		if ex.Fn == "modf" && ex.Second {
+			f = modfFrac
+		}
+		return func(t *thread) float64 { return f(a(t)) }
+	}
+	if ex.Fn == "ldexp" {
+		e := c.int(ex.Args[1])
+		return func(t *thread) float64 { return math.Ldexp(a(t), int(clampExponent(e(t)))) }
+	}
+	if ex.Fn == "deg" || ex.Fn == "rad" {
+		// Lua 5.1's: x / (pi/180) and x * (pi/180), the constant in the
+		// float type the translation writes it in
+		k := math.Pi / 180
+		if ex.T == Float32 {
+			k = f32(k)
+		}
+		if ex.Fn == "deg" {
+			return func(t *thread) float64 { return a(t) / k }
+		}
+		return func(t *thread) float64 { return a(t) * k }
+	}
+	f, b := mathBinary[ex.Fn], args[1]
+	return func(t *thread) float64 { return f(a(t), b(t)) }
 }
+
+// mathUnary and mathBinary are the float functions of the math library,
+// computed in float64 and rounded to float32 by the caller for float32
+// work: the correctly rounded value, within CUDA's documented error of the
+// GPU's sinf and the others.
+var (
+	mathUnary = map[string]func(float64) float64{
+		"abs": math.Abs, "acos": math.Acos, "asin": math.Asin, "atan": math.Atan,
+		"cos": math.Cos, "cosh": math.Cosh, "exp": math.Exp, "log": math.Log,
+		"log10": math.Log10, "sin": math.Sin, "sinh": math.Sinh, "sqrt": math.Sqrt,
+		"tan": math.Tan, "tanh": math.Tanh, "frexp": frexpMantissa, "modf": math.Trunc,
+	}
+	mathBinary = map[string]func(float64, float64) float64{
+		"atan2": math.Atan2, "pow": math.Pow, "fmod": math.Mod,
+	}
+)
+
+func frexpMantissa(x float64) float64 { m, _ := math.Frexp(x); return m }
+
+// modfFrac is C's modf's fraction: the sign of x, and 0 for an infinity
+// (where Go's math.Modf gives NaN).
+func modfFrac(x float64) float64 {
+	if math.IsInf(x, 0) {
+		return math.Copysign(0, x)
+	}
+	return math.Copysign(x-math.Trunc(x), x)
+}
+
+// clampExponent keeps ldexp's exponent within C's int, where any value
+// past ±100000 gives the same result (0 or infinity) as the exponent
+// itself: the translation converts it the same way.
+func clampExponent(e int64) int64 { return max(-100000, min(e, 100000)) }
 
 func (c *compiler) int(x Expr) intFn {
 	switch ex := x.(type) {
@@ -189,6 +250,14 @@ func (c *compiler) int(x Expr) intFn {
 	case *Call:
 		call, ret := c.call(ex), c.int(ex.Fn.Ret)
 		return func(t *thread) int64 { return ret(call(t)) }
+	case *Shfl:
+		f := c.shfl(ex)
+		return func(t *thread) int64 { return int64(f(t)) }
+	case *LaneID:
+		return func(t *thread) int64 {
+			b := t.run.block
+			return int64((t.tid[0]+t.tid[1]*b[0]+t.tid[2]*b[0]*b[1])%WarpSize) + 1
+		}
 	}
 	panic(fmt.Sprintf("jit: no integer evaluation of %T", x))
 }
@@ -221,6 +290,10 @@ func (c *compiler) intArith(ex *Arith) intFn {
 }
 
 func (c *compiler) intMath(ex *Math) intFn {
+	if ex.Fn == "frexp" {
+		x := c.float(ex.Args[0])
+		return func(t *thread) int64 { _, e := math.Frexp(x(t)); return int64(e) }
+	}
 	if ex.Fn == "floor" || ex.Fn == "ceil" {
 		round := math.Floor
 		if ex.Fn == "ceil" {
@@ -386,8 +459,9 @@ func (c *compiler) callSet(st *CallSet) stmtFn {
 }
 
 // frame is the k-th Func's locals for this thread, zeroed; it sees the
-// thread's place in the grid and its block, for kernels.threadIdx and
-// kernels.syncthreads in a device function.
+// thread's place in the grid, its block and its warp, for
+// kernels.threadIdx, kernels.syncthreads and the shuffles in a device
+// function.
 func (t *thread) frame(k int, f *Func) *thread {
 	if t.frames == nil {
 		t.frames = make([]*thread, len(t.run.p.Funcs))
@@ -402,7 +476,7 @@ func (t *thread) frame(k int, f *Func) *thread {
 		clear(fr.floats)
 		clear(fr.bools)
 	}
-	fr.tid, fr.bid, fr.block, fr.shared = t.tid, t.bid, t.block, t.shared
+	fr.tid, fr.bid, fr.block, fr.shared, fr.warp, fr.lane = t.tid, t.bid, t.block, t.shared, t.warp, t.lane
 	return fr
 }
 

@@ -56,7 +56,7 @@ func (t *typer) name(ex *ast.IdentExpr, hint Type) Expr {
 		t.global(ex)
 	}
 	if b.arr != nil {
-		t.fail(ex.Line(), "the array %s can only be indexed (%s[i]), measured (#%s, %s.shape[k]) or passed to kernels.atomic_add", ex.Value, ex.Value, ex.Value, ex.Value)
+		t.fail(ex.Line(), "the array %s can only be indexed (%s[i]), measured (#%s, %s.shape[k]) or passed to an atomic (kernels.atomic_add, ...)", ex.Value, ex.Value, ex.Value, ex.Value)
 	}
 	typ := t.prog.Locals[b.slot].Type
 	if typ == Void {
@@ -174,6 +174,9 @@ func (t *typer) attrExpr(ex *ast.AttrGetExpr, hint Type) Expr {
 	}
 	if x := t.indexField(ex); x != nil {
 		return x
+	}
+	if id, ok := ex.Object.(*ast.IdentExpr); ok && id.Value == "kernels" && keyText(ex.Key) == "warpsize" {
+		return &Const{T: Int, I: WarpSize}
 	}
 	if inner, ok := ex.Object.(*ast.AttrGetExpr); ok && keyText(inner.Key) == "shape" {
 		if _, isString := inner.Key.(*ast.StringExpr); isString {

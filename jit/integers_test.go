@@ -50,7 +50,7 @@ var integerStores = []struct {
 	{"a float literal beside an integer expression", `out[1] = (i * i) % 7 + 0.5`, device.Float32, 5001, 2.5,
 		"(float)((((float)lua_mod(wrap_mul(l0_i, l0_i), (7LL))) + (5e-01f)))"},
 	{"atomic_add of an integer expression into float32", `kernels.atomic_add(out, 1, (i * i) % 7)`, device.Float32, 5001, 2,
-		"atomicAdd(&p_out[((1LL) - 1)], (float)(lua_mod(wrap_mul(l0_i, l0_i), (7LL))));"},
+		"glua_atomic_add(&p_out[((1LL) - 1)], (float)(lua_mod(wrap_mul(l0_i, l0_i), (7LL))));"},
 	{"int64 products wrap as NumPy's", `out[1] = (i * i) % 1000`, device.Int64, 3037000500, 384,
 		"(i64)(lua_mod(wrap_mul(l0_i, l0_i), (1000LL)))"},
 	{"negation wraps", `out[1] = -(i * i) % 1000`, device.Int64, 3037000500, 616,

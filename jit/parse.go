@@ -39,8 +39,11 @@ func (f *Function) Line() int { return f.Tree.Line() }
 // mathFuncs are the math functions a kernel may call, with how many
 // arguments each takes (-2: two or more).
 var mathFuncs = map[string]int{
-	"sqrt": 1, "exp": 1, "log": 1, "abs": 1, "floor": 1, "ceil": 1,
-	"sin": 1, "cos": 1, "min": -2, "max": -2,
+	"abs": 1, "acos": 1, "asin": 1, "atan": 1, "atan2": 2, "ceil": 1,
+	"cos": 1, "cosh": 1, "deg": 1, "exp": 1, "floor": 1, "fmod": 2,
+	"frexp": 1, "ldexp": 2, "log": 1, "log10": 1, "max": -2, "min": -2,
+	"modf": 1, "pow": 2, "rad": 1, "sin": 1, "sinh": 1, "sqrt": 1,
+	"tan": 1, "tanh": 1,
 }
 
 // mathConsts are the math fields a kernel may read.
@@ -49,8 +52,17 @@ var mathConsts = map[string]bool{"pi": true, "huge": true}
 // kernelFuncs are the kernels functions of the language, with how many
 // arguments each takes.
 var kernelFuncs = map[string]int{
-	"grid": 1, "gridsize": 1, "syncthreads": 0, "shared": 2, "local_array": 2, "atomic_add": 3,
+	"grid": 1, "gridsize": 1, "syncthreads": 0, "shared": 2, "local_array": 2,
+	"atomic_add": 3, "atomic_sub": 3, "atomic_max": 3, "atomic_min": 3, "atomic_exch": 3, "atomic_cas": 4,
+	"syncwarp": 0, "shfl_down": 2, "shfl_xor": 2, "laneid": 0,
 }
+
+// isAtomic reports the kernels.atomic_* functions: statements, or the
+// value of a local (the element's old value).
+func isAtomic(name string) bool { return strings.HasPrefix(name, "atomic_") }
+
+// statementOnly reports the kernels functions that have no value.
+func statementOnly(name string) bool { return name == "syncthreads" || name == "syncwarp" }
 
 // Parse accepts fn as a kernel if it uses only the kernel language, so
 // that kernels.jit reports a construct outside it at once rather than at
@@ -111,6 +123,10 @@ type parser struct {
 	env       Env
 	fn        *Function
 	sharedMax int
+	// valueOf is the right side of `local x = e` or `x = e`, or the left
+	// side of an if's comparison, being walked: where an atomic's old
+	// value may go
+	valueOf ast.Expr
 }
 
 // isCaptured reports whether name, not a local of the kernel, is a local
@@ -132,6 +148,17 @@ func (p *parser) isCaptured(name string, line int) bool {
 		p.fn.Captured = append(p.fn.Captured, name)
 	}
 	return true
+}
+
+// assigned notes the one value of a single assignment, where an atomic's
+// value may appear (as it may on the left of an if's comparison, which
+// Lua evaluates first): the atomic is then a statement of its own, and
+// every expression stays free of side effects.
+func (p *parser) assigned(names int, exprs []ast.Expr) {
+	p.valueOf = nil
+	if names == 1 && len(exprs) == 1 {
+		p.valueOf = exprs[0]
+	}
 }
 
 func (p *parser) fail(line int, format string, args ...any) {
@@ -181,6 +208,7 @@ func (p *parser) stmt(s ast.Stmt, loops int) {
 	switch st := s.(type) {
 	case *ast.LocalAssignStmt:
 		p.gridCounts(st.Exprs, len(st.Names))
+		p.assigned(len(st.Names), st.Exprs)
 		p.exprs(st.Exprs)
 		for _, n := range st.Names {
 			p.declare(n)
@@ -190,12 +218,16 @@ func (p *parser) stmt(s ast.Stmt, loops int) {
 			p.target(l)
 		}
 		p.gridCounts(st.Rhs, len(st.Lhs))
+		p.assigned(len(st.Lhs), st.Rhs)
 		p.exprs(st.Rhs)
 	case *ast.FuncCallStmt:
 		p.call(st.Expr.(*ast.FuncCallExpr), true)
 	case *ast.DoBlockStmt:
 		p.block(st.Stmts, loops)
 	case *ast.IfStmt:
+		if c, ok := st.Condition.(*ast.RelationalOpExpr); ok {
+			p.valueOf = c.Lhs // if kernels.atomic_cas(...) == 0 then
+		}
 		p.expr(st.Condition)
 		p.block(st.Then, loops)
 		p.block(st.Else, loops)
@@ -233,6 +265,9 @@ func (p *parser) target(e ast.Expr) {
 			p.fail(ex.Line(), "assignment to the global %s is not allowed in a kernel; declare it with local", ex.Value)
 		}
 	case *ast.AttrGetExpr:
+		if mod, _ := p.library(ex); mod != "" {
+			p.fail(e.Line(), "cannot assign to %s", exprName(e))
+		}
 		p.expr(ex)
 	default:
 		p.fail(e.Line(), "cannot assign to %s", exprName(e))
@@ -302,6 +337,9 @@ func (p *parser) attr(ex *ast.AttrGetExpr) {
 		}
 		p.fail(ex.Line(), "math.%s is not allowed in a kernel (math.pi and math.huge are)", keyText(ex.Key))
 	}
+	if id, ok := ex.Object.(*ast.IdentExpr); ok && !p.isLocal(id.Value) && id.Value == "kernels" && keyText(ex.Key) == "warpsize" {
+		return
+	}
 	if k, ok := ex.Key.(*ast.StringExpr); ok {
 		if k.Value != "shape" {
 			p.fail(ex.Line(), "the field .%s is not allowed in a kernel (only A.shape[k])", k.Value)
@@ -342,11 +380,14 @@ func (p *parser) call(ex *ast.FuncCallExpr, asStmt bool) {
 	if want >= 0 && len(ex.Args) != want || want == -2 && len(ex.Args) < 2 {
 		p.fail(line, "%s.%s takes %s", mod, name, argCount(want))
 	}
-	if asStmt && !(mod == "kernels" && (name == "syncthreads" || name == "atomic_add")) {
+	if asStmt && !(mod == "kernels" && (statementOnly(name) || isAtomic(name))) {
 		p.fail(line, "the value of %s.%s is not used", mod, name)
 	}
-	if !asStmt && mod == "kernels" && (name == "syncthreads" || name == "atomic_add") {
+	if !asStmt && mod == "kernels" && statementOnly(name) {
 		p.fail(line, "kernels.%s is a statement in a kernel; it has no value", name)
+	}
+	if !asStmt && mod == "kernels" && isAtomic(name) && ex != p.valueOf {
+		p.fail(line, "kernels.%s's old value can only be assigned, alone, to a local or an element (local old = kernels.%s(...)) or be the left side of an if's comparison (if kernels.%s(...) == v then), or the call be a statement", name, name, name)
 	}
 	if mod == "kernels" && (name == "shared" || name == "local_array") {
 		if p.device {

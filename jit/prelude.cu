@@ -54,3 +54,80 @@ __device__ inline bool glua_in_bounds(i64* err, int arr, int line, i64 i0, i64 n
     }
     return false;
 }
+
+// math.ldexp, math.frexp and math.modf: the C functions take and give
+// their exponent or integer part through an int or a pointer; the kernel
+// language's integers are i64, and its two results are two expressions.
+// An exponent past +-100000 gives the same result (0 or infinity) as
+// itself, and is clamped so that the int conversion cannot wrap it.
+__device__ inline int glua_exponent(i64 e) { return (int)(e < -100000 ? -100000 : e > 100000 ? 100000 : e); }
+__device__ inline float glua_ldexp(float m, i64 e) { return ldexpf(m, glua_exponent(e)); }
+__device__ inline double glua_ldexp(double m, i64 e) { return ldexp(m, glua_exponent(e)); }
+__device__ inline float glua_frexp_mant(float x) { int e; return frexpf(x, &e); }
+__device__ inline double glua_frexp_mant(double x) { int e; return frexp(x, &e); }
+__device__ inline i64 glua_frexp_exp(float x) { int e; frexpf(x, &e); return e; }
+__device__ inline i64 glua_frexp_exp(double x) { int e; frexp(x, &e); return e; }
+__device__ inline float glua_modf_int(float x) { float i; modff(x, &i); return i; }
+__device__ inline double glua_modf_int(double x) { double i; modf(x, &i); return i; }
+__device__ inline float glua_modf_frac(float x) { float i; return modff(x, &i); }
+__device__ inline double glua_modf_frac(double x) { double i; return modf(x, &i); }
+
+// kernels.atomic_*: each returns the element's old value. CUDA has no
+// subtraction of floats or 64-bit integers (an addition of -v is the
+// same), no max or min of floats (a compare-and-swap loop, as Numba's:
+// a NaN in the element or in v leaves the element as it is, and only a
+// strictly greater or smaller v replaces it), and works on 64-bit
+// integers as unsigned bits (two's complement: the same sums).
+__device__ inline int glua_atomic_add(int* p, int v) { return atomicAdd(p, v); }
+__device__ inline i64 glua_atomic_add(i64* p, i64 v) { return (i64)atomicAdd((u64*)p, (u64)v); }
+__device__ inline float glua_atomic_add(float* p, float v) { return atomicAdd(p, v); }
+__device__ inline double glua_atomic_add(double* p, double v) { return atomicAdd(p, v); }
+__device__ inline int glua_atomic_sub(int* p, int v) { return atomicSub(p, v); }
+__device__ inline i64 glua_atomic_sub(i64* p, i64 v) { return (i64)atomicAdd((u64*)p, 0ull - (u64)v); }
+__device__ inline float glua_atomic_sub(float* p, float v) { return atomicAdd(p, -v); }
+__device__ inline double glua_atomic_sub(double* p, double v) { return atomicAdd(p, -v); }
+__device__ inline int glua_atomic_max(int* p, int v) { return atomicMax(p, v); }
+__device__ inline i64 glua_atomic_max(i64* p, i64 v) { return atomicMax(p, v); }
+__device__ inline int glua_atomic_min(int* p, int v) { return atomicMin(p, v); }
+__device__ inline i64 glua_atomic_min(i64* p, i64 v) { return atomicMin(p, v); }
+// A float's bits and back, for the compare-and-swap loop of max and min.
+__device__ inline int glua_bits(float v) { return __float_as_int(v); }
+__device__ inline u64 glua_bits(double v) { return (u64)__double_as_longlong(v); }
+__device__ inline float glua_unbits(int b, float) { return __int_as_float(b); }
+__device__ inline double glua_unbits(u64 b, double) { return __longlong_as_double((i64)b); }
+template <typename F>
+__device__ inline F glua_atomic_extreme(F* p, F v, bool greater) {
+    F old = *(volatile F*)p;
+    while (old == old && v == v && (greater ? old < v : old > v)) {
+        auto seen = atomicCAS((decltype(glua_bits(v))*)p, glua_bits(old), glua_bits(v));
+        if (seen == glua_bits(old)) break;
+        old = glua_unbits(seen, v);
+    }
+    return old;
+}
+__device__ inline float glua_atomic_max(float* p, float v) { return glua_atomic_extreme(p, v, true); }
+__device__ inline double glua_atomic_max(double* p, double v) { return glua_atomic_extreme(p, v, true); }
+__device__ inline float glua_atomic_min(float* p, float v) { return glua_atomic_extreme(p, v, false); }
+__device__ inline double glua_atomic_min(double* p, double v) { return glua_atomic_extreme(p, v, false); }
+__device__ inline int glua_atomic_exch(int* p, int v) { return atomicExch(p, v); }
+__device__ inline i64 glua_atomic_exch(i64* p, i64 v) { return (i64)atomicExch((u64*)p, (u64)v); }
+__device__ inline float glua_atomic_exch(float* p, float v) { return atomicExch(p, v); }
+__device__ inline double glua_atomic_exch(double* p, double v) { return __longlong_as_double((i64)atomicExch((u64*)p, (u64)__double_as_longlong(v))); }
+__device__ inline int glua_atomic_cas(int* p, int expected, int v) { return atomicCAS(p, expected, v); }
+__device__ inline i64 glua_atomic_cas(i64* p, i64 expected, i64 v) { return (i64)atomicCAS((u64*)p, (u64)expected, (u64)v); }
+
+// Warp primitives, over every lane of the warp (mask 0xffffffff). A
+// source past the warp's 32 lanes gives a lane its own value, as CUDA
+// does; an offset or mask that is negative or over 32 is made 32, which
+// takes every source past the warp, so that the int conversion cannot
+// wrap it into range.
+__device__ inline unsigned glua_lane_offset(i64 d) { return d < 0 || d > 32 ? 32u : (unsigned)d; }
+__device__ inline i64 glua_shfl_down(i64 v, i64 d) { return __shfl_down_sync(0xffffffffu, v, glua_lane_offset(d)); }
+__device__ inline float glua_shfl_down(float v, i64 d) { return __shfl_down_sync(0xffffffffu, v, glua_lane_offset(d)); }
+__device__ inline double glua_shfl_down(double v, i64 d) { return __shfl_down_sync(0xffffffffu, v, glua_lane_offset(d)); }
+__device__ inline i64 glua_shfl_xor(i64 v, i64 m) { return __shfl_xor_sync(0xffffffffu, v, (int)glua_lane_offset(m)); }
+__device__ inline float glua_shfl_xor(float v, i64 m) { return __shfl_xor_sync(0xffffffffu, v, (int)glua_lane_offset(m)); }
+__device__ inline double glua_shfl_xor(double v, i64 m) { return __shfl_xor_sync(0xffffffffu, v, (int)glua_lane_offset(m)); }
+// kernels.laneid(): the thread's linear index in its block (x fastest)
+// modulo 32, 1-based.
+__device__ inline i64 glua_laneid() { return (i64)((threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y) % 32) + 1; }

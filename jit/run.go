@@ -16,12 +16,18 @@ type launch struct {
 	block   [3]int
 	body    stmtFn
 	failed  atomic.Pointer[Error]
+	// the program's warp operations, and kernels.syncthreads's number
+	// among them, for a program that uses warps
+	sites    []warpSite
+	syncSite int
 }
 
 // Run executes p over grid×block threads on the CPU. args holds, per
 // parameter, a HostArray or a float64 (numbers). Blocks run in parallel;
 // a block's threads run one after another, or, when the kernel calls
-// kernels.syncthreads, as goroutines meeting at a barrier. Every index is
+// kernels.syncthreads or uses its warps, as goroutines meeting at a
+// barrier and at each warp operation (a block's warps are its threads 1
+// to 32, 33 to 64, ... with x fastest, as CUDA's). Every index is
 // checked; the first failure is returned.
 func Run(p *Program, grid, block [3]int, args []any) error {
 	l := &launch{p: p, grid: grid, block: block, arrays: make([]HostArray, len(p.Params))}
@@ -30,6 +36,8 @@ func Run(p *Program, grid, block [3]int, args []any) error {
 	}
 	c := &compiler{p: p}
 	l.body = c.stmts(p.Body)
+	l.syncSite = c.site("kernels.syncthreads", 0)
+	l.sites = c.sites
 	blocks := grid[0] * grid[1] * grid[2]
 	var nextBlock atomic.Int64
 	var wg sync.WaitGroup
@@ -86,7 +94,7 @@ func (l *launch) runBlock(bid [3]int) {
 	tid := func(i int) [3]int {
 		return [3]int{i % l.block[0], i / l.block[0] % l.block[1], i / (l.block[0] * l.block[1])}
 	}
-	if !l.p.UsesSync {
+	if !l.p.UsesSync && !l.p.UsesWarp {
 		t := l.newThread(bid, shared, nil)
 		for i := 0; i < n && l.failed.Load() == nil; i++ {
 			t.reset(tid(i))
@@ -94,15 +102,32 @@ func (l *launch) runBlock(bid [3]int) {
 		}
 		return
 	}
-	b := newBarrier(n)
+	var b *barrier
+	if l.p.UsesSync {
+		b = newBarrier(n)
+	}
+	var warps []*warp
+	if l.p.UsesWarp {
+		for w := 0; w < n; w += WarpSize {
+			warps = append(warps, newWarp(l, min(WarpSize, n-w)))
+		}
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		t := l.newThread(bid, shared, b)
 		t.reset(tid(i))
+		if warps != nil {
+			t.warp, t.lane = warps[i/WarpSize], i%WarpSize
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer b.leave()
+			if b != nil {
+				defer b.leave()
+			}
+			if t.warp != nil {
+				defer t.warp.leave()
+			}
 			l.runThread(t)
 		}()
 	}

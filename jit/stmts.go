@@ -1,6 +1,10 @@
 package jit
 
-import "math"
+import (
+	"math"
+
+	"github.com/gluaproject/glua/device"
+)
 
 func (c *compiler) stmts(ss []Stmt) stmtFn {
 	fns := make([]stmtFn, len(ss))
@@ -23,8 +27,8 @@ func (c *compiler) stmt(s Stmt) stmtFn {
 		return c.set(st.Slot, st.X)
 	case *Store:
 		return c.store(st)
-	case *AtomicAdd:
-		return c.atomicAdd(st)
+	case *Atomic:
+		return c.atomic(st)
 	case *If:
 		cond, then, els := c.bool(st.Cond), c.stmts(st.Then), c.stmts(st.Else)
 		return func(t *thread) flow {
@@ -56,7 +60,13 @@ func (c *compiler) stmt(s Stmt) stmtFn {
 		return c.callSet(st)
 	case *SyncThreads:
 		return func(t *thread) flow {
-			t.block.wait()
+			t.syncThreads()
+			return next
+		}
+	case *SyncWarp:
+		site := c.site("kernels.syncwarp", st.Line)
+		return func(t *thread) flow {
+			t.warp.exchange(t, site, 0, -1)
 			return next
 		}
 	}
@@ -96,34 +106,70 @@ func (c *compiler) store(st *Store) stmtFn {
 	}
 }
 
-func (c *compiler) atomicAdd(st *AtomicAdd) stmtFn {
+// atomic runs kernels.atomic_*: the operands converted to the element's
+// dtype as a store converts them, then one indivisible update, and the
+// old value into the local, if kept.
+func (c *compiler) atomic(st *Atomic) stmtFn {
 	at, d := c.element(st.Arr, st.Index, st.Line), st.Arr.DType
+	update := atomicOp(st.Op, d)
+	operand := c.elementBits(st.X, d)
+	expected := func(*thread) uint64 { return 0 }
+	if st.Expected != nil {
+		expected = c.elementBits(st.Expected, d)
+	}
+	keep := c.keepOld(st.Slot, d)
+	return func(t *thread) flow {
+		e := expected(t)
+		v := operand(t)
+		b, i := at(t)
+		old := atomicUpdate(d, b, i, func(old uint64) (uint64, bool) { return update(old, v, e) })
+		keep(t, old)
+		return next
+	}
+}
+
+// elementBits evaluates x and converts it to an element of d's bits, as
+// storeFloat and storeInt convert: floats into integers truncate and
+// saturate, integers wrap.
+func (c *compiler) elementBits(x Expr, d device.DType) func(*thread) uint64 {
 	if d.IsFloat() {
-		f := c.floatOf(st.X, computeType(d))
-		return func(t *thread) flow {
-			v := f(t)
-			b, i := at(t)
-			atomicAddFloat(d, b, i, v)
-			return next
+		f := c.floatOf(x, computeType(d))
+		if d == device.Float32 {
+			return func(t *thread) uint64 { return uint64(math.Float32bits(float32(f(t)))) }
 		}
+		return func(t *thread) uint64 { return math.Float64bits(f(t)) }
 	}
 	var f intFn
-	if st.X.Type() == Int {
-		f = c.int(st.X)
+	if x.Type() == Int {
+		f = c.int(x)
 	} else {
-		g := c.float(st.X)
+		g := c.float(x)
 		lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
 		if d.Size() == 8 {
 			lo, hi = math.MinInt64, math.MaxInt64
 		}
 		f = func(t *thread) int64 { return saturate(g(t), lo, hi) }
 	}
-	return func(t *thread) flow {
-		v := f(t)
-		b, i := at(t)
-		atomicAddInt(d, b, i, v)
-		return next
+	if d == device.Int32 {
+		return func(t *thread) uint64 { return uint64(uint32(f(t))) }
 	}
+	return func(t *thread) uint64 { return uint64(f(t)) }
+}
+
+// keepOld stores an atomic's old element bits into the local slot as its
+// compute type; a dropped value (slot -1) is not stored.
+func (c *compiler) keepOld(slot int, d device.DType) func(*thread, uint64) {
+	switch {
+	case slot < 0:
+		return func(*thread, uint64) {}
+	case d == device.Float32:
+		return func(t *thread, b uint64) { t.floats[slot] = float64(math.Float32frombits(uint32(b))) }
+	case d == device.Float64:
+		return func(t *thread, b uint64) { t.floats[slot] = math.Float64frombits(b) }
+	case d == device.Int32:
+		return func(t *thread, b uint64) { t.ints[slot] = int64(int32(uint32(b))) }
+	}
+	return func(t *thread, b uint64) { t.ints[slot] = int64(b) }
 }
 
 // floatOf evaluates a number of either kind as a float of type to: an

@@ -396,3 +396,50 @@ func TestCountsAndShapeIndicesAreCheckedBeforeALaunch(t *testing.T) {
 		t.Errorf("counts that agree: %v", err)
 	}
 }
+
+// An atomic's old value is one of the values a local's type joins.
+func TestAnAtomicsOldValueWidensALocal(t *testing.T) {
+	p := mustTranslate(t, "return function(x)\nlocal n = 0\nn = kernels.atomic_add(x, 1, 1.5)\nx[2] = n\nend", Signature{arr(fl32, 1)}, Options{})
+	for _, l := range p.Locals {
+		if l.Name == "n" && l.Type != Float32 {
+			t.Errorf("n is %s, want float32 (0, then x's old value)", l.Type)
+		}
+	}
+	x := newArray(fl32, 2)
+	storeFloat(fl32, x.Data, 0, 2.25)
+	if err := Run(p, [3]int{1, 1, 1}, [3]int{1, 1, 1}, []any{x}); err != nil {
+		t.Fatal(err)
+	}
+	if element(x, 0) != 3.75 || element(x, 1) != 2.25 {
+		t.Errorf("x = %v, %v; want 3.75 and the old value 2.25", element(x, 0), element(x, 1))
+	}
+}
+
+// A device function may shuffle: it runs in its caller's lane of the warp.
+func TestADeviceFunctionShufflesInItsCallersWarp(t *testing.T) {
+	env := scriptEnv{"warpSum": deviceFn(t, `return function(v)
+  local o = 16
+  while o >= 1 do
+    v = v + kernels.shfl_down(v, o)
+    o = math.floor(o / 2)
+  end
+  return v
+end`, nil)}
+	src := `return function(out)
+  local i = kernels.grid(1)
+  local s = warpSum(i)
+  if kernels.laneid() == 1 then out[math.floor((i - 1) / 32) + 1] = s end
+end`
+	p := mustTranslateIn(t, src, Scope{Env: env}, Signature{arr(device.Int64, 1)})
+	containsAll(t, CUDA(p), []string{"glua_shfl_down("})
+	out := newArray(device.Int64, 4)
+	if err := Run(p, [3]int{2, 1, 1}, [3]int{64, 1, 1}, []any{out}); err != nil {
+		t.Fatal(err)
+	}
+	for w, got := range int64s(out) {
+		first := int64(32*w + 1)
+		if want := 32*first + 31*32/2; got != want {
+			t.Errorf("warp %d: %d, want %d", w+1, got, want)
+		}
+	}
+}

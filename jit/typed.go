@@ -17,7 +17,10 @@ type Program struct {
 	Body        []Stmt
 	// UsesSync is set when the body calls kernels.syncthreads, so that
 	// the CPU runs a block's threads together.
-	UsesSync    bool
+	UsesSync bool
+	// UsesWarp is set when it shuffles or calls kernels.syncwarp, so that
+	// the CPU runs each warp's lanes in step.
+	UsesWarp    bool
 	CheckBounds bool // the GPU checks indices too (the CPU always does)
 	// Traps are the errors an operation can raise while the kernel runs
 	// (an integer % whose divisor may be 0), each with the message both
@@ -144,11 +147,14 @@ type (
 	// Size is #A, the number of elements.
 	Size struct{ Arr *Array }
 	// Math is math.<Fn>(Args...) computed in T; floor and ceil return
-	// integers, so T is Int for them and ArgT is the argument's type.
+	// integers, so T is Int for them. For frexp and modf, which return
+	// two values, Second selects the second (frexp's integer exponent,
+	// modf's fraction) instead of the first.
 	Math struct {
-		Fn   string
-		Args []Expr
-		T    Type
+		Fn     string
+		Args   []Expr
+		T      Type
+		Second bool
 	}
 	// Grid is the 1-based global thread index along Axis (0: x, 1: y, 2: z).
 	Grid struct{ Axis int }
@@ -163,6 +169,19 @@ type (
 	// along Axis (CUDA's blockDim and gridDim).
 	BlockDim struct{ Axis int }
 	GridDim  struct{ Axis int }
+	// Shfl is kernels.shfl_down(X, By) (Op "down") or kernels.shfl_xor(X,
+	// By) (Op "xor"): X as the lane By places above (or the lane whose
+	// number is this one's xor By) holds it, or this lane's own X where
+	// that lane is past the warp's 32. Every running lane of the warp
+	// reaches it together.
+	Shfl struct {
+		Op    string
+		X, By Expr
+		Line  int
+	}
+	// LaneID is the thread's 1-based lane in its warp: its linear index
+	// in the block (x fastest) modulo 32, plus 1.
+	LaneID struct{}
 	// Call is Fn(Args...), each argument of its parameter's type; Fn is
 	// one of the program's Funcs. Its value is Fn's first.
 	Call struct {
@@ -190,6 +209,8 @@ func (e *Block) Type() Type    { return Int }
 func (e *BlockDim) Type() Type { return Int }
 func (e *GridDim) Type() Type  { return Int }
 func (e *Call) Type() Type     { return e.Fn.Ret.Type() }
+func (e *Shfl) Type() Type     { return e.X.Type() }
+func (e *LaneID) Type() Type   { return Int }
 
 // Stmt is a typed statement.
 type Stmt interface{ stmt() }
@@ -207,12 +228,19 @@ type (
 		X     Expr
 		Line  int
 	}
-	// AtomicAdd adds X to an element atomically.
-	AtomicAdd struct {
-		Arr   *Array
-		Index []Expr
-		X     Expr
-		Line  int
+	// Atomic is kernels.atomic_<Op>(Arr, i, X), Op one of add sub max min
+	// exch cas (with Expected, atomic_cas(Arr, i, Expected, X)): one
+	// indivisible read and write of the element, X and Expected converted
+	// to its dtype as a store converts. The element's old value, of the
+	// array's compute type, goes into the local Slot; -1 drops it.
+	Atomic struct {
+		Op       string
+		Arr      *Array
+		Index    []Expr
+		X        Expr
+		Expected Expr
+		Slot     int
+		Line     int
 	}
 	If struct {
 		Cond       Expr
@@ -244,11 +272,13 @@ type (
 		Results []int
 	}
 	SyncThreads struct{}
+	// SyncWarp is kernels.syncwarp(): the barrier of the thread's warp.
+	SyncWarp struct{ Line int }
 )
 
 func (*Set) stmt()         {}
 func (*Store) stmt()       {}
-func (*AtomicAdd) stmt()   {}
+func (*Atomic) stmt()      {}
 func (*If) stmt()          {}
 func (*For) stmt()         {}
 func (*While) stmt()       {}
@@ -256,3 +286,4 @@ func (*CallSet) stmt()     {}
 func (*Break) stmt()       {}
 func (*Return) stmt()      {}
 func (*SyncThreads) stmt() {}
+func (*SyncWarp) stmt()    {}

@@ -90,31 +90,82 @@ func saturate(v float64, lo, hi int64) int64 {
 	return int64(v)
 }
 
-// atomicAddFloat and atomicAddInt add to element i with compare-and-swap,
-// as the GPU's atomicAdd.
-func atomicAddFloat(d device.DType, b []byte, i int, v float64) {
-	if d == device.Float64 {
+// atomicUpdate replaces element i of an array of d (4 or 8 bytes wide)
+// by update(old) in one indivisible step, a compare-and-swap loop on the
+// element's bits, and returns the old bits; update says false to leave
+// the element as it is. The threads of a launch run in parallel, so every
+// atomic goes through here.
+func atomicUpdate(d device.DType, b []byte, i int, update func(old uint64) (uint64, bool)) uint64 {
+	if d.Size() == 8 {
 		p := (*uint64)(unsafe.Pointer(&b[8*i]))
 		for {
 			old := atomic.LoadUint64(p)
-			if atomic.CompareAndSwapUint64(p, old, math.Float64bits(math.Float64frombits(old)+v)) {
-				return
+			nw, write := update(old)
+			if !write || atomic.CompareAndSwapUint64(p, old, nw) {
+				return old
 			}
 		}
 	}
 	p := (*uint32)(unsafe.Pointer(&b[4*i]))
 	for {
 		old := atomic.LoadUint32(p)
-		if atomic.CompareAndSwapUint32(p, old, math.Float32bits(math.Float32frombits(old)+float32(v))) {
-			return
+		nw, write := update(uint64(old))
+		if !write || atomic.CompareAndSwapUint32(p, old, uint32(nw)) {
+			return uint64(old)
 		}
 	}
 }
 
-func atomicAddInt(d device.DType, b []byte, i int, v int64) {
-	if d == device.Int64 {
-		atomic.AddUint64((*uint64)(unsafe.Pointer(&b[8*i])), uint64(v))
-		return
+// atomicOp is the update of kernels.atomic_<op> on an element of d:
+// old, v and expected are bits of the element's dtype (v and expected
+// converted to it as a store converts). Floats: sub adds -v (a - b is
+// a + (-b) exactly, as the GPU computes it); max and min leave the
+// element as it is when it or v is a NaN, and replace it only by a
+// strictly greater (smaller) v, as Numba's. Integers wrap.
+func atomicOp(op string, d device.DType) func(old, v, expected uint64) (uint64, bool) {
+	if !d.IsFloat() {
+		return atomicIntOp(op, d)
 	}
-	atomic.AddUint32((*uint32)(unsafe.Pointer(&b[4*i])), uint32(int32(v)))
+	get, put := math.Float64frombits, math.Float64bits
+	if d == device.Float32 {
+		get = func(b uint64) float64 { return float64(math.Float32frombits(uint32(b))) }
+		put = func(f float64) uint64 { return uint64(math.Float32bits(float32(f))) }
+	}
+	switch op {
+	case "add", "sub":
+		sign := 1.0
+		if op == "sub" {
+			sign = -1
+		}
+		// float32 + float32 rounded once to float32 is float32 addition
+		return func(old, v, _ uint64) (uint64, bool) { return put(get(old) + sign*get(v)), true }
+	case "max", "min":
+		max := op == "max"
+		return func(old, v, _ uint64) (uint64, bool) {
+			o, x := get(old), get(v)
+			return v, x == x && (max && o < x || !max && o > x)
+		}
+	}
+	return func(_, v, _ uint64) (uint64, bool) { return v, true } // exch
+}
+
+func atomicIntOp(op string, d device.DType) func(old, v, expected uint64) (uint64, bool) {
+	get, put := func(b uint64) int64 { return int64(b) }, func(i int64) uint64 { return uint64(i) }
+	if d == device.Int32 {
+		get = func(b uint64) int64 { return int64(int32(uint32(b))) }
+		put = func(i int64) uint64 { return uint64(uint32(i)) }
+	}
+	switch op {
+	case "add":
+		return func(old, v, _ uint64) (uint64, bool) { return put(get(old) + get(v)), true }
+	case "sub":
+		return func(old, v, _ uint64) (uint64, bool) { return put(get(old) - get(v)), true }
+	case "max":
+		return func(old, v, _ uint64) (uint64, bool) { return v, get(v) > get(old) }
+	case "min":
+		return func(old, v, _ uint64) (uint64, bool) { return v, get(v) < get(old) }
+	case "cas":
+		return func(old, v, expected uint64) (uint64, bool) { return v, old == expected }
+	}
+	return func(_, v, _ uint64) (uint64, bool) { return v, true } // exch
 }

@@ -8,8 +8,11 @@
 // arrays, dtypes glua has not got) with an error that names the file and
 // the reason, byte-swapping big-endian data on read, and writing through a
 // temporary file renamed into place, so that a crash or a full disk never
-// leaves a half-written file under the final name. It does not own arrays
-// or memory limits: the runtime decides where the bytes go and counts them.
+// leaves a half-written file under the final name. A mapping's bytes are
+// the file's: where another program truncated it, or a hole in it meets a
+// full file system, touching them faults, and Access turns that fault into
+// an error naming the file. It does not own arrays or memory limits: the
+// runtime decides where the bytes go and counts them.
 //
 // dtypes map exactly, one to one: float32 '<f4', float64 '<f8', float16
 // '<f2', int32 '<i4', int64 '<i8', uint8 '|u1'. bfloat16 has no NumPy

@@ -190,12 +190,15 @@ func TestBigEndianDataIsSwappedOnRead(t *testing.T) {
 	}
 }
 
-func openMapped(t *testing.T, path string) *Mapping {
+func openMapped(t *testing.T, path string) *Mapping { return mapFile(t, Open, path) }
+
+// mapFile opens path with open (Open or OpenWritable) and maps its data.
+func mapFile(t *testing.T, open func(string) (*File, error), path string) *Mapping {
 	t.Helper()
 	if !CanMap {
 		t.Skip("this system does not map files")
 	}
-	f, err := Open(path)
+	f, err := open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

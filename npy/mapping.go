@@ -16,7 +16,8 @@ import (
 // or at once with Flush. The mapping is released by Close, or once the Mapping is
 // unreachable; keep it reachable (runtime.KeepAlive) for as long as its
 // bytes are used. Truncating the file while it is mapped makes touching
-// the lost pages fault, as it does for any mapped file.
+// the lost pages fault, as it does for any mapped file: touch the bytes
+// inside Access, which turns the fault into an error naming the file.
 type Mapping struct {
 	data     []byte // the array's bytes, within whole
 	whole    []byte // the mapped file; nil when nothing was mapped
@@ -45,7 +46,8 @@ func (f *File) Map() (*Mapping, error) {
 		return nil, &Error{Path: f.path, Err: fmt.Errorf("cannot map the file: %w", cause(err))}
 	}
 	m.whole, m.data = whole, whole[f.offset:size:size]
-	m.cleanup = runtime.AddCleanup(m, func(b []byte) { munmap(b) }, whole)
+	track(whole, f.path)
+	m.cleanup = runtime.AddCleanup(m, func(b []byte) { release(b) }, whole)
 	return m, nil
 }
 
@@ -81,5 +83,12 @@ func (m *Mapping) Close() error {
 	if whole == nil {
 		return nil
 	}
+	return release(whole)
+}
+
+// release forgets a mapping's address range and unmaps it, in that order:
+// once unmapped, the range may be another mapping's.
+func release(whole []byte) error {
+	untrack(whole)
 	return munmap(whole)
 }

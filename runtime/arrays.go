@@ -5,6 +5,7 @@ import (
 	goruntime "runtime"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/npy"
 )
 
 // DeviceArray allocates an uninitialised array (Numba's device_array).
@@ -57,8 +58,7 @@ func (rt *Runtime) ToDevice(h *HostArray) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = a.upload(h.data, h.pinned)
-	goruntime.KeepAlive(h) // a mapped file must outlive the copy
+	err = a.upload(h)
 	if err != nil {
 		a.Free()
 		return nil, err
@@ -90,9 +90,7 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 	if err := rt.uncapturable("a copy to the host"); err != nil {
 		return nil, err
 	}
-	err := rt.downloadInto(dst.data, dst.pinned, a.ptr())
-	goruntime.KeepAlive(dst)
-	if err != nil {
+	if err := rt.downloadInto(dst, a.ptr()); err != nil {
 		return nil, err
 	}
 	return dst, nil
@@ -111,15 +109,17 @@ func (a *Array) CopyFrom(src *HostArray) error {
 	if err := sameLayout("source", src.shape, src.dtype, "array", a.shape, a.dtype); err != nil {
 		return err
 	}
-	err := a.upload(src.data, src.pinned)
-	goruntime.KeepAlive(src)
-	return err
+	return a.upload(src)
 }
 
-// upload copies host bytes into the array; an empty array has no memory to
+// upload copies h's bytes into the array; an empty array has no memory to
 // copy into, nor a valid address. Pageable bytes go through a Stager when
-// there are enough of them.
-func (a *Array) upload(data []byte, pinned bool) error {
+// there are enough of them. A mapped file's bytes are only ever read by
+// Go code (the Stager's threads, or bounced here), where a page that
+// cannot be had is an error: read by the driver's own copy, it would end
+// the process.
+func (a *Array) upload(h *HostArray) error {
+	defer goruntime.KeepAlive(h) // pinned or mapped memory must outlive the copy
 	if a.size == 0 {
 		return nil
 	}
@@ -127,23 +127,62 @@ func (a *Array) upload(data []byte, pinned bool) error {
 	if err := rt.uncapturable("a copy from the host"); err != nil {
 		return err
 	}
-	if !pinned {
-		if staged, err := rt.stagedUpload(a, data); staged {
+	if !h.pinned {
+		if staged, err := rt.stagedUpload(a, h.data); staged {
 			return err
 		}
 	}
-	return rt.backend.Upload(a.ptr(), data, rt.stream)
+	if h.Mapped() {
+		return bounce(h.data, func(lo int, buf []byte) error {
+			return rt.backend.Upload(a.ptr()+device.Ptr(lo), buf, rt.stream)
+		}, true)
+	}
+	return rt.backend.Upload(a.ptr(), h.data, rt.stream)
 }
 
-// downloadInto copies len(dst) bytes from src into host memory; pageable
-// bytes go through a Stager when there are enough of them.
-func (rt *Runtime) downloadInto(dst []byte, pinned bool, src device.Ptr) error {
-	if !pinned {
-		if staged, err := rt.stagedDownload(dst, src); staged {
+// downloadInto copies dst's size in bytes from src into dst; pageable
+// bytes go through a Stager when there are enough of them, and a mapped
+// file's are written by Go code, as upload reads them.
+func (rt *Runtime) downloadInto(dst *HostArray, src device.Ptr) error {
+	defer goruntime.KeepAlive(dst)
+	if !dst.pinned {
+		if staged, err := rt.stagedDownload(dst.data, src); staged {
 			return err
 		}
 	}
-	return rt.backend.Download(dst, src, rt.stream)
+	if dst.Mapped() {
+		return bounce(dst.data, func(lo int, buf []byte) error {
+			return rt.backend.Download(buf, src+device.Ptr(lo), rt.stream)
+		}, false)
+	}
+	return rt.backend.Download(dst.data, src, rt.stream)
+}
+
+// bounce copies a mapped file's bytes in pieces through a buffer of Go
+// memory, with each piece's copy between the buffer and data done inside
+// npy.Access. move copies the piece at byte lo between buf and the device
+// (synchronously, so that buf may be reused): after the Go copy for an
+// upload, before it for a download.
+func bounce(data []byte, move func(lo int, buf []byte) error, upload bool) error {
+	buf := make([]byte, min(len(data), stageChunk))
+	for lo := 0; lo < len(data); lo += len(buf) {
+		hi := min(lo+len(buf), len(data))
+		piece := buf[:hi-lo]
+		if upload {
+			if err := npy.Access(func() { copy(piece, data[lo:hi]) }); err != nil {
+				return err
+			}
+		}
+		if err := move(lo, piece); err != nil {
+			return err
+		}
+		if !upload {
+			if err := npy.Access(func() { copy(data[lo:hi], piece) }); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // copyDevice copies src into dst (same size), skipping empty copies.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"syscall"
 	"unsafe"
 
 	"github.com/gluaproject/glua/arraytext"
@@ -215,6 +216,11 @@ func (rt *Runtime) SaveNPY(path string, x AnyArray) error {
 	}
 	err = npy.WriteFile(path, npy.Header{DType: h.dtype, Shape: h.shape}, h.data)
 	goruntime.KeepAlive(h)
+	if m, ok := h.owner.(*npy.Mapping); ok && errors.Is(err, syscall.EFAULT) {
+		// The system reads the bytes for write(2) itself, so a page of a
+		// truncated file is "bad address" there rather than a fault.
+		return fmt.Errorf("%s: the file is left as it was: %w", path, &npy.FaultError{Path: m.Path(), Offset: -1})
+	}
 	return err
 }
 
@@ -314,8 +320,9 @@ func (h *HostArray) NDim() int           { return len(h.shape) }
 // Bytes is the array's storage, shared, not copied. Pinned storage belongs to
 // the driver and is returned to it once h is unreachable, and a mapped
 // file is unmapped then, so keep h alive (runtime.KeepAlive) for as long
-// as the bytes are used. A mapped array's bytes are read-only: writing
-// them faults.
+// as the bytes are used. A mapped array's bytes are read-only unless
+// mapped writable, and may fault where another program truncated the
+// file: touch them inside npy.Access, which makes that fault an error.
 func (h *HostArray) Bytes() []byte { return h.data }
 
 // Get returns element i (0-based, flat) as a float64.
@@ -323,9 +330,9 @@ func (h *HostArray) Get(i int) (float64, error) {
 	if i < 0 || i >= h.Size() {
 		return 0, fmt.Errorf("index %d out of range [0, %d)", i, h.Size())
 	}
-	v := device.Get(h.dtype, h.data, i)
-	goruntime.KeepAlive(h) // a mapping must outlive the read
-	return v, nil
+	var v float64
+	err := h.access(func() { v = device.Get(h.dtype, h.data, i) })
+	return v, err
 }
 
 // Set stores v, converted to the dtype, at flat index i (0-based).
@@ -336,18 +343,53 @@ func (h *HostArray) Set(i int, v float64) error {
 	if err := h.readOnly(); err != nil {
 		return fmt.Errorf("the array is %w", err)
 	}
-	device.Set(h.dtype, h.data, i, v)
-	return nil
+	return h.access(func() { device.Set(h.dtype, h.data, i, v) })
 }
 
-// Floats returns every element as float64, in row-major order.
-func (h *HostArray) Floats() []float64 {
+// Float64s returns every element as float64, in row-major order; a
+// mapped file that can no longer be read is an *npy.FaultError.
+func (h *HostArray) Float64s() ([]float64, error) {
 	out := make([]float64, h.Size())
-	for i := range out {
-		out[i] = device.Get(h.dtype, h.data, i)
+	err := h.access(func() {
+		for i := range out {
+			out[i] = device.Get(h.dtype, h.data, i)
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	goruntime.KeepAlive(h)
+	return out, nil
+}
+
+// Floats is Float64s for an array known to be readable: one in memory,
+// or a mapped file nothing truncates. A fault on a mapped file panics
+// with the *npy.FaultError.
+func (h *HostArray) Floats() []float64 {
+	out, err := h.Float64s()
+	if err != nil {
+		panic(err)
+	}
 	return out
+}
+
+// access runs fn, which touches h's bytes. When they are a mapped file's,
+// a page of it that cannot be had (the file was truncated, or a hole in
+// it meets a full file system) ends fn with an *npy.FaultError instead of
+// killing the process; fn must not start goroutines that touch them.
+func (h *HostArray) access(fn func()) error { return accessAll(fn, h) }
+
+// accessAll is access for fn touching the bytes of several arrays (nil
+// ones are skipped).
+func accessAll(fn func(), arrays ...*HostArray) error {
+	for _, h := range arrays {
+		if h != nil && h.Mapped() {
+			err := npy.Access(fn)
+			goruntime.KeepAlive(arrays) // the mappings must outlive fn's reads
+			return err
+		}
+	}
+	fn()
+	return nil
 }
 
 // Reshape returns a view with another shape of the same size; one dimension
@@ -402,15 +444,17 @@ func (h *HostArray) String() string {
 }
 
 // Repr is String followed, on the lines below, by the array's elements
-// as package arraytext writes them (NumPy's repr).
-func (h *HostArray) Repr() string {
+// as package arraytext writes them (NumPy's repr). Only a mapped file that
+// can no longer be read is an error.
+func (h *HostArray) Repr() (string, error) {
 	size := h.dtype.Size()
-	text, _ := arraytext.Format(h.shape, h.dtype, func(dst []byte, start, count int) error {
-		copy(dst, h.data[start*size:(start+count)*size])
-		return nil
+	text, err := arraytext.Format(h.shape, h.dtype, func(dst []byte, start, count int) error {
+		return h.access(func() { copy(dst, h.data[start*size:(start+count)*size]) })
 	})
-	goruntime.KeepAlive(h) // a mapping must outlive the reads
-	return h.String() + "\n" + text
+	if err != nil {
+		return "", err
+	}
+	return h.String() + "\n" + text, nil
 }
 
 // inferShape checks a new shape for an array of size elements, resolving a

@@ -226,9 +226,11 @@ func (rt *Runtime) HostArith(op Operator, x, y HostOperand) (*HostArray, error) 
 	if err != nil {
 		return nil, err
 	}
-	if dt == first.dtype {
-		k.ApplyTo(dt, out.data, first.data, a, xb)
-	} else {
+	err = accessAll(func() {
+		if dt == first.dtype {
+			k.ApplyTo(dt, out.data, first.data, a, xb)
+			return
+		}
 		kernels.Copy(dt, out.data, first.dtype, first.data)
 		if xb != nil {
 			wide := make([]byte, len(out.data))
@@ -236,9 +238,12 @@ func (rt *Runtime) HostArith(op Operator, x, y HostOperand) (*HostArray, error) 
 			xb = wide
 		}
 		k.Apply(dt, out.data, a, xb)
-	}
+	}, first, second)
 	goruntime.KeepAlive(first) // pinned or mapped memory must outlive the loop
 	goruntime.KeepAlive(second)
+	if err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

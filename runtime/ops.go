@@ -199,7 +199,10 @@ type MatmulOptions struct {
 // Matmul computes C = alpha·op(A)·op(B) + beta·C in place. A 1-D B is a
 // column vector and a 1-D A a row vector, with a 1-D C: y = op(A)·x or
 // y = x·op(B), the matrix-vector product (gemv) as a gemm with one column
-// or one row, which cuBLAS and BLAS run as such.
+// or one row, which cuBLAS and BLAS run as such. A 3-D C is a batch,
+// C[i] = alpha·op(A[i])·op(B[i]) + beta·C[i], with A and B 3-D (one
+// matrix per product) or 2-D (one matrix for all), in one call of the
+// backend (cuBLAS's strided-batched GEMM on the GPU).
 func (rt *Runtime) Matmul(C, A, B *Array, o MatmulOptions) error {
 	for _, p := range []struct {
 		a    *Array
@@ -208,8 +211,8 @@ func (rt *Runtime) Matmul(C, A, B *Array, o MatmulOptions) error {
 		if err := p.a.live(rt, p.name); err != nil {
 			return err
 		}
-		if n := p.a.NDim(); n != 1 && n != 2 {
-			return fmt.Errorf("%s is %s; matmul needs 2-D arrays, or a 1-D vector beside one", p.name, shapeString(p.a.shape))
+		if n := p.a.NDim(); n < 1 || n > 3 {
+			return fmt.Errorf("%s is %s; matmul needs 2-D arrays, a 1-D vector beside one, or 3-D batches of matrices", p.name, shapeString(p.a.shape))
 		}
 	}
 	dt := C.dtype
@@ -237,7 +240,7 @@ func (rt *Runtime) Matmul(C, A, B *Array, o MatmulOptions) error {
 	if math.IsNaN(alpha) || math.IsNaN(o.Beta) {
 		return fmt.Errorf("alpha and beta must be numbers, got %s and %s", lua51.NumberString(alpha), lua51.NumberString(o.Beta))
 	}
-	if g.M == 0 || g.N == 0 {
+	if g.M == 0 || g.N == 0 || C.size == 0 {
 		return nil
 	}
 	if g.K == 0 { // an empty sum: BLAS's rule, C = beta·C, with beta = 0 overwriting
@@ -267,8 +270,11 @@ func matmulPrecision(precision string, dt device.DType) (bool, error) {
 
 // gemmShape is the product's sizes, transposes and row strides, once the
 // shapes are checked: a 1-D B is a k×1 matrix (each row one element), a
-// 1-D A a 1×k one, and C is then 1-D too.
+// 1-D A a 1×k one, and C is then 1-D too; a 3-D operand is a batch.
 func gemmShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
+	if A.NDim() == 3 || B.NDim() == 3 || C.NDim() == 3 {
+		return batchedShape(C, A, B, o)
+	}
 	if A.NDim() == 1 || B.NDim() == 1 {
 		return gemvShape(C, A, B, o)
 	}
@@ -276,23 +282,74 @@ func gemmShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
 		return device.Gemm{}, fmt.Errorf("C is %s, A is %s and B is %s; C must be 2-D when A and B are",
 			shapeString(C.shape), shapeString(A.shape), shapeString(B.shape))
 	}
-	m, k := A.shape[0], A.shape[1]
+	return matrixGemm(C.shape, "C", A.shape, "A", B.shape, "B", o)
+}
+
+// matrixGemm is gemmShape for the matrices c = op(a)·op(b), of 2-D
+// shapes, each named as its messages name it.
+func matrixGemm(c []int, cname string, a []int, aname string, b []int, bname string, o MatmulOptions) (device.Gemm, error) {
+	m, k := a[0], a[1]
 	if o.TransA {
 		m, k = k, m
 	}
-	kb, n := B.shape[0], B.shape[1]
+	kb, n := b[0], b[1]
 	if o.TransB {
 		kb, n = n, kb
 	}
 	if k != kb {
 		return device.Gemm{}, fmt.Errorf("%s is %s but %s is %s; inner dimensions %d and %d differ",
-			opName("A", o.TransA), shapeString([]int{m, k}), opName("B", o.TransB), shapeString([]int{kb, n}), k, kb)
+			opName(aname, o.TransA), shapeString([]int{m, k}), opName(bname, o.TransB), shapeString([]int{kb, n}), k, kb)
 	}
-	if C.shape[0] != m || C.shape[1] != n {
-		return device.Gemm{}, fmt.Errorf("C is %s but %s·%s is %dx%d", shapeString(C.shape), opName("A", o.TransA), opName("B", o.TransB), m, n)
+	if c[0] != m || c[1] != n {
+		return device.Gemm{}, fmt.Errorf("%s is %s but %s·%s is %dx%d", cname, shapeString(c), opName(aname, o.TransA), opName(bname, o.TransB), m, n)
 	}
 	return device.Gemm{TransA: o.TransA, TransB: o.TransB, M: m, N: n, K: k,
-		LDA: A.shape[1], LDB: B.shape[1], LDC: C.shape[1]}, nil
+		LDA: a[1], LDB: b[1], LDC: c[1]}, nil
+}
+
+// batchedShape is gemmShape for a batch of products, C[i] = op(A[i])·op(B[i])
+// with C of batch×m×n: an operand is 3-D, one matrix per product, or 2-D
+// (or 3-D of one matrix), one matrix every product shares (NumPy's and
+// torch.matmul's broadcast). The matrices of a 3-D array follow each
+// other, so each operand's stride is its matrix's size, or 0 when shared.
+func batchedShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
+	all := fmt.Sprintf("C is %s, A is %s and B is %s", shapeString(C.shape), shapeString(A.shape), shapeString(B.shape))
+	switch {
+	case A.NDim() == 1 || B.NDim() == 1:
+		return device.Gemm{}, fmt.Errorf("%s; a batch of products needs matrices on both sides, 2-D or 3-D", all)
+	case C.NDim() != 3:
+		return device.Gemm{}, fmt.Errorf("%s; C must be 3-D (batch x rows x columns) when A or B is", all)
+	case A.NDim() == 2 && B.NDim() == 2:
+		return device.Gemm{}, fmt.Errorf("%s; a 3-D C needs A or B 3-D, one matrix per product", all)
+	}
+	batch := C.shape[0]
+	matrix := func(x *Array, name string) ([]int, string, int, error) {
+		if x.NDim() == 2 {
+			return x.shape, name, 0, nil // shared by every product
+		}
+		if x.shape[0] == 1 && batch != 1 {
+			return x.shape[1:], name + "[1]", 0, nil
+		}
+		if x.shape[0] != batch {
+			return nil, "", 0, fmt.Errorf("%s; %s holds %d matrices but C holds %d: batch sizes must match (or %s hold one matrix, for every product)",
+				all, name, x.shape[0], batch, name)
+		}
+		return x.shape[1:], name + "[i]", x.shape[1] * x.shape[2], nil
+	}
+	a, aname, strideA, err := matrix(A, "A")
+	if err != nil {
+		return device.Gemm{}, err
+	}
+	b, bname, strideB, err := matrix(B, "B")
+	if err != nil {
+		return device.Gemm{}, err
+	}
+	g, err := matrixGemm(C.shape[1:], "C[i]", a, aname, b, bname, o)
+	if err != nil {
+		return device.Gemm{}, err
+	}
+	g.Batch, g.StrideA, g.StrideB, g.StrideC = batch, strideA, strideB, C.shape[1]*C.shape[2]
+	return g, nil
 }
 
 // gemvShape is gemmShape with a vector on one side. Its messages name all

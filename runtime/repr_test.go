@@ -17,7 +17,7 @@ func TestReprShowsTheElementsBeneathTheHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "HostArray<float32>[2x2] 16 B\n[[1., 2.],\n [3., 4.]]"
-	if got := small.Repr(); got != want {
+	if got, err := small.Repr(); err != nil || got != want {
 		t.Errorf("host:\n%s\nwant\n%s", got, want)
 	}
 	large, err := runtime.HostArrayFromFloats(count(2000*300), []int{2000, 300}, device.Int32)
@@ -43,7 +43,7 @@ func TestReprShowsTheElementsBeneathTheHeader(t *testing.T) {
 	if got != want {
 		t.Errorf("device:\n%s\nwant\n%s", got, want)
 	}
-	if got := large.Repr(); !strings.HasSuffix(got, want[strings.IndexByte(want, '\n'):]) {
+	if got, err := large.Repr(); err != nil || !strings.HasSuffix(got, want[strings.IndexByte(want, '\n'):]) {
 		t.Errorf("the host array is written otherwise:\n%s", got)
 	}
 	rows, err := d.Rows(2, 5)

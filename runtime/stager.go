@@ -9,6 +9,7 @@ import (
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/parallel"
+	"github.com/gluaproject/glua/npy"
 )
 
 // stageChunk is the size of the pieces a Stager copies pageable memory
@@ -306,8 +307,11 @@ func (st *Stager) work(mine []stageSlot) {
 				err = b.EventSynchronize(slot.event)
 			}
 			if err == nil {
-				copy(slot.buf.data, src)
-				src = slot.buf.data[:hi-lo]
+				// src may be a mapped file's (batch.chunks of one): a page
+				// of it that cannot be had is this upload's error.
+				buf := slot.buf.data
+				err = npy.Access(func() { copy(buf, src) })
+				src = buf[:hi-lo]
 			}
 		}
 		// After Close, nothing more is queued: the arrays may be freed.
@@ -468,7 +472,9 @@ func (st *Stager) copyOut(ac AsyncCopier, handle device.Stream, data []byte, bas
 			if err := b.EventSynchronize(p.slot.event); err != nil {
 				return err
 			}
-			copy(p.dst, p.slot.buf.data[:len(p.dst)])
+			if err := npy.Access(func() { copy(p.dst, p.slot.buf.data[:len(p.dst)]) }); err != nil {
+				return err // into a mapped file that cannot take the bytes
+			}
 		}
 	})
 }

@@ -125,7 +125,7 @@ local B = cuda.zeros({ 2, 3 })
 local C = cuda.zeros({ 2, 3 })
 check.error("kernels.matmul: A is 2x3 but B is 2x3; inner dimensions 3 and 2 differ", kernels.matmul, C, A, B)
 check.error("C is 2x3 but A·Bᵀ is 2x2", kernels.matmul, C, A, B, { trans_b = true })
-check.error("kernels.matmul: A is 2x3x1; matmul needs 2-D arrays", kernels.matmul, C, A:reshape({ 2, 3, 1 }), B)
+check.error("kernels.matmul: A is 2x3x1x1; matmul needs 2-D arrays", kernels.matmul, C, A:reshape({ 2, 3, 1, 1 }), B)
 -- matrix-vector: the message names all three shapes
 local v3, v2 = cuda.ones(3), cuda.ones(2)
 check.error("kernels.matmul: C is 3, A is 2x3 and B is 3; A·B needs B of 3 and gives C of 2", kernels.matmul, v3, A, v3)

@@ -188,6 +188,21 @@ local wantFlip = {}
 for i = 1, 101 do wantFlip[i] = vt[102 - i] end
 same(v:to_table(), wantFlip, 0, "x[i], x[j] = x[j], x[i]")
 
+-- and math.modf's two values into two arrays at once
+local split = kernels.jit(function(v, ip, fp)
+  local i = kernels.grid(1)
+  if i <= #v then ip[i], fp[i] = math.modf(v[i]) end
+end)
+local sv = cuda.rand(50, "float64", 14)
+kernels.scale(sv, 20)
+kernels.add_scalar(sv, -10)
+local ip, fp = cuda.zeros(50, "float64"), cuda.zeros(50, "float64")
+split:launch({ grid = 1, block = 64 }, sv, ip, fp)
+local wantI, wantF = {}, {}
+for i, x in ipairs(sv:to_table()) do wantI[i], wantF[i] = math.modf(x) end
+same(ip:to_table(), wantI, 0, "b[i], c[i] = math.modf(v): the integer parts")
+same(fp:to_table(), wantF, 0, "b[i], c[i] = math.modf(v): the fractions")
+
 -- 8. what can be checked without arguments is refused by kernels.jit itself
 check.error("kernels.grid takes the number of dimensions, 1, 2 or 3, as a literal", kernels.jit, function(a)
   local i = kernels.grid(4)

@@ -3,26 +3,7 @@
 local cuda = require("cuda")
 local kernels = require("kernels")
 
--- ref computes alpha*op(A)*op(B) + beta*C on host tables in float64.
-local function ref(A, B, C, o)
-  local m, k = #A, #A[1]
-  if o.trans_a then m, k = k, m end
-  local n = o.trans_b and #B or #B[1]
-  local out = {}
-  for i = 1, m do
-    out[i] = {}
-    for j = 1, n do
-      local s = 0
-      for l = 1, k do
-        local a = o.trans_a and A[l][i] or A[i][l]
-        local b = o.trans_b and B[j][l] or B[l][j]
-        s = s + a * b
-      end
-      out[i][j] = (o.alpha or 1) * s + (o.beta or 0) * C[i][j]
-    end
-  end
-  return out
-end
+local ref = check.matmul
 
 local seed = 1
 local function case(dt, m, k, n, o)

@@ -27,3 +27,25 @@ function check.rel(x, y)
   return r
 end
 tolerance = { float32 = 1e-5, float64 = 1e-12, float16 = 1e-2, bfloat16 = 1e-2, tf32 = 5e-3 }
+-- matmul is alpha*op(A)*op(B) + beta*C on host tables (nested, 2-D) in
+-- float64, op transposing under o.trans_a and o.trans_b: the plain Lua
+-- product kernels.matmul is checked against.
+function check.matmul(A, B, C, o)
+  local m, k = #A, #A[1]
+  if o.trans_a then m, k = k, m end
+  local n = o.trans_b and #B or #B[1]
+  local out = {}
+  for i = 1, m do
+    out[i] = {}
+    for j = 1, n do
+      local s = 0
+      for l = 1, k do
+        local a = o.trans_a and A[l][i] or A[i][l]
+        local b = o.trans_b and B[j][l] or B[l][j]
+        s = s + a * b
+      end
+      out[i][j] = (o.alpha or 1) * s + (o.beta or 0) * C[i][j]
+    end
+  end
+  return out
+end
