@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
@@ -12,13 +13,13 @@ import (
 	"github.com/gluaproject/glua/jit"
 )
 
-// checkedProgram is a kernel of two arrays and a number, translated with
-// check_bounds as the cuda backend translates it.
-func checkedProgram(t *testing.T) *jit.Program {
+// functionTree is the syntax tree of the function src returns, as
+// kernels.jit receives it.
+func functionTree(t *testing.T, src string) *ast.FunctionExpr {
 	t.Helper()
 	L := lua.NewState()
 	defer L.Close()
-	fn, err := luac.LoadString(L, "return function(A, x, n)\n  A[n][1] = x[n]\nend", "@k.lua")
+	fn, err := luac.LoadString(L, src, "@k.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,8 +27,18 @@ func checkedProgram(t *testing.T) *jit.Program {
 	if err := L.PCall(0, 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	tree, _ := luac.FunctionTree(L.Get(-1).(*lua.LFunction))
-	f, err := jit.Parse(tree, "k.lua")
+	tree, ok := luac.FunctionTree(L.Get(-1).(*lua.LFunction))
+	if !ok {
+		t.Fatal("no syntax tree recorded")
+	}
+	return tree
+}
+
+// checkedProgram is a kernel of two arrays and a number, translated with
+// check_bounds as the cuda backend translates it.
+func checkedProgram(t *testing.T) *jit.Program {
+	t.Helper()
+	f, err := jit.Parse(functionTree(t, "return function(A, x, n)\n  A[n][1] = x[n]\nend"), "k.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,17 +112,7 @@ func TestACapturedNumberThatChangesGetsAVariantOfItsOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	L := lua.NewState()
-	defer L.Close()
-	fn, err := luac.LoadString(L, "return function(x)\n  local s = kernels.shared(K, \"float32\")\n  x[1] = K\nend", "@k.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	L.Push(fn)
-	if err := L.PCall(0, 1, nil); err != nil {
-		t.Fatal(err)
-	}
-	tree, _ := luac.FunctionTree(L.Get(-1).(*lua.LFunction))
+	tree := functionTree(t, "return function(x)\n  local s = kernels.shared(K, \"float32\")\n  x[1] = K\nend")
 	env := numbersEnv{"K": 4}
 	k, err := rt.JIT(tree, "k.lua", jit.Options{Env: env})
 	if err != nil {
@@ -147,18 +148,7 @@ func TestACapturedNumberThatChangesGetsAVariantOfItsOwn(t *testing.T) {
 
 // A bounds record of a shared or local array names it, with its shape.
 func TestGPUBoundsRecordNamesSharedAndLocalArrays(t *testing.T) {
-	L := lua.NewState()
-	defer L.Close()
-	fn, err := luac.LoadString(L, "return function(x)\n  local s = kernels.shared({4, 5}, \"float32\")\n  local l = kernels.local_array(3, \"int64\")\n  s[1][1] = l[1]\n  x[1] = s[1][1]\nend", "@k.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	L.Push(fn)
-	if err := L.PCall(0, 1, nil); err != nil {
-		t.Fatal(err)
-	}
-	tree, _ := luac.FunctionTree(L.Get(-1).(*lua.LFunction))
-	f, err := jit.Parse(tree, "k.lua")
+	f, err := jit.Parse(functionTree(t, "return function(x)\n  local s = kernels.shared({4, 5}, \"float32\")\n  local l = kernels.local_array(3, \"int64\")\n  s[1][1] = l[1]\n  x[1] = s[1][1]\nend"), "k.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
