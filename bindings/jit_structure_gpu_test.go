@@ -1,7 +1,6 @@
 package bindings_test
 
 import (
-	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -17,7 +16,9 @@ import (
 // the global table results: Numba's fast_matmul with a captured tile size
 // of 12 (not a divisor of the sizes), the padded-tile transpose, a 3-D
 // shared array read mirrored, 2-D local arrays, device functions of
-// several values on floats, and a local whose type the float values widen.
+// several values on floats, a local whose type the float values widen, a
+// device function that sums its warp with shuffles, and math.modf's two
+// values stored at once.
 const structureKernels = `
 local cuda, kernels = require("cuda"), require("kernels")
 local TPB, TILE = 12, 32
@@ -104,6 +105,31 @@ local lo, lk = cuda.zeros({ 300, 4 }), cuda.zeros({ 300, 4 }, "int32")
 locals:launch({ grid = 3, block = 128 }, m, lo, lk)
 keep("local_arrays", lo)
 keep("device_functions", lk)
+
+local function warpSum(v)
+  local o = 16
+  while o >= 1 do
+    v = v + kernels.shfl_down(v, o)
+    o = math.floor(o / 2)
+  end
+  return v
+end
+local warps = kernels.jit(function(x, sums, ip, fp)
+  local i = kernels.grid(1)
+  local v = 0.0
+  if i <= #x then
+    v = x[i]
+    ip[i], fp[i] = math.modf(x[i] * 100)
+  end
+  local s = warpSum(v)
+  if kernels.laneid() == 1 then sums[math.floor((i - 1) / 32) + 1] = s end
+end)
+local xw = cuda.rand(1000, "float32", seed + 5)
+local sums, ip, fp = cuda.zeros(32), cuda.zeros(1000), cuda.zeros(1000)
+warps:launch({ grid = 4, block = 256 }, xw, sums, ip, fp)
+keep("warp_device_function", sums)
+keep("modf_integer_parts", ip)
+keep("modf_fractions", fp)
 `
 
 // structureResults runs structureKernels on rt with seed and returns its
@@ -128,7 +154,8 @@ func structureResults(t *testing.T, rt *runtime.Runtime, seed int64) map[string]
 // construct of the kernel language on the GPU and on the CPU evaluator, on
 // the same fresh random data, and compares: float32 work within rounding
 // (the products sum in one order on both, so only the GPU's sqrt and the
-// tiles' float32 steps may differ), the rest exactly. It skips without a
+// tiles' float32 steps may differ), the rest exactly (a warp's shuffles
+// add in one order on both). It skips without a
 // GPU, and fails instead under GLUA_REQUIRE_CUDA=1.
 func TestKernelStructureAgreesOnTheGPUAndTheCPU(t *testing.T) {
 	gpu, err := runtime.New(runtime.Options{Backend: "cuda", Config: defaultConfig()})
@@ -158,7 +185,7 @@ func TestKernelStructureAgreesOnTheGPUAndTheCPU(t *testing.T) {
 			}
 		}
 	}
-	if len(want) != 5 {
-		t.Errorf("results of %d kernels, want 5: %v", len(want), fmt.Sprint(len(got)))
+	if len(want) != 8 || len(got) != 8 {
+		t.Errorf("%d results on the CPU and %d on the GPU, want 8", len(want), len(got))
 	}
 }
