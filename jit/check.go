@@ -372,7 +372,10 @@ func (t *typer) setLocal(l *ast.IdentExpr, rhs ast.Expr, x Expr) Stmt {
 		}
 		local.Type = x.Type()
 	}
-	if w := join(local.Type, x.Type()); t.widen != nil && !t.fixed[b.slot] && local.Type != Bool && x.Type() != Bool && w != local.Type {
+	if w := join(local.Type, x.Type()); t.widen != nil && local.Type != Bool && x.Type() != Bool && w != local.Type {
+		if t.fixed[b.slot] {
+			t.fail(l.Line(), "%s is an integer parameter (its argument is an integer) and cannot take a %s; copy it into a local first (local v = %s)", l.Value, x.Type(), l.Value)
+		}
 		panic(widened{slot: b.slot, to: w})
 	}
 	return &Set{Slot: b.slot, X: t.convertTo(x, local.Type, l.Value, l.Line())}

@@ -348,7 +348,7 @@ end`
 	}
 	// a number parameter's type is the launch's and does not widen
 	_, err := translate(t, "return function(x, n)\nn = x[1]\nend", Signature{arr(fl32, 1), intArg}, Options{})
-	if err == nil || !strings.Contains(err.Error(), "kernel.lua:2: n is an integer (from its first assignment) and cannot take a float32") {
+	if err == nil || !strings.Contains(err.Error(), "kernel.lua:2: n is an integer parameter (its argument is an integer) and cannot take a float32; copy it into a local first (local v = n)") {
 		t.Errorf("float into an integer parameter: %v", err)
 	}
 }

@@ -147,7 +147,7 @@ func TestTypeErrorsNameTheLine(t *testing.T) {
 	sig := Signature{arr(fl32, 2), intArg}
 	cases := []struct{ name, body, want string }{
 		{"number as condition", `if n then end`, "kernel.lua:2: a condition must be a comparison or a boolean, not integer"},
-		{"float into an integer parameter", `n = x[1][1]`, "kernel.lua:2: n is an integer (from its first assignment) and cannot take a float32"},
+		{"float into an integer parameter", `n = x[1][1]`, "kernel.lua:2: n is an integer parameter (its argument is an integer) and cannot take a float32; copy it into a local first (local v = n)"},
 		{"wrong number of indices", `x[1] = 1`, "kernel.lua:2: x has 2 dimension(s) and is indexed with 1 index(es); write x[i][j]"},
 		{"float index", `x[1.5][1] = 1`, "kernel.lua:2: an index of x must be an integer, not float32"},
 		{"shape out of range", `local d = x.shape[3]`, "kernel.lua:2: x.shape[k] needs k to be a literal from 1 to 2"},
