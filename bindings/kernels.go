@@ -65,7 +65,11 @@ func (m kernelsModule) funcs() map[string]lua.LGFunction {
 func openKernels(rt *runtime.Runtime, L *lua.LState) int {
 	registerArrayTypes(rt, L)
 	registerKernelType(L)
-	L.Push(strictModule(L, "kernels", L.SetFuncs(L.NewTable(), kernelsModule{rt}.funcs())))
+	mod := L.SetFuncs(L.NewTable(), kernelsModule{rt}.funcs())
+	for _, name := range jit.IndexNames() {
+		mod.RawSetString(name, insideKernelIndex(L, name))
+	}
+	L.Push(strictModule(L, "kernels", mod))
 	return 1
 }
 

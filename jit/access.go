@@ -31,7 +31,10 @@ func (c *compiler) element(arr *Array, idx []Expr, line int) func(*thread) ([]by
 
 func (t *thread) arrayOf(arr *Array) ([]byte, []int) {
 	if arr.Shared >= 0 {
-		return t.shared[arr.Shared], []int{arr.Size}
+		return t.shared[arr.Shared], arr.Shape
+	}
+	if arr.Local > 0 {
+		return t.local[arr.Local-1], arr.Shape
 	}
 	a := t.run.arrays[arr.Param]
 	return a.Data, a.Shape

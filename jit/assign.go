@@ -32,13 +32,27 @@ func splitAssign(st *ast.AssignStmt) *ast.DoBlockStmt {
 		exprs = append(exprs, e)
 		return id
 	}
+	// an element's array is a name (an array cannot be assigned, so it is
+	// the same after the values), and each of its indices is captured:
+	// x[i][j] becomes x[t1][t2]
+	var element func(e ast.Expr) ast.Expr
+	element = func(e ast.Expr) ast.Expr {
+		l, ok := e.(*ast.AttrGetExpr)
+		if !ok {
+			if _, isName := e.(*ast.IdentExpr); isName {
+				return e
+			}
+			return capture(e)
+		}
+		target := &ast.AttrGetExpr{Object: element(l.Object), Key: capture(l.Key)}
+		target.SetLine(l.Line())
+		return target
+	}
 	targets := make([]ast.Expr, len(st.Lhs))
 	for i, lhs := range st.Lhs {
 		targets[i] = lhs
-		if l, ok := lhs.(*ast.AttrGetExpr); ok {
-			target := &ast.AttrGetExpr{Object: capture(l.Object), Key: capture(l.Key)}
-			target.SetLine(l.Line())
-			targets[i] = target
+		if _, ok := lhs.(*ast.AttrGetExpr); ok {
+			targets[i] = element(lhs)
 		}
 	}
 	values := make([]ast.Expr, len(st.Lhs))

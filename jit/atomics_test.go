@@ -202,8 +202,8 @@ func TestAtomicMisuseIsRefusedNamingTheCall(t *testing.T) {
 			"kernels.atomic_exch's old value can only be assigned, alone,"},
 		{`return function(x) kernels.atomic_sub(x, 1) end`, Signature{arr(fl32, 1)},
 			"kernels.atomic_sub takes 3 arguments"},
-		{`return function(x) local n = 0; n = kernels.atomic_add(x, 1, 1.5) end`, Signature{arr(fl32, 1)},
-			"n is an integer (from its first assignment) and cannot take a float32"},
+		{`return function(x, n) n = kernels.atomic_add(x, 1, 1.5) end`, Signature{arr(fl32, 1), intArg},
+			"n is an integer parameter (its argument is an integer) and cannot take a float32; copy it into a local first (local v = n)"},
 	}
 	for _, c := range cases {
 		_, err := translate(t, c.src, c.sig, Options{})

@@ -1,7 +1,6 @@
 package jit
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -9,17 +8,25 @@ import (
 	"github.com/gluaproject/glua/device"
 )
 
-// callExpr types math.f(...), kernels.grid(1) and kernels.gridsize(1).
+// callExpr types math.f(...), kernels.grid(1), kernels.gridsize(1) and a
+// call of a device function (its first value).
 func (t *typer) callExpr(ex *ast.FuncCallExpr, hint Type) Expr {
+	if fn := t.deviceFunction(ex); fn != nil {
+		call := t.deviceCall(ex, fn)
+		if len(call.Fn.Results) == 0 {
+			t.fail(ex.Line(), "%s returns no value", luaText(ex.Func))
+		}
+		return call
+	}
 	mod, name := t.library(ex.Func)
 	if mod == "kernels" {
 		switch name {
 		case "grid", "gridsize":
-			if vals := t.multiValue(ex, 1); vals != nil {
+			if _, vals := t.multiValue(ex, 1); vals != nil {
 				return vals[0]
 			}
-		case "shared":
-			t.fail(ex.Line(), "kernels.shared must be the value of a local: local s = kernels.shared(n, dtype)")
+		case "shared", "local_array":
+			t.fail(ex.Line(), "kernels.%s must be the value of a local: local s = kernels.%s(n, dtype)", name, name)
 		case "shfl_down", "shfl_xor":
 			return t.shfl(ex, name, hint)
 		case "laneid":
@@ -30,21 +37,28 @@ func (t *typer) callExpr(ex *ast.FuncCallExpr, hint Type) Expr {
 	return t.mathCall(ex, name, hint)
 }
 
-// multiValue types kernels.grid(n) or kernels.gridsize(n) assigned to
-// want names; nil if e is neither.
-func (t *typer) multiValue(e ast.Expr, want int) []Expr {
+// multiValue types a call of several values whose values go to want
+// names (kernels.grid(n), kernels.gridsize(n), a device function or a
+// math function of several values): the statements that compute them and
+// an expression of each; nil if e is no such call.
+func (t *typer) multiValue(e ast.Expr, want int) ([]Stmt, []Expr) {
 	c, ok := e.(*ast.FuncCallExpr)
 	if !ok || c.Func == nil {
-		return nil
+		return nil, nil
+	}
+	if fn := t.deviceFunction(c); fn != nil {
+		return t.deviceValues(c, fn, want)
+	}
+	if pre, vals := t.mathValues(e, want); vals != nil {
+		return pre, vals
 	}
 	mod, name := t.library(c.Func)
 	if mod != "kernels" || name != "grid" && name != "gridsize" {
-		return nil
+		return nil, nil
 	}
-	n, isNum := c.Args[0].(*ast.NumberExpr)
-	dims, err := strconv.Atoi(valueOr(n))
-	if !isNum || err != nil || dims < 1 || dims > 3 {
-		t.fail(c.Line(), "kernels.%s takes the number of dimensions, 1, 2 or 3, as a literal", name)
+	dims, err := dimsArg(c.Args[0])
+	if err != nil {
+		t.fail(c.Line(), "kernels.%s %v", name, err)
 	}
 	if dims != want {
 		t.fail(c.Line(), "kernels.%s(%d) gives %d value(s), assigned to %d name(s)", name, dims, dims, want)
@@ -57,7 +71,7 @@ func (t *typer) multiValue(e ast.Expr, want int) []Expr {
 			vals[i] = &GridSize{Axis: i}
 		}
 	}
-	return vals
+	return nil, vals
 }
 
 // mathCall types math.f(args): the float functions keep a float

@@ -15,6 +15,9 @@ import (
 type Options struct {
 	Name        string // the CUDA entry; "glua_jit" when empty
 	CheckBounds bool
+	// Env reads the locals of the script the kernel captures; nil when
+	// it captures none.
+	Env Env
 }
 
 // Check types f for one call signature and returns its typed form.
@@ -26,22 +29,62 @@ func Check(f *Function, sig Signature, o Options) (*Program, error) {
 	if name == "" {
 		name = "glua_jit"
 	}
-	t := &typer{parser: parser{chunk: f.Chunk}, prog: &Program{
-		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: sig, CheckBounds: o.CheckBounds,
-	}}
-	t.defaultFloat = defaultFloat(sig)
-	t.what = fmt.Sprintf("the kernel at %s:%d", f.Chunk, f.Line())
+	what := fmt.Sprintf("the kernel at %s:%d", f.Chunk, f.Line())
 	if o.Name != "" {
-		t.what = fmt.Sprintf("the kernel %s at %s:%d", o.Name, f.Chunk, f.Line())
+		what = fmt.Sprintf("the kernel %s at %s:%d", o.Name, f.Chunk, f.Line())
 	}
-	err := t.catch(func() {
+	var t *typer
+	err := unify(func(widen map[int]Type) {
+		t = &typer{parser: parser{chunk: f.Chunk, env: f.Env}, prog: &Program{
+			Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: sig, CheckBounds: o.CheckBounds,
+		}, widen: widen, calls: &calls{typed: map[string]*Func{}}}
+		t.defaultFloat = defaultFloat(sig)
+		t.what = what
 		t.params(f, sig)
 		t.prog.Body = t.block(f.Tree.Stmts)
 	})
 	if err != nil {
 		return nil, err
 	}
+	t.prog.Funcs = append(t.prog.Funcs, t.calls.order...)
 	return t.prog, nil
+}
+
+// widened is raised when a local takes a value of a wider type than its
+// first: unify types the function again with that local widened.
+type widened struct {
+	slot int
+	to   Type
+}
+
+// unify runs typeOnce until no local widens: a local's type is the join
+// of every value assigned to it, as Numba unifies a variable's types
+// (`local s = 0` then `s = s + x[i]` makes s a float). Each round widens
+// a local, and a local widens at most twice (integer, float32, float64),
+// so the rounds are few.
+func unify(typeOnce func(widen map[int]Type)) (err error) {
+	widen := map[int]Type{}
+	for {
+		var w *widened
+		func() {
+			defer func() {
+				switch r := recover().(type) {
+				case nil:
+				case widened:
+					w = &r
+				case *Error:
+					err = r
+				default:
+					panic(r)
+				}
+			}()
+			typeOnce(widen)
+		}()
+		if w == nil {
+			return err
+		}
+		widen[w.slot] = w.to
+	}
 }
 
 // defaultFloat is the type of a float literal with no float beside it:
@@ -68,6 +111,19 @@ type typer struct {
 	defaultFloat Type
 	names        []map[string]binding
 	what         string // the function, as a trap's message names it
+	// widen holds the locals (by slot) that unify found to take a wider
+	// type than their first value's; nil where locals keep their first
+	// type (kernels.map's functions).
+	widen map[int]Type
+	// fixed are slots whose type cannot widen: number parameters, whose
+	// type the launch passes.
+	fixed map[int]bool
+	// calls are the device functions typed so far, shared with the
+	// typers of the device functions themselves.
+	calls *calls
+	// returns are a device function's Return statements, whose values
+	// take the function's result types once its body is typed.
+	returns []*Return
 }
 
 // trap adds an error the program raises while it runs, at line, and
@@ -103,6 +159,7 @@ func (t *typer) params(f *Function, sig Signature) {
 				typ = Float64
 			}
 			p.Slot = t.newLocal(name, typ)
+			t.fix(p.Slot)
 			t.bind(name, binding{slot: p.Slot})
 		}
 		t.prog.Params = append(t.prog.Params, p)
@@ -110,8 +167,20 @@ func (t *typer) params(f *Function, sig Signature) {
 }
 
 func (t *typer) newLocal(name string, typ Type) int {
+	if w, ok := t.widen[len(t.prog.Locals)]; ok && typ != Bool {
+		// never narrower than this round's first value, so that each
+		// round only widens and unify ends
+		typ = join(typ, w)
+	}
 	t.prog.Locals = append(t.prog.Locals, Local{Name: name, Type: typ})
 	return len(t.prog.Locals) - 1
+}
+
+func (t *typer) fix(slot int) {
+	if t.fixed == nil {
+		t.fixed = map[int]bool{}
+	}
+	t.fixed[slot] = true
 }
 
 func (t *typer) bind(name string, b binding) { t.names[len(t.names)-1][name] = b }
@@ -155,7 +224,7 @@ func (t *typer) stmt(s ast.Stmt) []Stmt {
 	case *ast.BreakStmt:
 		return []Stmt{&Break{}}
 	case *ast.ReturnStmt:
-		return []Stmt{&Return{}}
+		return []Stmt{t.returnStmt(st)}
 	}
 	t.fail(s.Line(), "%s is not allowed in a kernel", stmtName(s))
 	return nil
@@ -194,17 +263,6 @@ func (t *typer) ifCond(e ast.Expr) ([]Stmt, Expr) {
 // `local s = kernels.shared(n, dtype)` or `local x` to be assigned later.
 func (t *typer) local(st *ast.LocalAssignStmt) []Stmt {
 	line := st.Line()
-	if len(st.Exprs) == 1 && len(st.Names) > 1 {
-		if multi := t.multiValue(st.Exprs[0], len(st.Names)); multi != nil {
-			var out []Stmt
-			for i, n := range st.Names {
-				slot := t.newLocal(n, Int)
-				out = append(out, &Set{Slot: slot, X: multi[i]})
-				t.bind(n, binding{slot: slot})
-			}
-			return out
-		}
-	}
 	if len(st.Exprs) > len(st.Names) {
 		t.fail(line, "more values than names in local")
 	}
@@ -213,19 +271,21 @@ func (t *typer) local(st *ast.LocalAssignStmt) []Stmt {
 		at, old := t.atomicValue(c)
 		slot := t.newLocal(st.Names[0], old.Type())
 		t.bind(st.Names[0], binding{slot: slot})
-		return []Stmt{at, &Set{Slot: slot, X: old}}
+		return []Stmt{at, &Set{Slot: slot, X: t.to(old, t.prog.Locals[slot].Type)}}
 	}
-	if len(st.Exprs) == 1 && len(st.Names) == 1 && t.isShared(st.Exprs[0]) {
-		t.bind(st.Names[0], binding{slot: -1, arr: t.shared(st.Names[0], st.Exprs[0].(*ast.FuncCallExpr))})
+	if len(st.Exprs) == 1 && len(st.Names) == 1 && t.isFixedArray(st.Exprs[0]) {
+		t.bind(st.Names[0], binding{slot: -1, arr: t.fixedArray(st.Names[0], st.Exprs[0].(*ast.FuncCallExpr))})
 		return nil
 	}
 	var out []Stmt
 	vals := make([]Expr, 0, len(st.Names))
 	for i, e := range st.Exprs {
 		if i == len(st.Exprs)-1 && len(st.Names) > len(st.Exprs) {
-			// Lua's last expression gives all its values
-			if pre, multi := t.mathValues(e, len(st.Names)-i); multi != nil {
-				out = append(out, pre...)
+			// the last expression gives the remaining names their values,
+			// as in Lua, when it is a call of several values
+			stmts, multi := t.multiValue(e, len(st.Names)-i)
+			if multi != nil {
+				out = append(out, stmts...)
 				vals = append(vals, multi...)
 				continue
 			}
@@ -239,7 +299,7 @@ func (t *typer) local(st *ast.LocalAssignStmt) []Stmt {
 			continue
 		}
 		slot := t.newLocal(n, vals[i].Type())
-		out = append(out, &Set{Slot: slot, X: vals[i]})
+		out = append(out, &Set{Slot: slot, X: t.to(vals[i], t.prog.Locals[slot].Type)})
 		t.bind(n, binding{slot: slot})
 	}
 	return out
@@ -312,6 +372,12 @@ func (t *typer) setLocal(l *ast.IdentExpr, rhs ast.Expr, x Expr) Stmt {
 		}
 		local.Type = x.Type()
 	}
+	if w := join(local.Type, x.Type()); t.widen != nil && local.Type != Bool && x.Type() != Bool && w != local.Type {
+		if t.fixed[b.slot] {
+			t.fail(l.Line(), "%s is an integer parameter (its argument is an integer) and cannot take a %s; copy it into a local first (local v = %s)", l.Value, x.Type(), l.Value)
+		}
+		panic(widened{slot: b.slot, to: w})
+	}
 	return &Set{Slot: b.slot, X: t.convertTo(x, local.Type, l.Value, l.Line())}
 }
 
@@ -351,6 +417,7 @@ func (t *typer) numericFor(st *ast.NumberForStmt) Stmt {
 	typ := join(join(start.Type(), stop.Type()), step.Type())
 	t.names = append(t.names, map[string]binding{})
 	slot := t.newLocal(st.Name, typ)
+	typ = t.prog.Locals[slot].Type
 	t.bind(st.Name, binding{slot: slot})
 	body := t.block(st.Stmts)
 	t.names = t.names[:len(t.names)-1]

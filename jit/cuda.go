@@ -95,6 +95,11 @@ func (e *emitter) function(f *Func) {
 		params[i] = ctype(f.Locals[slot].Type) + " " + e.local(slot)
 		isParam[slot] = true
 	}
+	for i, slot := range f.Results[min(1, len(f.Results)):] {
+		// values after the first go out through pointers, null where the
+		// caller uses the first only
+		params = append(params, fmt.Sprintf("%s* glua_r%d", ctype(f.Locals[slot].Type), i+2))
+	}
 	if e.p.HasErrorRecord() {
 		// a trap in the function records itself and stops the caller too
 		params = append(params, "i64* glua_err", "bool& glua_stop")
@@ -182,15 +187,18 @@ func (e *emitter) params() []string {
 }
 
 func arrayName(a *Array) string {
-	if a.Shared >= 0 {
+	switch {
+	case a.Shared >= 0:
 		return fmt.Sprintf("s%d_%s", a.Shared, a.Name)
+	case a.Local > 0:
+		return fmt.Sprintf("a%d_%s", a.Local-1, a.Name)
 	}
 	return "p_" + a.Name
 }
 
 func dimName(a *Array, k int) string {
-	if a.Shared >= 0 {
-		return strconv.Itoa(a.Size)
+	if a.Fixed() {
+		return strconv.Itoa(a.Shape[k]) + "LL"
 	}
 	return fmt.Sprintf("%s_n%d", arrayName(a), k)
 }
@@ -228,6 +236,11 @@ func (e *emitter) declarations() {
 	}
 	for _, a := range e.p.Shared {
 		e.line("__shared__ %s %s[%d];", storage(a.DType), arrayName(a), a.Size)
+	}
+	for _, a := range e.p.LocalArrays {
+		// zeroed, as the CPU evaluator's are, so that a read before a
+		// write gives the same on both
+		e.line("%s %s[%d] = {0};", storage(a.DType), arrayName(a), a.Size)
 	}
 	if e.p.HasErrorRecord() {
 		e.line("bool glua_stop = false;")
@@ -271,13 +284,38 @@ func (e *emitter) stmt(s Stmt) {
 	case *Break:
 		e.line("break;")
 	case *Return:
-		e.line("return;")
+		e.returnStmt(st)
+	case *CallSet:
+		args := e.callArgs(st.Call)
+		for i, s := range st.Slots[1:] {
+			args[len(st.Call.Args)+i] = "&" + e.local(s)
+		}
+		e.line("%s = %s(%s);", e.local(st.Slots[0]), st.Call.Fn.Name, strings.Join(args, ", "))
 	case *SyncThreads:
 		e.line("__syncthreads();")
 	case *SyncWarp:
 		e.line("__syncwarp();")
 	default:
 		panic(fmt.Sprintf("jit: no CUDA for %T", s))
+	}
+}
+
+// returnStmt ends the thread, or a device function with its values.
+func (e *emitter) returnStmt(st *Return) {
+	switch {
+	case !e.inFunc:
+		e.line("return;")
+	case len(st.Values) == 0:
+		e.line("return 0;")
+	default:
+		e.line("{")
+		e.depth++
+		for i, v := range st.Values[1:] {
+			e.line("if (glua_r%d) *glua_r%d = %s;", i+2, i+2, e.expr(v))
+		}
+		e.line("return %s;", e.expr(st.Values[0]))
+		e.depth--
+		e.line("}")
 	}
 }
 
@@ -346,8 +384,11 @@ func (e *emitter) inBounds(a *Array, idx []Expr, line int) string {
 // arrayNumber numbers an array for the bounds error: parameters from 1,
 // shared arrays after them.
 func arrayNumber(p *Program, a *Array) int {
-	if a.Shared >= 0 {
+	switch {
+	case a.Shared >= 0:
 		return len(p.Params) + 1 + a.Shared
+	case a.Local > 0:
+		return len(p.Params) + len(p.Shared) + a.Local
 	}
 	return a.Param + 1
 }
@@ -468,21 +509,34 @@ func (e *emitter) expr(x Expr) string {
 		return fmt.Sprintf("((i64)threadIdx.%s + 1)", axes[ex.Axis])
 	case *Block:
 		return fmt.Sprintf("((i64)blockIdx.%s + 1)", axes[ex.Axis])
+	case *BlockDim:
+		return fmt.Sprintf("((i64)blockDim.%s)", axes[ex.Axis])
+	case *GridDim:
+		return fmt.Sprintf("((i64)gridDim.%s)", axes[ex.Axis])
 	case *Shfl:
 		return fmt.Sprintf("glua_shfl_%s(%s, %s)", ex.Op, e.expr(ex.X), e.expr(ex.By))
 	case *LaneID:
 		return "glua_laneid()"
 	case *Call:
-		args := make([]string, len(ex.Args))
-		for i, a := range ex.Args {
-			args[i] = e.expr(a)
-		}
-		if e.p.HasErrorRecord() {
-			args = append(args, "glua_err", "glua_stop")
-		}
-		return ex.Fn.Name + "(" + strings.Join(args, ", ") + ")"
+		return ex.Fn.Name + "(" + strings.Join(e.callArgs(ex), ", ") + ")"
 	}
 	panic(fmt.Sprintf("jit: no CUDA for %T", x))
+}
+
+// callArgs are a call's C arguments: its own, a null pointer for each
+// value after the first, and the error record where the program has one.
+func (e *emitter) callArgs(ex *Call) []string {
+	args := make([]string, len(ex.Args))
+	for i, a := range ex.Args {
+		args[i] = e.expr(a)
+	}
+	for _, r := range ex.Fn.Results[min(1, len(ex.Fn.Results)):] {
+		args = append(args, "("+ctype(ex.Fn.Locals[r].Type)+"*)0")
+	}
+	if e.p.HasErrorRecord() {
+		args = append(args, "glua_err", "glua_stop")
+	}
+	return args
 }
 
 // intOps are the prelude's integer + - *, which wrap as NumPy's int64
@@ -564,6 +618,9 @@ func constant(c *Const) string {
 		return "(" + strconv.FormatInt(c.I, 10) + "LL)"
 	case Float32:
 		switch {
+		case math.IsNaN(c.F):
+			// a captured number may be NaN, which C has no literal for
+			return "__int_as_float(0x7fffffff)"
 		case math.IsInf(c.F, 1):
 			return "__int_as_float(0x7f800000)"
 		case math.IsInf(c.F, -1):
@@ -572,6 +629,8 @@ func constant(c *Const) string {
 		return "(" + strconv.FormatFloat(c.F, 'e', -1, 32) + "f)"
 	}
 	switch {
+	case math.IsNaN(c.F):
+		return "__longlong_as_double(0x7ff8000000000000LL)"
 	case math.IsInf(c.F, 1):
 		return "__longlong_as_double(0x7ff0000000000000LL)"
 	case math.IsInf(c.F, -1):

@@ -15,8 +15,9 @@
 //
 // Types: integers compute in int64, wrapping on overflow, wherever their
 // value goes; floats in float32 or float64. A literal without a point or
-// an exponent is an integer. A local takes the type of its first
-// assignment; a float literal takes the float type of the operand beside
+// an exponent is an integer. A local's type is the join of every value
+// assigned to it (Check types the function again with a local widened
+// until none widens); a float literal takes the float type of the operand beside
 // it, else of where its value goes (an element's, a float local's), else
 // the kernel's default float (float32 when every float array is 32 bits
 // or narrower, else float64); float32 work stays float32 unless a float64
@@ -25,6 +26,11 @@
 // bfloat16 arrays compute in float32, from integer arrays in int64. Stores
 // convert to the array's dtype once: floats into integer arrays truncate
 // and saturate as device.Set does, integers wrap.
+//
+// A kernel may read locals of its script through an Env: a number is
+// compiled in as a constant (CaptureKey makes the values part of the
+// variant's key), a function in the language becomes a device function,
+// a Func of the program typed per signature of its arguments.
 //
 // Atomics (kernels.atomic_*) are the one operation with a side effect:
 // each is a statement of the typed form (Atomic), its old value kept in

@@ -15,6 +15,7 @@ type thread struct {
 	bid    [3]int
 	run    *launch
 	shared [][]byte  // the block's shared arrays
+	local  [][]byte  // the thread's local arrays
 	block  *barrier  // nil when the kernel does not synchronise
 	frames []*thread // the locals of each of the program's Funcs, made at first call
 	warp   *warp     // nil when the kernel uses no warp operation
@@ -240,6 +241,12 @@ func (c *compiler) int(x Expr) intFn {
 	case *Block:
 		k := ex.Axis
 		return func(t *thread) int64 { return int64(t.bid[k]) + 1 }
+	case *BlockDim:
+		k := ex.Axis
+		return func(t *thread) int64 { return int64(t.run.block[k]) }
+	case *GridDim:
+		k := ex.Axis
+		return func(t *thread) int64 { return int64(t.run.grid[k]) }
 	case *Call:
 		call, ret := c.call(ex), c.int(ex.Fn.Ret)
 		return func(t *thread) int64 { return ret(call(t)) }
@@ -379,7 +386,7 @@ func ordered[T int64 | float64](op string, xy func(*thread) (T, T)) boolFn {
 
 // maxFuncParams bounds a Func's parameters, so that a call evaluates its
 // arguments into arrays on the Go stack.
-const maxFuncParams = 4
+const maxFuncParams = 8
 
 // call evaluates a Call's arguments in the caller's locals, then runs the
 // function's body in its frame (zeroed, as the translation declares its
@@ -402,10 +409,14 @@ func (c *compiler) call(ex *Call) func(*thread) *thread {
 	}
 	ints := make([]intFn, len(ex.Args))
 	floats := make([]floatFn, len(ex.Args))
+	bools := make([]boolFn, len(ex.Args))
 	for i, a := range ex.Args {
-		if a.Type() == Int {
+		switch a.Type() {
+		case Int:
 			ints[i] = c.int(a)
-		} else {
+		case Bool:
+			bools[i] = c.bool(a)
+		default:
 			floats[i] = c.float(a)
 		}
 	}
@@ -413,27 +424,44 @@ func (c *compiler) call(ex *Call) func(*thread) *thread {
 	return func(t *thread) *thread {
 		var iv [maxFuncParams]int64
 		var fv [maxFuncParams]float64
+		var bv [maxFuncParams]bool
 		for i := range ex.Args {
-			if ints[i] != nil {
+			switch {
+			case ints[i] != nil:
 				iv[i] = ints[i](t)
-			} else {
+			case bools[i] != nil:
+				bv[i] = bools[i](t)
+			default:
 				fv[i] = floats[i](t)
 			}
 		}
 		fr := t.frame(k, f)
 		for i, slot := range f.Params {
-			if ints[i] != nil {
-				fr.ints[slot] = iv[i]
-			} else {
-				fr.floats[slot] = fv[i]
-			}
+			fr.ints[slot], fr.floats[slot], fr.bools[slot] = iv[i], fv[i], bv[i]
 		}
 		body(fr)
 		return fr
 	}
 }
 
-// frame is the k-th Func's locals for this thread, zeroed.
+// callSet evaluates a call and copies each of its values into the
+// caller's locals.
+func (c *compiler) callSet(st *CallSet) stmtFn {
+	call, f := c.call(st.Call), st.Call.Fn
+	return func(t *thread) flow {
+		fr := call(t)
+		for i, r := range f.Results {
+			s := st.Slots[i]
+			t.ints[s], t.floats[s], t.bools[s] = fr.ints[r], fr.floats[r], fr.bools[r]
+		}
+		return next
+	}
+}
+
+// frame is the k-th Func's locals for this thread, zeroed; it sees the
+// thread's place in the grid, its block and its warp, for
+// kernels.threadIdx, kernels.syncthreads and the shuffles in a device
+// function.
 func (t *thread) frame(k int, f *Func) *thread {
 	if t.frames == nil {
 		t.frames = make([]*thread, len(t.run.p.Funcs))
@@ -443,11 +471,12 @@ func (t *thread) frame(k int, f *Func) *thread {
 		n := len(f.Locals)
 		fr = &thread{ints: make([]int64, n), floats: make([]float64, n), bools: make([]bool, n), run: t.run}
 		t.frames[k] = fr
-		return fr
+	} else {
+		clear(fr.ints)
+		clear(fr.floats)
+		clear(fr.bools)
 	}
-	clear(fr.ints)
-	clear(fr.floats)
-	clear(fr.bools)
+	fr.tid, fr.bid, fr.block, fr.shared, fr.warp, fr.lane = t.tid, t.bid, t.block, t.shared, t.warp, t.lane
 	return fr
 }
 

@@ -4,8 +4,6 @@ import (
 	"math"
 
 	"github.com/yuin/gopher-lua/ast"
-
-	"github.com/gluaproject/glua/device"
 )
 
 // expr types e; hint is the type the context wants (Void for none), which
@@ -20,7 +18,7 @@ func (t *typer) expr(e ast.Expr, hint Type) Expr {
 	case *ast.FalseExpr:
 		return &Const{T: Bool}
 	case *ast.IdentExpr:
-		return t.name(ex)
+		return t.name(ex, hint)
 	case *ast.AttrGetExpr:
 		return t.attrExpr(ex, hint)
 	case *ast.FuncCallExpr:
@@ -49,8 +47,11 @@ func (t *typer) expr(e ast.Expr, hint Type) Expr {
 	return nil
 }
 
-func (t *typer) name(ex *ast.IdentExpr) Expr {
+func (t *typer) name(ex *ast.IdentExpr, hint Type) Expr {
 	b, ok := t.lookup(ex.Value)
+	if !ok && t.isCaptured(ex.Value, ex.Line()) {
+		return t.capturedConst(ex.Value, ex.Line(), hint)
+	}
 	if !ok {
 		t.global(ex)
 	}
@@ -171,6 +172,9 @@ func (t *typer) attrExpr(ex *ast.AttrGetExpr, hint Type) Expr {
 		}
 		return t.to(&Const{T: Float64, F: v}, typ)
 	}
+	if x := t.indexField(ex); x != nil {
+		return x
+	}
 	if id, ok := ex.Object.(*ast.IdentExpr); ok && id.Value == "kernels" && keyText(ex.Key) == "warpsize" {
 		return &Const{T: Int, I: WarpSize}
 	}
@@ -241,29 +245,4 @@ func (t *typer) index(k ast.Expr, arr *Array) Expr {
 		t.fail(k.Line(), "an index of %s must be an integer, not %s (use math.floor)", arr.Name, x.Type())
 	}
 	return x
-}
-
-// shared declares kernels.shared(n, dtype): one array per block.
-func (t *typer) shared(name string, call *ast.FuncCallExpr) *Array {
-	line := call.Line()
-	n, err := parseNumber(call.Args[0].(*ast.NumberExpr).Value)
-	if err != nil || n != math.Trunc(n) || n < 1 || n > 1<<20 {
-		t.fail(line, "kernels.shared's length must be a positive integer")
-	}
-	d, err := device.ParseDType(call.Args[1].(*ast.StringExpr).Value)
-	if err != nil {
-		t.fail(line, "kernels.shared: %v", err)
-	}
-	arr := &Array{Name: name, DType: d, Rank: 1, Param: -1, Shared: len(t.prog.Shared), Size: int(n)}
-	t.prog.Shared = append(t.prog.Shared, arr)
-	return arr
-}
-
-func (t *typer) isShared(e ast.Expr) bool {
-	c, ok := e.(*ast.FuncCallExpr)
-	if !ok || c.Func == nil {
-		return false
-	}
-	mod, name := t.library(c.Func)
-	return mod == "kernels" && name == "shared"
 }

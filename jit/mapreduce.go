@@ -253,7 +253,7 @@ func treeReduce(p *Program, r reducer, accSlot int, dst *Array, has func(w int64
 // treeReduceAt is treeReduce storing into dst at index at.
 func treeReduceAt(p *Program, r reducer, accSlot int, dst *Array, index Expr, has func(w int64) Expr) []Stmt {
 	acc := p.Locals[accSlot].Type
-	s := &Array{Name: "tree", DType: accDType(acc), Rank: 1, Param: -1, Shared: len(p.Shared), Size: ReduceBlock}
+	s := &Array{Name: "tree", DType: accDType(acc), Rank: 1, Param: -1, Shared: len(p.Shared), Size: ReduceBlock, Shape: []int{ReduceBlock}}
 	p.Shared = append(p.Shared, s)
 	p.Locals = append(p.Locals, Local{Name: "lane", Type: Int})
 	lane := &LocalGet{Slot: len(p.Locals) - 1, T: Int}

@@ -2,6 +2,7 @@ package jit
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,11 +20,17 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("jit: %s:%d: %s", e.Chunk, e.Line, e.Msg) }
 
-// Function is a Lua function accepted as a kernel, before types.
+// Function is a Lua function accepted as a kernel (or a device function),
+// before types.
 type Function struct {
 	Tree   *ast.FunctionExpr
 	Chunk  string
 	Params []string
+	// Env reads the locals of the script it captures; Captured are their
+	// names, in the order the body first reads them.
+	Env      Env
+	Captured []string
+	Device   bool // a device function, which returns values
 }
 
 // Line is where the function starts.
@@ -45,7 +52,7 @@ var mathConsts = map[string]bool{"pi": true, "huge": true}
 // kernelFuncs are the kernels functions of the language, with how many
 // arguments each takes.
 var kernelFuncs = map[string]int{
-	"grid": 1, "gridsize": 1, "syncthreads": 0, "shared": 2,
+	"grid": 1, "gridsize": 1, "syncthreads": 0, "shared": 2, "local_array": 2,
 	"atomic_add": 3, "atomic_sub": 3, "atomic_max": 3, "atomic_min": 3, "atomic_exch": 3, "atomic_cas": 4,
 	"syncwarp": 0, "shfl_down": 2, "shfl_xor": 2, "laneid": 0,
 }
@@ -61,10 +68,37 @@ func statementOnly(name string) bool { return name == "syncthreads" || name == "
 // that kernels.jit reports a construct outside it at once rather than at
 // the first launch. Types are checked later, per signature, by Check.
 func Parse(fn *ast.FunctionExpr, chunk string) (*Function, error) {
-	p := &parser{chunk: chunk}
+	return ParseIn(fn, chunk, Scope{})
+}
+
+// ParseIn is Parse for a function that may capture locals of its script
+// (numbers and device functions), read through s.Env.
+func ParseIn(fn *ast.FunctionExpr, chunk string, s Scope) (*Function, error) {
+	return parseFunction(fn, chunk, s, false)
+}
+
+// ParseDevice accepts fn as a device function: a function a kernel calls,
+// whose parameters are numbers and which returns numbers or booleans.
+func ParseDevice(fn *ast.FunctionExpr, chunk string, env Env) (*Function, error) {
+	f, err := parseFunction(fn, chunk, Scope{Env: env}, true)
+	if e, ok := err.(*Error); ok {
+		// the error's line is in the device function, which may be far
+		// from the kernel that calls it
+		return nil, &Error{Chunk: e.Chunk, Line: e.Line, Msg: e.Msg + " (in a device function, which a kernel calls)"}
+	}
+	return f, err
+}
+
+func parseFunction(fn *ast.FunctionExpr, chunk string, s Scope, device bool) (*Function, error) {
+	f := &Function{Tree: fn, Chunk: chunk, Params: fn.ParList.Names, Env: s.Env, Device: device}
+	p := &parser{chunk: chunk, env: s.Env, sharedMax: s.SharedPerBlock, device: device, fn: f}
+	what := "a kernel"
+	if device {
+		what = "a device function"
+	}
 	err := p.catch(func() {
 		if fn.ParList.HasVargs {
-			p.fail(fn.Line(), "a kernel cannot take `...`; name each parameter")
+			p.fail(fn.Line(), "%s cannot take `...`; name each parameter", what)
 		}
 		p.push()
 		for _, n := range fn.ParList.Names {
@@ -75,7 +109,7 @@ func Parse(fn *ast.FunctionExpr, chunk string) (*Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Function{Tree: fn, Chunk: chunk, Params: fn.ParList.Names}, nil
+	return f, nil
 }
 
 // parser walks a function, tracking which names are locals.
@@ -83,10 +117,37 @@ type parser struct {
 	chunk  string
 	scopes []map[string]bool
 	mapFn  bool // a kernels.map function: scalars in, one value out
+	device bool // a device function: returns values
+	// env reads the script's locals the function captures; fn records
+	// the names it reads; sharedMax is Scope.SharedPerBlock.
+	env       Env
+	fn        *Function
+	sharedMax int
 	// valueOf is the right side of `local x = e` or `x = e`, or the left
 	// side of an if's comparison, being walked: where an atomic's old
 	// value may go
 	valueOf ast.Expr
+}
+
+// isCaptured reports whether name, not a local of the kernel, is a local
+// of the script the function captures, and records it.
+func (p *parser) isCaptured(name string, line int) bool {
+	if p.env == nil || p.isLocal(name) || name == "math" || name == "kernels" {
+		return false
+	}
+	c, ok := p.env.Upvalue(name)
+	if !ok {
+		return false
+	}
+	if c.Kind != "number" && c.Kind != "function" && c.Kind != "nil" {
+		// a value it holds now that no kernel can use: said at
+		// kernels.jit, not at the first launch
+		p.fail(line, "%s", refusedCapture(name, c.Kind))
+	}
+	if p.fn != nil && !slices.Contains(p.fn.Captured, name) {
+		p.fn.Captured = append(p.fn.Captured, name)
+	}
+	return true
 }
 
 // assigned notes the one value of a single assignment, where an atomic's
@@ -146,6 +207,7 @@ func (p *parser) stmt(s ast.Stmt, loops int) {
 	line := s.Line()
 	switch st := s.(type) {
 	case *ast.LocalAssignStmt:
+		p.gridCounts(st.Exprs, len(st.Names))
 		p.assigned(len(st.Names), st.Exprs)
 		p.exprs(st.Exprs)
 		for _, n := range st.Names {
@@ -155,6 +217,7 @@ func (p *parser) stmt(s ast.Stmt, loops int) {
 		for _, l := range st.Lhs {
 			p.target(l)
 		}
+		p.gridCounts(st.Rhs, len(st.Lhs))
 		p.assigned(len(st.Lhs), st.Rhs)
 		p.exprs(st.Rhs)
 	case *ast.FuncCallStmt:
@@ -185,9 +248,10 @@ func (p *parser) stmt(s ast.Stmt, loops int) {
 		if p.mapFn {
 			p.fail(line, "a map function returns one value, once, as its last statement")
 		}
-		if len(st.Exprs) > 0 {
+		if len(st.Exprs) > 0 && !p.device {
 			p.fail(line, "a kernel returns nothing; write its results into an array")
 		}
+		p.exprs(st.Exprs)
 	default:
 		p.fail(line, "%s is not allowed in a kernel", stmtName(s))
 	}
@@ -223,10 +287,11 @@ func (p *parser) expr(e ast.Expr) {
 	switch ex := e.(type) {
 	case *ast.NumberExpr, *ast.TrueExpr, *ast.FalseExpr:
 	case *ast.IdentExpr:
-		if !p.isLocal(ex.Value) {
+		if !p.isLocal(ex.Value) && !p.isCaptured(ex.Value, ex.Line()) {
 			p.global(ex)
 		}
 	case *ast.AttrGetExpr:
+		p.numba(ex)
 		p.attr(ex)
 	case *ast.FuncCallExpr:
 		p.call(ex, false)
@@ -254,11 +319,18 @@ func (p *parser) global(ex *ast.IdentExpr) {
 	case "math", "kernels":
 		p.fail(ex.Line(), "%s can only be used as %s.<name> in a kernel", ex.Value, ex.Value)
 	}
-	p.fail(ex.Line(), "the global or upvalue %s is not allowed in a kernel; pass it as a parameter", ex.Value)
+	if p.env == nil {
+		p.fail(ex.Line(), "the global or upvalue %s is not allowed in a kernel; pass it as a parameter", ex.Value)
+	}
+	p.fail(ex.Line(), "the global %s is not allowed in a kernel; pass it as a parameter, or capture a local of the script holding a number or a function", ex.Value)
 }
 
-// attr checks A[i], A.shape[k] and math.pi.
+// attr checks A[i], A.shape[k], math.pi and kernels.threadIdx.x.
 func (p *parser) attr(ex *ast.AttrGetExpr) {
+	if p.kernelsField(ex) {
+		return
+	}
+	p.shapeIndex(ex)
 	if id, ok := ex.Object.(*ast.IdentExpr); ok && !p.isLocal(id.Value) && id.Value == "math" {
 		if k, ok := ex.Key.(*ast.StringExpr); ok && mathConsts[k.Value] {
 			return
@@ -286,6 +358,11 @@ func (p *parser) call(ex *ast.FuncCallExpr, asStmt bool) {
 	if ex.Func == nil {
 		p.fail(line, "the method call :%s() is not allowed in a kernel", ex.Method)
 	}
+	p.numba(ex.Func)
+	if id, ok := ex.Func.(*ast.IdentExpr); ok && p.isCaptured(id.Value, id.Line()) {
+		p.deviceCall(ex, id, asStmt)
+		return
+	}
 	mod, name := p.library(ex.Func)
 	if mod == "" {
 		p.fail(line, "a call of %s is not allowed in a kernel (only math and kernels functions)", exprName(ex.Func))
@@ -312,22 +389,19 @@ func (p *parser) call(ex *ast.FuncCallExpr, asStmt bool) {
 	if !asStmt && mod == "kernels" && isAtomic(name) && ex != p.valueOf {
 		p.fail(line, "kernels.%s's old value can only be assigned, alone, to a local or an element (local old = kernels.%s(...)) or be the left side of an if's comparison (if kernels.%s(...) == v then), or the call be a statement", name, name, name)
 	}
-	if mod == "kernels" && name == "shared" {
-		p.sharedArgs(ex)
+	if mod == "kernels" && (name == "shared" || name == "local_array") {
+		if p.device {
+			p.fail(line, "kernels.%s is not allowed in a device function; declare the array in the kernel", name)
+		}
+		p.arrayArgs(ex, name)
 		return
 	}
+	if mod == "kernels" && (name == "grid" || name == "gridsize") {
+		if _, err := dimsArg(ex.Args[0]); err != nil {
+			p.fail(line, "kernels.%s %v", name, err)
+		}
+	}
 	p.exprs(ex.Args)
-}
-
-// sharedArgs checks kernels.shared(n, dtype): both constants, because a
-// block's shared memory is sized when the kernel is compiled.
-func (p *parser) sharedArgs(ex *ast.FuncCallExpr) {
-	if _, ok := ex.Args[0].(*ast.NumberExpr); !ok {
-		p.fail(ex.Line(), "kernels.shared's length must be a number literal")
-	}
-	if _, ok := ex.Args[1].(*ast.StringExpr); !ok {
-		p.fail(ex.Line(), "kernels.shared's dtype must be a string literal such as \"float32\"")
-	}
 }
 
 // library splits math.f or kernels.f; "" if e is neither.

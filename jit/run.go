@@ -136,8 +136,12 @@ func (l *launch) runBlock(bid [3]int) {
 
 func (l *launch) newThread(bid [3]int, shared [][]byte, b *barrier) *thread {
 	n := len(l.p.Locals)
+	local := make([][]byte, len(l.p.LocalArrays))
+	for i, a := range l.p.LocalArrays {
+		local[i] = make([]byte, a.Size*a.DType.Size())
+	}
 	return &thread{ints: make([]int64, n), floats: make([]float64, n), bools: make([]bool, n),
-		bid: bid, run: l, shared: shared, block: b}
+		bid: bid, run: l, shared: shared, block: b, local: local}
 }
 
 // reset starts a thread: locals zeroed, as the translation declares them,
@@ -147,6 +151,9 @@ func (t *thread) reset(tid [3]int) {
 	clear(t.ints)
 	clear(t.floats)
 	clear(t.bools)
+	for _, a := range t.local {
+		clear(a)
+	}
 	for i, prm := range t.run.p.Params {
 		if prm.Array != nil {
 			continue

@@ -55,7 +55,9 @@ func (c *compiler) stmt(s Stmt) stmtFn {
 	case *Break:
 		return func(*thread) flow { return breakLoop }
 	case *Return:
-		return func(*thread) flow { return returnKernel }
+		return c.returnStmt(st)
+	case *CallSet:
+		return c.callSet(st)
 	case *SyncThreads:
 		return func(t *thread) flow {
 			t.syncThreads()
@@ -218,4 +220,22 @@ func advance(i, s float64, single bool) float64 {
 		return f32(i + s)
 	}
 	return i + s
+}
+
+// returnStmt ends the thread, or a device function after setting its
+// values (its result slots, which no value reads).
+func (c *compiler) returnStmt(st *Return) stmtFn {
+	if len(st.Values) == 0 {
+		return func(*thread) flow { return returnKernel }
+	}
+	sets := make([]stmtFn, len(st.Values))
+	for i, v := range st.Values {
+		sets[i] = c.set(st.Results[i], v)
+	}
+	return func(t *thread) flow {
+		for _, s := range sets {
+			s(t)
+		}
+		return returnKernel
+	}
 }

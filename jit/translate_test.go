@@ -130,7 +130,7 @@ func TestRejectedConstructsNameTheLine(t *testing.T) {
 		{"field", `x[1] = x.size`, "kernel.lua:2: the field .size is not allowed in a kernel"},
 		{"unused value", `math.sqrt(n)`, "kernel.lua:2: the value of math.sqrt is not used"},
 		{"syncthreads as a value", `local v = kernels.syncthreads()`, "kernel.lua:2: kernels.syncthreads is a statement in a kernel; it has no value"},
-		{"shared size not literal", `local s = kernels.shared(n, "float32")`, "kernel.lua:2: kernels.shared's length must be a number literal"},
+		{"shared size not constant", `local s = kernels.shared(n, "float32")`, "kernel.lua:2: kernels.shared's shape must be known when the kernel is compiled: number literals, or locals of the script holding numbers, not n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -147,7 +147,7 @@ func TestTypeErrorsNameTheLine(t *testing.T) {
 	sig := Signature{arr(fl32, 2), intArg}
 	cases := []struct{ name, body, want string }{
 		{"number as condition", `if n then end`, "kernel.lua:2: a condition must be a comparison or a boolean, not integer"},
-		{"float into an integer local", `local s = 0; s = x[1][1]`, "kernel.lua:2: s is an integer (from its first assignment) and cannot take a float32"},
+		{"float into an integer parameter", `n = x[1][1]`, "kernel.lua:2: n is an integer parameter (its argument is an integer) and cannot take a float32; copy it into a local first (local v = n)"},
 		{"wrong number of indices", `x[1] = 1`, "kernel.lua:2: x has 2 dimension(s) and is indexed with 1 index(es); write x[i][j]"},
 		{"float index", `x[1.5][1] = 1`, "kernel.lua:2: an index of x must be an integer, not float32"},
 		{"shape out of range", `local d = x.shape[3]`, "kernel.lua:2: x.shape[k] needs k to be a literal from 1 to 2"},

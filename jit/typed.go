@@ -11,8 +11,10 @@ type Program struct {
 	Params    []Param
 	Locals    []Local  // every local of the function, shadowed ones included
 	Shared    []*Array // kernels.shared arrays, one per block
-	Funcs     []*Func  // the functions Call expressions call
-	Body      []Stmt
+	// LocalArrays are kernels.local_array arrays, one per thread.
+	LocalArrays []*Array
+	Funcs       []*Func // the functions Call expressions call
+	Body        []Stmt
 	// UsesSync is set when the body calls kernels.syncthreads, so that
 	// the CPU runs a block's threads together.
 	UsesSync bool
@@ -42,15 +44,18 @@ func (p *Program) SharedBytes() int {
 }
 
 // Func is a function of numbers a program calls (kernels.map_reduce's op
-// when it is a Lua function): its parameters and locals are slots of its
-// own Locals, its body runs to the end (it has no Return), and Ret is its
-// value. It reads no arrays.
+// when it is a Lua function, or a device function a kernel captures): its
+// parameters and locals are slots of its own Locals, and Ret is its value.
+// An op's body runs to the end (it has no Return); a device function's
+// ends at a Return whose Values go into the slots Results (Ret reads the
+// first), so it may give several values. It reads no arrays.
 type Func struct {
-	Name   string // the CUDA device function
-	Params []int
-	Locals []Local
-	Body   []Stmt
-	Ret    Expr
+	Name    string // the CUDA device function
+	Params  []int
+	Locals  []Local
+	Body    []Stmt
+	Ret     Expr
+	Results []int // a device function's value slots, in order
 }
 
 // Param is one parameter: an array, or a number held in a local.
@@ -73,8 +78,14 @@ type Array struct {
 	Rank   int
 	Param  int // the parameter's index, or -1
 	Shared int // the shared array's index, or -1
-	Size   int // a shared array's length
+	Local  int // 1 + a local array's index in Program.LocalArrays; 0 for others
+	Size   int // a shared or local array's number of elements
+	Shape  []int
 }
+
+// Fixed reports whether the array's shape is part of the program (a
+// shared or local array), rather than an argument's.
+func (a *Array) Fixed() bool { return a.Shared >= 0 || a.Local > 0 }
 
 // Expr is a typed expression. Every expression is free of side effects,
 // so a translation may evaluate one twice (the bounds checks do).
@@ -154,6 +165,10 @@ type (
 	// names for them, kernels.map_reduce's programs use them.
 	Thread struct{ Axis int }
 	Block  struct{ Axis int }
+	// BlockDim and GridDim are the block's threads and the grid's blocks
+	// along Axis (CUDA's blockDim and gridDim).
+	BlockDim struct{ Axis int }
+	GridDim  struct{ Axis int }
 	// Shfl is kernels.shfl_down(X, By) (Op "down") or kernels.shfl_xor(X,
 	// By) (Op "xor"): X as the lane By places above (or the lane whose
 	// number is this one's xor By) holds it, or this lane's own X where
@@ -168,7 +183,7 @@ type (
 	// in the block (x fastest) modulo 32, plus 1.
 	LaneID struct{}
 	// Call is Fn(Args...), each argument of its parameter's type; Fn is
-	// one of the program's Funcs.
+	// one of the program's Funcs. Its value is Fn's first.
 	Call struct {
 		Fn   *Func
 		Args []Expr
@@ -191,6 +206,8 @@ func (e *Grid) Type() Type     { return Int }
 func (e *GridSize) Type() Type { return Int }
 func (e *Thread) Type() Type   { return Int }
 func (e *Block) Type() Type    { return Int }
+func (e *BlockDim) Type() Type { return Int }
+func (e *GridDim) Type() Type  { return Int }
 func (e *Call) Type() Type     { return e.Fn.Ret.Type() }
 func (e *Shfl) Type() Type     { return e.X.Type() }
 func (e *LaneID) Type() Type   { return Int }
@@ -241,8 +258,19 @@ type (
 		Cond Expr
 		Body []Stmt
 	}
-	Break       struct{}
-	Return      struct{}
+	// CallSet calls a device function and assigns each of its values to
+	// a local of the value's type, in order: `local q, r = f(x)`.
+	CallSet struct {
+		Call  *Call
+		Slots []int
+	}
+	Break struct{}
+	// Return ends the kernel's thread, or a device function, whose Values
+	// (of its results' types) go into the slots Results first.
+	Return struct {
+		Values  []Expr
+		Results []int
+	}
 	SyncThreads struct{}
 	// SyncWarp is kernels.syncwarp(): the barrier of the thread's warp.
 	SyncWarp struct{ Line int }
@@ -254,6 +282,7 @@ func (*Atomic) stmt()      {}
 func (*If) stmt()          {}
 func (*For) stmt()         {}
 func (*While) stmt()       {}
+func (*CallSet) stmt()     {}
 func (*Break) stmt()       {}
 func (*Return) stmt()      {}
 func (*SyncThreads) stmt() {}

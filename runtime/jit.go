@@ -57,7 +57,11 @@ func (rt *Runtime) JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*JI
 		// no kernel reaches memory outside its arguments.
 		o.CheckBounds = true
 	}
-	f, err := jit.Parse(tree, chunk)
+	scope := jit.Scope{Env: o.Env}
+	if l, ok := rt.backend.(LaunchLimiter); ok {
+		scope.SharedPerBlock = l.Limits().SharedPerBlock
+	}
+	f, err := jit.ParseIn(tree, chunk, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +120,13 @@ func (k *JITKernel) signature(args []any) (jit.Signature, error) {
 func (k *JITKernel) variant(sig jit.Signature) (*jitVariant, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	key := sig.String()
+	// the captured numbers are compiled in: a launch after the script
+	// changed one compiles a variant of its own
+	captured, err := jit.CaptureKey(k.fn)
+	if err != nil {
+		return nil, err
+	}
+	key := sig.String() + captured
 	if v, ok := k.variants[key]; ok {
 		return v, nil
 	}
@@ -277,9 +287,12 @@ func recordError(p *jit.Program, args []any, rec []float64) error {
 		if a, ok := args[n-1].(*Array); ok {
 			arr, shape = p.Params[n-1].Array, a.Shape()
 		}
-	} else if n > len(p.Params) && n-len(p.Params)-1 < len(p.Shared) {
-		arr = p.Shared[n-len(p.Params)-1]
-		shape = []int{arr.Size}
+	} else if k := n - len(p.Params) - 1; k >= 0 && k < len(p.Shared) {
+		arr = p.Shared[k]
+		shape = arr.Shape
+	} else if k -= len(p.Shared); k >= 0 && k < len(p.LocalArrays) {
+		arr = p.LocalArrays[k]
+		shape = arr.Shape
 	}
 	if arr == nil {
 		return errors.New("a thread was out of bounds, in an array the record does not name")

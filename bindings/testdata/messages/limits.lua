@@ -15,10 +15,19 @@ try("dynamic shared 300000", ones.launch, ones, { grid = 1, block = 32, shared =
 try("block 1024", ones.launch, ones, { grid = 1, block = 1024 }, x)
 say("sum", kernels.sum(x))
 
-local big = kernels.jit(function(x)
+-- a shared array of literal size too large for a block is refused by kernels.jit
+try("shared 800000", kernels.jit, function(x)
   local s = kernels.shared(200000, "float32")
+end)
+-- arrays that fit one by one but not together, or sized by a captured
+-- number, at the launch that compiles them
+local N = 8192
+local big = kernels.jit(function(x)
+  local s = kernels.shared(N, "float32")
+  local t = kernels.shared(N, "float32")
   local i = kernels.grid(1)
   s[(i - 1) % 32 + 1] = 2
-  if i <= #x then x[i] = s[(i - 1) % 32 + 1] end
+  t[(i - 1) % 32 + 1] = 1
+  if i <= #x then x[i] = s[(i - 1) % 32 + 1] + t[(i - 1) % 32 + 1] end
 end)
-try("shared 800000", big.launch, big, { grid = 1, block = 32 }, x)
+try("shared 2 x 32768", big.launch, big, { grid = 1, block = 32 }, x)
