@@ -75,6 +75,42 @@ var sideBySideCases = []sideBySide{
 	{name: "error with a table", args: []string{"error_values.lua", "table"}},
 	{name: "runtime error", args: []string{"index_nil.lua"},
 		firstLine: `^glua: index_nil\.lua:2: attempt to index .*$`},
+	{name: "debug.traceback shows 11 levels, then ..., then the last 10", args: []string{"-"}, stdin: `
+local function f(n) if n == 0 then return debug.traceback("m") end return (f(n-1)) end
+for _, n in ipairs({5, 9, 10, 20, 21, 22, 30}) do print(n, (select(2, f(n):gsub("\n", "\n")))) end
+print(f(25))`},
+	{name: "debug.traceback from a level", args: []string{"-"}, stdin: `
+local function g(n, lv) if n == 0 then return debug.traceback("m", lv) end return (g(n-1, lv)) end
+print(g(1, 0))
+print(g(30, 14))
+print(g(2, "3"))
+print(debug.traceback(nil), debug.traceback(12), type(debug.traceback({})))
+print(debug.traceback(""))`},
+	{name: "debug.traceback names Go functions and tail calls", args: []string{"-"}, stdin: `
+local function t1() return debug.traceback("tail") end
+local function t2() return t1() end
+print(t2())
+print(pcall(debug.traceback, "p"))
+print(xpcall(function() error("e") end, debug.traceback))`},
+	{name: "debug.traceback of a coroutine", args: []string{"-"}, stdin: `
+local co = coroutine.create(function() local x = debug.traceback("in") coroutine.yield(x) end)
+print(coroutine.resume(co))
+print(debug.traceback(co, "suspended"))
+local co2 = coroutine.create(function() local y = coroutine.yield; y() end)
+coroutine.resume(co2)
+print(debug.traceback(co2))
+coroutine.resume(co2)
+print(debug.traceback(co2, "dead"))`},
+	// glua's message names the [lua] setting after Lua 5.1's words.
+	{name: "a stack overflow has the caller's position and a handler is called for it", args: []string{"-"}, stdin: `
+local function y() y() end
+local ok, m = pcall(y)
+print(ok, m:match("^stdin:2: stack overflow"))
+local _, tb = xpcall(y, debug.traceback)
+print((tb:gsub("^[^\n]*", "")))
+print(xpcall(y, function(m) return "handled" end))`},
+	{name: "an uncaught stack overflow", args: []string{"-e", "function y() y() end y()"},
+		firstLine: `^glua: \(command line\):1: stack overflow`},
 	{name: "syntax error", args: []string{"syntax.lua"}},
 	{name: "syntax error at the end of the file", args: []string{"unclosed.lua"}},
 	{name: "a syntax error in stdin", args: []string{"-"}, stdin: "x = 1\nlocal s = 'abc\n"},

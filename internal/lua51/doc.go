@@ -5,7 +5,7 @@
 // It owns three things: PCall, a protected call with Lua 5.1's handling of
 // upvalues on errors, for glua's own top-level calls; Open, which puts Lua
 // 5.1's versions of some library functions into a state; and the virtual
-// machine's arithmetic, concatenation and numeric-for instructions, with
+// machine's arithmetic, concatenation, call and numeric-for instructions, with
 // Lua 5.1's runtime error messages (vm.go, arith.go, names.go, pow.go). It
 // does not compile anything (internal/luac corrects the compiler). Weak
 // tables and __gc are gopher-lua's, and so is the text of a number a string
@@ -68,11 +68,17 @@
 // raised, before anything is unwound: it closes the upvalues opened since
 // the call began, then calls the caller's handler, if any, as if from the
 // frame that raised the error, and PCall restores the flag afterwards.
-// Two overflows escape gopher-lua's PCall when it has a handler (a full
-// value stack leaves no room to push the handler; its growing call stack
-// never reports itself full and panics instead): PCall recovers them, puts
-// the state back as after any error, and words both as Lua 5.1's "stack
-// overflow" with the [lua] setting that bounds each (guard.go).
+// gopher-lua's growing call stack never reports itself full and panics in
+// the push instead, with no position and no room left for a handler; the
+// call instruction is replaced so that it raises "stack overflow" itself,
+// with the calling function's position, before a call passes
+// Options.CallStackSize, and the stack gets room past that bound for
+// message handlers (depth.go). Two overflows still escape gopher-lua's
+// PCall when it has a handler (a full value stack leaves no room to push
+// the handler; a call the instruction does not make, such as a
+// metamethod's, can still reach the stack's end): PCall recovers them,
+// puts the state back as after any error, and words both as Lua 5.1's
+// "stack overflow" with the [lua] setting that bounds each (guard.go).
 // xpcall also takes any handler value, as Lua 5.1's does (a non-function
 // gives "error in error handling" when needed), passes f no arguments,
 // hands f's "attempt to call" error to the handler, and calls the handler
@@ -158,6 +164,11 @@
 // comparator), where gopher-lua's yield leaves the coroutine broken;
 // coroutine.resume refuses a running, normal or dead coroutine with Lua
 // 5.1's words.
+//
+// debug.traceback is Lua 5.1's: the first 11 and last 10 levels of a deep
+// stack (gopher-lua's shows 7 and 7), "[C]" and "?" for Go functions,
+// "(tail call)", the yield a suspended coroutine waits in, and a message
+// that is not a string returned as it is.
 //
 // debug.getinfo: gopher-lua's has no short_src, calls a Go function's
 // kind "G" (Lua 5.1: "C", with source "=[C]" and lines -1), knows no "L"

@@ -169,7 +169,7 @@ func Open(L *lua.LState) {
 		case "debug.getinfo":
 			fn = infoGetter{old.GFunction}.call
 		case "debug.traceback":
-			fn = messageTraceback{old.GFunction}.call
+			fn = debugTraceback
 		case "io.write", fileMethods + ".write":
 			fn = numbersAsText{old}.call
 		}
