@@ -111,6 +111,50 @@ print((tb:gsub("^[^\n]*", "")))
 print(xpcall(y, function(m) return "handled" end))`},
 	{name: "an uncaught stack overflow", args: []string{"-e", "function y() y() end y()"},
 		firstLine: `^glua: \(command line\):1: stack overflow`},
+	// luaL_error puts the position of the running function's caller, none
+	// for a Go function such as pcall; error, assert and coroutine.wrap's
+	// functions word their own.
+	{name: "errors of library functions called straight from pcall have no position", args: []string{"-"}, stdin: `
+print(pcall(assert, false))
+print(pcall(assert, false, "msg"))
+print(pcall(assert, nil, 12))
+print(pcall(assert, false, "100%"))
+print(pcall(error))
+print(pcall(error, "x"))
+print(pcall(error, "x", 2))
+print(pcall(string.rep))
+print(pcall(string.gsub, "x", "x", {x = true}))
+print(pcall(string.gsub, "x", "x", function() return {} end))
+print(pcall(string.gsub, "x", "x", "%2"))
+print(pcall(string.format, "%y", 1))
+print(pcall(setmetatable, 1, {}))
+print(pcall(table.concat, {{}}))
+print(pcall(coroutine.wrap(function() error("in co") end)))
+print(pcall(coroutine.wrap(function() local x = nil; x() end)))
+print(pcall(function() return string.gsub("x", "x", {x = true}) end))
+print(pcall(function() assert(false) end))
+print(pcall(function() error("lv2", 2) end))
+print(pcall(table.insert, {}, 1, 2, 3))
+print(pcall(next, {}, "nokey"))
+print(pcall(coroutine.wrap(function() assert(false) end)))
+print(pcall(table.sort, {1, 2, 3}, function(a, b) error("cmp") end))
+print(pcall(table.sort, {1, 2, 3}, function(a, b) error("cmp", 2) end))
+print(pcall(pcall, assert, false))
+print(pcall(pcall, error, "x", 3))
+print(select(2, pcall(error, "lvl3", 3)))
+print(pcall(string.gsub, "abc", "%w", function(c) error("in repl") end))
+print(pcall(string.gsub, "abc", "%w", function(c) error("in repl", 2) end))
+print(pcall(string.gsub, "abc", "%w", function(c) error("in repl", 3) end))
+print(pcall(string.gsub, "abc", "%w", {a = {}}))
+local function f() return string.gsub("abc", "%w", {a = {}}) end
+print(pcall(f))
+print(pcall(function() local t = setmetatable({}, {__index = function(t, k) error("idx", 2) end}) return t.x end))
+print(pcall(tostring, setmetatable({}, {__tostring = function() error("ts") end})))
+print(xpcall(assert, function(m) return "h:" .. tostring(m) end))
+print(pcall(string.format, "%d", "x"))
+print(pcall(loadstring("error('in chunk', 2)")))
+print(pcall(rawset, {}, nil, 1))
+print(pcall(math.random, 2, 1))`},
 	{name: "syntax error", args: []string{"syntax.lua"}},
 	{name: "syntax error at the end of the file", args: []string{"unclosed.lua"}},
 	{name: "a syntax error in stdin", args: []string{"-"}, stdin: "x = 1\nlocal s = 'abc\n"},

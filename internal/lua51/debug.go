@@ -183,13 +183,18 @@ func stackLevels(L *lua.LState) []stackLevel {
 		}
 		levels = append(levels, stackLevel{yield: &name})
 	}
-	// Levels below are counted by GetStack from the current frame.
-	shift := len(levels)
+	// index counts levels as GetStack does, from the current frame, frames
+	// that Lua 5.1 does not have (unseen.go) among them.
+	index := 0
 	for ; frame != nil; frame = frameParent(frame) {
-		levels = append(levels, stackLevel{index: len(levels) - shift, frame: frame})
+		if !isIn(unseenFrames(), frame) {
+			levels = append(levels, stackLevel{index: index, frame: frame})
+		}
+		index++
 		if !frameFn(frame).IsG {
 			for range frameTailCalls(frame) {
-				levels = append(levels, stackLevel{index: len(levels) - shift})
+				levels = append(levels, stackLevel{index: index})
+				index++
 			}
 		}
 	}
