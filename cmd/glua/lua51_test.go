@@ -155,6 +155,33 @@ print(pcall(string.format, "%d", "x"))
 print(pcall(loadstring("error('in chunk', 2)")))
 print(pcall(rawset, {}, nil, 1))
 print(pcall(math.random, 2, 1))`},
+	{name: "a number given where a string is wanted reads as %.14g", args: []string{"-"}, stdin: `
+local third, inf, big, nan, mz = 1/3, 1/0, 2^53, 0/0, -(0*1)
+print(string.len(inf), string.len(third), string.len(big), string.len(-inf), string.len(1e15), string.len(mz))
+print(string.upper(inf), string.lower(-inf), string.reverse(third), string.sub(big, 2, 5), string.rep(third, 2, "x"))
+print(string.byte(inf, 1, -1))
+print(string.find(third, "3+"), string.find(big, "e", 1, true))
+print(string.match(big, "%d+"), string.match(1e100, "e(.*)"))
+for w in string.gmatch(third, "3") do io.write(w) end print()
+print(string.gsub(third, "3", "x"))
+print(string.gsub(123, 2, 9))
+print(string.gsub("a1b", "%d", 2.5))
+print(string.format("%s %s %5.1s", third, inf, third))
+print(table.concat({third, inf, big}, third))
+io.write(third, " ", inf, " ", big, "\n")
+print(tostring(third), third .. "", inf .. "|", ("x"):rep(2) .. 1/3)
+print(("x"):rep(3, 0.5))
+print(string.rep(1/3, 2))
+print(#tostring(1e300 * 10), tostring(-nan) ~= nil)
+print(pcall(string.rep, {}))
+print(string.sub(3.7, 2))
+print(tonumber(string.sub(1e15, 1)))
+print(table.concat({1, 2}, 1/3))
+print(tonumber(10, 16), tonumber(1/0, 10))
+print(loadstring(1/3))
+print(select(2, loadstring(1/0)))
+print(string.format(1/3), string.format(1/0))
+print(pcall(string.char, "65"), string.char("6.5e1"))`},
 	{name: "syntax error", args: []string{"syntax.lua"}},
 	{name: "syntax error at the end of the file", args: []string{"unclosed.lua"}},
 	{name: "a syntax error in stdin", args: []string{"-"}, stdin: "x = 1\nlocal s = 'abc\n"},

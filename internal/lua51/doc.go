@@ -8,9 +8,7 @@
 // machine's arithmetic, concatenation, call and numeric-for instructions, with
 // Lua 5.1's runtime error messages (vm.go, arith.go, names.go, pow.go). It
 // does not compile anything (internal/luac corrects the compiler). Weak
-// tables and __gc are gopher-lua's, and so is the text of a number a string
-// function is given (string.len(1/3) is 18: gopher-lua's library calls
-// LNumber.String itself).
+// tables and __gc are gopher-lua's.
 //
 // The instructions: gopher-lua dispatches each opcode through a
 // package-level table of handlers; at init this package replaces the
@@ -133,6 +131,12 @@
 // pattern with %f runs on this package's own Lua 5.1 matcher
 // (frontier.go), which TestOwnMatcherAgreesWithLua51OnRandomPatterns
 // runs on every kind of pattern beside lua5.1.
+//
+// The string library's functions get a number given for a string as text
+// in Lua 5.1's form: gopher-lua's CheckString writes it in Go's, so
+// string.len(1/3) was 18 and string.len(1/0) 4 ("+Inf"); each now turns
+// such arguments into strings first (textArgs), and CheckString and
+// OptString give other Go functions (loadstring) the same.
 //
 // tostring, io.write and file:write: gopher-lua's write numbers in Go's
 // shortest form ("0.3333333333333333", "1000000000000000", "+Inf", "NaN");

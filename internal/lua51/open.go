@@ -25,6 +25,12 @@ var replaced = []struct{ lib, name string }{
 	{"string", "match"},
 	{"string", "gmatch"},
 	{"string", "gsub"},
+	{"string", "len"},
+	{"string", "lower"},
+	{"string", "upper"},
+	{"string", "rep"},
+	{"string", "reverse"},
+	{"string", "sub"},
 	{"table", "insert"},
 	{"table", "remove"},
 	{"string", "format"},
@@ -174,6 +180,12 @@ func Open(L *lua.LState) {
 			fn = debugTraceback
 		case "io.write", fileMethods + ".write":
 			fn = numbersAsText{old}.call
+		}
+		if n := stringParams[key]; n > 0 {
+			if fn == nil {
+				fn = old.GFunction
+			}
+			fn = textArgs{fn, n}.call
 		}
 		t.RawSetString(r.name, L.NewFunction(fn))
 	}
