@@ -185,6 +185,7 @@ func compileMarked(chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]boo
 		last = max(last, chunk[len(chunk)-1].LastLine())
 	}
 	fs.line = last
+	fs.nearAt(endOfChunk{}, after)
 	fs.closeFunc()
 	return fs.f, nil
 }
@@ -372,7 +373,7 @@ func (fs *funcState) loadK(reg, k int) {
 	tmp := max(fs.freereg, reg+1)
 	if tmp+1 > fs.maxstack {
 		if tmp+1 >= maxStack {
-			fs.errorTooComplex()
+			fs.errorNear(tooComplex)
 		}
 		fs.maxstack = tmp + 1
 	}
@@ -412,7 +413,7 @@ func (fs *funcState) checkStack(n int) {
 	newstack := fs.freereg + n
 	if newstack > fs.maxstack {
 		if newstack >= maxStack {
-			fs.errorTooComplex()
+			fs.errorNear(tooComplex)
 		}
 		fs.maxstack = newstack
 	}
@@ -445,7 +446,7 @@ func (fs *funcState) getJump(pc int) int {
 func (fs *funcState) fixJump(pc, dest int) {
 	offset := dest - (pc + 1)
 	if offset > maxArgSBx || -offset > maxArgSBx {
-		fs.errorf("control structure too long")
+		fs.errorNear(tooLong)
 	}
 	setSBx(&fs.code[pc], offset)
 }

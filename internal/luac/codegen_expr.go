@@ -827,6 +827,7 @@ func (fs *funcState) body(ex *ast.FunctionExpr, needSelf bool, v *expdesc) {
 	nfs.reserveRegs(nfs.nactvar)
 	nfs.block(ex.Stmts, false)
 	nfs.line = ex.LastLine()
+	nfs.nearAt(ex, after)
 	nfs.closeFunc()
 	fs.protos = append(fs.protos, nfs.f)
 	v.init(kReloc, fs.codeABx(lua.OP_CLOSURE, 0, len(fs.protos)-1))

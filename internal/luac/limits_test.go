@@ -210,3 +210,30 @@ func TestRegisterLimitErrorsNameLua51sToken(t *testing.T) {
 		}
 	}
 }
+
+// A jump past Lua 5.1's reach (131,071 instructions) is "control structure
+// too long near 'tok'", with the token and line lua5.1 names.
+func TestLongJumpErrorsNameLua51sToken(t *testing.T) {
+	runLua51(t, "")
+	body := strings.Repeat("a = 1\n", 70000) // two instructions a line
+	for _, src := range []string{
+		"while x do\n" + body + "end\n",
+		"if x then\n" + body + "end\n",
+		"if x then b = 1 else\n" + body + "end\nlocal c\n",
+		"for i = 1, 2 do\n" + body + "end\n",
+		"for k, v in pairs(t) do\n" + body + "end\n",
+		"repeat\n" + body + "until x\n",
+		"local function f()\nif x then\n" + body + "end\nend\nprint(1)\n",
+	} {
+		want := runLua51(t, "print(select(2, loadstring("+fmt.Sprintf("%q", src)+", '=src')))")
+		if want == "" {
+			t.Fatalf("lua5.1 loads %q", src[:20])
+		}
+		L := lua.NewState()
+		_, err := LoadString(L, src, "=src")
+		L.Close()
+		if err == nil || err.Error() != want {
+			t.Errorf("%q...: error %v, lua5.1 says %q", src[:20], err, want)
+		}
+	}
+}

@@ -3,7 +3,8 @@ package luac
 import "github.com/yuin/gopher-lua/ast"
 
 // Lua 5.1 generates code while it parses, so an error of the code
-// generator, "function or expression too complex" (250 registers), names
+// generator, "function or expression too complex" (250 registers) or
+// "control structure too long" (a jump past 131,071 instructions), names
 // the token the parser holds at that moment: "near '1'". glua's code
 // generator works on the syntax tree, which keeps no tokens. On that error
 // the chunk is parsed again with marks, the tokens the parser held at the
@@ -24,11 +25,17 @@ type nearToken struct {
 // '[' or name).
 type exprMarks struct {
 	first, after, open, field *nearToken
+	// end is a loop's 'end', where Lua 5.1 patches its jump back.
+	end *nearToken
 }
 
-type marks map[ast.Expr]*exprMarks
+// marks are keyed by expression, by statement for a loop's end, and by
+// endOfChunk for the token after the chunk.
+type marks map[any]*exprMarks
 
-func (m marks) of(e ast.Expr) *exprMarks {
+type endOfChunk struct{}
+
+func (m marks) of(e any) *exprMarks {
 	em := m[e]
 	if em == nil {
 		em = &exprMarks{}
@@ -50,13 +57,13 @@ func (p *parser) here() *nearToken {
 }
 
 // markFirst and markAfter record e's first token and the one after it.
-func (p *parser) markFirst(e ast.Expr, first *nearToken) {
+func (p *parser) markFirst(e any, first *nearToken) {
 	if p.marks != nil && first != nil {
 		p.marks.of(e).first = first
 	}
 }
 
-func (p *parser) markAfter(e ast.Expr) {
+func (p *parser) markAfter(e any) {
 	if p.marks != nil {
 		p.marks.of(e).after = p.here()
 	}
@@ -69,9 +76,16 @@ func (p *parser) markOpen(c *ast.FuncCallExpr) {
 	}
 }
 
+// markEnd records the 'end' of loop s.
+func (p *parser) markEnd(s ast.Stmt) {
+	if p.marks != nil {
+		p.marks.of(s).end = p.here()
+	}
+}
+
 // nearAt makes the token the code generator is at the one marked for e
 // by pick, where there is one.
-func (fs *funcState) nearAt(e ast.Expr, pick func(*exprMarks) *nearToken) {
+func (fs *funcState) nearAt(e any, pick func(*exprMarks) *nearToken) {
 	if fs.marks == nil {
 		return
 	}
@@ -86,17 +100,21 @@ func first(m *exprMarks) *nearToken      { return m.first }
 func after(m *exprMarks) *nearToken      { return m.after }
 func open(m *exprMarks) *nearToken       { return m.open }
 func fieldStart(m *exprMarks) *nearToken { return m.field }
+func loopEnd(m *exprMarks) *nearToken    { return m.end }
 
 const tooComplex = "function or expression too complex"
 
-// errorTooComplex is luaK_checkstack's error: near the token Lua 5.1 would
-// hold, where the chunk was parsed with marks.
-func (fs *funcState) errorTooComplex() {
+const tooLong = "control structure too long"
+
+// errorNear is luaX_syntaxerror for the code generator's errors (too
+// complex, too long): msg near the token Lua 5.1 would hold, where the
+// chunk was parsed with marks.
+func (fs *funcState) errorNear(msg string) {
 	if fs.near != nil {
 		fs.line = fs.near.line
-		fs.errorf("%s near '%s'", tooComplex, fs.near.text)
+		fs.errorf("%s near '%s'", msg, fs.near.text)
 	}
-	fs.errorf("%s", tooComplex)
+	fs.errorf("%s", msg)
 }
 
 // nearError compiles the chunk again, parsed with marks, for the error

@@ -77,6 +77,7 @@ func parseMarked(src []byte, name string, levels int, m marks) (chunk []ast.Stmt
 	p.next()
 	chunk = p.chunk()
 	p.check(tkEOS)
+	p.markAfter(endOfChunk{})
 	return chunk, p.localFunctions, nil
 }
 
@@ -287,7 +288,10 @@ func (p *parser) chunk() []ast.Stmt {
 	p.enterLevel()
 	for last := false; !last && !blockFollow(p.tok.t); {
 		var s ast.Stmt
+		start := p.here()
 		s, last = p.statement()
+		p.markFirst(s, start)
+		p.markAfter(s)
 		stmts = append(stmts, s)
 		p.testNext(';')
 	}
@@ -317,6 +321,7 @@ func (p *parser) statement() (ast.Stmt, bool) {
 		s := &ast.WhileStmt{Condition: cond, Stmts: body}
 		s.SetLine(tline)
 		s.SetLastLine(p.tok.line)
+		p.markEnd(s)
 		p.checkMatch(tkEnd, tkWhile, line)
 		p.leaveBlock()
 		return s, false
@@ -457,6 +462,7 @@ func (p *parser) forStat(line int) ast.Stmt {
 	}
 	s.SetLine(tline)
 	s.SetLastLine(p.tok.line)
+	p.markEnd(s)
 	p.checkMatch(tkEnd, tkFor, line)
 	p.leaveBlock()
 	return s
@@ -603,6 +609,7 @@ func (p *parser) body(method bool, line int) *ast.FunctionExpr {
 	f.Stmts = p.chunk()
 	f.SetLastLine(p.tok.line)
 	p.checkMatch(tkEnd, tkFunction, line)
+	p.markAfter(f)
 	p.closeFunc()
 	return f
 }
