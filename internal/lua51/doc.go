@@ -90,14 +90,15 @@
 // assert: gopher-lua's reads the message as a format ("100%" loses its
 // "%"), refuses a number as the message and takes no argument as false.
 //
-// An error any other Go function raises with L.RaiseError (gopher-lua's
-// library, glua's bindings) has gopher-lua's position: that of the nearest
-// Lua function past Go ones, so pcall(string.gsub, "x", "x", {x = true}) and
-// pcall(assert, false) carried one. Lua 5.1's luaL_error gives the
-// position of the running function's caller, none when that is a C
-// function; the message handlers take the position off where the caller
-// is a Go function (unseen.go). Functions that position their own errors
-// as Lua 5.1 does (error, assert, coroutine.wrap's) keep theirs.
+// An error a function of the standard library raises with L.RaiseError
+// has gopher-lua's position: that of the nearest Lua function past Go
+// ones, so pcall(string.gsub, "x", "x", {x = true}) and pcall(assert,
+// false) carried one. Lua 5.1's luaL_error gives the position of the
+// running function's caller, none when that is a C function; the message
+// handlers take the position off where the caller is a Go function
+// (unseen.go). Functions that position their own errors as Lua 5.1 does
+// (error, assert, coroutine.wrap's) keep theirs, and so do a host's own
+// functions (glua's modules), which no Lua 5.1 defines.
 //
 // table.concat: gopher-lua's pushes every element onto the registry and
 // fails with "registry overflow" (5,120 slots by default; with a growable

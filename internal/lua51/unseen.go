@@ -9,13 +9,16 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// gopher-lua's L.RaiseError, which its library functions (and glua's
-// bindings) raise errors with, puts in front of the message the position
-// of the nearest Lua function on the stack, past any Go ones. Lua 5.1's
-// luaL_error puts that of the running function's caller, and none when the
-// caller is a C function: pcall(assert, false) gives "assertion failed!"
-// there, "stdin:1: assertion failed!" in gopher-lua. callerPosition takes
-// the position back off where Lua 5.1 has none.
+// gopher-lua's L.RaiseError, which its library functions raise errors
+// with, puts in front of the message the position of the nearest Lua
+// function on the stack, past any Go ones. Lua 5.1's luaL_error puts that
+// of the running function's caller, and none when the caller is a C
+// function: pcall(assert, false) gives "assertion failed!" there,
+// "stdin:1: assertion failed!" in gopher-lua. callerPosition takes the
+// position back off where Lua 5.1 has none, for the functions of Lua's
+// standard library (gopher-lua's and this package's replacements). A
+// host's own functions keep it: glua's modules have no Lua 5.1 to follow,
+// and their errors name the script's line, pcall or not.
 //
 // Some Go functions word their errors as Lua 5.1 does already, and keep
 // them: error (error("e", 2) from pcall has the position of pcall's caller,
@@ -49,6 +52,39 @@ func wrapsCoroutine(fn *lua.LFunction) bool {
 	return ok
 }
 
+// standardLibrary are the code pointers of the Go functions of Lua's
+// standard library as Open leaves it, taken from a scratch state: code
+// pointers are the same in every state.
+var standardLibrary = sync.OnceValue(func() map[uintptr]bool {
+	L := lua.NewState()
+	defer L.Close()
+	openLibrary(L)
+	m := map[uintptr]bool{}
+	add := func(t *lua.LTable) {
+		if t == nil {
+			return
+		}
+		t.ForEach(func(_, v lua.LValue) {
+			if p, ok := goFunc(v); ok {
+				m[p] = true
+			}
+		})
+	}
+	for _, lib := range []string{"", "string", "table", "math", "io", "os", "coroutine", "debug", "package", fileMethods} {
+		add(library(L, lib))
+	}
+	for p := range unseenFrames() {
+		m[p] = true
+	}
+	return m
+})
+
+// openLibrary is Open, called through a variable: Open's replacements
+// reword errors through callerPosition, which needs Open's result.
+var openLibrary func(*lua.LState)
+
+func init() { openLibrary = Open }
+
 func codePointers(fns ...lua.LGFunction) map[uintptr]bool {
 	m := map[uintptr]bool{}
 	for _, fn := range fns {
@@ -71,7 +107,8 @@ func callerPosition(cf unsafe.Pointer, msg lua.LString) lua.LString {
 		running = frameParent(running)
 	}
 	caller := frameParent(running)
-	if caller == nil || !frameFn(caller).IsG || isIn(exactPositions(), running) || wrapsCoroutine(frameFn(running)) {
+	if caller == nil || !frameFn(caller).IsG || !isIn(standardLibrary(), running) ||
+		isIn(exactPositions(), running) || wrapsCoroutine(frameFn(running)) {
 		return msg
 	}
 	up := caller
