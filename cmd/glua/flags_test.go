@@ -152,7 +152,7 @@ func TestSandboxLeavesOutTheHostsFilesAndKeepsTracebacks(t *testing.T) {
 		"^nil\tnil\tnil\tnil\tnil\tnil\tcpu\n$", "")
 	expect(t, sandboxed(`require("mymod")`), 1, "", `^glua: \(command line\):1: module mymod not found`)
 	expect(t, sandboxed(`local function f() error("boom") end f()`), 1, "",
-		`^glua: \(command line\):1: boom\nstack traceback:\n\t\[G\]: in function 'error'\n\t\(command line\):1: in function 'f'\n`)
+		`^glua: \(command line\):1: boom\nstack traceback:\n\t\[C\]: in function 'error'\n\t\(command line\):1: in function 'f'\n`)
 	expect(t, invocation{dir: dir, args: []string{"-e", `print(require("mymod"))`}}.glua(t), 0, "^1\n$", "")
 }
 
@@ -241,7 +241,7 @@ func TestTimeoutStopsPatternMatchingAndKeepsTheProfile(t *testing.T) {
 	start := time.Now()
 	r := invocation{dir: dir, args: []string{"--timeout", "500ms", "--memory-profile", page, "-e",
 		`local x = require("cuda").zeros({16}); print(string.find(("a"):rep(40) .. "b", ("a*"):rep(40) .. "c"))`}}.glua(t)
-	expect(t, r, 1, "", `^glua: \(command line\):1: stopped after the 500ms --timeout\nstack traceback:\n\t\[G\]: in function 'find'`)
+	expect(t, r, 1, "", `^glua: \(command line\):1: stopped after the 500ms --timeout\nstack traceback:\n\t\[C\]: in function 'find'`)
 	if d := time.Since(start); d >= timeoutGrace {
 		t.Errorf("glua ended only after %v", d)
 	}

@@ -75,6 +75,113 @@ var sideBySideCases = []sideBySide{
 	{name: "error with a table", args: []string{"error_values.lua", "table"}},
 	{name: "runtime error", args: []string{"index_nil.lua"},
 		firstLine: `^glua: index_nil\.lua:2: attempt to index .*$`},
+	{name: "debug.traceback shows 11 levels, then ..., then the last 10", args: []string{"-"}, stdin: `
+local function f(n) if n == 0 then return debug.traceback("m") end return (f(n-1)) end
+for _, n in ipairs({5, 9, 10, 20, 21, 22, 30}) do print(n, (select(2, f(n):gsub("\n", "\n")))) end
+print(f(25))`},
+	{name: "debug.traceback from a level", args: []string{"-"}, stdin: `
+local function g(n, lv) if n == 0 then return debug.traceback("m", lv) end return (g(n-1, lv)) end
+print(g(1, 0))
+print(g(30, 14))
+print(g(2, "3"))
+print(debug.traceback(nil), debug.traceback(12), type(debug.traceback({})))
+print(debug.traceback(""))`},
+	{name: "debug.traceback names Go functions and tail calls", args: []string{"-"}, stdin: `
+local function t1() return debug.traceback("tail") end
+local function t2() return t1() end
+print(t2())
+print(pcall(debug.traceback, "p"))
+print(xpcall(function() error("e") end, debug.traceback))`},
+	{name: "debug.traceback of a coroutine", args: []string{"-"}, stdin: `
+local co = coroutine.create(function() local x = debug.traceback("in") coroutine.yield(x) end)
+print(coroutine.resume(co))
+print(debug.traceback(co, "suspended"))
+local co2 = coroutine.create(function() local y = coroutine.yield; y() end)
+coroutine.resume(co2)
+print(debug.traceback(co2))
+coroutine.resume(co2)
+print(debug.traceback(co2, "dead"))`},
+	// glua's message names the [lua] setting after Lua 5.1's words.
+	{name: "a stack overflow has the caller's position and a handler is called for it", args: []string{"-"}, stdin: `
+local function y() y() end
+local ok, m = pcall(y)
+print(ok, m:match("^stdin:2: stack overflow"))
+local _, tb = xpcall(y, debug.traceback)
+print((tb:gsub("^[^\n]*", "")))
+print(xpcall(y, function(m) return "handled" end))`},
+	{name: "an uncaught stack overflow", args: []string{"-e", "function y() y() end y()"},
+		firstLine: `^glua: \(command line\):1: stack overflow`},
+	// luaL_error puts the position of the running function's caller, none
+	// for a Go function such as pcall; error, assert and coroutine.wrap's
+	// functions word their own.
+	{name: "errors of library functions called straight from pcall have no position", args: []string{"-"}, stdin: `
+print(pcall(assert, false))
+print(pcall(assert, false, "msg"))
+print(pcall(assert, nil, 12))
+print(pcall(assert, false, "100%"))
+print(pcall(error))
+print(pcall(error, "x"))
+print(pcall(error, "x", 2))
+print(pcall(string.rep))
+print(pcall(string.gsub, "x", "x", {x = true}))
+print(pcall(string.gsub, "x", "x", function() return {} end))
+print(pcall(string.gsub, "x", "x", "%2"))
+print(pcall(string.format, "%y", 1))
+print(pcall(setmetatable, 1, {}))
+print(pcall(table.concat, {{}}))
+print(pcall(coroutine.wrap(function() error("in co") end)))
+print(pcall(coroutine.wrap(function() local x = nil; x() end)))
+print(pcall(function() return string.gsub("x", "x", {x = true}) end))
+print(pcall(function() assert(false) end))
+print(pcall(function() error("lv2", 2) end))
+print(pcall(table.insert, {}, 1, 2, 3))
+print(pcall(next, {}, "nokey"))
+print(pcall(coroutine.wrap(function() assert(false) end)))
+print(pcall(table.sort, {1, 2, 3}, function(a, b) error("cmp") end))
+print(pcall(table.sort, {1, 2, 3}, function(a, b) error("cmp", 2) end))
+print(pcall(pcall, assert, false))
+print(pcall(pcall, error, "x", 3))
+print(select(2, pcall(error, "lvl3", 3)))
+print(pcall(string.gsub, "abc", "%w", function(c) error("in repl") end))
+print(pcall(string.gsub, "abc", "%w", function(c) error("in repl", 2) end))
+print(pcall(string.gsub, "abc", "%w", function(c) error("in repl", 3) end))
+print(pcall(string.gsub, "abc", "%w", {a = {}}))
+local function f() return string.gsub("abc", "%w", {a = {}}) end
+print(pcall(f))
+print(pcall(function() local t = setmetatable({}, {__index = function(t, k) error("idx", 2) end}) return t.x end))
+print(pcall(tostring, setmetatable({}, {__tostring = function() error("ts") end})))
+print(xpcall(assert, function(m) return "h:" .. tostring(m) end))
+print(pcall(string.format, "%d", "x"))
+print(pcall(loadstring("error('in chunk', 2)")))
+print(pcall(rawset, {}, nil, 1))
+print(pcall(math.random, 2, 1))`},
+	{name: "a number given where a string is wanted reads as %.14g", args: []string{"-"}, stdin: `
+local third, inf, big, nan, mz = 1/3, 1/0, 2^53, 0/0, -(0*1)
+print(string.len(inf), string.len(third), string.len(big), string.len(-inf), string.len(1e15), string.len(mz))
+print(string.upper(inf), string.lower(-inf), string.reverse(third), string.sub(big, 2, 5), string.rep(third, 2, "x"))
+print(string.byte(inf, 1, -1))
+print(string.find(third, "3+"), string.find(big, "e", 1, true))
+print(string.match(big, "%d+"), string.match(1e100, "e(.*)"))
+for w in string.gmatch(third, "3") do io.write(w) end print()
+print(string.gsub(third, "3", "x"))
+print(string.gsub(123, 2, 9))
+print(string.gsub("a1b", "%d", 2.5))
+print(string.format("%s %s %5.1s", third, inf, third))
+print(table.concat({third, inf, big}, third))
+io.write(third, " ", inf, " ", big, "\n")
+print(tostring(third), third .. "", inf .. "|", ("x"):rep(2) .. 1/3)
+print(("x"):rep(3, 0.5))
+print(string.rep(1/3, 2))
+print(#tostring(1e300 * 10), tostring(-nan) ~= nil)
+print(pcall(string.rep, {}))
+print(string.sub(3.7, 2))
+print(tonumber(string.sub(1e15, 1)))
+print(table.concat({1, 2}, 1/3))
+print(tonumber(10, 16), tonumber(1/0, 10))
+print(loadstring(1/3))
+print(select(2, loadstring(1/0)))
+print(string.format(1/3), string.format(1/0))
+print(pcall(string.char, "65"), string.char("6.5e1"))`},
 	{name: "syntax error", args: []string{"syntax.lua"}},
 	{name: "syntax error at the end of the file", args: []string{"unclosed.lua"}},
 	{name: "a syntax error in stdin", args: []string{"-"}, stdin: "x = 1\nlocal s = 'abc\n"},

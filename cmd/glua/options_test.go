@@ -216,7 +216,7 @@ func TestErrorFromAGluaModuleHasATraceback(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := invocation{dir: dir, args: []string{"bad_shape.lua"}}.glua(t)
-	expect(t, r, 1, "", `^glua: bad_shape\.lua:3: cuda\.zeros: bad argument #1 .*\nstack traceback:\n\t\[G\]: in function 'zeros'\n\tbad_shape\.lua:3: in function 'make'\n\tbad_shape\.lua:5: in main chunk\n`)
+	expect(t, r, 1, "", `^glua: bad_shape\.lua:3: cuda\.zeros: bad argument #1 .*\nstack traceback:\n\t\[C\]: in function 'zeros'\n\tbad_shape\.lua:3: in function 'make'\n\tbad_shape\.lua:5: in main chunk\n`)
 }
 
 func TestOSExitKeepsItsStatusWithArraysAlive(t *testing.T) {

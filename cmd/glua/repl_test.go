@@ -171,7 +171,7 @@ func TestREPLGoesOnAfterErrors(t *testing.T) {
 	term.enter("x = = 1")
 	term.after("x = = 1", `(?m)^stdin:1: .* near '='\n>$`)
 	term.enter("error('boom')")
-	term.after("error('boom')", `(?m)^stdin:1: boom\nstack traceback:\n\s+\[G\]: in function 'error'\n\s+stdin:1: in main chunk\n`)
+	term.after("error('boom')", `(?m)^stdin:1: boom\nstack traceback:\n\s+\[C\]: in function 'error'\n\s+stdin:1: in main chunk\n`)
 	term.enter("cuda.zeros('wide')")
 	term.after("cuda.zeros('wide')", `(?m)^stdin:1: cuda\.zeros: bad argument #1`)
 	term.enter("print('still here')")

@@ -382,11 +382,12 @@ func traceback(L *lua.LState) int {
 const tracebackKey = "glua.traceback"
 
 // keepTraceback gives errors in a sandboxed state the traceback that its
-// missing debug library would have given: gopher-lua's debug.traceback,
-// taken from a scratch state, out of the script's reach.
+// missing debug library would have given: Lua 5.1's debug.traceback, taken
+// from a scratch state, out of the script's reach.
 func keepTraceback(L *lua.LState) {
 	scratch := lua.NewState()
 	defer scratch.Close()
+	compat.Open(scratch)
 	if tb, ok := scratch.GetField(scratch.GetGlobal("debug"), "traceback").(*lua.LFunction); ok {
 		L.G.Registry.RawSetString(tracebackKey, L.NewFunction(tb.GFunction))
 	}

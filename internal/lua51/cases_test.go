@@ -14,9 +14,15 @@ type luaCase struct {
 
 func checkCases(t *testing.T, cases []luaCase) {
 	t.Helper()
+	checkCasesWith(t, cases, runGlua)
+}
+
+// checkCasesWith is checkCases with glua's side run by run.
+func checkCasesWith(t *testing.T, cases []luaCase, run func(t *testing.T, src string) string) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := runGlua(t, tc.src); got != tc.want {
+			if got := run(t, tc.src); got != tc.want {
 				t.Errorf("glua printed\n%s\nLua 5.1 prints\n%s", got, tc.want)
 			}
 		})

@@ -183,25 +183,35 @@ func (w wrapper) call(L *lua.LState) int {
 	// The coroutine is also the function's one upvalue, as in gopher-lua's
 	// wrap, so that a host can find it there (glua's runtime passes each
 	// caller's context on to it).
-	L.Push(L.NewClosure(func(L *lua.LState) int {
-		nargs := L.GetTop()
-		L.Push(w.resume)
-		L.Push(co)
-		for i := 1; i <= nargs; i++ {
-			L.Push(L.Get(i))
-		}
-		L.Call(nargs+1, lua.MultRet)
-		if L.Get(nargs+1) == lua.LFalse {
-			switch v := L.Get(nargs + 2).(type) {
-			case lua.LString:
-				raise(L, string(v))
-			case lua.LNumber:
-				raise(L, numberString(v))
-			default:
-				L.Error(v, 0)
-			}
-		}
-		return L.GetTop() - nargs - 1
-	}, co))
+	L.Push(L.NewClosure(wrapped{w.resume, co}.call, co))
 	return 1
+}
+
+// wrapped is the function coroutine.wrap returns: it resumes co and raises
+// the coroutine's error, a string after the position of its caller (Lua
+// 5.1's auxwrap).
+type wrapped struct {
+	resume *lua.LFunction
+	co     lua.LValue
+}
+
+func (w wrapped) call(L *lua.LState) int {
+	nargs := L.GetTop()
+	L.Push(w.resume)
+	L.Push(w.co)
+	for i := 1; i <= nargs; i++ {
+		L.Push(L.Get(i))
+	}
+	L.Call(nargs+1, lua.MultRet)
+	if L.Get(nargs+1) == lua.LFalse {
+		switch v := L.Get(nargs + 2).(type) {
+		case lua.LString:
+			raise(L, string(v))
+		case lua.LNumber:
+			raise(L, numberString(v))
+		default:
+			L.Error(v, 0)
+		}
+	}
+	return L.GetTop() - nargs - 1
 }

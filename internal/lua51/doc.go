@@ -5,12 +5,10 @@
 // It owns three things: PCall, a protected call with Lua 5.1's handling of
 // upvalues on errors, for glua's own top-level calls; Open, which puts Lua
 // 5.1's versions of some library functions into a state; and the virtual
-// machine's arithmetic, concatenation and numeric-for instructions, with
+// machine's arithmetic, concatenation, call and numeric-for instructions, with
 // Lua 5.1's runtime error messages (vm.go, arith.go, names.go, pow.go). It
 // does not compile anything (internal/luac corrects the compiler). Weak
-// tables and __gc are gopher-lua's, and so is the text of a number a string
-// function is given (string.len(1/3) is 18: gopher-lua's library calls
-// LNumber.String itself).
+// tables and __gc are gopher-lua's.
 //
 // The instructions: gopher-lua dispatches each opcode through a
 // package-level table of handlers; at init this package replaces the
@@ -68,11 +66,17 @@
 // raised, before anything is unwound: it closes the upvalues opened since
 // the call began, then calls the caller's handler, if any, as if from the
 // frame that raised the error, and PCall restores the flag afterwards.
-// Two overflows escape gopher-lua's PCall when it has a handler (a full
-// value stack leaves no room to push the handler; its growing call stack
-// never reports itself full and panics instead): PCall recovers them, puts
-// the state back as after any error, and words both as Lua 5.1's "stack
-// overflow" with the [lua] setting that bounds each (guard.go).
+// gopher-lua's growing call stack never reports itself full and panics in
+// the push instead, with no position and no room left for a handler; the
+// call instruction is replaced so that it raises "stack overflow" itself,
+// with the calling function's position, before a call passes
+// Options.CallStackSize, and the stack gets room past that bound for
+// message handlers (depth.go). Two overflows still escape gopher-lua's
+// PCall when it has a handler (a full value stack leaves no room to push
+// the handler; a call the instruction does not make, such as a
+// metamethod's, can still reach the stack's end): PCall recovers them,
+// puts the state back as after any error, and words both as Lua 5.1's
+// "stack overflow" with the [lua] setting that bounds each (guard.go).
 // xpcall also takes any handler value, as Lua 5.1's does (a non-function
 // gives "error in error handling" when needed), passes f no arguments,
 // hands f's "attempt to call" error to the handler, and calls the handler
@@ -82,6 +86,19 @@
 // 5.1), and positions a message at the nearest Lua function past Go ones,
 // so pcall(error, "e") gives "file:1: e" where Lua 5.1 gives "e"; levels
 // that tail calls took away get the bottom frame's position.
+//
+// assert: gopher-lua's reads the message as a format ("100%" loses its
+// "%"), refuses a number as the message and takes no argument as false.
+//
+// An error a function of the standard library raises with L.RaiseError
+// has gopher-lua's position: that of the nearest Lua function past Go
+// ones, so pcall(string.gsub, "x", "x", {x = true}) and pcall(assert,
+// false) carried one. Lua 5.1's luaL_error gives the position of the
+// running function's caller, none when that is a C function; the message
+// handlers take the position off where the caller is a Go function
+// (unseen.go). Functions that position their own errors as Lua 5.1 does
+// (error, assert, coroutine.wrap's) keep theirs, and so do a host's own
+// functions (glua's modules), which no Lua 5.1 defines.
 //
 // table.concat: gopher-lua's pushes every element onto the registry and
 // fails with "registry overflow" (5,120 slots by default; with a growable
@@ -115,6 +132,12 @@
 // pattern with %f runs on this package's own Lua 5.1 matcher
 // (frontier.go), which TestOwnMatcherAgreesWithLua51OnRandomPatterns
 // runs on every kind of pattern beside lua5.1.
+//
+// The string library's functions get a number given for a string as text
+// in Lua 5.1's form: gopher-lua's CheckString writes it in Go's, so
+// string.len(1/3) was 18 and string.len(1/0) 4 ("+Inf"); each now turns
+// such arguments into strings first (textArgs), and CheckString and
+// OptString give other Go functions (loadstring) the same.
 //
 // tostring, io.write and file:write: gopher-lua's write numbers in Go's
 // shortest form ("0.3333333333333333", "1000000000000000", "+Inf", "NaN");
@@ -158,6 +181,11 @@
 // comparator), where gopher-lua's yield leaves the coroutine broken;
 // coroutine.resume refuses a running, normal or dead coroutine with Lua
 // 5.1's words.
+//
+// debug.traceback is Lua 5.1's: the first 11 and last 10 levels of a deep
+// stack (gopher-lua's shows 7 and 7), "[C]" and "?" for Go functions,
+// "(tail call)", the yield a suspended coroutine waits in, and a message
+// that is not a string returned as it is.
 //
 // debug.getinfo: gopher-lua's has no short_src, calls a Go function's
 // kind "G" (Lua 5.1: "C", with source "=[C]" and lines -1), knows no "L"

@@ -68,3 +68,30 @@ func inTailCall(L *lua.LState, level int) bool {
 func raise(L *lua.LState, msg string) {
 	L.Error(lua.LString(where(L, 1)+msg), 0)
 }
+
+// baseAssert is Lua 5.1's assert(v [, message]). gopher-lua's reads the
+// message as a format (assert(false, "100%") gave "100%!(NOVERB)"),
+// refuses a number as the message, takes no argument at all as false, and
+// puts the position of the nearest Lua function in front where Lua 5.1's
+// luaL_error puts that of its caller, if a Lua function.
+func baseAssert(L *lua.LState) int {
+	if L.GetTop() == 0 {
+		argError(L, 1, "assert", "value expected")
+	}
+	if lua.LVAsBool(L.Get(1)) {
+		return L.GetTop()
+	}
+	msg := "assertion failed!"
+	switch v := L.Get(2).(type) {
+	case lua.LString:
+		msg = string(v)
+	case lua.LNumber:
+		msg = numberString(v)
+	default:
+		if v != lua.LNil {
+			argError(L, 2, "assert", "string expected, got "+typeName(L, 2))
+		}
+	}
+	raise(L, msg)
+	return 0
+}

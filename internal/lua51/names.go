@@ -198,7 +198,10 @@ func reword(L *lua.LState, cf unsafe.Pointer, msg lua.LValue) lua.LValue {
 		return msg
 	}
 	if frameFn(cf).IsG {
-		return rewordArgError(L, cf, s)
+		if out := rewordArgError(L, cf, s); out != s {
+			return out
+		}
+		return callerPosition(cf, s)
 	}
 	fn := frameFn(cf)
 	pc := framePc(cf) - 1

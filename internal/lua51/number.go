@@ -37,3 +37,45 @@ func optInt(L *lua.LState, n, def int) int {
 	}
 	return int(toInt64(float64(checkNumber(L, n))))
 }
+
+// stringParams is, for each function of the string library, how many of
+// its first parameters are strings. gopher-lua's CheckString turns a number
+// given for one into text in Go's shortest form ("+Inf",
+// "0.3333333333333333"), so string.len(1/0) was 4 where Lua 5.1, which
+// converts it with "%.14g", says 3 ("inf").
+var stringParams = map[string]int{
+	"string.byte": 1, "string.find": 2, "string.format": 1, "string.gmatch": 2, "string.gsub": 2,
+	"string.len": 1, "string.lower": 1, "string.match": 2, "string.rep": 1,
+	"string.reverse": 1, "string.sub": 1, "string.upper": 1,
+}
+
+// textArgs calls fn with its first n arguments that are numbers turned into
+// strings as Lua 5.1 turns them ("%.14g"), as luaL_checklstring converts
+// them in place.
+type textArgs struct {
+	fn lua.LGFunction
+	n  int
+}
+
+func (t textArgs) call(L *lua.LState) int {
+	for i := 1; i <= t.n; i++ {
+		if v, ok := L.Get(i).(lua.LNumber); ok {
+			L.Replace(i, lua.LString(numberString(v)))
+		}
+	}
+	return t.fn(L)
+}
+
+// CheckString is luaL_checkstring: argument n as a string, a number turned
+// into one as Lua 5.1 turns it ("%.14g"), where gopher-lua's L.CheckString
+// uses Go's shortest form.
+func CheckString(L *lua.LState, n int) string { return checkString(L, n) }
+
+// OptString is luaL_optstring: CheckString, or def where argument n is
+// absent or nil.
+func OptString(L *lua.LState, n int, def string) string {
+	if L.Get(n) == lua.LNil {
+		return def
+	}
+	return checkString(L, n)
+}

@@ -13,6 +13,7 @@ var replaced = []struct{ lib, name string }{
 	{"", "pcall"},
 	{"", "xpcall"},
 	{"", "error"},
+	{"", "assert"},
 	{"", "tonumber"},
 	{"", "tostring"},
 	{"", "collectgarbage"},
@@ -24,6 +25,12 @@ var replaced = []struct{ lib, name string }{
 	{"string", "match"},
 	{"string", "gmatch"},
 	{"string", "gsub"},
+	{"string", "len"},
+	{"string", "lower"},
+	{"string", "upper"},
+	{"string", "rep"},
+	{"string", "reverse"},
+	{"string", "sub"},
 	{"table", "insert"},
 	{"table", "remove"},
 	{"string", "format"},
@@ -111,6 +118,7 @@ func Open(L *lua.LState) {
 		".pcall":          basePcall,
 		".xpcall":         baseXpcall,
 		".error":          baseError,
+		".assert":         baseAssert,
 		".tonumber":       baseTonumber,
 		".tostring":       baseTostring,
 		".collectgarbage": gc.collectgarbage,
@@ -169,9 +177,15 @@ func Open(L *lua.LState) {
 		case "debug.getinfo":
 			fn = infoGetter{old.GFunction}.call
 		case "debug.traceback":
-			fn = messageTraceback{old.GFunction}.call
+			fn = debugTraceback
 		case "io.write", fileMethods + ".write":
 			fn = numbersAsText{old}.call
+		}
+		if n := stringParams[key]; n > 0 {
+			if fn == nil {
+				fn = old.GFunction
+			}
+			fn = textArgs{fn, n}.call
 		}
 		t.RawSetString(r.name, L.NewFunction(fn))
 	}

@@ -140,19 +140,9 @@ func (g gsub) call(L *lua.LState) int {
 	case lua.LNumber:
 		L.Replace(3, lua.LString(numberString(repl)))
 	case *lua.LTable:
-		L.Replace(3, L.NewFunction(func(L *lua.LState) int {
-			return replacement(L, L.GetTable(repl, L.Get(1)))
-		}))
+		L.Replace(3, L.NewFunction(tableReplacement{repl}.call))
 	case *lua.LFunction:
-		L.Replace(3, L.NewFunction(func(L *lua.LState) int {
-			n := L.GetTop()
-			L.Push(repl)
-			for i := 1; i <= n; i++ {
-				L.Push(L.Get(i))
-			}
-			L.Call(n, 1)
-			return replacement(L, L.Get(-1))
-		}))
+		L.Replace(3, L.NewFunction(functionReplacement{repl}.call))
 	default:
 		argError(L, 3, "gsub", "string/function/table expected")
 	}
@@ -165,6 +155,28 @@ func (g gsub) call(L *lua.LState) int {
 		}
 	}
 	return g.fn(L)
+}
+
+// tableReplacement and functionReplacement stand for a table or function
+// gsub was given, so that gopher-lua's gsub passes each value through
+// replacement. Lua 5.1 has no such frames: tracebacks leave them out, and
+// their errors count as gsub's (unseen.go).
+type tableReplacement struct{ t *lua.LTable }
+
+func (r tableReplacement) call(L *lua.LState) int {
+	return replacement(L, L.GetTable(r.t, L.Get(1)))
+}
+
+type functionReplacement struct{ f *lua.LFunction }
+
+func (r functionReplacement) call(L *lua.LState) int {
+	n := L.GetTop()
+	L.Push(r.f)
+	for i := 1; i <= n; i++ {
+		L.Push(L.Get(i))
+	}
+	L.Call(n, 1)
+	return replacement(L, L.Get(-1))
 }
 
 // replacement is the value a table or function gave for a match, as Lua

@@ -134,6 +134,8 @@ func (p *protection) runHandler(L *lua.LState, msg lua.LValue) lua.LValue {
 	frame := currentFrame(L)
 	self := *frame
 	*frame = frameParent(self)
+	enterHandler(L)
+	defer leaveHandler(L)
 	L.Push(fn)
 	L.Push(msg)
 	inner := &protection{handler: fn, depth: p.depth + 1}

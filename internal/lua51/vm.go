@@ -108,6 +108,7 @@ func init() {
 		lua.OP_CONCAT:  opConcat,
 		lua.OP_FORPREP: opForprep,
 		lua.OP_LEN:     opLen,
+		lua.OP_CALL:    opCall,
 	} {
 		jumpTable[op] = h
 	}

@@ -145,11 +145,20 @@ type funcState struct {
 	// localFunctions are the chunk's `local function` statements; a
 	// `local f = function` is compiled as the plain local it is.
 	localFunctions map[*ast.LocalAssignStmt]bool
+	// marks, when the chunk was parsed with them, and near, the token
+	// Lua 5.1's parser would hold now (near.go).
+	marks marks
+	near  *nearToken
 }
 
 // compileChunk compiles a whole chunk, as lua.Compile does.
 // localFunctions are its `local function` statements (parseChunk).
 func compileChunk(chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, name string) (proto *lua.FunctionProto, err error) {
+	return compileMarked(chunk, localFunctions, nil, name)
+}
+
+// compileMarked is compileChunk on a chunk parsed with marks (near.go).
+func compileMarked(chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, m marks, name string) (proto *lua.FunctionProto, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			ce, ok := r.(*compileError)
@@ -161,6 +170,7 @@ func compileChunk(chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool
 	}()
 	fs := openFunc(nil, name)
 	fs.localFunctions = localFunctions
+	fs.marks = m
 	fs.isMain = true
 	// The main chunk is vararg without the compatibility arg table, as in
 	// Lua 5.1.
@@ -175,6 +185,7 @@ func compileChunk(chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool
 		last = max(last, chunk[len(chunk)-1].LastLine())
 	}
 	fs.line = last
+	fs.nearAt(endOfChunk{}, after)
 	fs.closeFunc()
 	return fs.f, nil
 }
@@ -188,6 +199,7 @@ func openFunc(prev *funcState, source string) *funcState {
 	}
 	if prev != nil {
 		fs.localFunctions = prev.localFunctions
+		fs.marks = prev.marks
 	}
 	return fs
 }
@@ -361,7 +373,7 @@ func (fs *funcState) loadK(reg, k int) {
 	tmp := max(fs.freereg, reg+1)
 	if tmp+1 > fs.maxstack {
 		if tmp+1 >= maxStack {
-			fs.errorf("function or expression too complex")
+			fs.errorNear(tooComplex)
 		}
 		fs.maxstack = tmp + 1
 	}
@@ -401,7 +413,7 @@ func (fs *funcState) checkStack(n int) {
 	newstack := fs.freereg + n
 	if newstack > fs.maxstack {
 		if newstack >= maxStack {
-			fs.errorf("function or expression too complex")
+			fs.errorNear(tooComplex)
 		}
 		fs.maxstack = newstack
 	}
@@ -434,7 +446,7 @@ func (fs *funcState) getJump(pc int) int {
 func (fs *funcState) fixJump(pc, dest int) {
 	offset := dest - (pc + 1)
 	if offset > maxArgSBx || -offset > maxArgSBx {
-		fs.errorf("control structure too long")
+		fs.errorNear(tooLong)
 	}
 	setSBx(&fs.code[pc], offset)
 }

@@ -499,6 +499,7 @@ func (fs *funcState) expr(node ast.Expr, v *expdesc) {
 		fs.callExpr(ex, v)
 	case *ast.LogicalOpExpr:
 		fs.expr(ex.Lhs, v)
+		fs.nearAt(ex.Rhs, first)
 		and := ex.Operator == "and"
 		if and {
 			fs.goIfTrue(v)
@@ -516,6 +517,7 @@ func (fs *funcState) expr(node ast.Expr, v *expdesc) {
 		*v = v2
 	case *ast.RelationalOpExpr:
 		fs.expr(ex.Lhs, v)
+		fs.nearAt(ex.Rhs, first)
 		fs.exp2RK(v)
 		var v2 expdesc
 		fs.expr(ex.Rhs, &v2)
@@ -537,6 +539,7 @@ func (fs *funcState) expr(node ast.Expr, v *expdesc) {
 		}
 	case *ast.StringConcatOpExpr:
 		fs.expr(ex.Lhs, v)
+		fs.nearAt(ex.Rhs, first)
 		fs.exp2nextreg(v)
 		var v2 expdesc
 		fs.expr(ex.Rhs, &v2)
@@ -553,6 +556,7 @@ func (fs *funcState) expr(node ast.Expr, v *expdesc) {
 	case *ast.ArithmeticOpExpr:
 		op := arithOps[ex.Operator]
 		fs.expr(ex.Lhs, v)
+		fs.nearAt(ex.Rhs, first)
 		if !v.isNumeral() {
 			fs.exp2RK(v)
 		}
@@ -577,6 +581,7 @@ func (fs *funcState) expr(node ast.Expr, v *expdesc) {
 	default:
 		fs.errorf("cannot compile %T", node)
 	}
+	fs.nearAt(node, after)
 }
 
 var arithOps = map[string]int{
@@ -653,10 +658,12 @@ func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
 		var key expdesc
 		key.init(kK, fs.stringK(ex.Method, false))
 		fs.line = ex.Line()
+		fs.nearAt(ex, open)
 		fs.self(v, &key)
 		name = ex.Method
 	} else {
 		fs.expr(ex.Func, v)
+		fs.nearAt(ex, open)
 		fs.exp2nextreg(v)
 		switch fn := ex.Func.(type) {
 		case *ast.IdentExpr:
@@ -679,6 +686,7 @@ func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
 		nparams = multRet
 	} else {
 		if args.k != kVoid {
+			fs.nearAt(ex, after)
 			fs.exp2nextreg(&args)
 		}
 		nparams = fs.freereg - (base + 1)
@@ -697,6 +705,7 @@ func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
 func (fs *funcState) exprList(list []ast.Expr, v *expdesc) int {
 	for i, e := range list {
 		if i > 0 {
+			fs.nearAt(e, first)
 			fs.exp2nextreg(v)
 		}
 		fs.expr(e, v)
@@ -711,6 +720,7 @@ func (fs *funcState) constructor(ex *ast.TableExpr, t *expdesc) {
 	fs.line = ex.Line()
 	pc := fs.codeABC(lua.OP_NEWTABLE, 0, 0, 0)
 	t.init(kReloc, pc)
+	fs.nearAt(ex, first)
 	fs.exp2nextreg(t)
 	var v expdesc
 	v.init(kVoid, 0)
@@ -719,6 +729,7 @@ func (fs *funcState) constructor(ex *ast.TableExpr, t *expdesc) {
 	for _, field := range ex.Fields {
 		// closelistfield
 		if v.k != kVoid {
+			fs.nearAt(field.Value, fieldStart)
 			fs.exp2nextreg(&v)
 			v.k = kVoid
 			if tostore == flush {
@@ -732,6 +743,7 @@ func (fs *funcState) constructor(ex *ast.TableExpr, t *expdesc) {
 			var key, val expdesc
 			fs.expr(field.Key, &key)
 			fs.exp2val(&key)
+			fs.nearAt(field.Value, first)
 			rkkey := fs.exp2RK(&key)
 			fs.expr(field.Value, &val)
 			op := lua.OP_SETTABLE
@@ -754,6 +766,7 @@ func (fs *funcState) constructor(ex *ast.TableExpr, t *expdesc) {
 			na--
 		} else {
 			if v.k != kVoid {
+				fs.nearAt(ex, after)
 				fs.exp2nextreg(&v)
 			}
 			fs.setList(t.info, na, tostore)
@@ -814,6 +827,7 @@ func (fs *funcState) body(ex *ast.FunctionExpr, needSelf bool, v *expdesc) {
 	nfs.reserveRegs(nfs.nactvar)
 	nfs.block(ex.Stmts, false)
 	nfs.line = ex.LastLine()
+	nfs.nearAt(ex, after)
 	nfs.closeFunc()
 	fs.protos = append(fs.protos, nfs.f)
 	v.init(kReloc, fs.codeABx(lua.OP_CLOSURE, 0, len(fs.protos)-1))

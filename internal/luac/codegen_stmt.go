@@ -60,6 +60,7 @@ func (fs *funcState) block(stmts []ast.Stmt, breakable bool) {
 func (fs *funcState) chunk(stmts []ast.Stmt) {
 	for _, st := range stmts {
 		fs.line = st.Line()
+		fs.nearAt(st, first)
 		fs.statement(st)
 		fs.freereg = fs.nactvar
 	}
@@ -140,6 +141,7 @@ func (fs *funcState) localStmt(st *ast.LocalAssignStmt) {
 		nexps = fs.exprList(st.Exprs, &e)
 	} else {
 		e.init(kVoid, 0)
+		fs.nearAt(st, after)
 	}
 	fs.adjustAssign(len(st.Names), nexps, &e)
 	fs.adjustLocalVars(len(st.Names))
@@ -234,6 +236,7 @@ func (fs *funcState) whileStmt(st *ast.WhileStmt) {
 	fs.enterBlock(&bl, true)
 	fs.block(st.Stmts, false)
 	fs.line = st.LastLine()
+	fs.nearAt(st, loopEnd)
 	fs.patchList(fs.jump(), whileInit)
 	fs.leaveBlock()
 	fs.patchToHere(condExit)
@@ -280,7 +283,7 @@ func (fs *funcState) exp1(e ast.Expr) {
 	fs.exp2nextreg(&v)
 }
 
-func (fs *funcState) forBody(base, line, nvars int, isNum bool, stmts []ast.Stmt) {
+func (fs *funcState) forBody(loop ast.Stmt, base, line, nvars int, isNum bool, stmts []ast.Stmt) {
 	fs.adjustLocalVars(3) // the loop's control registers
 	var prep int
 	if isNum {
@@ -294,6 +297,7 @@ func (fs *funcState) forBody(base, line, nvars int, isNum bool, stmts []ast.Stmt
 	fs.reserveRegs(nvars)
 	fs.block(stmts, false)
 	fs.leaveBlock()
+	fs.nearAt(loop, loopEnd)
 	fs.patchToHere(prep)
 	var endFor int
 	if isNum {
@@ -333,7 +337,7 @@ func (fs *funcState) forNum(st *ast.NumberForStmt) {
 		fs.loadK(fs.freereg, fs.numberK(1, false))
 		fs.reserveRegs(1)
 	}
-	fs.forBody(base, st.Line(), 1, true, st.Stmts)
+	fs.forBody(st, base, st.Line(), 1, true, st.Stmts)
 	fs.leaveBlock()
 }
 
@@ -352,7 +356,7 @@ func (fs *funcState) forList(st *ast.GenericForStmt) {
 	if len(st.Exprs) > 0 && st.Exprs[0].Line() > 0 {
 		line = st.Exprs[0].Line()
 	}
-	fs.forBody(base, line, len(st.Names), false, st.Stmts)
+	fs.forBody(st, base, line, len(st.Names), false, st.Stmts)
 	fs.leaveBlock()
 }
 

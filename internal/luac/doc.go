@@ -42,8 +42,10 @@
 //     which the VM computes; constants are shared by value, so 0 and -0
 //     share one, as in Lua 5.1;
 //   - Lua 5.1's limits: 250 registers ("function or expression too
-//     complex"), 200 locals and 60 upvalues a function; constants past
-//     RK's 256 are loaded into registers;
+//     complex near '1'") and jumps of 131,071 instructions ("control
+//     structure too long near 'end'"), each naming the token Lua 5.1's
+//     parser holds when it fails (near.go), 200 locals and 60 upvalues a
+//     function; constants past RK's 256 are loaded into registers;
 //   - debug information as Lua 5.1 records it: a line per instruction,
 //     each local's name and live range (startpc, endpc), upvalue names,
 //     and the called name of each call for tracebacks.

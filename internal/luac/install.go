@@ -11,6 +11,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/internal/regularfile"
 )
 
@@ -121,15 +122,15 @@ func pushLoaded(L *lua.LState, fn *lua.LFunction, err error) int {
 
 // loadstring(s [, chunkname])
 func loadstring(L *lua.LState) int {
-	src := L.CheckString(1)
-	fn, err := LoadString(L, src, L.OptString(2, src))
+	src := lua51.CheckString(L, 1)
+	fn, err := LoadString(L, src, lua51.OptString(L, 2, src))
 	return pushLoaded(L, fn, err)
 }
 
 // load(reader [, chunkname]) calls reader until it returns nil or "".
 func load(L *lua.LState) int {
 	reader := L.CheckFunction(1)
-	chunkName := L.OptString(2, "=(load)")
+	chunkName := lua51.OptString(L, 2, "=(load)")
 	top := L.GetTop()
 	var pieces []string
 	for {

@@ -151,3 +151,89 @@ func TestConstantsPastLua51sSlotsLoad(t *testing.T) {
 		t.Errorf("printed %q, want %q", got, want)
 	}
 }
+
+// Past 250 registers Lua 5.1 says "function or expression too complex
+// near 'tok'", naming the token its parser holds when the code generator
+// runs out, and the line of that token. Each source is loaded by both and
+// the messages compared byte for byte.
+func TestRegisterLimitErrorsNameLua51sToken(t *testing.T) {
+	runLua51(t, "")
+	ones := func(n int) string { return strings.TrimSuffix(strings.Repeat("1, ", n), ", ") }
+	names := func(prefix string, n int) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = fmt.Sprintf("%s%d", prefix, i)
+		}
+		return strings.Join(s, ", ")
+	}
+	locals := "local " + names("a", 199) + "\n"
+	terms := func(format string, n int, sep string) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = strings.ReplaceAll(format, "#", fmt.Sprint(i))
+		}
+		return strings.Join(s, sep)
+	}
+	for _, src := range []string{
+		"print(" + ones(260) + ")",
+		"local t = {f(" + ones(255) + ")}",
+		"f(" + terms("{1, 2, 3}", 260, ", ") + ")",
+		"return " + ones(260),
+		"local a, b = " + ones(260),
+		"a, b = " + ones(260),
+		"local function f(" + names("p", 150) + ")\n g(" + ones(120) + ")\n end",
+		"local function f(" + names("p", 150) + ")\n g(" + terms("x#", 120, ",\n") + ")\n end",
+		locals + "local x = {" + terms("a#", 53, ", ") + "}",
+		locals + "local x = {[a0] = a1 + a2, a3 .. a4, f(a5)(a6), " + terms("{a#, a# + 1}", 60, ", ") + "}",
+		locals + "local x = " + terms("f(a#) * (", 55, "") + "1" + strings.Repeat(")", 55),
+		locals + "local x = " + terms("a#", 60, " .. "),
+		locals + "local x = a1 and (a2 or (a3 and f(" + ones(60) + ")))",
+		locals + "x = t:m(" + ones(60) + ")",
+		locals + "x = t.a.b[c](" + ones(60) + ")",
+		locals + "x = {" + terms("k# = a#", 60, ", ") + ", f(" + ones(60) + ")}",
+		locals + "x = -a1 + #a2 - (not a3 and 1 or 2) * f(" + ones(60) + ")",
+		locals + "x = g(" + terms("'s#'", 60, ", ") + ")",
+		locals + "x = g{" + ones(60) + "}",
+		locals + "x = g(" + ones(49) + ", [[long\nstring]], 1, 2)",
+		locals + "for i = 1, 2 do x = g(" + ones(47) + ") end",
+		locals + "local y, z = g(" + ones(45) + "), " + ones(10),
+	} {
+		want := runLua51(t, "print(select(2, loadstring("+fmt.Sprintf("%q", src)+", '=src')))")
+		L := lua.NewState()
+		_, err := LoadString(L, src, "=src")
+		L.Close()
+		if want == "" {
+			t.Fatalf("lua5.1 loads %q", src[max(0, len(src)-60):])
+		}
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: error %v, lua5.1 says %q", src[max(0, len(src)-60):], err, want)
+		}
+	}
+}
+
+// A jump past Lua 5.1's reach (131,071 instructions) is "control structure
+// too long near 'tok'", with the token and line lua5.1 names.
+func TestLongJumpErrorsNameLua51sToken(t *testing.T) {
+	runLua51(t, "")
+	body := strings.Repeat("a = 1\n", 70000) // two instructions a line
+	for _, src := range []string{
+		"while x do\n" + body + "end\n",
+		"if x then\n" + body + "end\n",
+		"if x then b = 1 else\n" + body + "end\nlocal c\n",
+		"for i = 1, 2 do\n" + body + "end\n",
+		"for k, v in pairs(t) do\n" + body + "end\n",
+		"repeat\n" + body + "until x\n",
+		"local function f()\nif x then\n" + body + "end\nend\nprint(1)\n",
+	} {
+		want := runLua51(t, "print(select(2, loadstring("+fmt.Sprintf("%q", src)+", '=src')))")
+		if want == "" {
+			t.Fatalf("lua5.1 loads %q", src[:20])
+		}
+		L := lua.NewState()
+		_, err := LoadString(L, src, "=src")
+		L.Close()
+		if err == nil || err.Error() != want {
+			t.Errorf("%q...: error %v, lua5.1 says %q", src[:20], err, want)
+		}
+	}
+}

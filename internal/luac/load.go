@@ -58,6 +58,9 @@ func LoadChunk(L *lua.LState, src []byte, chunkName string, levels int) (fn *lua
 	}
 	proto, err := compileChunk(chunk, localFunctions, display)
 	if err != nil {
+		if ce, ok := err.(*CompileError); ok && (ce.Message == tooComplex || ce.Message == tooLong) {
+			err = nearError(src, chunkName, levels, display, err)
+		}
 		return nil, syntaxError(err)
 	}
 	recordTrees(proto, chunk)

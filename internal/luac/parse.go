@@ -54,7 +54,13 @@ func ParseBytes(src []byte, name string, levels int) ([]ast.Stmt, error) {
 // `local f = function`, which differ in whether the body sees the new f;
 // the compiler needs to know which is which.
 func parseChunk(src []byte, name string, levels int) (chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, err error) {
-	p := &parser{lex: lexer{src: src, line: 1, chunk: chunkID(name, syntaxSize)}, level: levels}
+	return parseMarked(src, name, levels, nil)
+}
+
+// parseMarked is parseChunk that records in m, when it is not nil, the
+// tokens around each expression (near.go).
+func parseMarked(src []byte, name string, levels int, m marks) (chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, err error) {
+	p := &parser{lex: lexer{src: src, line: 1, chunk: chunkID(name, syntaxSize)}, level: levels, marks: m}
 	p.lastline = 1
 	p.localFunctions = map[*ast.LocalAssignStmt]bool{}
 	defer func() {
@@ -71,6 +77,7 @@ func parseChunk(src []byte, name string, levels int) (chunk []ast.Stmt, localFun
 	p.next()
 	chunk = p.chunk()
 	p.check(tkEOS)
+	p.markAfter(endOfChunk{})
 	return chunk, p.localFunctions, nil
 }
 
@@ -113,6 +120,8 @@ type parser struct {
 	fs       *parseFunc
 	// localFunctions are the `local function` statements read.
 	localFunctions map[*ast.LocalAssignStmt]bool
+	// marks, when not nil, records the tokens around each expression.
+	marks marks
 }
 
 // next is luaX_next.
@@ -279,7 +288,10 @@ func (p *parser) chunk() []ast.Stmt {
 	p.enterLevel()
 	for last := false; !last && !blockFollow(p.tok.t); {
 		var s ast.Stmt
+		start := p.here()
 		s, last = p.statement()
+		p.markFirst(s, start)
+		p.markAfter(s)
 		stmts = append(stmts, s)
 		p.testNext(';')
 	}
@@ -309,6 +321,7 @@ func (p *parser) statement() (ast.Stmt, bool) {
 		s := &ast.WhileStmt{Condition: cond, Stmts: body}
 		s.SetLine(tline)
 		s.SetLastLine(p.tok.line)
+		p.markEnd(s)
 		p.checkMatch(tkEnd, tkWhile, line)
 		p.leaveBlock()
 		return s, false
@@ -449,6 +462,7 @@ func (p *parser) forStat(line int) ast.Stmt {
 	}
 	s.SetLine(tline)
 	s.SetLastLine(p.tok.line)
+	p.markEnd(s)
 	p.checkMatch(tkEnd, tkFor, line)
 	p.leaveBlock()
 	return s
@@ -595,6 +609,7 @@ func (p *parser) body(method bool, line int) *ast.FunctionExpr {
 	f.Stmts = p.chunk()
 	f.SetLastLine(p.tok.line)
 	p.checkMatch(tkEnd, tkFunction, line)
+	p.markAfter(f)
 	p.closeFunc()
 	return f
 }
@@ -669,8 +684,11 @@ func (p *parser) singleVar(name string) { p.resolve(p.fs, name) }
 
 // primaryExp -> prefixexp { '.' NAME | '[' exp ']' | ':' NAME funcargs | funcargs }
 func (p *parser) primaryExp() (ast.Expr, int) {
+	start := p.here()
 	e, kind := p.prefixExp()
 	for {
+		p.markFirst(e, start)
+		p.markAfter(e)
 		switch p.tok.t {
 		case '.':
 			p.next()
@@ -691,11 +709,13 @@ func (p *parser) primaryExp() (ast.Expr, int) {
 			p.next()
 			name, _ := p.checkName()
 			c := &ast.FuncCallExpr{Receiver: e, Method: name}
+			p.markOpen(c)
 			c.Args = p.funcArgs()
 			c.SetLine(e.Line())
 			e, kind = c, kindCall
 		case '(', tkString, '{':
 			c := &ast.FuncCallExpr{Func: e}
+			p.markOpen(c)
 			c.Args = p.funcArgs()
 			c.SetLine(e.Line())
 			e, kind = c, kindCall
@@ -744,6 +764,7 @@ func (p *parser) simpleExp() ast.Expr {
 
 func (p *parser) constructor() ast.Expr {
 	line := p.lex.line
+	start := p.here()
 	t := &ast.TableExpr{Fields: []*ast.Field{}}
 	t.SetLine(p.tok.line)
 	p.checkNext('{')
@@ -751,6 +772,8 @@ func (p *parser) constructor() ast.Expr {
 		if p.tok.t == '}' {
 			break
 		}
+		fieldStart := p.here()
+		n := len(t.Fields)
 		switch p.tok.t {
 		case tkName:
 			p.lookahead()
@@ -772,11 +795,16 @@ func (p *parser) constructor() ast.Expr {
 		default:
 			t.Fields = append(t.Fields, &ast.Field{Value: p.expr()})
 		}
+		if p.marks != nil && len(t.Fields) > n {
+			p.marks.of(t.Fields[n].Value).field = fieldStart
+		}
 		if !p.testNext(',') && !p.testNext(';') {
 			break
 		}
 	}
 	p.checkMatch('}', '{', line)
+	p.markFirst(t, start)
+	p.markAfter(t)
 	return t
 }
 
@@ -829,6 +857,7 @@ func (p *parser) expr() ast.Expr {
 // operator it left.
 func (p *parser) subExpr(limit int) (ast.Expr, int) {
 	p.enterLevel()
+	start := p.here()
 	var e ast.Expr
 	switch op := p.tok.t; op {
 	case tkNot, '-', '#':
@@ -859,6 +888,8 @@ func (p *parser) subExpr(limit int) (ast.Expr, int) {
 		e.SetLine(lhs.Line())
 		op = nextop
 	}
+	p.markFirst(e, start)
+	p.markAfter(e)
 	p.leaveLevel()
 	return e, op
 }
