@@ -89,21 +89,27 @@ func ulps(x, y float64, single bool) float64 {
 	if x != x || y != y {
 		return math.Inf(1)
 	}
-	order := func(v float64) float64 {
+	// Ordered as integers, and subtracted as integers: a float64's bits
+	// as a float64 would round the difference to a multiple of 512.
+	order := func(v float64) int64 {
 		if single {
 			b := int64(math.Float32bits(float32(v)))
 			if b&(1<<31) != 0 {
 				b = -(b &^ (1 << 31))
 			}
-			return float64(b)
+			return b
 		}
 		b := int64(math.Float64bits(v))
 		if b < 0 {
 			b = -(b &^ (-1 << 63))
 		}
-		return float64(b)
+		return b
 	}
-	return math.Abs(order(x) - order(y))
+	d := order(x) - order(y)
+	if d < 0 {
+		d = -d
+	}
+	return float64(d)
 }
 
 func TestJitMathOnTheGPUIsWithinCUDAsBoundsOfTheCPU(t *testing.T) {
