@@ -48,7 +48,7 @@ var countedOps = [...]int{lua.OP_FORLOOP, lua.OP_TFORLOOP, lua.OP_JMP, lua.OP_CA
 var before [len(countedOps)]instruction
 
 func installCounters() {
-	if !counterOK {
+	if !counterOK || !frameLayout.ok {
 		return
 	}
 	for i, op := range countedOps {
@@ -59,7 +59,7 @@ func installCounters() {
 	}
 	jumpTable[lua.OP_FORLOOP] = countedForloop
 	jumpTable[lua.OP_TFORLOOP] = countedTforloop
-	jumpTable[lua.OP_JMP] = countedJmp
+	jumpTable[lua.OP_JMP] = countedJmp // gopher-lua's is before[2], for tests
 	jumpTable[lua.OP_CALL] = countedCall
 	jumpTable[lua.OP_TAILCALL] = countedTailcall
 }
@@ -95,14 +95,43 @@ func countedTforloop(L *lua.LState, inst uint32, bf unsafe.Pointer) int {
 	return before[1](L, inst, bf)
 }
 
-func countedJmp(L *lua.LState, inst uint32, bf unsafe.Pointer) int {
-	if c := counter(L); *c > 1 {
-		*c--
-	} else {
-		look(L)
+// countedJmp is gopher-lua's JMP itself (the frame's Pc moves by sBx),
+// counting only the jumps back, which close while and repeat loops: most
+// jumps are forward, past an if's branch, and a jump is too cheap to pay a
+// call to the handler it replaces.
+func countedJmp(L *lua.LState, inst uint32, _ unsafe.Pointer) int {
+	sbx := int(inst&0x3ffff) - maxArgSbx
+	if sbx < 0 {
+		if c := counter(L); *c > 1 {
+			*c--
+		} else {
+			look(L)
+		}
 	}
-	return before[2](L, inst, bf)
+	frame := *(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(L), frameLayout.current))
+	*(*int)(unsafe.Add(frame, frameLayout.pc)) += sbx
+	return 0
 }
+
+// maxArgSbx is the bias of an instruction's signed sBx field (18 bits),
+// gopher-lua's opMaxArgSbx.
+const maxArgSbx = (1<<18 - 1) >> 1
+
+// frameLayout finds the current call frame in an LState and the Pc in a
+// frame, for countedJmp; when either is missing or of another type the
+// counters are not installed.
+var frameLayout = func() (l struct {
+	ok          bool
+	current, pc uintptr
+}) {
+	cur, ok := reflect.TypeFor[lua.LState]().FieldByName("currentFrame")
+	if !ok || cur.Type.Kind() != reflect.Pointer || cur.Type.Elem().Kind() != reflect.Struct {
+		return l
+	}
+	pc, ok := cur.Type.Elem().FieldByName("Pc")
+	l.current, l.pc, l.ok = cur.Offset, pc.Offset, ok && pc.Type == reflect.TypeFor[int]()
+	return l
+}()
 
 func countedCall(L *lua.LState, inst uint32, bf unsafe.Pointer) int {
 	if c := counter(L); *c > 1 {

@@ -10,10 +10,10 @@
 //   - before a string is built, its size: string.rep, upper, lower,
 //     reverse, char and format are wrapped here; .., table.concat and
 //     gsub tell lua51's growth check (lua51.SetGrowthCheck) as their
-//     result grows; loadstring and load count the compiler's memory, and
+//     result grows; loadstring counts the compiler's memory, and
 //     coroutine.create and wrap a new coroutine's stacks;
-//   - as the script runs, Go's heap: every CheckEvery loop iterations,
-//     jumps and calls of any state (the VM's FORLOOP, TFORLOOP, JMP, CALL
+//   - as the script runs, Go's heap: every CheckEvery loop iterations and
+//     calls of any state (the VM's FORLOOP, TFORLOOP, backward JMP, CALL
 //     and TAILCALL instructions, counted per state), which bounds table
 //     growth and everything else between two looks.
 //
@@ -24,7 +24,8 @@
 // still over does the script fail, with "not enough memory" (no position,
 // as in Lua 5.1), an error pcall catches. The limit is therefore exceeded
 // by at most what a script allocates between two looks (in a loop,
-// CheckEvery iterations' worth), never by a string built in one call.
+// CheckEvery iterations' worth, and for a table whose array part doubles,
+// the step that doubles it), never by a string built in one call.
 // Memory a failed script held comes back at the next collection.
 //
 // Lua values are not told apart from the rest of the process's Go heap:

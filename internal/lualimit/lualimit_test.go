@@ -73,3 +73,39 @@ func TestRepInPiecesGivesTheSameString(t *testing.T) {
 		}
 	}
 }
+
+// The counted JMP moves the frame's Pc itself: loops and branches of
+// every kind still go where gopher-lua's would.
+func TestCountedJumpsKeepControlFlow(t *testing.T) {
+	L := newState(t, 0)
+	err := L.DoString(`
+		local n, i = 0, 0
+		while i < 10000 do
+			i = i + 1
+			if i % 3 == 0 then n = n + 1 elseif i % 5 == 0 then n = n + 2 else n = n - 1 end
+			repeat n = n + 1 if n > 1e9 then break end until true
+		end
+		for k, v in ipairs({1, 2, 3}) do if v == 2 then n = n + 100 break end end
+		local j = 0
+		repeat j = j + 1 until j >= 7 or (j > 3 and n < 0)
+		result = n * 10 + j`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for i := 1; i <= 10000; i++ {
+		switch {
+		case i%3 == 0:
+			want++
+		case i%5 == 0:
+			want += 2
+		default:
+			want--
+		}
+		want++
+	}
+	want += 100
+	if got := L.GetGlobal("result"); got != lua.LNumber(want*10+7) {
+		t.Errorf("result = %v, want %d", got, want*10+7)
+	}
+}
