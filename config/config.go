@@ -140,6 +140,12 @@ type LuaConfig struct {
 	// StackSlots is how many values the stack of all active calls may hold
 	// (gopher-lua's registry); it starts small and grows as needed.
 	StackSlots int `toml:"stack_slots"`
+	// MemoryLimit caps the memory a script's Lua values (strings, tables,
+	// functions, coroutines) take: a size or a percentage of the
+	// machine's memory; "" means the host's limit (LuaMemoryLimit), "none"
+	// no limit of glua's own. Past it the script stops with "not enough
+	// memory", an error pcall can catch, as in lua5.1.
+	MemoryLimit string `toml:"memory_limit"`
 }
 
 // Default is the built-in configuration, the same as the documented
@@ -316,6 +322,8 @@ func (c Config) check(key string) error {
 		return CheckLimit(c.Host.MemoryLimit)
 	case "host.pinned_limit":
 		return CheckLimit(c.Host.PinnedLimit)
+	case "lua.memory_limit":
+		return CheckLimit(c.Lua.MemoryLimit)
 	case "cpu.memory":
 		if n, err := parseShare(strings.TrimSpace(c.CPU.Memory), 1<<40); err != nil {
 			return err

@@ -42,6 +42,7 @@ var Keys = []Key{
 	{"cuda.kernel_cache", "GLUA_KERNEL_CACHE"},
 	{"lua.call_depth", "GLUA_LUA_CALL_DEPTH"},
 	{"lua.stack_slots", "GLUA_LUA_STACK_SLOTS"},
+	{"lua.memory_limit", "GLUA_LUA_MEMORY_LIMIT"},
 	{"repl.history", "GLUA_REPL_HISTORY"},
 	{"dist.timeout", "GLUA_DIST_TIMEOUT"},
 }

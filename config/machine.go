@@ -66,3 +66,35 @@ func (c Config) HostMemoryLimit() (uint64, error) {
 func (c Config) PinnedLimit() (uint64, error) {
 	return ParseLimit(c.Host.PinnedLimit, shareBase())
 }
+
+// SandboxLuaMemory is [lua] memory_limit's default under a sandbox
+// (runtime.Options.Sandbox, glua --sandbox): a tenant's script gets a
+// share of the host, not all of it.
+const SandboxLuaMemory = 1 << 30
+
+// LuaMemoryLimit is [lua] memory_limit in bytes, and where the number
+// came from, for messages. A size or a percentage of the machine's memory
+// is taken as it is, and "none" is 0, no limit. Left empty it is the
+// host's limit: [host] memory_limit when that is set, else the memory the
+// machine has available now (what a script could take before the process
+// dies); under a sandbox no more than SandboxLuaMemory of either.
+func (c Config) LuaMemoryLimit(sandbox bool) (uint64, string, error) {
+	text := strings.TrimSpace(c.Lua.MemoryLimit)
+	if text != "" {
+		n, err := ParseLimit(text, shareBase())
+		return n, "[lua] memory_limit", err
+	}
+	n, from := AvailableMemory(), "the machine's available memory"
+	if n == 0 {
+		n = shareBase()
+	}
+	if host, err := c.HostMemoryLimit(); err != nil {
+		return 0, "", err
+	} else if host > 0 {
+		n, from = host, "[host] memory_limit"
+	}
+	if sandbox && n > SandboxLuaMemory {
+		n, from = SandboxLuaMemory, "the sandbox's default"
+	}
+	return n, from, nil
+}

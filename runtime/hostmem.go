@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	goruntime "runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/gluaproject/glua/config"
@@ -75,13 +76,33 @@ func (rt *Runtime) reserveHost(nbytes uint64) error {
 	return nil
 }
 
-// trackHost counts h against the host limit until h is unreachable.
+// hostArrayBytes counts the bytes of Go's heap that the live host arrays
+// of every runtime in the process hold: Go memory, but not Lua values, so
+// the Lua memory limit leaves it out (luaMemory). Arrays in page-locked
+// memory from the pinned cache are not on Go's heap.
+var hostArrayBytes atomic.Int64
+
+// trackHost counts h against the host limit, and out of the Lua memory
+// limit, until h is unreachable.
 func (rt *Runtime) trackHost(h *HostArray) *HostArray {
-	if rt.hostLimit == 0 {
+	limited, onHeap := rt.hostLimit > 0, h.owner == nil
+	if !limited && !onHeap {
 		return h
 	}
 	n := int64(len(h.data))
-	rt.hostHeld.Add(n)
-	goruntime.AddCleanup(h, func(n int64) { rt.hostHeld.Add(-n) }, n)
+	if limited {
+		rt.hostHeld.Add(n)
+	}
+	if onHeap {
+		hostArrayBytes.Add(n)
+	}
+	goruntime.AddCleanup(h, func(n int64) {
+		if limited {
+			rt.hostHeld.Add(-n)
+		}
+		if onHeap {
+			hostArrayBytes.Add(-n)
+		}
+	}, n)
 	return h
 }

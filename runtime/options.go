@@ -38,6 +38,11 @@ type Options struct {
 	// values may grow ([lua] call_depth and stack_slots).
 	LuaCallDepth  int
 	LuaStackSlots int
+	// LuaMemoryLimit caps the memory the script's Lua values take ([lua]
+	// memory_limit): a size, a percentage of the machine's memory, or
+	// "none". Left to the configuration it is the host's limit, and under
+	// Sandbox at most 1 GiB (config.SandboxLuaMemory).
+	LuaMemoryLimit string
 
 	// Shared, when set, makes the runtime draw on that backend and memory
 	// pool, shared with other runtimes, instead of opening its own (see
@@ -95,6 +100,7 @@ func (o Options) resolve(getenv func(string) string) (config.Config, error) {
 		{"Debug", "pool.debug", nonZero(o.Debug)},
 		{"LuaCallDepth", "lua.call_depth", nonZero(o.LuaCallDepth)},
 		{"LuaStackSlots", "lua.stack_slots", nonZero(o.LuaStackSlots)},
+		{"LuaMemoryLimit", "lua.memory_limit", o.LuaMemoryLimit},
 	} {
 		if f.value == "" {
 			continue

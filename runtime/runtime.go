@@ -19,6 +19,7 @@ import (
 	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/internal/luac"
 	"github.com/gluaproject/glua/internal/luaheap"
+	"github.com/gluaproject/glua/internal/lualimit"
 	"github.com/gluaproject/glua/pool"
 )
 
@@ -124,6 +125,8 @@ type Runtime struct {
 	// the bytes of this runtime's live host arrays against it.
 	hostLimit uint64
 	hostHeld  atomic.Int64
+	// luaMemory is the limit on the memory of the script's Lua values.
+	luaMemory *lualimit.Memory
 
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
@@ -214,6 +217,9 @@ func New(opts Options) (*Runtime, error) {
 		return nil, err
 	}
 	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox, rngSeed: freshSeed()}
+	if rt.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
+		return nil, fmt.Errorf("Lua memory limit: %w", err)
+	}
 	if rt.stdout == nil {
 		rt.stdout = os.Stdout
 	}
@@ -308,6 +314,9 @@ func (rt *Runtime) newLuaState(opts Options) *lua.LState {
 	// and/or into locals, jumps to jumps); every chunk glua loads goes
 	// through luac, glua's own compiler.
 	luac.Install(L)
+	// A script's strings, tables and coroutines stay within [lua]
+	// memory_limit, and long library calls end at the context's deadline.
+	lualimit.Install(L, rt.luaMemory)
 	modulesMu.Lock()
 	registered := append([]Module(nil), modules...)
 	modulesMu.Unlock()

@@ -49,6 +49,7 @@ var longOptions = []longOption{
 	{"cpu-memory", "SIZE", "the CPU backend's capacity (e.g. 8GiB, 50% of RAM)", "cpu.memory"},
 	{"host-memory-limit", "SIZE", "cap the host memory that host arrays hold together", "host.memory_limit"},
 	{"pinned-limit", "SIZE", "cap the pinned host memory held, in use and cached", "host.pinned_limit"},
+	{"lua-memory-limit", "SIZE", "cap the memory the script's Lua values take (--sandbox: 1GiB)", "lua.memory_limit"},
 	{"sandbox", "", "leave out os, io, debug, dofile, loadfile and file modules", ""},
 	{"timeout", "DURATION", "stop the script after DURATION (e.g. 30s, 1m30s; 0: never)", ""},
 	{"memory-profile", "FILE", "record memory events; write them to FILE (HTML) at exit", ""},

@@ -231,6 +231,9 @@ func opConcat(L *lua.LState, inst uint32, _ unsafe.Pointer) int {
 		for n < top && stringLike(vals[top-n-1]) {
 			n++
 		}
+		if growthCheck != nil {
+			grow(L, textSize(vals[top-n:top]))
+		}
 		vals[top-n] = joinText(vals[top-n : top])
 		top -= n - 1
 	}

@@ -180,7 +180,11 @@
 // coroutine.yield refuses to yield from inside a Go function (pcall, a sort
 // comparator), where gopher-lua's yield leaves the coroutine broken;
 // coroutine.resume refuses a running, normal or dead coroutine with Lua
-// 5.1's words.
+// 5.1's words, and the 198th nested resume with "C stack overflow", where
+// lua5.1 refuses it: each nests a Go call, and without end they would
+// exhaust Go's stack. The string builders (.., table.concat, gsub) tell
+// the growth check a host installs (SetGrowthCheck) how big their result
+// is about to be.
 //
 // debug.traceback is Lua 5.1's: the first 11 and last 10 levels of a deep
 // stack (gopher-lua's shows 7 and 7), "[C]" and "?" for Go functions,

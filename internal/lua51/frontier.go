@@ -41,6 +41,7 @@ type matcher struct {
 	level    int
 	capture  [maxCaptures]struct{ init, len int }
 	steps    int // calls of match, for checkEvery
+	grown    int // the size of gsub's result at which to check it next (growing)
 }
 
 // step counts a match step and, every checkEvery of them, stops the match
@@ -491,6 +492,8 @@ func (m *matcher) addValue(b *strings.Builder, repl lua.LValue, s, e int) {
 	var v lua.LValue
 	switch r := repl.(type) {
 	case lua.LString:
+		// Each escape writes at most the whole subject.
+		growing(m.L, b.Len(), len(r)+strings.Count(string(r), "%")*len(m.src), &m.grown)
 		for i := 0; i < len(r); i++ {
 			if r[i] != '%' {
 				b.WriteByte(r[i])
@@ -529,5 +532,6 @@ func (m *matcher) addValue(b *strings.Builder, repl lua.LValue, s, e int) {
 	if !ok {
 		m.fail("invalid replacement value (a " + v.Type().String() + ")")
 	}
+	growing(m.L, b.Len(), len(str), &m.grown)
 	b.WriteString(str)
 }

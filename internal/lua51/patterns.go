@@ -132,7 +132,7 @@ type gsub struct {
 func (g gsub) call(L *lua.LState) int {
 	s := checkString(L, 1)
 	p := checkString(L, 2)
-	if ownMatcher(L, p) || escapesOtherThanDigits(L.Get(3)) {
+	if ownMatcher(L, p) || escapesOtherThanDigits(L.Get(3)) || mayGrowBig(s, L.Get(3)) {
 		return g.own(L, s, p)
 	}
 	switch repl := L.Get(3).(type) {

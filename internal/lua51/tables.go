@@ -28,6 +28,7 @@ func tableConcat(L *lua.LState) int {
 	i := optInt(L, 3, 1)
 	last := optInt(L, 4, t.Len())
 	var b strings.Builder
+	next := BigString
 	for n := 1; i <= last; i, n = i+1, n+1 {
 		if n%checkEvery == 0 {
 			checkContext(L)
@@ -37,6 +38,7 @@ func tableConcat(L *lua.LState) int {
 		if !ok {
 			raise(L, fmt.Sprintf("invalid value (%s) at index %d in table for 'concat'", v.Type(), i))
 		}
+		growing(L, b.Len(), len(s)+len(sep), &next)
 		b.WriteString(s)
 		if i == last {
 			break // i+1 could overflow when last is the largest int

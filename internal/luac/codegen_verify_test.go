@@ -177,7 +177,7 @@ func TestEveryLuaFileCompilesToSoundCode(t *testing.T) {
 		if strings.HasPrefix(text, "#") {
 			text = "--" + text
 		}
-		chunk, localFunctions, err := parseChunk([]byte(text), "@"+path, FileLevels)
+		chunk, localFunctions, err := parseChunk([]byte(text), "@"+path, FileLevels, nil)
 		if err != nil {
 			continue // a syntax error the parser reports; not the compiler's
 		}
@@ -201,7 +201,7 @@ func TestGeneratedProgramsCompileToSoundCode(t *testing.T) {
 	g := &progGen{rng: rand.New(rand.NewPCG(7, 11))}
 	for range 300 {
 		src := g.program()
-		chunk, localFunctions, err := parseChunk([]byte(src), "=gen", StringLevels)
+		chunk, localFunctions, err := parseChunk([]byte(src), "=gen", StringLevels, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,6 +111,11 @@ func Install(L *lua.LState) {
 }
 
 func pushLoaded(L *lua.LState, fn *lua.LFunction, err error) int {
+	// A load the deadline stopped stops the script, as the VM would.
+	var stop *StoppedError
+	if errors.As(err, &stop) {
+		L.RaiseError("%s", stop.Error())
+	}
 	if err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(err.Error()))

@@ -52,7 +52,11 @@ func LoadChunk(L *lua.LState, src []byte, chunkName string, levels int) (fn *lua
 			err = syntaxError(fmt.Errorf("luac.Load: %s: compiler failure: %v", display, rcv))
 		}
 	}()
-	chunk, localFunctions, err := parseChunk(src, chunkName, levels)
+	chunk, localFunctions, err := parseChunk(src, chunkName, levels, contextStop(L))
+	var stop *StoppedError
+	if errors.As(err, &stop) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, syntaxError(err)
 	}
@@ -145,4 +149,29 @@ func syntaxError(err error) error {
 
 func fileError(err error) error {
 	return &lua.ApiError{Type: lua.ApiErrorFile, Object: lua.LString(err.Error()), Cause: err}
+}
+
+// StoppedError is a load given up because L's context ended (a deadline,
+// Options.Context, --timeout) while the source was read; its message is
+// the context's, as the VM's would be.
+type StoppedError struct{ Err error }
+
+func (e *StoppedError) Error() string { return e.Err.Error() }
+func (e *StoppedError) Unwrap() error { return e.Err }
+
+// contextStop is the parser's stop for L: the context's error once it is
+// done, so that a huge source stops at the deadline as a script does.
+func contextStop(L *lua.LState) func() error {
+	ctx := L.Context()
+	if ctx == nil {
+		return nil
+	}
+	return func() error {
+		select {
+		case <-ctx.Done():
+			return &StoppedError{ctx.Err()}
+		default:
+			return nil
+		}
+	}
 }

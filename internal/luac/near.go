@@ -122,7 +122,7 @@ func (fs *funcState) errorNear(msg string) {
 // compile does not fail the same way.
 func nearError(src []byte, chunkName string, levels int, display string, err error) error {
 	m := marks{}
-	chunk, localFunctions, perr := parseMarked(src, chunkName, levels, m)
+	chunk, localFunctions, perr := parseMarked(src, chunkName, levels, nil, m)
 	if perr != nil {
 		return err
 	}

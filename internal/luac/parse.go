@@ -45,7 +45,7 @@ func Parse(r io.Reader, name string, levels int) ([]ast.Stmt, error) {
 
 // ParseBytes is Parse on a source in memory.
 func ParseBytes(src []byte, name string, levels int) ([]ast.Stmt, error) {
-	chunk, _, err := parseChunk(src, name, levels)
+	chunk, _, err := parseChunk(src, name, levels, nil)
 	return chunk, err
 }
 
@@ -53,18 +53,22 @@ func ParseBytes(src []byte, name string, levels int) ([]ast.Stmt, error) {
 // statements. gopher-lua's tree is the same for `local function f` and
 // `local f = function`, which differ in whether the body sees the new f;
 // the compiler needs to know which is which.
-func parseChunk(src []byte, name string, levels int) (chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, err error) {
-	return parseMarked(src, name, levels, nil)
+func parseChunk(src []byte, name string, levels int, stop func() error) (chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, err error) {
+	return parseMarked(src, name, levels, stop, nil)
 }
 
 // parseMarked is parseChunk that records in m, when it is not nil, the
 // tokens around each expression (near.go).
-func parseMarked(src []byte, name string, levels int, m marks) (chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, err error) {
-	p := &parser{lex: lexer{src: src, line: 1, chunk: chunkID(name, syntaxSize)}, level: levels, marks: m}
+func parseMarked(src []byte, name string, levels int, stop func() error, m marks) (chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, err error) {
+	p := &parser{lex: lexer{src: src, line: 1, chunk: chunkID(name, syntaxSize)}, level: levels, stop: stop, marks: m}
 	p.lastline = 1
 	p.localFunctions = map[*ast.LocalAssignStmt]bool{}
 	defer func() {
 		if r := recover(); r != nil {
+			if s, ok := r.(stopped); ok {
+				chunk, localFunctions, err = nil, nil, s.err
+				return
+			}
 			se, ok := r.(*syntaxErr)
 			if !ok {
 				panic(r)
@@ -122,11 +126,27 @@ type parser struct {
 	localFunctions map[*ast.LocalAssignStmt]bool
 	// marks, when not nil, records the tokens around each expression.
 	marks marks
+	// stop, when set, is asked every stopEvery tokens whether to give
+	// up: a huge source must not keep a script past its deadline.
+	stop   func() error
+	tokens int
 }
+
+// stopEvery is how many tokens pass between two calls of parser.stop:
+// about a tenth of a millisecond of reading.
+const stopEvery = 1 << 12
+
+// stopped carries stop's error out of the parser.
+type stopped struct{ err error }
 
 // next is luaX_next.
 func (p *parser) next() {
 	p.lastline = p.lex.line
+	if p.tokens++; p.stop != nil && p.tokens%stopEvery == 0 {
+		if err := p.stop(); err != nil {
+			panic(stopped{err})
+		}
+	}
 	if p.hasAhead {
 		p.tok, p.hasAhead = p.ahead, false
 		return
