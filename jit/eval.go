@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/gluaproject/glua/internal/lua51"
 )
 
 // thread is one kernel thread's state on the CPU.
@@ -182,7 +184,7 @@ func (c *compiler) floatMath(ex *Math) floatFn {
 // GPU's sinf and the others.
 var (
 	mathUnary = map[string]func(float64) float64{
-		"abs": math.Abs, "acos": math.Acos, "asin": math.Asin, "atan": math.Atan,
+		"abs": math.Abs, "acos": lua51.Acos, "asin": lua51.Asin, "atan": math.Atan,
 		"cos": math.Cos, "cosh": math.Cosh, "exp": math.Exp, "log": math.Log,
 		"log10": math.Log10, "sin": math.Sin, "sinh": math.Sinh, "sqrt": math.Sqrt,
 		"tan": math.Tan, "tanh": math.Tanh, "frexp": frexpMantissa, "modf": math.Trunc,

@@ -44,6 +44,8 @@ var replaced = []struct{ lib, name string }{
 	{"coroutine", "resume"},
 	{"coroutine", "wrap"},
 	{"math", "pow"},
+	{"math", "acos"},
+	{"math", "asin"},
 	{"debug", "getinfo"},
 	{"debug", "traceback"},
 	{"io", "write"},
@@ -133,6 +135,8 @@ func Open(L *lua.LState) {
 		"math.mod":        mathMod,
 		"math.fmod":       mathMod,
 		"math.pow":        mathPow,
+		"math.acos":       mathAcos,
+		"math.asin":       mathAsin,
 		"math.random":     rnd.random,
 		"math.randomseed": rnd.randomseed,
 	}
