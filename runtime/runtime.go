@@ -124,6 +124,9 @@ type Runtime struct {
 	// the bytes of this runtime's live host arrays against it.
 	hostLimit uint64
 	hostHeld  atomic.Int64
+	// downloads is the memory of the new arrays of downloads, mapped
+	// outside Go's heap and reused (hostmem.go).
+	downloads downloadMemory
 
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
@@ -239,6 +242,7 @@ func New(opts Options) (*Runtime, error) {
 		rt.backend.Close()
 		return nil, fmt.Errorf("host memory limit: %w", err)
 	}
+	rt.downloads.fits = rt.hostFits
 	if w, ok := rt.backend.(WorkspaceUser); ok {
 		// cuBLAS's workspace is device memory like any other: the pool
 		// accounts for it and its limits apply. Every stream of the
@@ -619,6 +623,7 @@ func (rt *Runtime) Close() error {
 	}
 	errs = append(errs, rt.destroyStreams()...)
 	errs = append(errs, rt.freePinned(true)...)
+	rt.downloads.release(true)
 	if rt.shared != nil {
 		rt.shared.detach(rt)
 	} else {
