@@ -310,6 +310,37 @@ func TestGPURandNAtItsExtremesIsBitIdentical(t *testing.T) {
 	}
 }
 
+// TestGPURandNFloat32AtItsExtremesIsBitIdentical is the same for the
+// float32 formula, whose uniform is v = (2k + 1)·2^-25 from 23 bits of the
+// hash: the smallest and largest k, either side of where Giles's erfinv
+// changes polynomials (w = 5, between k = 28 308 and 28 309), and both
+// signs.
+func TestGPURandNFloat32AtItsExtremesIsBitIdentical(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	var ks []uint64
+	for _, edge := range []uint64{0, 28300, 1 << 22, 1<<23 - 12} {
+		for d := uint64(0); d < 12; d++ {
+			ks = append(ks, edge+d)
+		}
+	}
+	for _, dt := range []device.DType{device.Float32, device.Float16, device.BFloat16} {
+		for _, k := range ks {
+			for _, sign := range []uint64{0, 1 << 63} {
+				offset := kernels.Unmix64(sign | k<<40 | 0xABCDEF)
+				d := place(t, b, make([]byte, dt.Size()), 0)
+				if err := g.RandN(dt, d.ptr(), 0, offset, 1, 0); err != nil {
+					t.Fatal(err)
+				}
+				want := make([]byte, dt.Size())
+				kernels.RandN(dt, want, 0, offset)
+				what := fmt.Sprintf("RandN %s v = (2·%d + 1)·2^-25, sign bit %d", dt, k, sign>>63)
+				checkSame(t, what, dt, d.read(t, what), want, nil)
+			}
+		}
+	}
+}
+
 // finite replaces NaN and infinities, which would make a sum meaningless.
 func finite(dt device.DType, x []byte) []byte {
 	for i := range len(x) / dt.Size() {

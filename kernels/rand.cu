@@ -2,9 +2,9 @@
 // formulas of kernels.Rand and kernels.RandN: element i is splitmix64's
 // finalizer applied to seed*golden + offset + i, its top bits scaled by a
 // power of two (rand), or the normal quantile of a uniform made from them
-// (randn). Every step is exact or rounded as IEEE 754 says, so the bits
-// equal the Go implementation's. The divisions are by powers of two,
-// hence exact.
+// (randn: in float64 for float64, in float32 for the other dtypes). Every
+// step is exact or rounded as IEEE 754 says, so the bits equal the Go
+// implementation's. rand's divisions are by powers of two, hence exact.
 
 __device__ inline u64 mix64(u64 z) {
     z ^= z >> 30;
@@ -41,9 +41,8 @@ extern "C" __global__ void glua_rand_bfloat16(u16* x, i64 n, u64 seed, u64 offse
     for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_bf16((float)(mix64(base + (u64)i) >> 56) / 256.0f);
 }
 
-// randn: z = the normal quantile (Wichura's AS 241) of u = (h>>12 + 1/2) ·
-// 2^-52, in float64 for every dtype, then rounded to float32 (and on to
-// the 2-byte floats) as rand's values are. Nothing here comes from a math
+// randn of float64: z = the normal quantile (Wichura's AS 241) of u =
+// (h>>12 + 1/2) · 2^-52, in float64. Nothing here comes from a math
 // library, whose log and sqrt need not round as Go's do: every product,
 // sum and quotient is one mul_rn, add_rn, sub_rn or div_rn, the square
 // root is sqrt.rn (correctly rounded, as Go's math.Sqrt), and the log is
@@ -143,20 +142,92 @@ extern "C" __global__ void glua_randn_float64(double* x, i64 n, u64 seed, u64 of
     for (i64 i = global_thread(); i < n; i += stride) x[i] = normal_at(base + (u64)i);
 }
 
+// randn of float32, float16 and bfloat16: kernels.normal32At, in float32,
+// each operation rounded as it is there: the uniform v = (2k + 1)·2^-25
+// from 23 bits of the hash, z = ±√2·erfinv(1 - 2v) by Giles's
+// polynomials, the sign from the hash's top bit. glua_randn32 holds
+// kernels.normal32Bits, word for word (a Go test reads it from this
+// file): the constants as bits, so that no decimal conversion differs.
+__constant__ u32 glua_randn32[26] = {
+    0x32f16588u, 0x34b84b36u, 0xb66c7357u, 0xb6935ac1u, 0x396532dbu, 0xbaa45408u, 0xbb88e4efu, 0x3e7c8f63u, 0x3fc02e2fu,
+    0xb951f09bu, 0x38d3b56bu, 0x3ab0dc72u, 0xbb70bde7u, 0x3bbc127bu, 0xbbf9c5d7u, 0x3c1aa57eu, 0x3f8036dbu, 0x40354f7eu,
+    0x3fb504f3u, 0x3f3504f3u, 0x3f317180u, 0x3717f7d1u, 0x3f2aaaaau, 0x3eccce13u, 0x3e91e9eeu, 0x3e789e26u,
+};
+
+// Indices into glua_randn32, as kernels's erfinvCentre and n32*.
+#define GLUA_N32_TAIL 9
+#define GLUA_N32_SQRT2 18
+#define GLUA_N32_SQRT_HALF 19
+#define GLUA_N32_LN2_HI 20
+#define GLUA_N32_LN2_LO 21
+#define GLUA_N32_LG1 22
+
+__device__ inline float n32(int i) { return __uint_as_float(glua_randn32[i]); }
+__device__ inline float sqrt_rn(float a) { float r; asm("sqrt.rn.f32 %0, %1;" : "=f"(r) : "f"(a)); return r; }
+
+// horner9 is the degree-8 polynomial whose coefficients start at
+// glua_randn32[at], at w, as kernels.horner32.
+__device__ inline float horner9(int at, float w) {
+    float p = n32(at);
+#pragma unroll
+    for (int i = 1; i < 9; i++) p = add_rn(mul_rn(p, w), n32(at + i));
+    return p;
+}
+
+// log_unit32 is log(x) for a normal float32 x in (0, 1], as
+// kernels.logUnit32.
+__device__ inline float log_unit32(float x) {
+    u32 b = __float_as_uint(x);
+    int ki = (int)(b >> 23) - 126;
+    float f1 = __uint_as_float((b & 0x7FFFFFu) | (126u << 23));
+    if (f1 < n32(GLUA_N32_SQRT_HALF)) {
+        f1 = mul_rn(f1, 2.0f);
+        ki--;
+    }
+    float f = sub_rn(f1, 1.0f);
+    float k = (float)ki;
+    float s = div_rn(f, add_rn(2.0f, f));
+    float z = mul_rn(s, s);
+    float w = mul_rn(z, z);
+    float t1 = mul_rn(w, add_rn(n32(GLUA_N32_LG1 + 1), mul_rn(w, n32(GLUA_N32_LG1 + 3))));
+    float t2 = mul_rn(z, add_rn(n32(GLUA_N32_LG1), mul_rn(w, n32(GLUA_N32_LG1 + 2))));
+    float R = add_rn(t1, t2);
+    float hfsq = mul_rn(mul_rn(0.5f, f), f);
+    return sub_rn(mul_rn(k, n32(GLUA_N32_LN2_HI)),
+                  sub_rn(sub_rn(hfsq, add_rn(mul_rn(s, add_rn(hfsq, R)), mul_rn(k, n32(GLUA_N32_LN2_LO)))), f));
+}
+
+// normal32_at is the float32 normal value of counter c, as
+// kernels.normal32At.
+__device__ inline float normal32_at(u64 c) {
+    u64 h = mix64(c);
+    float v = mul_rn((float)(u32)(((h >> 40) & 0x7FFFFFull) * 2 + 1), __uint_as_float(0x33000000u)); // · 2^-25, exact
+    float x = sub_rn(1.0f, mul_rn(2.0f, v));
+    float w = -log_unit32(mul_rn(mul_rn(4.0f, v), sub_rn(1.0f, v)));
+    float p;
+    if (w < 5.0f) {
+        p = horner9(0, sub_rn(w, 2.5f));
+    } else {
+        p = horner9(GLUA_N32_TAIL, sub_rn(sqrt_rn(w), 3.0f));
+    }
+    float z = mul_rn(mul_rn(p, x), n32(GLUA_N32_SQRT2));
+    return (h >> 63) ? -z : z;
+}
+
 extern "C" __global__ void glua_randn_float32(float* x, i64 n, u64 seed, u64 offset) {
     u64 base = seed * GLUA_GOLDEN + offset;
     i64 stride = grid_threads();
-    for (i64 i = global_thread(); i < n; i += stride) x[i] = (float)normal_at(base + (u64)i);
+    for (i64 i = global_thread(); i < n; i += stride) x[i] = normal32_at(base + (u64)i);
 }
 
 extern "C" __global__ void glua_randn_float16(u16* x, i64 n, u64 seed, u64 offset) {
     u64 base = seed * GLUA_GOLDEN + offset;
     i64 stride = grid_threads();
-    for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_f16((float)normal_at(base + (u64)i));
+    for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_f16(normal32_at(base + (u64)i));
 }
 
 extern "C" __global__ void glua_randn_bfloat16(u16* x, i64 n, u64 seed, u64 offset) {
     u64 base = seed * GLUA_GOLDEN + offset;
     i64 stride = grid_threads();
-    for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_bf16((float)normal_at(base + (u64)i));
+    for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_bf16(normal32_at(base + (u64)i));
 }

@@ -8,29 +8,42 @@ import (
 
 // RandN fills x with standard normal values, counter-based as Rand is:
 // element i is the normal quantile of a uniform drawn from h, Rand's hash
-// of seed*golden + offset + i,
+// of seed*golden + offset + i. float64 takes it in float64:
 //
 //	u = (h>>12 + 1/2) · 2^-52    // in (0, 1), never 0 or 1, symmetric about 1/2
 //	z = Φ⁻¹(u)                   // Wichura's AS 241 (PPND16), |z| < 8.2
 //
-// computed in float64 for every dtype and rounded to float32 (and from
-// there to float16 or bfloat16) as Rand's values are. One draw per
-// element keeps element i a function of its counter alone, so a call
-// takes n counters, as Rand does.
+// float32, float16 and bfloat16 take it in float32 (normal32At), the
+// 2-byte floats rounded from there as Rand's values are:
+//
+//	v = (2·(h>>40 & (2^23-1)) + 1) · 2^-25   // in (0, 1/2), exact
+//	z = ±Φ⁻¹(1 - v) = ±√2·erfinv(1 - 2v)     // Giles's erfinv, sign from h's top bit, |z| < 5.4
+//
+// The float64 quantile costs some 120 float64 operations an element on
+// the GPU, with a branch that splits almost every warp (3.2 ms for 2^28
+// float32 on an H100, where rand takes 0.38); the float32 one a logarithm
+// and a polynomial of degree 8, one branch that 0.34% of the elements
+// take. One draw per element keeps element i a function of its counter
+// alone, so a call takes n counters, as Rand does.
 //
 // The GPU must give the same bits, and a library's log or sqrt need not
-// round as Go's does, so the quantile is spelled out in operations that
-// IEEE 754 rounds exactly: each product, sum and quotient rounded on its
-// own (mul_rn, add_rn and div_rn in rand.cu; float64 conversions here,
-// which keep Go from fusing), square roots correctly rounded on both
-// sides, and the logarithm fdlibm's (Go's math.log), whose reduction and
-// polynomial use nothing else. The constants are the same decimal
-// literals in both files, a test checks.
+// round as Go's does, so both quantiles are spelled out in operations
+// that IEEE 754 rounds exactly: each product, sum and quotient rounded on
+// its own (mul_rn, add_rn and div_rn in rand.cu; float64 or float32
+// conversions here, which keep Go from fusing), square roots correctly
+// rounded on both sides, and the logarithm fdlibm's (Go's math.log; in
+// float32 with FreeBSD's logf polynomial), whose reduction and polynomial
+// use nothing else. The constants are the same literals in both files,
+// a test checks.
 func RandN(dt device.DType, x []byte, seed, offset uint64) error {
 	if err := checkRand("randn", dt, x); err != nil {
 		return err
 	}
-	fillCounters(dt, x, seed*golden+offset, normalAt)
+	if dt == device.Float64 {
+		fillCounters(dt, x, seed*golden+offset, normalAt)
+		return nil
+	}
+	fillCounters(dt, x, seed*golden+offset, func(c uint64) float64 { return float64(normal32At(c)) })
 	return nil
 }
 
@@ -136,4 +149,84 @@ func logUnit(x float64) float64 {
 	R := t1 + t2
 	hfsq := float64(float64(0.5*f) * f)
 	return float64(k*ln2Hi) - ((hfsq - (float64(s*(hfsq+R)) + float64(k*ln2Lo))) - f)
+}
+
+// normal32Bits are the float32 constants of normal32At and logUnit32, as
+// bits, so that no decimal conversion can differ between Go and rand.cu's
+// glua_randn32 table, which holds the same words in the same order (a
+// test checks).
+var normal32Bits = [...]uint32{
+	// Giles's erfinv in float32, w = -log((1-x)(1+x)) < 5, in w - 2.5,
+	// highest degree first: 2.81022636e-08 ... 1.50140941
+	0x32f16588, 0x34b84b36, 0xb66c7357, 0xb6935ac1, 0x396532db, 0xbaa45408, 0xbb88e4ef, 0x3e7c8f63, 0x3fc02e2f,
+	// and w >= 5, in √w - 3: -0.000200214257 ... 2.83297682
+	0xb951f09b, 0x38d3b56b, 0x3ab0dc72, 0xbb70bde7, 0x3bbc127b, 0xbbf9c5d7, 0x3c1aa57e, 0x3f8036db, 0x40354f7e,
+	// √2; logf's √½, ln2 split in two, and the polynomial Lg1..Lg4 in
+	// s² (FreeBSD's e_logf.c, |error| < 2^-34.24)
+	0x3fb504f3, 0x3f3504f3, 0x3f317180, 0x3717f7d1, 0x3f2aaaaa, 0x3eccce13, 0x3e91e9ee, 0x3e789e26,
+}
+
+// Indices into normal32Bits.
+const (
+	erfinvCentre = 0
+	erfinvTail   = 9
+	n32Sqrt2     = 18
+	n32SqrtHalf  = 19
+	n32Ln2Hi     = 20
+	n32Ln2Lo     = 21
+	n32Lg1       = 22 // to 25: Lg1..Lg4
+)
+
+func n32(i int) float32 { return math.Float32frombits(normal32Bits[i]) }
+
+// normal32At is the float32 normal value of counter c: ±Φ⁻¹(1 - v) for
+// the v of RandN's comment, each operation rounded to float32 on its own.
+func normal32At(c uint64) float32 {
+	h := mix64(c)
+	v := float32(h>>40&(1<<23-1)*2+1) * 0x1p-25 // exact: 24 bits
+	x := 1 - float32(2*v)                       // exact: a multiple of 2^-24 below 1
+	w := -logUnit32(float32(float32(4*v) * float32(1-v)))
+	var p float32
+	if w < 5 {
+		p = horner32(erfinvCentre, w-2.5)
+	} else {
+		p = horner32(erfinvTail, float32(math.Sqrt(float64(w)))-3) // float64's root rounds to float32's
+	}
+	z := float32(float32(p*x) * n32(n32Sqrt2))
+	if h>>63 != 0 {
+		return -z
+	}
+	return z
+}
+
+// horner32 is the degree-8 polynomial whose coefficients start at
+// normal32Bits[at], at w, each product rounded before its sum.
+func horner32(at int, w float32) float32 {
+	p := n32(at)
+	for i := at + 1; i < at+9; i++ {
+		p = float32(p*w) + n32(i)
+	}
+	return p
+}
+
+// logUnit32 is log(x) for a normal float32 x in (0, 1]: logUnit's
+// reduction and formula in float32, with logf's shorter polynomial.
+func logUnit32(x float32) float32 {
+	b := math.Float32bits(x)
+	ki := int32(b>>23) - 126 // x = f1·2^ki with f1 in [1/2, 1)
+	f1 := math.Float32frombits(b&(1<<23-1) | 126<<23)
+	if f1 < n32(n32SqrtHalf) {
+		f1 *= 2
+		ki--
+	}
+	f := f1 - 1
+	k := float32(ki)
+	s := f / (2 + f)
+	z := float32(s * s)
+	w := float32(z * z)
+	t1 := float32(w * (n32(n32Lg1+1) + float32(w*n32(n32Lg1+3))))
+	t2 := float32(z * (n32(n32Lg1) + float32(w*n32(n32Lg1+2))))
+	R := t1 + t2
+	hfsq := float32(float32(0.5*f) * f)
+	return float32(k*n32(n32Ln2Hi)) - ((hfsq - (float32(s*(hfsq+R)) + float32(k*n32(n32Ln2Lo)))) - f)
 }

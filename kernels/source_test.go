@@ -107,6 +107,39 @@ func TestRandNCUDAHasTheGoConstants(t *testing.T) {
 	}
 }
 
+// The float32 generator's constants are words in both files, and so are
+// its indices into them.
+func TestRandNCUDAHasTheGoFloat32Words(t *testing.T) {
+	src, err := cudaFiles.ReadFile("rand.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := regexp.MustCompile(`(?s)glua_randn32\[(\d+)\] = \{(.*?)\};`).FindSubmatch(src)
+	if table == nil {
+		t.Fatal("rand.cu has no glua_randn32 table")
+	}
+	words := regexp.MustCompile(`0x([0-9a-f]{8})u`).FindAllSubmatch(table[2], -1)
+	if n, _ := strconv.Atoi(string(table[1])); n != len(normal32Bits) || len(words) != len(normal32Bits) {
+		t.Fatalf("rand.cu's glua_randn32[%s] has %d words, randn.go's normal32Bits %d", table[1], len(words), len(normal32Bits))
+	}
+	for i, w := range words {
+		if v, err := strconv.ParseUint(string(w[1]), 16, 32); err != nil || uint32(v) != normal32Bits[i] {
+			t.Errorf("rand.cu: glua_randn32[%d] is 0x%s, randn.go has %#08x", i, w[1], normal32Bits[i])
+		}
+	}
+	index := map[string]int{"GLUA_N32_TAIL": erfinvTail, "GLUA_N32_SQRT2": n32Sqrt2, "GLUA_N32_SQRT_HALF": n32SqrtHalf,
+		"GLUA_N32_LN2_HI": n32Ln2Hi, "GLUA_N32_LN2_LO": n32Ln2Lo, "GLUA_N32_LG1": n32Lg1}
+	defines := regexp.MustCompile(`(?m)^#define (GLUA_N32_\w+) (\d+)$`).FindAllStringSubmatch(string(src), -1)
+	if len(defines) != len(index) {
+		t.Errorf("rand.cu defines %d GLUA_N32_ indices, randn.go %d", len(defines), len(index))
+	}
+	for _, d := range defines {
+		if v, err := strconv.Atoi(d[2]); err != nil || v != index[d[1]] {
+			t.Errorf("rand.cu: %s is %s, randn.go has %d", d[1], d[2], index[d[1]])
+		}
+	}
+}
+
 // GPU.ElementwiseTo passes a kernel's number as an int64 for an integer
 // dtype and a float64 for a float one, and GPU.Sum and GPU.MaxAbsDiff
 // launch integer entry points of their own: the traits and the reduce

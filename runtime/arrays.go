@@ -66,7 +66,8 @@ func (rt *Runtime) ToDevice(h *HostArray) (*Array, error) {
 	return a, nil
 }
 
-// CopyToHost downloads the array. With dst nil it returns a new host array;
+// CopyToHost downloads the array. With dst nil it returns a new host array
+// (from 4 MiB, memory reused from dropped ones: see HostArray.Bytes);
 // otherwise dst must have the same shape and dtype and is filled. A large
 // pageable dst is filled through a Stager's pinned slots.
 func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
@@ -74,9 +75,10 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 	if err := a.live(rt, ""); err != nil {
 		return nil, err
 	}
-	if dst == nil {
+	fresh := dst == nil
+	if fresh {
 		var err error
-		if dst, err = rt.NewHostArray(a.shape, a.dtype, false); err != nil {
+		if dst, err = rt.newDownloadArray(a.shape, a.dtype); err != nil {
 			return nil, err
 		}
 	} else if err := sameLayout("destination", dst.shape, dst.dtype, "array", a.shape, a.dtype); err != nil {
@@ -90,7 +92,7 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 	if err := rt.uncapturable("a copy to the host"); err != nil {
 		return nil, err
 	}
-	if err := rt.downloadInto(dst, a.ptr()); err != nil {
+	if err := rt.downloadInto(dst, a.ptr(), fresh); err != nil {
 		return nil, err
 	}
 	return dst, nil
@@ -142,11 +144,13 @@ func (a *Array) upload(h *HostArray) error {
 
 // downloadInto copies dst's size in bytes from src into dst; pageable
 // bytes go through a Stager when there are enough of them, and a mapped
-// file's are written by Go code, as upload reads them.
-func (rt *Runtime) downloadInto(dst *HostArray, src device.Ptr) error {
+// file's are written by Go code, as upload reads them. fresh says that
+// dst was made for this download (newDownloadArray): its pages may not
+// be there yet.
+func (rt *Runtime) downloadInto(dst *HostArray, src device.Ptr, fresh bool) error {
 	defer goruntime.KeepAlive(dst)
 	if !dst.pinned {
-		if staged, err := rt.stagedDownload(dst.data, src); staged {
+		if staged, err := rt.stagedDownload(dst.data, src, fresh); staged {
 			return err
 		}
 	}

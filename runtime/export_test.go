@@ -23,3 +23,17 @@ var StageThreads, StageLayout = stageThreads, layout
 // ChecksBounds says whether the kernel's translations check every index
 // on the GPU (check_bounds).
 func (k *JITKernel) ChecksBounds() bool { return k.opts.CheckBounds }
+
+// DownloadBytes is how many bytes of mapped memory the new arrays of
+// downloads hold, and how many the cache of dropped ones keeps.
+func (rt *Runtime) DownloadBytes() (live, cached int64) {
+	return rt.downloads.live.Load(), rt.downloads.cachedBytes()
+}
+
+// SetDownloadPaceMin sets the fewest bytes of download arrays mapped
+// between two collections, until restore is called.
+func SetDownloadPaceMin(n int64) (restore func()) {
+	old := downloadPaceMin
+	downloadPaceMin = n
+	return func() { downloadPaceMin = old }
+}

@@ -22,9 +22,10 @@ type HostArray struct {
 	dtype  device.DType
 	pinned bool
 	// owner keeps the memory behind data alive while this array or a view
-	// of it is reachable: page-locked memory (*pinnedMem) or a mapped
-	// .npy file (*npy.Mapping, which makes the array read-only); nil for
-	// ordinary Go memory.
+	// of it is reachable: page-locked memory (*pinnedMem), a mapped .npy
+	// file (*npy.Mapping, which makes the array read-only) or the mapped
+	// memory of a download's new array (*downloadPages); nil for ordinary
+	// Go memory.
 	owner any
 }
 
@@ -318,9 +319,10 @@ func (h *HostArray) NBytes() uint64      { return uint64(len(h.data)) }
 func (h *HostArray) NDim() int           { return len(h.shape) }
 
 // Bytes is the array's storage, shared, not copied. Pinned storage belongs to
-// the driver and is returned to it once h is unreachable, and a mapped
-// file is unmapped then, so keep h alive (runtime.KeepAlive) for as long
-// as the bytes are used. A mapped array's bytes are read-only unless
+// the driver and is returned to it once h is unreachable, a mapped file
+// is unmapped then, and the memory of an array of 4 MiB or more that
+// CopyToHost made goes to the next such array, so keep h alive
+// (runtime.KeepAlive) for as long as the bytes are used. A mapped array's bytes are read-only unless
 // mapped writable, and may fault where another program truncated the
 // file: touch them inside npy.Access, which makes that fault an error.
 func (h *HostArray) Bytes() []byte { return h.data }

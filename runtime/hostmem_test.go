@@ -1,9 +1,12 @@
 package runtime_test
 
 import (
+	"bytes"
 	"errors"
+	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/runtime"
@@ -49,5 +52,162 @@ func TestHostMemoryLimitCountsLiveArraysAndCollectsDroppedOnes(t *testing.T) {
 		assert(d:copy_to_host().size == 1024 * 1024 * 12, "fits once keep is gone")`)
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// collectUntil runs the collector until cond holds, or fails after ten
+// seconds: cleanups run on a goroutine of their own after a collection,
+// which a loaded machine may leave waiting a while.
+func collectUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 1000 {
+		if cond() {
+			return
+		}
+		goruntime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("after collecting for ten seconds: %s", what)
+}
+
+// A download into a new array lands exactly, whatever its size; from 4
+// MiB its memory is mapped outside Go's heap, by whole huge pages, and a
+// view keeps it after the array itself is dropped. Once neither can be
+// reached the memory waits in a cache, and the next download array of its
+// size takes it, overwritten whole though it held the last one's bytes.
+func TestDownloadsIntoNewArraysLandExactlyAndOutliveTheirArrayInViews(t *testing.T) {
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		for _, n := range []int{1000, 5<<20 + 3, 64<<20 + 5} {
+			class := int64((n + 2<<20 - 1) / (2 << 20) * (2 << 20))
+			if n < 4<<20 {
+				class = 0
+			}
+			liveBefore, _ := rt.DownloadBytes()
+			h := randomHost(t, []int{n}, runtime.Uint8)
+			a, err := rt.ToDevice(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.CopyToHost(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), h.Bytes()) {
+				t.Fatalf("%d bytes: the new array differs from what was uploaded", n)
+			}
+			if got.Pinned() || got.Mapped() || !got.Writable() {
+				t.Errorf("%d bytes: the new array is pinned %v, a mapped file %v, writable %v; want an ordinary writable array",
+					n, got.Pinned(), got.Mapped(), got.Writable())
+			}
+			live, _ := rt.DownloadBytes()
+			if live-liveBefore != class && live != liveBefore { // equal: a system without anonymous mappings
+				t.Errorf("%d bytes: %d bytes mapped, want %d", n, live-liveBefore, class)
+			}
+			view, err := got.Rows(n/2, n/2+100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = nil
+			for range 3 {
+				goruntime.GC()
+				time.Sleep(5 * time.Millisecond)
+			}
+			if !bytes.Equal(view.Bytes(), h.Bytes()[n/2-1:n/2+100]) {
+				t.Fatalf("%d bytes: a view's bytes changed once its array was dropped", n)
+			}
+			goruntime.KeepAlive(view)
+			view = nil
+			collectUntil(t, "the dropped array's memory is still held", func() bool {
+				live, _ := rt.DownloadBytes()
+				return live == liveBefore
+			})
+			_, cached := rt.DownloadBytes()
+			if class > 0 && cached < class {
+				t.Errorf("%d bytes: the cache keeps %d bytes, want the dropped array's %d", n, cached, class)
+			}
+			fillRandom(h.Bytes())
+			if err := a.CopyFrom(h); err != nil {
+				t.Fatal(err)
+			}
+			if got, err = a.CopyToHost(nil); err != nil || !bytes.Equal(got.Bytes(), h.Bytes()) {
+				t.Fatalf("%d bytes, a second download: %v, or the array differs from the upload", n, err)
+			}
+			if _, after := rt.DownloadBytes(); after != cached-class {
+				t.Errorf("%d bytes: the second download left %d bytes cached of %d; want the first one's memory taken", n, after, cached)
+			}
+			goruntime.KeepAlive(got)
+			got = nil
+			a.Free()
+			// the next size starts from none live, whenever cleanups run
+			collectUntil(t, "the second download's memory is still held", func() bool {
+				live, _ := rt.DownloadBytes()
+				return live == liveBefore
+			})
+		}
+	})
+}
+
+// Under a host limit a download array counts while it lives, and the
+// cache its memory goes to afterwards gives way to a request that the
+// limit would refuse.
+func TestDownloadArraysCountAgainstTheHostLimitAndTheirCacheGivesWay(t *testing.T) {
+	eachBackendWith(t, runtime.Options{HostMemoryLimit: "256MiB"}, func(t *testing.T, rt *runtime.Runtime) {
+		d, err := rt.Zeros([]int{40 << 20}, runtime.Uint8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, err := d.CopyToHost(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.NewHostArray([]int{230 << 20}, runtime.Uint8, false); err == nil {
+			t.Fatal("230 MiB more fit under a host limit of 256 MiB beside a 40 MiB download")
+		}
+		goruntime.KeepAlive(held)
+		held = nil
+		big, err := rt.NewHostArray([]int{230 << 20}, runtime.Uint8, false)
+		if err != nil {
+			t.Fatalf("once the download array is dropped: %v", err)
+		}
+		collectUntil(t, "the dropped download's memory is still held", func() bool {
+			live, _ := rt.DownloadBytes()
+			return live == 0
+		})
+		if live, cached := rt.DownloadBytes(); live+cached+230<<20 > 256<<20 {
+			t.Errorf("%d bytes of download memory live and %d cached beside 230 MiB under a limit of 256 MiB", live, cached)
+		}
+		goruntime.KeepAlive(big)
+	})
+}
+
+// The collector does not see memory mapped outside its heap, so a loop
+// that drops each download array would map without end before a
+// collection came: the runtime collects once as many bytes were handed
+// out since its last collection as survived it, and the arrays dropped
+// meanwhile fill the cache that the next ones take from.
+func TestDroppedDownloadArraysAreReusedInALoop(t *testing.T) {
+	defer runtime.SetDownloadPaceMin(32 << 20)()
+	rt := newCPU(t, runtime.Options{})
+	a, err := rt.Zeros([]int{8 << 20}, runtime.Uint8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := int64(0)
+	for range 60 {
+		h, err := a.CopyToHost(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live, cached := rt.DownloadBytes()
+		most = max(most, live+cached)
+		goruntime.KeepAlive(h)
+	}
+	if most == 0 {
+		t.Skip("no anonymous mappings on this system")
+	}
+	// 32 MiB between collections; the arrays dropped before one are a
+	// cleanup away, then cached
+	if most > 80<<20 {
+		t.Errorf("%d MiB mapped at most over 60 dropped 8 MiB downloads, want 80 at most", most>>20)
 	}
 }

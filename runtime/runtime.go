@@ -127,6 +127,9 @@ type Runtime struct {
 	hostHeld  atomic.Int64
 	// luaMemory is the limit on the memory of the script's Lua values.
 	luaMemory *lualimit.Memory
+	// downloads is the memory of the new arrays of downloads, mapped
+	// outside Go's heap and reused (hostmem.go).
+	downloads downloadMemory
 
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
@@ -245,6 +248,7 @@ func New(opts Options) (*Runtime, error) {
 		rt.backend.Close()
 		return nil, fmt.Errorf("host memory limit: %w", err)
 	}
+	rt.downloads.fits = rt.hostFits
 	if w, ok := rt.backend.(WorkspaceUser); ok {
 		// cuBLAS's workspace is device memory like any other: the pool
 		// accounts for it and its limits apply. Every stream of the
@@ -628,6 +632,7 @@ func (rt *Runtime) Close() error {
 	}
 	errs = append(errs, rt.destroyStreams()...)
 	errs = append(errs, rt.freePinned(true)...)
+	rt.downloads.release(true)
 	if rt.shared != nil {
 		rt.shared.detach(rt)
 	} else {

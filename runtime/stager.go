@@ -9,6 +9,7 @@ import (
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/parallel"
+	"github.com/gluaproject/glua/internal/prefault"
 	"github.com/gluaproject/glua/npy"
 )
 
@@ -411,10 +412,11 @@ func (rt *Runtime) stagedUpload(a *Array, data []byte) (ok bool, err error) {
 // stagedDownload is stagedUpload's other direction: the bus writes pieces
 // of src into pinned slots and threads copy each out into data once its
 // copy has ended. The driver's own copy into pageable memory runs at
-// about 15 GB/s on the H100's host, under a third of the bus.
-func (rt *Runtime) stagedDownload(data []byte, src device.Ptr) (ok bool, err error) {
+// about 15 GB/s on the H100's host, under a third of the bus. fresh says
+// that data's pages may not be there yet (a new download array's).
+func (rt *Runtime) stagedDownload(data []byte, src device.Ptr, fresh bool) (ok bool, err error) {
 	return rt.staged(len(data), func(st *Stager, ac AsyncCopier) error {
-		return st.copyOut(ac, rt.stream, data, src)
+		return st.copyOut(ac, rt.stream, data, src, fresh)
 	})
 }
 
@@ -438,8 +440,12 @@ func (rt *Runtime) staged(n int, copy func(*Stager, AsyncCopier) error) (ok bool
 
 // copyOut copies the bytes at base into data through the slots: each
 // thread keeps a piece in flight on the bus in one slot while it copies
-// the piece before out of the other.
-func (st *Stager) copyOut(ac AsyncCopier, handle device.Stream, data []byte, base device.Ptr) error {
+// the piece before out of the other. Into fresh memory, a thread also
+// asks the kernel for each piece's pages while the bus fills its slot,
+// so that faults, and the zeroing of the pages they bring, are paid
+// beside the transfer rather than after it, in the copy out; where the
+// pages are there already, the request costs a walk of their entries.
+func (st *Stager) copyOut(ac AsyncCopier, handle device.Stream, data []byte, base device.Ptr, fresh bool) error {
 	b := st.rt.backend
 	return st.spread(len(data), func(mine []stageSlot, claim func() (lo, hi int, ok bool)) error {
 		type piece struct {
@@ -463,6 +469,9 @@ func (st *Stager) copyOut(ac AsyncCopier, handle device.Stream, data []byte, bas
 				}
 				slot.queued = true
 				queue = append(queue, piece{slot, data[lo:hi]})
+				if fresh {
+					_ = prefault.Pages(data[lo:hi], 1, nil) // refused: the copy out faults the pages in
+				}
 			}
 			if len(queue) == 0 {
 				return nil
