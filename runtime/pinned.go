@@ -24,8 +24,13 @@ type PinnedHost interface {
 // memory, and the runtime's goroutine keeps it for reuse. id tells this
 // allocation from a later one that reuses the same buffer: the cleanup of
 // an owner released early (ReleasePinned) may run after the buffer has
-// been handed out again, and must then leave it alone.
-type pinnedMem struct{ id uint64 }
+// been handed out again, and must then leave it alone. It is 16 bytes:
+// Go packs smaller pointer-free objects together into one block, and a
+// cleanup then waits for every neighbour in the block to die too.
+type pinnedMem struct {
+	id uint64
+	_  uint64
+}
 
 // livePinned is a buffer held by a pinnedMem.
 type livePinned struct {
