@@ -183,13 +183,10 @@ func stackLevels(L *lua.LState) []stackLevel {
 		}
 		levels = append(levels, stackLevel{yield: &name})
 	}
-	// index counts levels as GetStack does, from the current frame, frames
-	// that Lua 5.1 does not have (unseen.go) among them.
+	// index counts levels as GetStack does, from the current frame.
 	index := 0
 	for ; frame != nil; frame = frameParent(frame) {
-		if !isIn(unseenFrames(), frame) {
-			levels = append(levels, stackLevel{index: index, frame: frame})
-		}
+		levels = append(levels, stackLevel{index: index, frame: frame})
 		index++
 		if !frameFn(frame).IsG {
 			for range frameTailCalls(frame) {

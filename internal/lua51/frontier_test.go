@@ -81,13 +81,10 @@ func randomPattern(r *rand.Rand) string {
 	return b.String()
 }
 
-// The matcher that runs %f patterns, run on every kind of pattern beside
-// lua5.1: find, match, gmatch and gsub must agree on each.
+// The pattern matcher on every kind of pattern beside lua5.1: find,
+// match, gmatch and gsub must agree on each.
 func TestOwnMatcherAgreesWithLua51OnRandomPatterns(t *testing.T) {
 	lua51Path(t)
-	saved := usesFrontier
-	usesFrontier = func(string) bool { return true }
-	defer func() { usesFrontier = saved }()
 	r := rand.New(rand.NewPCG(30, 11))
 	subjects := []string{"", "a", "ab ba", "(a(b)c) d1", "aab]x.b", "x%1 ab(c)", "  abc123 ", "ba(ab)ab"}
 	var src strings.Builder

@@ -1,8 +1,6 @@
 package lua51
 
 import (
-	"strings"
-
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -57,22 +55,6 @@ func textSize(vs []lua.LValue) int {
 		}
 	}
 	return n
-}
-
-// mayGrowBig says whether gsub of s with repl could build a string big
-// enough for the growth check to look at, which gsub over matcher does as
-// the result grows (gopher-lua's gsub builds it out of sight): always for
-// a function or a table, whose values are not known in advance.
-func mayGrowBig(s string, repl lua.LValue) bool {
-	if growthCheck == nil {
-		return false
-	}
-	r, ok := repl.(lua.LString)
-	if !ok {
-		return true
-	}
-	perMatch := float64(len(r)) + float64(strings.Count(string(r), "%"))*float64(len(s))
-	return float64(len(s))+float64(len(s)+1)*perMatch >= BigString
 }
 
 // CheckContext raises the context's error if L's context is done, as the

@@ -173,11 +173,11 @@ func Open(L *lua.LState) {
 		case ".next":
 			fn = before{nextArgs, old.GFunction}.call
 		case "string.find":
-			fn = atInit{old.GFunction, emptyFind, true}.call
+			fn = atInit{emptyFind, true}.call
 		case "string.match":
-			fn = atInit{old.GFunction, emptyMatch, false}.call
+			fn = atInit{emptyMatch, false}.call
 		case "string.gsub":
-			fn = gsub{old.GFunction}.call
+			fn = strGsub
 		case "debug.getinfo":
 			fn = infoGetter{old.GFunction}.call
 		case "debug.traceback":

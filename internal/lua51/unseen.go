@@ -23,20 +23,12 @@ import (
 // Some Go functions word their errors as Lua 5.1 does already, and keep
 // them: error (error("e", 2) from pcall has the position of pcall's caller,
 // rightly), assert, and the function coroutine.wrap returns (the
-// coroutine's message has its own position). Some frames are not Lua
-// 5.1's: the Go functions through which gsub calls a table or function
-// replacement. Their errors count as gsub's, and tracebacks leave them out.
+// coroutine's message has its own position).
 
 // exactPositions are the code pointers of the Go functions that put Lua
 // 5.1's position on their errors themselves.
 var exactPositions = sync.OnceValue(func() map[uintptr]bool {
 	return codePointers(baseError, baseAssert, wrapped{}.call)
-})
-
-// unseenFrames are the code pointers of the Go functions that run in
-// frames Lua 5.1 does not have.
-var unseenFrames = sync.OnceValue(func() map[uintptr]bool {
-	return codePointers(tableReplacement{}.call, functionReplacement{}.call)
 })
 
 // wrapsCoroutine says whether fn is a function coroutine.wrap returned: a
@@ -73,9 +65,6 @@ var standardLibrary = sync.OnceValue(func() map[uintptr]bool {
 	for _, lib := range []string{"", "string", "table", "math", "io", "os", "coroutine", "debug", "package", fileMethods} {
 		add(library(L, lib))
 	}
-	for p := range unseenFrames() {
-		m[p] = true
-	}
 	return m
 })
 
@@ -103,9 +92,6 @@ func isIn(set map[uintptr]bool, frame unsafe.Pointer) bool {
 // 5.1 puts none: where the function's caller is a Go function too.
 func callerPosition(cf unsafe.Pointer, msg lua.LString) lua.LString {
 	running := cf
-	for isIn(unseenFrames(), running) && frameParent(running) != nil {
-		running = frameParent(running)
-	}
 	caller := frameParent(running)
 	if caller == nil || !frameFn(caller).IsG || !isIn(standardLibrary(), running) ||
 		isIn(exactPositions(), running) || wrapsCoroutine(frameFn(running)) {
