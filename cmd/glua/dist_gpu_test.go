@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,37 @@ func TestNCCLRanksLuaErrorEndsTheJobWithinSecondsNamingIt(t *testing.T) {
 			t.Logf("%s: the job ended %v after it started", when, took)
 			checkRankError(t, r, took)
 		})
+	}
+}
+
+// Every collective for every dtype and op, one rank on each GPU of the
+// host (two, four or eight), under each pool strategy: the path a job on
+// the whole machine takes.
+func TestNCCLEveryCollectiveOnEveryGPUUnderEveryPoolStrategy(t *testing.T) {
+	twoGPUs(t)
+	b, err := cuda.Load(cuda.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := b.DeviceCount()
+	b.Close()
+	checks := 7*(5*(1+size+1)+size+1+size-1) + 1
+	var want []string
+	for rank := range size {
+		want = append(want, fmt.Sprintf("[%d] rank %d: %d checks passed", rank, rank, checks))
+	}
+	for _, strategy := range []string{"caching", "none", "cuda"} {
+		start := time.Now()
+		r := invocation{dir: "testdata", args: []string{"--nproc", strconv.Itoa(size), "--backend", "cuda", "dist_conformance.lua"},
+			env: []string{"GLUA_MEMORY_POOL=" + strategy}}.glua(t)
+		t.Logf("%d GPUs, pool %s: %v", size, strategy, time.Since(start))
+		if r.code != 0 {
+			t.Errorf("%d GPUs, pool %s: %v", size, strategy, r)
+			continue
+		}
+		if got := sortedLines(r.stdout); !slices.Equal(got, want) {
+			t.Errorf("%d GPUs, pool %s: stdout lines\n%q\nwant\n%q", size, strategy, got, want)
+		}
 	}
 }
 
