@@ -7,7 +7,7 @@ import (
 )
 
 // atInit is Lua 5.1's string.find or string.match, on matcher
-// (frontier.go), with the start position Lua 5.1 uses: negative counts
+// (matcher.go), with the start position Lua 5.1 uses: negative counts
 // from the end, and anything past the end is the end itself, where an
 // empty match is still found (("abc"):find("", 10) is 4 3).
 type atInit struct {
