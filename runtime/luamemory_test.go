@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +80,31 @@ func TestLongLibraryCallsStopAtTheDeadline(t *testing.T) {
 				t.Errorf("stopped after %v, want well under a second", took)
 			}
 		})
+	}
+}
+
+// A file's source is read and compiled in Go, out of the VM's sight: its
+// size is checked against the limit before dofile or loadfile reads it.
+func TestLoadingABigFileIsCheckedAgainstTheLuaMemoryLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.lua")
+	if err := os.WriteFile(path, []byte(strings.Repeat("x=1 ", 1<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rt := newCPU(t, runtime.Options{LuaMemoryLimit: "64MiB", Stdout: &out})
+	if err := rt.SetGlobal("path", path); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.DoString(`print(pcall(dofile, path)) print(pcall(loadfile, path)) print(x)`); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || lines[2] != "nil" {
+		t.Fatalf("printed %q, want two refusals and x never set", out.String())
+	}
+	for _, l := range lines[:2] {
+		if !strings.HasPrefix(l, "false\tnot enough memory: 128 MiB more would pass the Lua memory limit of 64 MiB") {
+			t.Errorf("printed %q, want not enough memory for 4 MiB of source", l)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package lualimit
 
 import (
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,8 @@ func wrapLibrary(L *lua.LState) {
 		{str, "format", sized(formatSize)},
 		{tab, "sort", wrapSort},
 		{L.G.Global, "loadstring", sized(sourceSize)},
+		{L.G.Global, "loadfile", sized(fileSourceSize)},
+		{L.G.Global, "dofile", sized(fileSourceSize)},
 		{co, "create", sized(threadSize)},
 		{co, "wrap", sized(threadSize)},
 	} {
@@ -112,6 +115,21 @@ const compileBytesPerSourceByte = 32
 
 func sourceSize(L *lua.LState) float64 {
 	return text(L.Get(1)) * compileBytesPerSourceByte
+}
+
+// fileSourceSize is sourceSize for the file loadfile or dofile is given,
+// by the file's size: its source is read and compiled in Go, where no
+// look at the heap comes until it is done.
+func fileSourceSize(L *lua.LState) float64 {
+	name, ok := L.Get(1).(lua.LString)
+	if !ok {
+		return 0
+	}
+	fi, err := os.Stat(string(name))
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0 // the function itself says what is wrong
+	}
+	return float64(fi.Size()) * compileBytesPerSourceByte
 }
 
 // threadBytes is what a new coroutine takes before it runs: its value
