@@ -253,7 +253,7 @@ func (a *Array) live(rt *Runtime, name string) error {
 		}
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if c := rt.capture; c != nil {
+	if c := rt.graphs.capture; c != nil {
 		c.hold(rt, a.buf)
 	}
 	return nil

@@ -53,7 +53,7 @@ func (rt *Runtime) Capture(fn func() error) (*Graph, error) {
 	if fn == nil {
 		return nil, badGoArgument("Capture", "fn is nil")
 	}
-	if rt.capture != nil || rt.replaying > 0 {
+	if rt.graphs.busy() {
 		return nil, errors.New("graphs do not nest: this one is being made inside another")
 	}
 	gc, ok := rt.backend.(GraphCapturer)
@@ -74,13 +74,13 @@ func (rt *Runtime) Capture(fn func() error) (*Graph, error) {
 		return nil, err
 	}
 	c := &capture{order: rt.stream, held: map[*buffer]bool{}}
-	rt.capture, rt.stream = c, cs
+	rt.graphs.capture, rt.stream = c, cs
 	var exec device.Graph
 	var nodes int
 	ended := false
 	end := func() error {
 		ended = true
-		rt.capture, rt.stream = nil, c.order
+		rt.graphs.capture, rt.stream = nil, c.order
 		var err error
 		exec, nodes, err = gc.EndCapture(cs)
 		return err
@@ -114,39 +114,36 @@ func (rt *Runtime) releaseCapture(c *capture, exec device.Graph) {
 // captureStream is the stream graphs are recorded on, made on first use:
 // the runtime's own stream may be the default stream, which cannot be.
 func (rt *Runtime) captureStream() (device.Stream, error) {
-	if rt.graphStream != 0 {
-		return rt.graphStream, nil
+	if rt.graphs.stream != 0 {
+		return rt.graphs.stream, nil
 	}
 	s, err := rt.NewStream()
 	if err != nil {
 		return 0, err
 	}
-	rt.graphStream = s.handle
+	rt.graphs.stream = s.handle
 	return s.handle, nil
 }
 
 // follow makes stream s wait for the work queued on stream after.
 func (rt *Runtime) follow(s, after device.Stream) error {
-	if rt.graphFork == nil {
+	if rt.graphs.fork == nil {
 		ev, err := rt.NewSyncEvent()
 		if err != nil {
 			return err
 		}
-		rt.graphFork = ev
+		rt.graphs.fork = ev
 	}
-	if err := rt.backend.Record(rt.graphFork.handle, after); err != nil {
+	if err := rt.backend.Record(rt.graphs.fork.handle, after); err != nil {
 		return err
 	}
-	return rt.backend.StreamWaitEvent(s, rt.graphFork.handle)
+	return rt.backend.StreamWaitEvent(s, rt.graphs.fork.handle)
 }
 
 func (rt *Runtime) newGraph(st *graphState) *Graph {
 	g := &Graph{st: st}
 	rt.mu.Lock()
-	if rt.graphs == nil {
-		rt.graphs = map[*graphState]struct{}{}
-	}
-	rt.graphs[st] = struct{}{}
+	rt.graphs.add(st)
 	rt.mu.Unlock()
 	g.cleanup = goruntime.AddCleanup(g, rt.graphUnreachable, st)
 	return g
@@ -174,8 +171,7 @@ func (rt *Runtime) unhold(list []*buffer) error {
 		orphan := b.graphs == 0 && b.orphan
 		if orphan {
 			b.orphan = false
-			rt.graphOrphans -= b.blk.Size
-			rt.graphOrphanN--
+			rt.graphs.adopt(b.blk.Size)
 		}
 		rt.mu.Unlock()
 		if orphan {
@@ -198,12 +194,12 @@ func (g *Graph) Launch() error {
 	if st.freed {
 		return errors.New("use of a freed graph")
 	}
-	if rt.capture != nil {
+	if rt.graphs.capture != nil {
 		return errors.New("a graph cannot be launched while another is being captured")
 	}
 	if st.replay != nil {
-		rt.replaying++
-		defer func() { rt.replaying-- }()
+		rt.graphs.replaying++
+		defer func() { rt.graphs.replaying-- }()
 		return st.replay()
 	}
 	rt.drain()
@@ -245,7 +241,7 @@ func (rt *Runtime) freeGraph(st *graphState) error {
 		return nil
 	}
 	st.freed = true
-	delete(rt.graphs, st)
+	rt.graphs.remove(st)
 	rt.mu.Unlock()
 	var errs []error
 	if st.exec != 0 {
@@ -261,7 +257,7 @@ func (rt *Runtime) freeGraph(st *graphState) error {
 func (rt *Runtime) graphUnreachable(st *graphState) {
 	rt.mu.Lock()
 	if !rt.closed.Load() && !st.freed {
-		rt.pendingGraphs = append(rt.pendingGraphs, st)
+		rt.graphs.queue(st)
 		rt.queued.Store(true)
 	}
 	rt.mu.Unlock()
@@ -270,10 +266,7 @@ func (rt *Runtime) graphUnreachable(st *graphState) {
 // closeGraphs frees every graph at Close, after the device is idle.
 func (rt *Runtime) closeGraphs() []error {
 	rt.mu.Lock()
-	var all []*graphState
-	for st := range rt.graphs {
-		all = append(all, st)
-	}
+	all := rt.graphs.all()
 	rt.mu.Unlock()
 	var errs []error
 	for _, st := range all {
@@ -291,26 +284,13 @@ func (rt *Runtime) closeGraphs() []error {
 func (rt *Runtime) GraphMemory() (graphs int, held, orphaned uint64) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	seen := map[*buffer]bool{}
-	for st := range rt.graphs {
-		if st.replay != nil {
-			continue // it holds nothing between launches
-		}
-		graphs++
-		for _, b := range st.held {
-			if !seen[b] {
-				seen[b] = true
-				held += b.blk.Size
-			}
-		}
-	}
-	return graphs, held, rt.graphOrphans
+	return rt.graphs.memory()
 }
 
 // uncapturable refuses op while a graph is being captured or replayed by
 // calling its function again, so that both backends refuse the same work.
 func (rt *Runtime) uncapturable(op string) error {
-	if rt.capture == nil && rt.replaying == 0 {
+	if !rt.graphs.busy() {
 		return nil
 	}
 	return &device.CaptureError{Op: op}
@@ -320,8 +300,5 @@ func (rt *Runtime) uncapturable(op string) error {
 // runtime's own, also while a capture sends the work elsewhere, since
 // every replay of the recording runs on the runtime's stream.
 func (rt *Runtime) orderStream() device.Stream {
-	if c := rt.capture; c != nil {
-		return c.order
-	}
-	return rt.stream
+	return rt.graphs.orderStream(rt.stream)
 }

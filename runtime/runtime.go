@@ -58,22 +58,9 @@ type Runtime struct {
 	// overlapped an input (overlap.go).
 	overlaps overlapCounter
 
-	// capture is the graph being recorded, nil when none is; replaying
-	// counts the graphs running their function again (graph.go). Only
-	// the runtime's goroutine touches them. graphStream and graphFork are
-	// the stream graphs are recorded on and the event that orders it after
-	// the runtime's stream, made on first use.
-	capture     *capture
-	replaying   int
-	graphStream device.Stream
-	graphFork   *Event
-	// graphs are the live graphs; pendingGraphs those the collector found
-	// unreachable, for drain; graphOrphans the bytes of freed arrays that
-	// only graphs keep. Guarded by mu.
-	graphs        map[*graphState]struct{}
-	pendingGraphs []*graphState
-	graphOrphans  uint64
-	graphOrphanN  int
+	// graphs is graph capture and replay (graphpart.go); part of it is
+	// guarded by mu, part only touched by the runtime's goroutine.
+	graphs graphPart
 
 	mu sync.Mutex
 	// buffers lists the buffers allocated and not yet freed, newest first,
@@ -686,7 +673,7 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	if rec := rt.record; rec != nil {
 		rt.recordAlloc(rec, b.site, &b.blk)
 	}
-	if c := rt.capture; c != nil {
+	if c := rt.graphs.capture; c != nil {
 		c.hold(rt, b)
 	}
 	rt.mu.Lock()
@@ -723,8 +710,7 @@ func (rt *Runtime) release(b *buffer, explicit bool) error {
 	rt.buffers.remove(b)
 	if b.graphs > 0 { // a graph's replays still use the memory: it frees it
 		b.orphan = true
-		rt.graphOrphans += b.blk.Size
-		rt.graphOrphanN++
+		rt.graphs.orphan(b.blk.Size)
 		rt.mu.Unlock()
 		return nil
 	}
@@ -764,8 +750,7 @@ func (rt *Runtime) drain() {
 	rt.queued.Store(false)
 	pending := rt.pending
 	rt.pending = nil
-	graphs := rt.pendingGraphs
-	rt.pendingGraphs = nil
+	graphs := rt.graphs.takePending()
 	host := len(rt.pendingHost) > 0
 	rt.mu.Unlock()
 	for _, b := range pending {
@@ -823,7 +808,7 @@ func (rt *Runtime) Stats() pool.Stats {
 		s.LiveBlocks -= min(n, s.LiveBlocks)
 	}
 	rt.mu.Lock()
-	s.LiveBlocks -= min(rt.graphOrphanN, s.LiveBlocks)
+	s.LiveBlocks -= min(rt.graphs.orphanN, s.LiveBlocks)
 	rt.mu.Unlock()
 	return s
 }
