@@ -141,11 +141,8 @@ type Runtime struct {
 	// entries lets one goroutine at a time run Lua, and Close stop it.
 	entries entries
 
-	// rngSeed and rngOffset are the generator Rand and RandN draw from
-	// when they are given no seed: a call takes the counters from
-	// rngOffset on, one an element, so that no two calls repeat each
-	// other. New seeds it afresh each run; Seed resets it.
-	rngSeed, rngOffset uint64
+	// rng is the generator of unseeded Rand and RandN calls (rng.go).
+	rng rng
 	// young are the arrays made since the last graduate, still without a
 	// GC cleanup (see newArray). Only the runtime's goroutine touches it.
 	young      []*Array
@@ -219,7 +216,7 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox, rngSeed: freshSeed()}
+	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox, rng: newRNG()}
 	if rt.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
 		return nil, fmt.Errorf("Lua memory limit: %w", err)
 	}
