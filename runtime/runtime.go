@@ -113,10 +113,9 @@ type Runtime struct {
 	// the script, which a walk of the Lua state finds (sweep.go).
 	givenSinceGC uint64
 
-	// record is the memory recording under way (RecordMemory), nil when
-	// none is; lastRecord the latest, under way or stopped, for
-	// WriteProfile. Only the runtime's goroutine touches them.
-	record, lastRecord *memoryRecord
+	// recording is the memory recording under way and the latest
+	// (RecordMemory, recorder.go).
+	recording memoryRecording
 	// workspaces are the live cuBLAS workspaces of the runtime's streams
 	// (workspaces.go), guarded by mu.
 	workspaces []*pool.Block
@@ -540,7 +539,7 @@ func (rt *Runtime) Synchronize() error {
 	}
 	rt.drain()
 	rt.pool.Synchronized()
-	if rec := rt.record; rec != nil {
+	if rec := rt.recording.active(); rec != nil {
 		rt.recordReserved(rec)
 	}
 	return nil
@@ -673,14 +672,14 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	b := &buffer{rt: rt, dtype: dt}
 	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.orderStream()); err != nil {
 		rt.explainOOM(err)
-		if rec := rt.record; rec != nil {
+		if rec := rt.recording.active(); rec != nil {
 			rt.recordOOM(rec, rt.callerSite(), nbytes, err)
 		}
 		return nil, err
 	}
 	b.shape = append(b.dims[:0:len(b.dims)], shape...)
 	b.site = rt.callerSite()
-	if rec := rt.record; rec != nil {
+	if rec := rt.recording.active(); rec != nil {
 		rt.recordAlloc(rec, b.site, &b.blk)
 	}
 	if c := rt.capture; c != nil {
@@ -731,7 +730,7 @@ func (rt *Runtime) release(b *buffer, explicit bool) error {
 
 // returnBlock gives a freed buffer's memory back to the pool.
 func (rt *Runtime) returnBlock(b *buffer) error {
-	if rec := rt.record; rec != nil {
+	if rec := rt.recording.active(); rec != nil {
 		return rt.recordedFree(rec, rt.pool, b.site, &b.blk)
 	}
 	return rt.pool.Free(&b.blk)
