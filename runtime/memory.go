@@ -63,7 +63,7 @@ func (rt *Runtime) setLimits(soft, hard LimitChange, capped bool) error {
 	if err == nil && rt.sandbox && !capped {
 		rt.ceiling = ceiling{soft: curSoft, hard: curHard, softFrom: "Runtime.SetLimits", hardFrom: "Runtime.SetLimits"}
 	}
-	if rec := rt.record; rec != nil {
+	if rec := rt.recording.active(); rec != nil {
 		// A refused hard limit may still have released the cache.
 		if err == nil {
 			rt.recordLimits(rec)
@@ -84,7 +84,7 @@ func (rt *Runtime) Reclaim(nbytes uint64) (uint64, error) {
 	}
 	rt.drain()
 	n, err := rt.pool.Reclaim(nbytes)
-	if rec := rt.record; rec != nil {
+	if rec := rt.recording.active(); rec != nil {
 		rt.recordReserved(rec)
 	}
 	return n, err

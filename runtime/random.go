@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	cryptorand "crypto/rand"
-	"encoding/binary"
 	"fmt"
 
 	"github.com/gluaproject/glua/device"
@@ -29,7 +27,7 @@ func (rt *Runtime) RandN(shape []int, dt device.DType, seed *uint64) (*Array, er
 // Seed resets the generator of unseeded Rand and RandN calls, so that the
 // calls after it draw the same numbers in every run and on every backend.
 func (rt *Runtime) Seed(seed uint64) {
-	rt.rngSeed, rt.rngOffset = seed, 0
+	rt.rng.reset(seed)
 }
 
 func (rt *Runtime) random(name string, shape []int, dt device.DType, seed *uint64, fill func(x span, seed, offset uint64) error) (*Array, error) {
@@ -40,24 +38,13 @@ func (rt *Runtime) random(name string, shape []int, dt device.DType, seed *uint6
 	if err != nil || a.size == 0 {
 		return a, err
 	}
-	s, offset := rt.rngSeed, rt.rngOffset
-	if seed != nil {
-		s, offset = *seed, 0
-	}
+	s, offset := rt.rng.start(seed)
 	if err := fill(a.span(), s, offset); err != nil {
 		a.Free()
 		return nil, err
 	}
 	if seed == nil {
-		rt.rngOffset += uint64(a.size)
+		rt.rng.advance(uint64(a.size))
 	}
 	return a, nil
-}
-
-// freshSeed seeds a new runtime's generator from the operating system's
-// entropy, so that two runs, and two runtimes, draw different numbers.
-func freshSeed() uint64 {
-	var b [8]byte
-	cryptorand.Read(b[:]) // never fails: crypto/rand ends the program instead
-	return binary.LittleEndian.Uint64(b[:])
 }

@@ -94,14 +94,14 @@ func (rt *Runtime) RecordMemory(on bool) error {
 		return err
 	}
 	if !on {
-		if rec := rt.record; rec != nil {
+		if rec := rt.recording.active(); rec != nil {
 			rt.snapPeakIfDue(rec, nil, site{})
 			rec.end = max(time.Since(rec.start), time.Nanosecond)
-			rt.record = nil
+			rt.recording.stop()
 		}
 		return nil
 	}
-	if rt.record != nil {
+	if rt.recording.active() != nil {
 		return nil
 	}
 	rt.drain()
@@ -124,7 +124,7 @@ func (rt *Runtime) RecordMemory(on bool) error {
 		rec.live += blk.Held()
 	}
 	rec.peak = rec.live
-	rt.record, rt.lastRecord = rec, rec
+	rt.recording.start(rec)
 	return nil
 }
 
@@ -291,12 +291,12 @@ func (rt *Runtime) MemoryProfile(title string) (*profile.Profile, error) {
 	if err := rt.usable(); err != nil {
 		return nil, err
 	}
-	rec := rt.lastRecord
+	rec := rt.recording.latest()
 	if rec == nil {
 		return nil, ErrNotRecorded
 	}
 	end := rec.end
-	if rec == rt.record {
+	if rec == rt.recording.active() {
 		rt.snapPeakIfDue(rec, nil, site{})
 		end = time.Since(rec.start)
 	}

@@ -100,10 +100,9 @@ type Runtime struct {
 	// the script, which a walk of the Lua state finds (sweep.go).
 	givenSinceGC uint64
 
-	// record is the memory recording under way (RecordMemory), nil when
-	// none is; lastRecord the latest, under way or stopped, for
-	// WriteProfile. Only the runtime's goroutine touches them.
-	record, lastRecord *memoryRecord
+	// recording is the memory recording under way and the latest
+	// (RecordMemory, recorder.go).
+	recording memoryRecording
 	// workspaces are the live cuBLAS workspaces of the runtime's streams
 	// (workspaces.go), guarded by mu.
 	workspaces []*pool.Block
@@ -128,11 +127,8 @@ type Runtime struct {
 	// entries lets one goroutine at a time run Lua, and Close stop it.
 	entries entries
 
-	// rngSeed and rngOffset are the generator Rand and RandN draw from
-	// when they are given no seed: a call takes the counters from
-	// rngOffset on, one an element, so that no two calls repeat each
-	// other. New seeds it afresh each run; Seed resets it.
-	rngSeed, rngOffset uint64
+	// rng is the generator of unseeded Rand and RandN calls (rng.go).
+	rng rng
 	// young are the arrays made since the last graduate, still without a
 	// GC cleanup (see newArray). Only the runtime's goroutine touches it.
 	young      []*Array
@@ -206,7 +202,7 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox, rngSeed: freshSeed()}
+	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox, rng: newRNG()}
 	if rt.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
 		return nil, fmt.Errorf("Lua memory limit: %w", err)
 	}
@@ -530,7 +526,7 @@ func (rt *Runtime) Synchronize() error {
 	}
 	rt.drain()
 	rt.pool.Synchronized()
-	if rec := rt.record; rec != nil {
+	if rec := rt.recording.active(); rec != nil {
 		rt.recordReserved(rec)
 	}
 	return nil
@@ -663,14 +659,14 @@ func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
 	b := &buffer{rt: rt, dtype: dt}
 	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.orderStream()); err != nil {
 		rt.explainOOM(err)
-		if rec := rt.record; rec != nil {
+		if rec := rt.recording.active(); rec != nil {
 			rt.recordOOM(rec, rt.callerSite(), nbytes, err)
 		}
 		return nil, err
 	}
 	b.shape = append(b.dims[:0:len(b.dims)], shape...)
 	b.site = rt.callerSite()
-	if rec := rt.record; rec != nil {
+	if rec := rt.recording.active(); rec != nil {
 		rt.recordAlloc(rec, b.site, &b.blk)
 	}
 	if c := rt.graphs.capture; c != nil {
@@ -720,7 +716,7 @@ func (rt *Runtime) release(b *buffer, explicit bool) error {
 
 // returnBlock gives a freed buffer's memory back to the pool.
 func (rt *Runtime) returnBlock(b *buffer) error {
-	if rec := rt.record; rec != nil {
+	if rec := rt.recording.active(); rec != nil {
 		return rt.recordedFree(rec, rt.pool, b.site, &b.blk)
 	}
 	return rt.pool.Free(&b.blk)

@@ -93,7 +93,7 @@ func (rt *Runtime) allocOwn(at site, nbytes uint64) (*pool.Block, error) {
 // tookOwn notes, while recording, an allocation the runtime made for
 // itself for at: blk, or the error that refused nbytes.
 func (rt *Runtime) tookOwn(at site, nbytes uint64, blk *pool.Block, err error) {
-	rec := rt.record
+	rec := rt.recording.active()
 	if rec == nil {
 		return
 	}
@@ -106,7 +106,7 @@ func (rt *Runtime) tookOwn(at site, nbytes uint64, blk *pool.Block, err error) {
 
 // freeOwn gives blk, which the runtime took for itself for at, back to p.
 func (rt *Runtime) freeOwn(p pool.Allocator, at site, blk *pool.Block) error {
-	if rec := rt.record; rec != nil {
+	if rec := rt.recording.active(); rec != nil {
 		return rt.recordedFree(rec, p, at, blk)
 	}
 	return p.Free(blk)
