@@ -18,7 +18,6 @@ import (
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/internal/luac"
-	"github.com/gluaproject/glua/internal/luaheap"
 	"github.com/gluaproject/glua/internal/lualimit"
 	"github.com/gluaproject/glua/pool"
 )
@@ -134,18 +133,11 @@ type Runtime struct {
 	young      []*Array
 	youngBytes uint64 // what the young arrays allocated
 
-	// walker, sweepMark, sweepDead, lastSweep and sweepCost serve
-	// sweepScript; only the runtime's goroutine touches them.
-	walker    *luaheap.Walker
-	sweepMark uint32
-	sweepDead []*buffer
-	lastSweep time.Time
-	sweepCost time.Duration
-	// prevSweepCost is the last walk's own cost; sweepCost is the lesser
-	// of it and the one before.
-	prevSweepCost time.Duration
-	resources     map[*lua.LUserData]*scriptResource // ReleaseWhenUnreachable's
-	comms         []*Comm                            // OpenComm's, closed by Close
+	// sweep is sweepScript's state; only the runtime's goroutine touches it.
+	sweep sweeper
+
+	resources map[*lua.LUserData]*scriptResource // ReleaseWhenUnreachable's
+	comms     []*Comm                            // OpenComm's, closed by Close
 }
 
 // A Module is a Lua module the runtime preloads into every Lua state, so
@@ -877,7 +869,7 @@ func (rt *Runtime) collectIfDue(nbytes uint64) {
 	}
 	rt.allocatedSinceGC += nbytes
 	trigger := max(rt.gcTrigger, gcMinBytes)
-	if rt.allocatedSinceGC < trigger || rt.sweepSoon(rt.allocatedSinceGC, trigger) {
+	if rt.allocatedSinceGC < trigger || rt.sweep.soon(rt.allocatedSinceGC, trigger) {
 		return
 	}
 	if rt.sweepScript() {

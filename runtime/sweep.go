@@ -111,7 +111,7 @@ func (rt *Runtime) ReleaseWhenUnreachable(ud *lua.LUserData, release func() erro
 	if rt.resources == nil {
 		rt.resources = map[*lua.LUserData]*scriptResource{}
 	}
-	rt.resources[ud] = &scriptResource{mark: rt.sweepMark, release: release}
+	rt.resources[ud] = &scriptResource{mark: rt.sweep.mark, release: release}
 	return nil
 }
 
@@ -125,7 +125,7 @@ type scriptResource struct {
 // gone either way.
 func (rt *Runtime) releaseUnreachable() {
 	for ud, r := range rt.resources {
-		if r.mark != rt.sweepMark {
+		if r.mark != rt.sweep.mark {
 			delete(rt.resources, ud)
 			_ = r.release()
 		}
@@ -140,28 +140,23 @@ func (rt *Runtime) sweepScript() bool {
 	if rt.L == nil {
 		return false
 	}
-	if rt.walker == nil {
-		rt.walker = &luaheap.Walker{}
-		rt.walker.Userdata = rt.markUserdata
+	if rt.sweep.walker == nil {
+		rt.sweep.walker = &luaheap.Walker{}
+		rt.sweep.walker.Userdata = rt.markUserdata
 	}
 	start := time.Now()
-	rt.sweepMark++
-	if !rt.walker.Walk(rt.L) {
+	rt.sweep.mark++
+	if !rt.sweep.walker.Walk(rt.L) {
 		return false
 	}
 	// The spacing of walks answers for the walk alone: freeing what it
 	// found costs what freeing each array explicitly would.
-	rt.lastSweep = time.Now()
-	// The cheaper of the last two walks: a walk's one-off costs (the
-	// first, which sizes the walker's set and learns the userdata types)
-	// do not space out the walks after it.
-	cost := rt.lastSweep.Sub(start)
-	rt.sweepCost, rt.prevSweepCost = min(cost, rt.prevSweepCost), cost
+	rt.sweep.walked(start)
 	rt.releaseUnreachable()
 	rt.mu.Lock()
-	dead := rt.sweepDead[:0]
+	dead := rt.sweep.dead[:0]
 	for b := rt.buffers.head; b != nil; b = b.next {
-		if b.script && b.mark != rt.sweepMark {
+		if b.script && b.mark != rt.sweep.mark {
 			dead = append(dead, b)
 		}
 	}
@@ -171,18 +166,8 @@ func (rt *Runtime) sweepScript() bool {
 		rt.freeBuffer(b)
 		dead[i] = nil
 	}
-	rt.sweepDead = dead[:0]
+	rt.sweep.dead = dead[:0]
 	return true
-}
-
-// sweepSoon reports whether a walk now would come too soon after the last
-// one for the time walks take; allocated is how far past the trigger the
-// script is, in triggers.
-func (rt *Runtime) sweepSoon(allocated, trigger uint64) bool {
-	if rt.sweepCost < sweepCheap || allocated >= sweepMaxTriggers*trigger {
-		return false
-	}
-	return time.Since(rt.lastSweep) < sweepMinInterval*rt.sweepCost
 }
 
 // markUserdata marks the buffer of an array the walk reached, and tells
@@ -190,14 +175,14 @@ func (rt *Runtime) sweepSoon(allocated, trigger uint64) bool {
 // miss.
 func (rt *Runtime) markUserdata(ud *lua.LUserData) bool {
 	if r, ok := rt.resources[ud]; ok {
-		r.mark = rt.sweepMark
+		r.mark = rt.sweep.mark
 	}
 	switch v := ud.Value.(type) {
 	case *Array:
-		v.buf.mark = rt.sweepMark
+		v.buf.mark = rt.sweep.mark
 		return true
 	case LuaValueHolder:
-		v.EachLuaValue(rt.walker.Add)
+		v.EachLuaValue(rt.sweep.walker.Add)
 		return true
 	}
 	return holdsNoLuaValues(ud.Value)
