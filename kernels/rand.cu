@@ -224,21 +224,23 @@ __device__ inline void normal32_pair(u64 q, float& z0, float& z1) {
     z1 = mul_rn(r, s);
 }
 
-// The stores of randn32_fill: a dtype's element, two of them as one
-// aligned word, and the rounding from float32.
-struct alignas(8) glua_f32x2 { float x, y; };
-struct alignas(4) glua_u16x2 { u16 x, y; };
+// The stores of randn32_fill: a dtype's element, the rounding from
+// float32, and two elements as one word (the first at the lower address)
+// that a single aligned store writes.
 struct randn_f32 {
-    typedef float T; typedef glua_f32x2 T2;
+    typedef float T; typedef u64 T2;
     __device__ static float of(float v) { return v; }
+    __device__ static u64 two(float a, float b) { return (u64)__float_as_uint(a) | ((u64)__float_as_uint(b) << 32); }
 };
 struct randn_f16 {
-    typedef u16 T; typedef glua_u16x2 T2;
+    typedef u16 T; typedef u32 T2;
     __device__ static u16 of(float v) { return f32_to_f16(v); }
+    __device__ static u32 two(u16 a, u16 b) { return (u32)a | ((u32)b << 16); }
 };
 struct randn_bf16 {
-    typedef u16 T; typedef glua_u16x2 T2;
+    typedef u16 T; typedef u32 T2;
     __device__ static u16 of(float v) { return f32_to_bf16(v); }
+    __device__ static u32 two(u16 a, u16 b) { return (u32)a | ((u32)b << 16); }
 };
 
 // randn32_fill writes element i of x from counter base + i. Each thread
@@ -261,10 +263,7 @@ __device__ inline void randn32_fill(typename D::T* x, i64 n, u64 seed, u64 offse
         float z0, z1;
         normal32_pair(q0 + (u64)p, z0, z1);
         if (whole) {
-            T2 v;
-            v.x = D::of(z0);
-            v.y = D::of(z1);
-            reinterpret_cast<T2*>(y)[p] = v;
+            reinterpret_cast<T2*>(y)[p] = D::two(D::of(z0), D::of(z1));
         } else {
             y[2 * p] = D::of(z0);
             y[2 * p + 1] = D::of(z1);
