@@ -149,22 +149,24 @@ extern "C" __global__ void glua_randn_float64(double* x, i64 n, u64 seed, u64 of
 // the angle's sin and cos by sincos_turn. glua_randn32 holds
 // kernels.normal32Bits, word for word (a Go test reads it from this
 // file): the constants as bits, so that no decimal conversion differs.
-__constant__ u32 glua_randn32[17] = {
-    0x34a83c1au, 0xb8196966u, 0x3b2335e3u, 0xbda55de7u, 0x3f490fdbu,
-    0xb2d368f9u, 0x3670fa83u, 0xb9aae9e4u, 0x3c81e0f8u, 0xbe9de9e6u,
+__constant__ u32 glua_randn32[15] = {
+    0xb816e42du, 0x3b233002u, 0xbda55ddfu, 0x3f490fdbu,
+    0x366d6618u, 0xb9aae4f0u, 0x3c81e0f4u, 0xbe9de9e6u,
     0x3f3504f3u, 0x3f317180u, 0x3717f7d1u, 0x3f2aaaaau, 0x3eccce13u, 0x3e91e9eeu, 0x3e789e26u,
 };
 
 // Indices into glua_randn32, as kernels's n32*.
 #define GLUA_N32_SIN 0
-#define GLUA_N32_COS 5
-#define GLUA_N32_SQRT_HALF 10
-#define GLUA_N32_LN2_HI 11
-#define GLUA_N32_LN2_LO 12
-#define GLUA_N32_LG1 13
+#define GLUA_N32_COS 4
+#define GLUA_N32_SQRT_HALF 8
+#define GLUA_N32_LN2_HI 9
+#define GLUA_N32_LN2_LO 10
+#define GLUA_N32_LG1 11
 
 __device__ inline float n32(int i) { return __uint_as_float(glua_randn32[i]); }
 __device__ inline float sqrt_rn(float a) { float r; asm("sqrt.rn.f32 %0, %1;" : "=f"(r) : "f"(a)); return r; }
+// fma_rn is a·b + c rounded once, as kernels.fma32.
+__device__ inline float fma_rn(float a, float b, float c) { float r; asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a), "f"(b), "f"(c)); return r; }
 
 // log_unit32 is log(x) for a normal float32 x in (0, 1], as
 // kernels.logUnit32.
@@ -181,12 +183,11 @@ __device__ inline float log_unit32(float x) {
     float s = div_rn(f, add_rn(2.0f, f));
     float z = mul_rn(s, s);
     float w = mul_rn(z, z);
-    float t1 = mul_rn(w, add_rn(n32(GLUA_N32_LG1 + 1), mul_rn(w, n32(GLUA_N32_LG1 + 3))));
-    float t2 = mul_rn(z, add_rn(n32(GLUA_N32_LG1), mul_rn(w, n32(GLUA_N32_LG1 + 2))));
-    float R = add_rn(t1, t2);
+    float t2 = mul_rn(z, fma_rn(w, n32(GLUA_N32_LG1 + 2), n32(GLUA_N32_LG1)));
+    float R = fma_rn(w, fma_rn(w, n32(GLUA_N32_LG1 + 3), n32(GLUA_N32_LG1 + 1)), t2);
     float hfsq = mul_rn(mul_rn(0.5f, f), f);
-    return sub_rn(mul_rn(k, n32(GLUA_N32_LN2_HI)),
-                  sub_rn(sub_rn(hfsq, add_rn(mul_rn(s, add_rn(hfsq, R)), mul_rn(k, n32(GLUA_N32_LN2_LO)))), f));
+    return fma_rn(k, n32(GLUA_N32_LN2_HI),
+                  -sub_rn(sub_rn(hfsq, fma_rn(s, add_rn(hfsq, R), mul_rn(k, n32(GLUA_N32_LN2_LO)))), f));
 }
 
 // sincos_turn is sin and cos of 2π·k/2^24 for k < 2^24, as
@@ -198,12 +199,12 @@ __device__ inline void sincos_turn(u32 k, float& sin_out, float& cos_out) {
     float x2 = mul_rn(x, x);
     float s = n32(GLUA_N32_SIN), c = n32(GLUA_N32_COS);
 #pragma unroll
-    for (int i = 1; i < 5; i++) {
-        s = add_rn(mul_rn(s, x2), n32(GLUA_N32_SIN + i));
-        c = add_rn(mul_rn(c, x2), n32(GLUA_N32_COS + i));
+    for (int i = 1; i < 4; i++) {
+        s = fma_rn(s, x2, n32(GLUA_N32_SIN + i));
+        c = fma_rn(c, x2, n32(GLUA_N32_COS + i));
     }
     s = mul_rn(s, x);
-    c = add_rn(mul_rn(c, x2), 1.0f);
+    c = fma_rn(c, x2, 1.0f);
     switch (j & 3) {
     case 0: sin_out = s; cos_out = c; break;
     case 1: sin_out = c; cos_out = -s; break;

@@ -36,11 +36,13 @@ import (
 // need not round as Go's do, so every function is spelled out in
 // operations that IEEE 754 rounds exactly: each product, sum and quotient
 // rounded on its own (mul_rn, add_rn and div_rn in rand.cu; float64 or
-// float32 conversions here, which keep Go from fusing), square roots
-// correctly rounded on both sides, the logarithm fdlibm's (Go's math.log;
-// in float32 with FreeBSD's logf polynomial), and sin and cos Taylor
-// polynomials on an exactly reduced argument (sinCosTurn). The constants
-// are the same literals in both files, a test checks.
+// float32 conversions here, which keep Go from fusing), the float32
+// polynomials' fused multiply-adds rounded once (fma_rn there, fma32
+// here), square roots correctly rounded on both sides, the logarithm
+// fdlibm's (Go's math.log; in float32 with FreeBSD's logf polynomial),
+// and sin and cos Cephes's minimax polynomials on an exactly reduced
+// argument (sinCosTurn). The constants are the same literals in both
+// files, a test checks.
 func RandN(dt device.DType, x []byte, seed, offset uint64) error {
 	if err := checkRand("randn", dt, x); err != nil {
 		return err
@@ -162,12 +164,11 @@ func logUnit(x float64) float64 {
 // and rand.cu's glua_randn32 table, which holds the same words in the
 // same order (a test checks).
 var normal32Bits = [...]uint32{
-	// sin(π/4·x)/x and (cos(π/4·x) - 1)/x² for x in [-1, 1], as Taylor
-	// polynomials in x², highest degree first: (π/4)^9/9! ... π/4, and
-	// -(π/4)^10/10! ... -(π/4)^2/2; the first terms left out are below
-	// 2e-9, a thirtieth of a float32 ulp of the results
-	0x34a83c1a, 0xb8196966, 0x3b2335e3, 0xbda55de7, 0x3f490fdb,
-	0xb2d368f9, 0x3670fa83, 0xb9aae9e4, 0x3c81e0f8, 0xbe9de9e6,
+	// sin(π/4·x)/x and cos(π/4·x) - 1 for x in [-1, 1], polynomials in
+	// x², highest degree first: Cephes's sinf and cosf minimax
+	// coefficients for [-π/4, π/4], each times (π/4)^degree
+	0xb816e42d, 0x3b233002, 0xbda55ddf, 0x3f490fdb,
+	0x366d6618, 0xb9aae4f0, 0x3c81e0f4, 0xbe9de9e6,
 	// logf's √½, ln2 split in two, and the polynomial Lg1..Lg4 in s²
 	// (FreeBSD's e_logf.c, |error| < 2^-34.24)
 	0x3f3504f3, 0x3f317180, 0x3717f7d1, 0x3f2aaaaa, 0x3eccce13, 0x3e91e9ee, 0x3e789e26,
@@ -175,19 +176,19 @@ var normal32Bits = [...]uint32{
 
 // Indices into normal32Bits.
 const (
-	n32Sin      = 0 // to 4
-	n32Cos      = 5 // to 9
-	n32SqrtHalf = 10
-	n32Ln2Hi    = 11
-	n32Ln2Lo    = 12
-	n32Lg1      = 13 // to 16: Lg1..Lg4
+	n32Sin      = 0 // to 3
+	n32Cos      = 4 // to 7
+	n32SqrtHalf = 8
+	n32Ln2Hi    = 9
+	n32Ln2Lo    = 10
+	n32Lg1      = 11 // to 14: Lg1..Lg4
 )
 
 func n32(i int) float32 { return math.Float32frombits(normal32Bits[i]) }
 
 // normal32Pair is the pair of float32 normal values of pair q, those of
 // counters 2q and 2q+1: Box–Muller on the two uniforms of RandN's comment,
-// each operation rounded to float32 on its own.
+// each operation rounded to float32 as the device rounds it.
 func normal32Pair(q uint64) (z0, z1 float32) {
 	h := mix64(q)
 	u1 := float32(h>>40+1) * 0x1p-24                     // exact: at most 2^24
@@ -220,12 +221,12 @@ func sinCosTurn(k uint32) (sin, cos float32) {
 	x := float32(int32(k)-int32(j<<22)) * 0x1p-21
 	x2 := float32(x * x)
 	s, c := n32(n32Sin), n32(n32Cos)
-	for i := 1; i < 5; i++ {
-		s = float32(s*x2) + n32(n32Sin+i)
-		c = float32(c*x2) + n32(n32Cos+i)
+	for i := 1; i < 4; i++ {
+		s = fma32(s, x2, n32(n32Sin+i))
+		c = fma32(c, x2, n32(n32Cos+i))
 	}
 	s = float32(s * x)
-	c = float32(c*x2) + 1
+	c = fma32(c, x2, 1)
 	switch j & 3 {
 	case 0:
 		return s, c
@@ -238,7 +239,8 @@ func sinCosTurn(k uint32) (sin, cos float32) {
 }
 
 // logUnit32 is log(x) for a normal float32 x in (0, 1]: logUnit's
-// reduction and formula in float32, with logf's shorter polynomial.
+// reduction and formula in float32, with logf's shorter polynomial, a
+// product and a sum fused where the formula has one.
 func logUnit32(x float32) float32 {
 	b := math.Float32bits(x)
 	ki := int32(b>>23) - 126 // x = f1·2^ki with f1 in [1/2, 1)
@@ -252,9 +254,29 @@ func logUnit32(x float32) float32 {
 	s := f / (2 + f)
 	z := float32(s * s)
 	w := float32(z * z)
-	t1 := float32(w * (n32(n32Lg1+1) + float32(w*n32(n32Lg1+3))))
-	t2 := float32(z * (n32(n32Lg1) + float32(w*n32(n32Lg1+2))))
-	R := t1 + t2
+	t2 := float32(z * fma32(w, n32(n32Lg1+2), n32(n32Lg1)))
+	R := fma32(w, fma32(w, n32(n32Lg1+3), n32(n32Lg1+1)), t2)
 	hfsq := float32(float32(0.5*f) * f)
-	return float32(k*n32(n32Ln2Hi)) - ((hfsq - (float32(s*(hfsq+R)) + float32(k*n32(n32Ln2Lo)))) - f)
+	return fma32(k, n32(n32Ln2Hi), -((hfsq - fma32(s, hfsq+R, float32(k*n32(n32Ln2Lo)))) - f))
+}
+
+// fma32 is x·y + z rounded once to float32, as CUDA's fma.rn.f32 (C's
+// fmaf) gives it, for finite operands and a result that is neither
+// subnormal nor overflows. x·y is exact in float64 (48 bits), so the sum
+// is rounded twice, to float64 and then to float32; the second rounding
+// errs only when the first lands exactly halfway between two float32s
+// and was inexact, and then the sum's exact remainder (Knuth's TwoSum)
+// says which way to go.
+func fma32(x, y, z float32) float32 {
+	xy := float64(x) * float64(y)
+	s := xy + float64(z)
+	if math.Float64bits(s)&(1<<29-1) != 1<<28 {
+		return float32(s)
+	}
+	zz := s - xy
+	e := (xy - (s - zz)) + (float64(z) - zz) // xy + z = s + e exactly
+	if e == 0 {
+		return float32(s) // a true tie: to even
+	}
+	return float32(math.Nextafter(s, math.Copysign(math.Inf(1), e)))
 }
