@@ -171,7 +171,7 @@ func (rt *Runtime) queuePinned(base *byte, id uint64) bool {
 	if ok {
 		delete(rt.pinned, base)
 		rt.pendingHost = append(rt.pendingHost, live.buf)
-		rt.queued.Store(true)
+		rt.mem.wake()
 	}
 	return ok
 }
