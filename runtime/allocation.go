@@ -104,7 +104,7 @@ func (rt *Runtime) drain() {
 	rt.mu.Lock()
 	pending := rt.mem.takePending()
 	graphs := rt.graphs.takePending()
-	host := len(rt.pendingHost) > 0
+	host := rt.xfer.hostPending()
 	rt.mu.Unlock()
 	for _, b := range pending {
 		rt.freeBuffer(b)

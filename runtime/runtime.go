@@ -42,12 +42,6 @@ type Runtime struct {
 	stdout  io.Writer
 	streams []device.Stream
 	events  []device.Event
-	// copyStream and downloadStream are CopyStream's and DownloadStream's,
-	// made on first use; they are also in streams.
-	copyStream, downloadStream *Stream
-	// stagers not yet closed, whose threads Close stops before the memory
-	// they copy into goes (under mu).
-	stagers map[*Stager]struct{}
 	timer   [2]device.Event
 
 	maps mapKernels // kernels.map's translations (jitmap.go)
@@ -60,42 +54,22 @@ type Runtime struct {
 	graphs graphPart
 
 	// mu guards what the GC's cleanup goroutine or a Close from another
-	// goroutine can reach, across several parts: mem's lists (memorypart.go),
-	// graphs' live list and queue, the pinned map and its queue, the
-	// stagers, comms, and each buffer's freed; it stays here for that.
+	// goroutine can reach, across several parts: mem's lists, graphs' live
+	// list and queue, xfer's pinned map, its queue and the stagers, comms,
+	// and each buffer's freed; it stays here for that.
 	mu sync.Mutex
 	// mem is the arrays' memory: live buffers, the queue drain frees, the
 	// young arrays and the collector's pacing (memorypart.go).
 	mem memoryPart
-	// pinned maps each live page-locked host allocation by its first byte;
-	// pendingHost holds those found unreachable, for drain to free.
-	pinned      map[*byte]livePinned
-	pendingHost [][]byte
-	pinnedIDs   uint64 // the last pinnedMem.id given
-	// pinnedCache keeps freed pinned buffers by size class for reuse;
-	// pinnedLive and pinnedCached count the bytes of each kind against
-	// [host] pinned_limit (pinned.go). asyncCopies counts asynchronous
-	// copies queued, asyncSynced how many the device had finished at the
-	// last synchronisation for reuse. Only the runtime's goroutine touches
-	// them; the cleanup goroutine only queues buffers in pendingHost.
-	pinnedCache              map[uint64][][]byte
-	pinnedLive, pinnedCached uint64
-	pinnedLimitBytes         uint64
-	pinnedLimitRead          bool
-	asyncCopies, asyncSynced uint64
+	// xfer is host-device transfers: the copy and download streams,
+	// stagers, pinned memory and its cache, the host limit (transfers.go).
+	xfer transfers
 	// recording is the memory recording under way and the latest
 	// (RecordMemory, recorder.go).
 	recording memoryRecording
 
-	// hostLimit is [host] memory_limit in bytes (0: none); hostHeld counts
-	// the bytes of this runtime's live host arrays against it.
-	hostLimit uint64
-	hostHeld  atomic.Int64
 	// luaMemory is the limit on the memory of the script's Lua values.
 	luaMemory *lualimit.Memory
-	// downloads is the memory of the new arrays of downloads, mapped
-	// outside Go's heap and reused (hostmem.go).
-	downloads downloadMemory
 
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
@@ -170,7 +144,7 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox, rng: newRNG()}
+	rt := &Runtime{cfg: cfg, xfer: newTransfers(), stdout: opts.Stdout, sandbox: opts.Sandbox, rng: newRNG()}
 	if rt.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
 		return nil, fmt.Errorf("Lua memory limit: %w", err)
 	}
@@ -195,11 +169,11 @@ func New(opts Options) (*Runtime, error) {
 		rt.backend.Close()
 		return nil, err
 	}
-	if rt.hostLimit, err = rt.cfg.HostMemoryLimit(); err != nil {
+	if rt.xfer.hostLimit, err = rt.cfg.HostMemoryLimit(); err != nil {
 		rt.backend.Close()
 		return nil, fmt.Errorf("host memory limit: %w", err)
 	}
-	rt.downloads.fits = rt.hostFits
+	rt.xfer.downloads.fits = rt.hostFits
 	if w, ok := rt.backend.(WorkspaceUser); ok {
 		// cuBLAS's workspace is device memory like any other: the pool
 		// accounts for it and its limits apply. Every stream of the
@@ -546,8 +520,7 @@ func (rt *Runtime) Close() error {
 	rt.mu.Unlock()
 
 	rt.mu.Lock()
-	stagers := rt.stagers
-	rt.stagers = nil
+	stagers := rt.xfer.takeStagers()
 	rt.mu.Unlock()
 	for st := range stagers {
 		st.stopThreads()
@@ -579,7 +552,7 @@ func (rt *Runtime) Close() error {
 	}
 	errs = append(errs, rt.destroyStreams()...)
 	errs = append(errs, rt.freePinned(true)...)
-	rt.downloads.release(true)
+	rt.xfer.downloads.release(true)
 	if rt.shared != nil {
 		rt.shared.detach(rt)
 	} else {
