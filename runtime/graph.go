@@ -258,7 +258,7 @@ func (rt *Runtime) graphUnreachable(st *graphState) {
 	rt.mu.Lock()
 	if !rt.closed.Load() && !st.freed {
 		rt.graphs.queue(st)
-		rt.queued.Store(true)
+		rt.mem.wake()
 	}
 	rt.mu.Unlock()
 }

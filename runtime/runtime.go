@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	goruntime "runtime"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -44,12 +42,6 @@ type Runtime struct {
 	stdout  io.Writer
 	streams []device.Stream
 	events  []device.Event
-	// copyStream and downloadStream are CopyStream's and DownloadStream's,
-	// made on first use; they are also in streams.
-	copyStream, downloadStream *Stream
-	// stagers not yet closed, whose threads Close stops before the memory
-	// they copy into goes (under mu).
-	stagers map[*Stager]struct{}
 	timer   [2]device.Event
 
 	maps mapKernels // kernels.map's translations (jitmap.go)
@@ -61,60 +53,23 @@ type Runtime struct {
 	// guarded by mu, part only touched by the runtime's goroutine.
 	graphs graphPart
 
+	// mu guards what the GC's cleanup goroutine or a Close from another
+	// goroutine can reach, across several parts: mem's lists, graphs' live
+	// list and queue, xfer's pinned map, its queue and the stagers, comms,
+	// and each buffer's freed; it stays here for that.
 	mu sync.Mutex
-	// buffers lists the buffers allocated and not yet freed, newest first,
-	// linked through the buffers themselves: a map cost a hash insert and
-	// delete on every allocation.
-	buffers bufferList
-	pending []*buffer // found unreachable by GC cleanups; freed by drain
-	// pinned maps each live page-locked host allocation by its first byte;
-	// pendingHost holds those found unreachable, for drain to free.
-	pinned      map[*byte]livePinned
-	pendingHost [][]byte
-	pinnedIDs   uint64 // the last pinnedMem.id given
-	// pinnedCache keeps freed pinned buffers by size class for reuse;
-	// pinnedLive and pinnedCached count the bytes of each kind against
-	// [host] pinned_limit (pinned.go). asyncCopies counts asynchronous
-	// copies queued, asyncSynced how many the device had finished at the
-	// last synchronisation for reuse. Only the runtime's goroutine touches
-	// them; the cleanup goroutine only queues buffers in pendingHost.
-	pinnedCache              map[uint64][][]byte
-	pinnedLive, pinnedCached uint64
-	pinnedLimitBytes         uint64
-	pinnedLimitRead          bool
-	asyncCopies, asyncSynced uint64
-	// queued is set when pending or pendingHost gains an entry, so that
-	// drain, called on every allocation, takes no lock when there is
-	// nothing to free.
-	queued atomic.Bool
-	nextID uint64
-	scopes []*scope
-	// allocatedSinceGC counts the bytes allocated since the last
-	// collection this runtime started (see collectIfDue), gcTrigger is
-	// the count that starts the next; only the runtime's goroutine touches
-	// them.
-	allocatedSinceGC, gcTrigger uint64
-	collected                   chan struct{} // closed when it has; nil when none runs
-	// givenSinceGC is what of allocatedSinceGC went to arrays given to
-	// the script, which a walk of the Lua state finds (sweep.go).
-	givenSinceGC uint64
-
+	// mem is the arrays' memory: live buffers, the queue drain frees, the
+	// young arrays and the collector's pacing (memorypart.go).
+	mem memoryPart
+	// xfer is host-device transfers: the copy and download streams,
+	// stagers, pinned memory and its cache, the host limit (transfers.go).
+	xfer transfers
 	// recording is the memory recording under way and the latest
 	// (RecordMemory, recorder.go).
 	recording memoryRecording
-	// workspaces are the live cuBLAS workspaces of the runtime's streams
-	// (workspaces.go), guarded by mu.
-	workspaces []*pool.Block
 
-	// hostLimit is [host] memory_limit in bytes (0: none); hostHeld counts
-	// the bytes of this runtime's live host arrays against it.
-	hostLimit uint64
-	hostHeld  atomic.Int64
 	// luaMemory is the limit on the memory of the script's Lua values.
 	luaMemory *lualimit.Memory
-	// downloads is the memory of the new arrays of downloads, mapped
-	// outside Go's heap and reused (hostmem.go).
-	downloads downloadMemory
 
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
@@ -128,11 +83,6 @@ type Runtime struct {
 
 	// rng is the generator of unseeded Rand and RandN calls (rng.go).
 	rng rng
-	// young are the arrays made since the last graduate, still without a
-	// GC cleanup (see newArray). Only the runtime's goroutine touches it.
-	young      []*Array
-	youngBytes uint64 // what the young arrays allocated
-
 	// sweep is sweepScript's state; only the runtime's goroutine touches it.
 	sweep sweeper
 
@@ -194,7 +144,7 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox, rng: newRNG()}
+	rt := &Runtime{cfg: cfg, xfer: newTransfers(), stdout: opts.Stdout, sandbox: opts.Sandbox, rng: newRNG()}
 	if rt.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
 		return nil, fmt.Errorf("Lua memory limit: %w", err)
 	}
@@ -219,11 +169,11 @@ func New(opts Options) (*Runtime, error) {
 		rt.backend.Close()
 		return nil, err
 	}
-	if rt.hostLimit, err = rt.cfg.HostMemoryLimit(); err != nil {
+	if rt.xfer.hostLimit, err = rt.cfg.HostMemoryLimit(); err != nil {
 		rt.backend.Close()
 		return nil, fmt.Errorf("host memory limit: %w", err)
 	}
-	rt.downloads.fits = rt.hostFits
+	rt.xfer.downloads.fits = rt.hostFits
 	if w, ok := rt.backend.(WorkspaceUser); ok {
 		// cuBLAS's workspace is device memory like any other: the pool
 		// accounts for it and its limits apply. Every stream of the
@@ -566,16 +516,11 @@ func (rt *Runtime) Close() error {
 		return nil
 	}
 	rt.closed.Store(true)
-	live := rt.buffers.all()
-	rt.buffers = bufferList{}
-	rt.pending = nil
-	clear(rt.young)
-	rt.young = nil
+	live := rt.mem.takeAll()
 	rt.mu.Unlock()
 
 	rt.mu.Lock()
-	stagers := rt.stagers
-	rt.stagers = nil
+	stagers := rt.xfer.takeStagers()
 	rt.mu.Unlock()
 	for st := range stagers {
 		st.stopThreads()
@@ -607,7 +552,7 @@ func (rt *Runtime) Close() error {
 	}
 	errs = append(errs, rt.destroyStreams()...)
 	errs = append(errs, rt.freePinned(true)...)
-	rt.downloads.release(true)
+	rt.xfer.downloads.release(true)
 	if rt.shared != nil {
 		rt.shared.detach(rt)
 	} else {
@@ -633,290 +578,4 @@ func leakReport(live []*buffer) error {
 		}
 	}
 	return errors.New(b.String())
-}
-
-// alloc takes a buffer for an array of the given shape from the pool.
-func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
-	if err := rt.usable(); err != nil {
-		return nil, err
-	}
-	if !dt.Valid() {
-		return nil, fmt.Errorf("invalid dtype %s", dt)
-	}
-	if err := checkShape(shape); err != nil {
-		return nil, err
-	}
-	rt.drain()
-	nbytes := uint64(product(shape)) * uint64(dt.Size())
-	b := &buffer{rt: rt, dtype: dt}
-	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.orderStream()); err != nil {
-		rt.explainOOM(err)
-		if rec := rt.recording.active(); rec != nil {
-			rt.recordOOM(rec, rt.callerSite(), nbytes, err)
-		}
-		return nil, err
-	}
-	b.shape = append(b.dims[:0:len(b.dims)], shape...)
-	b.site = rt.callerSite()
-	if rec := rt.recording.active(); rec != nil {
-		rt.recordAlloc(rec, b.site, &b.blk)
-	}
-	if c := rt.graphs.capture; c != nil {
-		c.hold(rt, b)
-	}
-	rt.mu.Lock()
-	rt.nextID++
-	b.id = rt.nextID
-	rt.buffers.push(b)
-	if n := len(rt.scopes); n > 0 {
-		rt.scopes[n-1].buffers = append(rt.scopes[n-1].buffers, b)
-	}
-	rt.mu.Unlock()
-	rt.collectIfDue(nbytes)
-	return b, nil
-}
-
-// freeExplicitly is freeBuffer for a free the script asked for (Free, a
-// scope's end): memory given back that way is no reason to collect, so it
-// no longer counts towards the next collection (collectIfDue), and a loop
-// that frees what it allocates never starts one.
-func (rt *Runtime) freeExplicitly(b *buffer) error { return rt.release(b, true) }
-
-// freeBuffer frees b's memory once; later calls do nothing.
-func (rt *Runtime) freeBuffer(b *buffer) error { return rt.release(b, false) }
-
-func (rt *Runtime) release(b *buffer, explicit bool) error {
-	rt.mu.Lock()
-	if b.freed {
-		rt.mu.Unlock()
-		return nil
-	}
-	if explicit {
-		rt.allocatedSinceGC -= min(rt.allocatedSinceGC, b.blk.Size)
-	}
-	b.freed = true
-	rt.buffers.remove(b)
-	if b.graphs > 0 { // a graph's replays still use the memory: it frees it
-		b.orphan = true
-		rt.graphs.orphan(b.blk.Size)
-		rt.mu.Unlock()
-		return nil
-	}
-	rt.mu.Unlock()
-	return rt.returnBlock(b)
-}
-
-// returnBlock gives a freed buffer's memory back to the pool.
-func (rt *Runtime) returnBlock(b *buffer) error {
-	if rec := rt.recording.active(); rec != nil {
-		return rt.recordedFree(rec, rt.pool, b.site, &b.blk)
-	}
-	return rt.pool.Free(&b.blk)
-}
-
-// unreachable runs on the garbage collector's cleanup goroutine when an
-// Array over b can no longer be reached. It only queues the buffer: device
-// calls happen on the runtime's own goroutine, in drain.
-func (rt *Runtime) unreachable(b *buffer) {
-	if b.arrays.Add(-1) != 0 {
-		return
-	}
-	rt.mu.Lock()
-	if !rt.closed.Load() && !b.freed {
-		rt.pending = append(rt.pending, b)
-		rt.queued.Store(true)
-	}
-	rt.mu.Unlock()
-}
-
-// drain frees the buffers the garbage collector found unreachable.
-func (rt *Runtime) drain() {
-	if !rt.queued.Load() {
-		return
-	}
-	rt.mu.Lock()
-	rt.queued.Store(false)
-	pending := rt.pending
-	rt.pending = nil
-	graphs := rt.graphs.takePending()
-	host := len(rt.pendingHost) > 0
-	rt.mu.Unlock()
-	for _, b := range pending {
-		rt.freeBuffer(b)
-	}
-	for _, st := range graphs {
-		rt.freeGraph(st)
-	}
-	if host {
-		rt.freePinned(false)
-	}
-}
-
-// collect is the pool's third rung before an out-of-memory error: run Go's
-// collector so that arrays Lua no longer references are found, wait for their
-// cleanups to queue them, and free them.
-func (rt *Runtime) collect() {
-	rt.sweepScript()
-	rt.graduate()
-	for round := 0; round < 2; round++ {
-		collectAndWait(200 * time.Millisecond)
-	}
-	rt.drain()
-}
-
-// collectAndWait runs Go's collector and waits, at most timeout, for the
-// cleanups it queued: they run on a goroutine of their own afterwards, and
-// a sentinel's cleanup, queued in the same cycle, says the queue got that
-// far (the timeout keeps a late one from holding the caller).
-func collectAndWait(timeout time.Duration) {
-	done := make(chan struct{})
-	goruntime.AddCleanup(new([16]byte), func(c chan struct{}) { close(c) }, done)
-	goruntime.GC()
-	select {
-	case <-done:
-	case <-time.After(timeout):
-	}
-}
-
-// Stats is a snapshot of the pool's counters. On a Shared pool they are
-// this runtime's own (Used, PeakUsed, Requested, LiveBlocks, the
-// allocation, cache and retry counters, and its SoftLimit and HardLimit),
-// except for what only the shared pool has: Reserved, PeakReserved (the
-// most reserved since the runtime started), Reclaims, Segments,
-// LargestFreeBlock, and the device's DeviceFree and DeviceTotal. Reserved
-// therefore covers every runtime's arrays and the shared cache; the shared
-// pool's own figures are Shared.Stats. LiveBlocks counts arrays only: the
-// cuBLAS workspaces the runtime takes from its own pool, and the memory
-// graphs keep for arrays freed since their capture, are in Used, not
-// among the arrays (Status names them).
-func (rt *Runtime) Stats() pool.Stats {
-	s := rt.pool.Stats()
-	if rt.shared == nil {
-		n, _ := rt.ownBlocks()
-		s.LiveBlocks -= min(n, s.LiveBlocks)
-	}
-	rt.mu.Lock()
-	s.LiveBlocks -= min(rt.graphs.orphanN, s.LiveBlocks)
-	rt.mu.Unlock()
-	return s
-}
-
-// ownBlocks are the number and bytes of the live workspaces the runtime
-// took from its own pool.
-func (rt *Runtime) ownBlocks() (n int, bytes uint64) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	for _, blk := range rt.workspaces {
-		bytes += blk.Size
-	}
-	return len(rt.workspaces), bytes
-}
-
-// LiveArrays is the number of buffers allocated and not yet freed.
-func (rt *Runtime) LiveArrays() int {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.buffers.n
-}
-
-// explainOOM adds to an out-of-memory error what only the runtime knows:
-// the allocation sites holding this runtime's memory, and the setting that
-// would give more: the hard limit's, on every backend alike, when the
-// limit stopped the allocation; the CPU backend's capacity when that ran
-// out (on a GPU the card's memory is what it is). On the CPU backend the
-// memory is also named as the backend's.
-func (rt *Runtime) explainOOM(err error) {
-	var oom *pool.OOMError
-	if !errors.As(err, &oom) {
-		return
-	}
-	for _, u := range rt.Usage() {
-		oom.Holders = append(oom.Holders, pool.Holder{Site: u.Site, NBytes: u.NBytes, Arrays: u.Arrays})
-	}
-	cpu := rt.backend.Name() == "cpu"
-	if cpu {
-		oom.Memory = "CPU backend memory"
-	}
-	if oom.HardLimit > 0 && oom.InUse+oom.Cached+oom.Requested > oom.HardLimit {
-		oom.Hint = hardLimitHint
-		return
-	}
-	if cpu && (oom.DeviceTotal == 0 || oom.DeviceFree < oom.Requested) {
-		oom.Hint = fmt.Sprintf("the CPU backend's capacity is [cpu] memory = %q; raise it in config.toml, with GLUA_CPU_MEMORY or with --cpu-memory", rt.cfg.CPU.Memory)
-	}
-}
-
-// hardLimitHint names every setting of the hard limit, for an allocation
-// the limit refused.
-const hardLimitHint = "the hard limit is [pool] hard_limit; raise it with pool.set_limit{hard = ...}, in config.toml, with GLUA_HARD_MEMORY_LIMIT or with --hard-limit"
-
-// gcMinBytes is the least a runtime allocates between the collections it
-// starts itself, so that a small working set does not collect constantly.
-const gcMinBytes = 16 << 20
-
-// collectIfDue looks for dropped arrays when the arrays allocated since
-// the last look pass [pool] gc_percent of the bytes live arrays held then
-// (and gcMinBytes): Go's own pacing sees only the few bytes of Go memory an
-// array takes, not its device memory, so without this a loop that drops
-// arrays fills the device before anything is collected (CUDA.jl paces its
-// collector by device memory the same way). The arrays a script was given
-// are found by walking the Lua state, at once (sweepScript); those Go code
-// made, and a script's when the walk cannot see everything, by Go's
-// collector.
-func (rt *Runtime) collectIfDue(nbytes uint64) {
-	if rt.cfg.Pool.GCPercent < 0 {
-		return
-	}
-	rt.allocatedSinceGC += nbytes
-	trigger := max(rt.gcTrigger, gcMinBytes)
-	if rt.allocatedSinceGC < trigger || rt.sweep.soon(rt.allocatedSinceGC, trigger) {
-		return
-	}
-	if rt.sweepScript() {
-		rt.allocatedSinceGC -= min(rt.givenSinceGC, rt.allocatedSinceGC)
-		rt.givenSinceGC = 0
-		rt.gcTrigger = rt.nextTrigger()
-		if rt.allocatedSinceGC < trigger {
-			return
-		}
-	}
-	rt.startCollection(trigger)
-}
-
-// nextTrigger is [pool] gc_percent of what live arrays hold now. It reads
-// the runtime's own list: pool.Stats would ask the device for its free
-// memory too, which takes as long as a walk on the GPU.
-func (rt *Runtime) nextTrigger() uint64 {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.buffers.bytes / 100 * uint64(rt.cfg.Pool.GCPercent)
-}
-
-// startCollection starts Go's collector on a goroutine of its own,
-// concurrently with the script; the cleanups it triggers queue the dropped
-// arrays, and the next allocation frees them. A script that allocates
-// another trigger's worth before the collection is done waits for it,
-// which bounds the memory dropped arrays can hold.
-func (rt *Runtime) startCollection(trigger uint64) {
-	if rt.collected != nil {
-		select {
-		case <-rt.collected:
-		default:
-			if rt.allocatedSinceGC < 2*trigger {
-				return
-			}
-			<-rt.collected
-		}
-		rt.collected = nil
-		rt.drain()
-	}
-	rt.allocatedSinceGC, rt.givenSinceGC = 0, 0
-	rt.gcTrigger = rt.nextTrigger()
-	rt.graduate() // the newest arrays too, so that this collection can find them
-	done := make(chan struct{})
-	rt.collected = done
-	go func() {
-		collectAndWait(200 * time.Millisecond)
-		close(done)
-	}()
 }

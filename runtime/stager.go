@@ -99,10 +99,7 @@ func (rt *Runtime) NewStager(s *Stream) *Stager {
 	st := &Stager{rt: rt, stream: s, paired: true}
 	st.cond = sync.NewCond(&st.mu)
 	rt.mu.Lock()
-	if rt.stagers == nil {
-		rt.stagers = map[*Stager]struct{}{}
-	}
-	rt.stagers[st] = struct{}{}
+	rt.xfer.addStager(st)
 	rt.mu.Unlock()
 	return st
 }
@@ -559,7 +556,7 @@ func (st *Stager) Close() error {
 	}
 	st.closed = true
 	st.rt.mu.Lock()
-	delete(st.rt.stagers, st)
+	st.rt.xfer.dropStager(st)
 	st.rt.mu.Unlock()
 	st.stopThreads()
 	if st.rt.usable() != nil {

@@ -43,7 +43,7 @@ func (rt *Runtime) GiveToScript(a *Array) error {
 		return nil
 	}
 	a.buf.script = true
-	rt.givenSinceGC += a.buf.blk.Size
+	rt.mem.pacer.given(a.buf.blk.Size)
 	return nil
 }
 
@@ -155,7 +155,7 @@ func (rt *Runtime) sweepScript() bool {
 	rt.releaseUnreachable()
 	rt.mu.Lock()
 	dead := rt.sweep.dead[:0]
-	for b := rt.buffers.head; b != nil; b = b.next {
+	for b := rt.mem.buffers.head; b != nil; b = b.next {
 		if b.script && b.mark != rt.sweep.mark {
 			dead = append(dead, b)
 		}
