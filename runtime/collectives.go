@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/gluaproject/glua/device"
@@ -46,9 +45,7 @@ func (rt *Runtime) OpenComm(ctx context.Context, cfg device.CommConfig) (*Comm, 
 		return nil, err
 	}
 	comm := &Comm{rt: rt, comm: c, rank: cfg.Rank, size: cfg.Size}
-	rt.mu.Lock()
-	rt.comms = append(rt.comms, comm)
-	rt.mu.Unlock()
+	rt.comms.add(comm)
 	return comm, nil
 }
 
@@ -60,17 +57,7 @@ type commMemory interface {
 
 // CommBytes is the device memory this runtime's open groups hold outside
 // the pool.
-func (rt *Runtime) CommBytes() uint64 {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	var n uint64
-	for _, c := range rt.comms {
-		if m, ok := c.comm.(commMemory); ok {
-			n += m.DeviceBytes()
-		}
-	}
-	return n
-}
+func (rt *Runtime) CommBytes() uint64 { return rt.comms.deviceBytes() }
 
 // Rank and Size are this process's place in the group.
 func (c *Comm) Rank() int { return c.rank }
@@ -315,36 +302,10 @@ func (c *Comm) Abort() error {
 }
 
 // forget drops c from its runtime's open comms.
-func (c *Comm) forget() {
-	rt := c.rt
-	rt.mu.Lock()
-	rt.comms = slices.DeleteFunc(rt.comms, func(o *Comm) bool { return o == c })
-	rt.mu.Unlock()
-}
+func (c *Comm) forget() { c.rt.comms.forget(c) }
 
 // AbortComms leaves every group this runtime is in at once (Comm.Abort),
 // before a Close that would wait for the collectives queued: glua calls
 // it when a script failed, so that the other ranks end within seconds
 // instead of at their timeout.
-func (rt *Runtime) AbortComms() error {
-	rt.mu.Lock()
-	comms := slices.Clone(rt.comms)
-	rt.mu.Unlock()
-	var errs []error
-	for _, c := range comms {
-		errs = append(errs, c.Abort())
-	}
-	return errors.Join(errs...)
-}
-
-func (rt *Runtime) closeComms() error {
-	rt.mu.Lock()
-	comms := rt.comms
-	rt.comms = nil
-	rt.mu.Unlock()
-	var errs []error
-	for _, c := range comms {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
-}
+func (rt *Runtime) AbortComms() error { return rt.comms.abort() }

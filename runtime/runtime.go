@@ -137,7 +137,7 @@ type Runtime struct {
 	sweep sweeper
 
 	resources map[*lua.LUserData]*scriptResource // ReleaseWhenUnreachable's
-	comms     []*Comm                            // OpenComm's, closed by Close
+	comms     openComms                          // OpenComm's groups (comms.go)
 }
 
 // A Module is a Lua module the runtime preloads into every Lua state, so
@@ -581,7 +581,7 @@ func (rt *Runtime) Close() error {
 		st.stopThreads()
 	}
 	var errs []error
-	if err := rt.closeComms(); err != nil {
+	if err := rt.comms.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	if rt.cfg.Pool.Debug && len(live) > 0 {
