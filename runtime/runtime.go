@@ -39,18 +39,18 @@ type Runtime struct {
 	// stream orders the runtime's work: the default stream when it has
 	// the backend to itself, a stream of its own (also in streams) when
 	// the backend is shared.
-	stream  device.Stream
+	stream device.Stream
+	// streams are the streams and events the runtime made, destroyed by
+	// Close (streamset.go).
+	streams streamSet
 	L       *lua.LState
 	stdout  io.Writer
-	streams []device.Stream
-	events  []device.Event
 	// copyStream and downloadStream are CopyStream's and DownloadStream's,
 	// made on first use; they are also in streams.
 	copyStream, downloadStream *Stream
 	// stagers not yet closed, whose threads Close stops before the memory
 	// they copy into goes (under mu).
 	stagers map[*Stager]struct{}
-	timer   [2]device.Event
 
 	maps mapKernels // kernels.map's translations (jitmap.go)
 	// overlaps counts the temporaries taken for outputs that partly
@@ -605,7 +605,9 @@ func (rt *Runtime) Close() error {
 		}
 		rt.shared.pool.Synchronized()
 	}
-	errs = append(errs, rt.destroyStreams()...)
+	if err := rt.streams.Close(rt.backend); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, rt.freePinned(true)...)
 	rt.downloads.release(true)
 	if rt.shared != nil {

@@ -237,10 +237,7 @@ func (rt *Runtime) joinShared(s *Shared, opts Options) error {
 	rt.backendNote = s.backendNote + "; shared with other runtimes"
 	err := rt.openShared(s)
 	if err != nil {
-		for _, st := range rt.streams {
-			rt.backend.DestroyStream(st)
-		}
-		rt.streams = nil
+		rt.streams.Close(rt.backend)
 		s.detach(rt)
 	}
 	return err
@@ -258,7 +255,7 @@ func (rt *Runtime) openShared(s *Shared) error {
 	if rt.stream, err = rt.backend.NewStream(); err != nil {
 		return err
 	}
-	rt.streams = append(rt.streams, rt.stream)
+	rt.streams.addStream(rt.stream)
 	s.ownStream(rt.stream, rt)
 	soft, hard, err := parseLimits(rt.backend, rt.cfg)
 	if err != nil {
@@ -282,11 +279,8 @@ func (rt *Runtime) Shared() *Shared { return rt.shared }
 // syncOwnStreams waits for the work this runtime queued: on a shared
 // backend, cuCtxSynchronize would also wait for every other runtime's.
 func (rt *Runtime) syncOwnStreams() error {
-	rt.mu.Lock()
-	streams := append([]device.Stream(nil), rt.streams...)
-	rt.mu.Unlock()
 	var errs []error
-	for _, s := range streams {
+	for _, s := range rt.streams.all() {
 		if err := rt.backend.StreamSynchronize(s); err != nil {
 			errs = append(errs, err)
 		}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/gluaproject/glua/device"
 )
@@ -33,9 +32,7 @@ func (rt *Runtime) NewStream() (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt.mu.Lock()
-	rt.streams = append(rt.streams, h)
-	rt.mu.Unlock()
+	rt.streams.addStream(h)
 	return &Stream{rt: rt, handle: h}, nil
 }
 
@@ -71,9 +68,7 @@ func (rt *Runtime) newEvent(timing bool) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt.mu.Lock()
-	rt.events = append(rt.events, h)
-	rt.mu.Unlock()
+	rt.streams.addEvent(h)
 	return &Event{rt: rt, handle: h, timing: timing}, nil
 }
 
@@ -139,7 +134,7 @@ func (rt *Runtime) Timer(fn func() error) (float64, error) {
 	if err := rt.uncapturable("timing"); err != nil {
 		return 0, err
 	}
-	start, err := rt.timerEvents()
+	start, err := rt.streams.timerEvents(rt.backend)
 	if err != nil {
 		return 0, err
 	}
@@ -156,37 +151,4 @@ func (rt *Runtime) Timer(fn func() error) (float64, error) {
 		return 0, err
 	}
 	return rt.backend.Elapsed(start[0], start[1])
-}
-
-// timerEvents is the pair of events Timer reuses, so timing in a loop
-// creates no driver objects.
-func (rt *Runtime) timerEvents() ([2]device.Event, error) {
-	if rt.timer[1] != 0 {
-		return rt.timer, nil
-	}
-	for i := range rt.timer {
-		e, err := rt.backend.NewTimingEvent()
-		if err != nil {
-			return rt.timer, fmt.Errorf("timer: %w", err)
-		}
-		rt.timer[i] = e
-		rt.events = append(rt.events, e)
-	}
-	return rt.timer, nil
-}
-
-// destroyStreams releases every stream and event at Close.
-func (rt *Runtime) destroyStreams() []error {
-	var errs []error
-	for _, e := range rt.events {
-		if err := rt.backend.DestroyEvent(e); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, s := range rt.streams {
-		if err := rt.backend.DestroyStream(s); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errs
 }
