@@ -52,10 +52,9 @@ type Runtime struct {
 	// they copy into goes (under mu).
 	stagers map[*Stager]struct{}
 
-	maps mapKernels // kernels.map's translations (jitmap.go)
-	// overlaps counts the temporaries taken for outputs that partly
-	// overlapped an input (overlap.go).
-	overlaps overlapCounter
+	// kernels are kernels.map's translations and the count of the
+	// temporaries partial overlaps took (kernelpart.go).
+	kernels kernelPart
 
 	// graphs is graph capture and replay (graphpart.go); part of it is
 	// guarded by mu, part only touched by the runtime's goroutine.
