@@ -1,0 +1,160 @@
+package runtime
+
+import (
+	"io"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/gluaproject/glua/internal/lua51"
+	"github.com/gluaproject/glua/internal/luac"
+	"github.com/gluaproject/glua/internal/lualimit"
+)
+
+// The Lua value stack starts at gopher-lua's default size. It grows by a
+// fixed step, copying itself each time, so a small step makes pushing a
+// million values (unpack of a big table) quadratic: 64Ki slots is 1 MiB.
+const (
+	initialStackSlots = 5120
+	stackGrowStep     = 1 << 16
+)
+
+func (rt *Runtime) newLuaState(opts Options) *lua.LState {
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs: opts.Sandbox,
+		// Both stacks start small and grow as the script needs them, up to
+		// the configured bounds; gopher-lua's fixed defaults (256 calls,
+		// 5120 values) stop ordinary recursion and big table.concat or
+		// unpack calls.
+		CallStackSize:       rt.cfg.Lua.CallDepth,
+		MinimizeStackMemory: true,
+		RegistrySize:        min(initialStackSlots, rt.cfg.Lua.StackSlots),
+		RegistryMaxSize:     rt.cfg.Lua.StackSlots,
+		RegistryGrowStep:    stackGrowStep,
+	})
+	if opts.Sandbox {
+		openSandboxLibs(L)
+	}
+	if opts.Context != nil {
+		L.SetContext(causeContext{opts.Context})
+	}
+	L.SetGlobal("print", L.NewFunction(rt.luaPrint))
+	// Where gopher-lua's library and protected calls differ from Lua 5.1,
+	// lua51's replacements stand in; collectgarbage and the coroutine
+	// functions are then wrapped.
+	lua51.Open(L)
+	rt.wrapCollectGarbage(L)
+	followContexts(L)
+	// gopher-lua's compiler miscompiles ordinary Lua (multiple assignment,
+	// and/or into locals, jumps to jumps); every chunk glua loads goes
+	// through luac, glua's own compiler.
+	luac.Install(L)
+	// A script's strings, tables and coroutines stay within [lua]
+	// memory_limit, and long library calls end at the context's deadline.
+	lualimit.Install(L, rt.luaMemory)
+	modulesMu.Lock()
+	registered := append([]Module(nil), modules...)
+	modulesMu.Unlock()
+	for _, m := range registered {
+		L.PreloadModule(m.Name, func(L *lua.LState) int { return m.Open(rt, L) })
+	}
+	if len(registered) == 0 {
+		addMissingModulesHint(L)
+	}
+	return L
+}
+
+// addMissingModulesHint makes require's "module not found" say what a
+// program with no glua module linked lacks: a searcher's message is
+// appended to the error, as in Lua 5.1.
+func addMissingModulesHint(L *lua.LState) {
+	loaders, ok := L.GetField(L.Get(lua.RegistryIndex), "_LOADERS").(*lua.LTable)
+	if !ok {
+		return
+	}
+	loaders.Append(L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LString("no glua module is linked into this program: import _ \"github.com/gluaproject/glua/bindings\""))
+		return 1
+	}))
+}
+
+// openSandboxLibs opens only libraries that cannot touch the host: no os, no
+// io, no debug, no dofile/loadfile, and require finds only preloaded
+// modules. Nothing loads bytecode: gopher-lua's load and loadstring read
+// only source, and string.dump, which could only fail, is left out.
+func openSandboxLibs(L *lua.LState) {
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.LoadLibName, lua.OpenPackage},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	for _, name := range []string{"dofile", "loadfile"} {
+		L.SetGlobal(name, lua.LNil)
+	}
+	L.SetField(L.GetGlobal("string"), "dump", lua.LNil)
+	pkg := L.GetGlobal("package").(*lua.LTable)
+	loaders := pkg.RawGetString("loaders").(*lua.LTable)
+	onlyPreload := L.NewTable()
+	onlyPreload.Append(loaders.RawGetInt(1)) // the preload searcher comes first
+	pkg.RawSetString("loaders", onlyPreload)
+	L.SetField(L.Get(lua.RegistryIndex), "_LOADERS", onlyPreload)
+	pkg.RawSetString("loadlib", lua.LNil)
+	pkg.RawSetString("path", lua.LString(""))
+	pkg.RawSetString("cpath", lua.LString(""))
+}
+
+// luaPrint is print, writing to the runtime's stdout; numbers are
+// written as tostring writes them, "%.14g" as in Lua 5.1.
+func (rt *Runtime) luaPrint(L *lua.LState) int {
+	top := L.GetTop()
+	var b strings.Builder
+	for i := 1; i <= top; i++ {
+		if i > 1 {
+			b.WriteByte('\t')
+		}
+		b.WriteString(lua51.ToString(L, L.Get(i)).String())
+	}
+	b.WriteByte('\n')
+	io.WriteString(rt.stdout, b.String())
+	return 0
+}
+
+// wrapCollectGarbage makes collectgarbage("collect") also return the
+// memory of arrays that became unreachable, so that a script which calls it
+// sees the pool shrink at once rather than at its next allocation.
+func (rt *Runtime) wrapCollectGarbage(L *lua.LState) {
+	orig, ok := L.GetGlobal("collectgarbage").(*lua.LFunction)
+	if !ok {
+		return
+	}
+	L.SetGlobal("collectgarbage", L.NewFunction(func(L *lua.LState) int {
+		opt := L.OptString(1, "collect")
+		if opt == "collect" {
+			rt.collect()
+			L.Push(lua.LNumber(0))
+			return 1
+		}
+		if orig.IsG {
+			// Called in this frame, an argument error names the function
+			// as the script called it, as a direct call would.
+			return orig.GFunction(L)
+		}
+		top := L.GetTop()
+		L.Push(orig)
+		for i := 1; i <= top; i++ {
+			L.Push(L.Get(i))
+		}
+		L.Call(top, lua.MultRet)
+		return L.GetTop() - top
+	}))
+}
