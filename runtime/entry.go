@@ -34,7 +34,7 @@ type entries struct {
 // that Close can end as well as the host's (Options.Context, SetContext).
 // The caller must call the returned leave when done with the state.
 func (rt *Runtime) enter() (leave func(), err error) {
-	e := &rt.entries
+	e := &rt.script.entries
 	id := goroutineID()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -78,7 +78,7 @@ func (rt *Runtime) enter() (leave func(), err error) {
 // inside the run itself (a Func the script called), it cannot wait for
 // its own caller and refuses instead.
 func (rt *Runtime) stopRun() error {
-	e := &rt.entries
+	e := &rt.script.entries
 	e.mu.Lock()
 	if e.owner != 0 && e.owner == goroutineID() {
 		e.mu.Unlock()

@@ -51,7 +51,7 @@ func (rt *Runtime) JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*JI
 			return nil, fmt.Errorf("Lua kernels need the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
 		}
 	}
-	if rt.sandbox {
+	if rt.script.sandbox {
 		// A kernel's indices are the script's own: in the sandbox every
 		// access is checked on the GPU too (the CPU always checks), so that
 		// no kernel reaches memory outside its arguments.

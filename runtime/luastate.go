@@ -1,9 +1,6 @@
 package runtime
 
 import (
-	"io"
-	"strings"
-
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/gluaproject/glua/internal/lua51"
@@ -38,7 +35,7 @@ func (rt *Runtime) newLuaState(opts Options) *lua.LState {
 	if opts.Context != nil {
 		L.SetContext(causeContext{opts.Context})
 	}
-	L.SetGlobal("print", L.NewFunction(rt.luaPrint))
+	L.SetGlobal("print", L.NewFunction(rt.script.print))
 	// Where gopher-lua's library and protected calls differ from Lua 5.1,
 	// lua51's replacements stand in; collectgarbage and the coroutine
 	// functions are then wrapped.
@@ -51,7 +48,7 @@ func (rt *Runtime) newLuaState(opts Options) *lua.LState {
 	luac.Install(L)
 	// A script's strings, tables and coroutines stay within [lua]
 	// memory_limit, and long library calls end at the context's deadline.
-	lualimit.Install(L, rt.luaMemory)
+	lualimit.Install(L, rt.script.luaMemory)
 	modulesMu.Lock()
 	registered := append([]Module(nil), modules...)
 	modulesMu.Unlock()
@@ -111,22 +108,6 @@ func openSandboxLibs(L *lua.LState) {
 	pkg.RawSetString("loadlib", lua.LNil)
 	pkg.RawSetString("path", lua.LString(""))
 	pkg.RawSetString("cpath", lua.LString(""))
-}
-
-// luaPrint is print, writing to the runtime's stdout; numbers are
-// written as tostring writes them, "%.14g" as in Lua 5.1.
-func (rt *Runtime) luaPrint(L *lua.LState) int {
-	top := L.GetTop()
-	var b strings.Builder
-	for i := 1; i <= top; i++ {
-		if i > 1 {
-			b.WriteByte('\t')
-		}
-		b.WriteString(lua51.ToString(L, L.Get(i)).String())
-	}
-	b.WriteByte('\n')
-	io.WriteString(rt.stdout, b.String())
-	return 0
 }
 
 // wrapCollectGarbage makes collectgarbage("collect") also return the

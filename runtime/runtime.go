@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	goruntime "runtime"
 	"sort"
@@ -18,7 +17,6 @@ import (
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/internal/luac"
-	"github.com/gluaproject/glua/internal/lualimit"
 	"github.com/gluaproject/glua/pool"
 )
 
@@ -44,7 +42,9 @@ type Runtime struct {
 	// Close (streamset.go).
 	streams streamSet
 	L       *lua.LState
-	stdout  io.Writer
+	// script is the rest of the runtime's Lua side: print's writer, the
+	// sandbox, the Lua memory limit, the entry gate (script.go).
+	script scriptPart
 	// copyStream and downloadStream are CopyStream's and DownloadStream's,
 	// made on first use; they are also in streams.
 	copyStream, downloadStream *Stream
@@ -109,8 +109,6 @@ type Runtime struct {
 	// the bytes of this runtime's live host arrays against it.
 	hostLimit uint64
 	hostHeld  atomic.Int64
-	// luaMemory is the limit on the memory of the script's Lua values.
-	luaMemory *lualimit.Memory
 	// downloads is the memory of the new arrays of downloads, mapped
 	// outside Go's heap and reused (hostmem.go).
 	downloads downloadMemory
@@ -118,12 +116,6 @@ type Runtime struct {
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
 	closed atomic.Bool
-	// sandbox keeps scripts off the host's files (Options.Sandbox);
-	// ceiling is then how far its scripts may raise the pool's limits.
-	sandbox bool
-	ceiling ceiling
-	// entries lets one goroutine at a time run Lua, and Close stop it.
-	entries entries
 
 	// rng is the generator of unseeded Rand and RandN calls (rng.go).
 	rng rng
@@ -135,8 +127,7 @@ type Runtime struct {
 	// sweep is sweepScript's state; only the runtime's goroutine touches it.
 	sweep sweeper
 
-	resources map[*lua.LUserData]*scriptResource // ReleaseWhenUnreachable's
-	comms     openComms                          // OpenComm's groups (comms.go)
+	comms openComms // OpenComm's groups (comms.go)
 }
 
 // New creates a runtime: it reads the configuration, chooses and starts the
@@ -149,12 +140,12 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox, rng: newRNG()}
-	if rt.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
+	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), script: scriptPart{stdout: opts.Stdout, sandbox: opts.Sandbox}, rng: newRNG()}
+	if rt.script.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
 		return nil, fmt.Errorf("Lua memory limit: %w", err)
 	}
-	if rt.stdout == nil {
-		rt.stdout = os.Stdout
+	if rt.script.stdout == nil {
+		rt.script.stdout = os.Stdout
 	}
 	if opts.Shared != nil {
 		if err := rt.joinShared(opts.Shared, opts); err != nil {
@@ -204,8 +195,8 @@ func (rt *Runtime) newPool() error {
 		return err
 	}
 	rt.pool = p
-	if rt.sandbox {
-		rt.ceiling = ceilingOf(rt.cfg, soft, hard)
+	if rt.script.sandbox {
+		rt.script.ceiling = ceilingOf(rt.cfg, soft, hard)
 	}
 	return nil
 }
@@ -221,35 +212,6 @@ var ErrClosed = errors.New("the runtime is closed")
 func (rt *Runtime) usable() error {
 	if rt.closed.Load() {
 		return ErrClosed
-	}
-	return nil
-}
-
-// ErrSandboxed refuses a script's file access in a sandboxed runtime.
-var ErrSandboxed = errors.New("file access is disabled in the sandbox (Options.Sandbox)")
-
-// FileAccess says whether scripts may read and write the host's files
-// (cuda.load_npy, save_npy): ErrSandboxed under Options.Sandbox, which
-// leaves out io and os for the same reason. Go code calling LoadNPY or
-// SaveNPY itself is not limited.
-func (rt *Runtime) FileAccess() error {
-	if rt.sandbox {
-		return ErrSandboxed
-	}
-	return nil
-}
-
-// ErrSandboxedCUDA refuses a script's raw CUDA C in a sandboxed runtime.
-var ErrSandboxedCUDA = errors.New("raw CUDA C is disabled in the sandbox (Options.Sandbox): it could #include the host's files and reach any device memory; kernels.jit and kernels.map remain, with bounds checks on")
-
-// UserCUDA says whether scripts may compile their own CUDA C
-// (kernels.compile): ErrSandboxedCUDA under Options.Sandbox, since NVRTC
-// resolves #include from the host's files and a raw kernel can read and
-// write any device memory, other runtimes' included. Go code calling
-// Compile itself is not limited.
-func (rt *Runtime) UserCUDA() error {
-	if rt.sandbox {
-		return ErrSandboxedCUDA
 	}
 	return nil
 }

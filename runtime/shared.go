@@ -266,8 +266,8 @@ func (rt *Runtime) openShared(s *Shared) error {
 		return fmt.Errorf("runtime.New: %w", err)
 	}
 	rt.pool = q
-	if rt.sandbox {
-		rt.ceiling = ceilingOf(rt.cfg, soft, hard)
+	if rt.script.sandbox {
+		rt.script.ceiling = ceilingOf(rt.cfg, soft, hard)
 	}
 	return nil
 }
