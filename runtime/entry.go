@@ -73,12 +73,11 @@ func (rt *Runtime) enter() (leave func(), err error) {
 	}, nil
 }
 
-// stopRun begins Close: it refuses every later entry and stops the run
+// close begins Close: it refuses every later entry and stops the run
 // under way, if any, waiting until it has left the Lua state. Called from
 // inside the run itself (a Func the script called), it cannot wait for
 // its own caller and refuses instead.
-func (rt *Runtime) stopRun() error {
-	e := &rt.script.entries
+func (e *entries) close() error {
 	e.mu.Lock()
 	if e.owner != 0 && e.owner == goroutineID() {
 		e.mu.Unlock()

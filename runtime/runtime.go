@@ -326,22 +326,55 @@ func (rt *Runtime) Synchronize() error {
 //     the same two steps once no runtime is left.
 //  8. Close the Lua state.
 func (rt *Runtime) Close() error {
-	if err := rt.stopRun(); err != nil {
+	if err := rt.script.entries.close(); err != nil {
 		return err
 	}
-	rt.mu.Lock()
-	if rt.closed.Load() {
-		rt.mu.Unlock()
+	live, first := rt.markClosed() // step 1
+	if !first {
 		return nil
 	}
+	rt.stopStagers()
+	var errs []error
+	add := func(more ...error) { errs = append(errs, more...) }
+	add(rt.comms.Close())
+	if rt.cfg.Pool.Debug && len(live) > 0 {
+		add(leakReport(live))
+	}
+	add(rt.synchronize())     // step 2
+	add(rt.freeLive(live)...) // step 3
+	add(rt.closeGraphs()...)
+	if rt.shared != nil { // step 4
+		add(rt.pool.Close())
+		rt.shared.pool.Synchronized()
+	}
+	add(rt.streams.Close(rt.backend)) // step 5
+	add(rt.freePinned(true)...)       // step 6
+	rt.downloads.release(true)
+	add(rt.closeDevice()) // step 7
+	rt.L.Close()          // step 8
+	return errors.Join(errs...)
+}
+
+// markClosed is Close's first step: it reports false when an earlier
+// Close took it, and otherwise takes the live buffers from the runtime.
+func (rt *Runtime) markClosed() (live []*buffer, first bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed.Load() {
+		return nil, false
+	}
 	rt.closed.Store(true)
-	live := rt.buffers.all()
+	live = rt.buffers.all()
 	rt.buffers = bufferList{}
 	rt.pending = nil
 	clear(rt.young)
 	rt.young = nil
-	rt.mu.Unlock()
+	return live, true
+}
 
+// stopStagers stops the threads of the stagers not yet closed, before
+// the memory they copy into goes.
+func (rt *Runtime) stopStagers() {
 	rt.mu.Lock()
 	stagers := rt.stagers
 	rt.stagers = nil
@@ -349,16 +382,11 @@ func (rt *Runtime) Close() error {
 	for st := range stagers {
 		st.stopThreads()
 	}
+}
+
+// freeLive frees the arrays still alive at Close into the pool.
+func (rt *Runtime) freeLive(live []*buffer) []error {
 	var errs []error
-	if err := rt.comms.Close(); err != nil {
-		errs = append(errs, err)
-	}
-	if rt.cfg.Pool.Debug && len(live) > 0 {
-		errs = append(errs, leakReport(live))
-	}
-	if err := rt.synchronize(); err != nil {
-		errs = append(errs, err)
-	}
 	for _, b := range live {
 		rt.mu.Lock()
 		b.freed = true
@@ -367,30 +395,18 @@ func (rt *Runtime) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, rt.closeGraphs()...)
-	if rt.shared != nil { // step 4
-		if err := rt.pool.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		rt.shared.pool.Synchronized()
-	}
-	if err := rt.streams.Close(rt.backend); err != nil {
-		errs = append(errs, err)
-	}
-	errs = append(errs, rt.freePinned(true)...)
-	rt.downloads.release(true)
+	return errs
+}
+
+// closeDevice closes the pool and then the backend of a runtime of its
+// own; a runtime on a Shared pool detaches instead, leaving both to
+// Shared.Close.
+func (rt *Runtime) closeDevice() error {
 	if rt.shared != nil {
 		rt.shared.detach(rt)
-	} else {
-		if err := rt.pool.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		if err := rt.backend.Close(); err != nil {
-			errs = append(errs, err)
-		}
+		return nil
 	}
-	rt.L.Close()
-	return errors.Join(errs...)
+	return errors.Join(rt.pool.Close(), rt.backend.Close())
 }
 
 func leakReport(live []*buffer) error {
