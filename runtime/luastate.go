@@ -139,3 +139,47 @@ func (rt *Runtime) wrapCollectGarbage(L *lua.LState) {
 		return L.GetTop() - top
 	}))
 }
+
+// Lua is the runtime's Lua state, for what SetGlobal, Global and Call do
+// not cover: building tables, gopher-lua's own API.
+func (rt *Runtime) Lua() *lua.LState { return rt.L }
+
+// DoString runs Lua source. While it runs, another goroutine's DoString,
+// DoFile, Call, SetGlobal or Global returns ErrInUse, and Close stops the
+// script at its next instruction, waits for it, and closes the runtime:
+// DoString then returns ErrClosed.
+func (rt *Runtime) DoString(source string) error {
+	leave, err := rt.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	fn, err := luac.LoadString(rt.L, source, "=<string>")
+	if err != nil {
+		return err
+	}
+	return rt.stoppedByClose(rt.call(fn))
+}
+
+// DoFile runs a Lua file, as DoString runs source.
+func (rt *Runtime) DoFile(path string) error {
+	leave, err := rt.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	fn, err := luac.LoadFile(rt.L, path)
+	if err != nil {
+		return err
+	}
+	return rt.stoppedByClose(rt.call(fn))
+}
+
+func (rt *Runtime) call(fn *lua.LFunction) error {
+	rt.L.G.Registry.RawSetString(raisedKey, lua.LNil)
+	rt.L.Push(fn)
+	if err := lua51.PCall(rt.L, 0, lua.MultRet, nil); err != nil {
+		return rt.scriptError(err)
+	}
+	return nil
+}
