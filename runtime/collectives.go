@@ -168,7 +168,7 @@ func (c *Comm) AllGatherAsync(out, x *Array) error {
 		return errors.New("out and x overlap: an asynchronous gather needs x apart from out, or this rank's slice of it")
 	}
 	if c.side == nil {
-		side, err := rt.NewStream()
+		side, err := rt.newPriorityStream()
 		if err != nil {
 			return err
 		}

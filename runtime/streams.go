@@ -25,10 +25,31 @@ type Event struct {
 
 // NewStream creates a stream.
 func (rt *Runtime) NewStream() (*Stream, error) {
+	return rt.newStream(rt.backend.NewStream)
+}
+
+// priorityStreams is a backend whose streams can have priorities
+// (cuda.Backend.NewPriorityStream).
+type priorityStreams interface {
+	NewPriorityStream() (device.Stream, error)
+}
+
+// newPriorityStream is a stream whose work the device starts ahead of
+// other streams' pending work, where the backend has priorities: the
+// asynchronous collectives' stream, whose blocks would otherwise wait for
+// the last wave of the product queued beside them.
+func (rt *Runtime) newPriorityStream() (*Stream, error) {
+	if p, ok := rt.backend.(priorityStreams); ok {
+		return rt.newStream(p.NewPriorityStream)
+	}
+	return rt.NewStream()
+}
+
+func (rt *Runtime) newStream(create func() (device.Stream, error)) (*Stream, error) {
 	if err := rt.usable(); err != nil {
 		return nil, err
 	}
-	h, err := rt.backend.NewStream()
+	h, err := create()
 	if err != nil {
 		return nil, err
 	}
