@@ -74,7 +74,7 @@ func (c *Comm) AllReduce(x *Array, op device.ReduceOp) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.AllReduce(x.ptr(), x.size, x.dtype, op, c.rt.stream)
+	return c.comm.AllReduce(x.ptr(), x.size, x.dtype, op, c.rt.streams.own)
 }
 
 // Broadcast copies root's x into every rank's x.
@@ -88,7 +88,7 @@ func (c *Comm) Broadcast(x *Array, root int) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.Broadcast(x.ptr(), x.size, x.dtype, root, c.rt.stream)
+	return c.comm.Broadcast(x.ptr(), x.size, x.dtype, root, c.rt.streams.own)
 }
 
 // Reduce leaves the reduction over the ranks in root's x.
@@ -102,7 +102,7 @@ func (c *Comm) Reduce(x *Array, root int, op device.ReduceOp) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.Reduce(x.ptr(), x.size, x.dtype, op, root, c.rt.stream)
+	return c.comm.Reduce(x.ptr(), x.size, x.dtype, op, root, c.rt.streams.own)
 }
 
 // AllGather fills out, Size times x's elements, with every rank's x. x
@@ -118,7 +118,7 @@ func (c *Comm) AllGather(out, x *Array) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	gather := func(out *Array) error { return c.comm.AllGather(out.ptr(), x.ptr(), x.size, x.dtype, c.rt.stream) }
+	gather := func(out *Array) error { return c.comm.AllGather(out.ptr(), x.ptr(), x.size, x.dtype, c.rt.streams.own) }
 	if partlyOverlaps(out, x) && !sliceOf(x, out, c.rank) {
 		return c.rt.throughTemporary(out, "out", x, "x", gather)
 	}
@@ -140,7 +140,7 @@ func (c *Comm) ReduceScatter(out, x *Array, op device.ReduceOp) error {
 		return err
 	}
 	scatter := func(out *Array) error {
-		return c.comm.ReduceScatter(out.ptr(), x.ptr(), out.size, x.dtype, op, c.rt.stream)
+		return c.comm.ReduceScatter(out.ptr(), x.ptr(), out.size, x.dtype, op, c.rt.streams.own)
 	}
 	if partlyOverlaps(out, x) && !sliceOf(out, x, c.rank) {
 		return c.rt.throughTemporary(out, "out", x, "x", scatter)
@@ -245,7 +245,7 @@ func (c *Comm) Send(x *Array, peer int) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.Send(x.ptr(), x.size, x.dtype, peer, c.rt.stream)
+	return c.comm.Send(x.ptr(), x.size, x.dtype, peer, c.rt.streams.own)
 }
 
 // Recv receives into x what peer sends.
@@ -259,7 +259,7 @@ func (c *Comm) Recv(x *Array, peer int) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.Recv(x.ptr(), x.size, x.dtype, peer, c.rt.stream)
+	return c.comm.Recv(x.ptr(), x.size, x.dtype, peer, c.rt.streams.own)
 }
 
 // Barrier returns once every rank has called it.
@@ -273,7 +273,7 @@ func (c *Comm) Barrier() error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.Barrier(c.rt.stream)
+	return c.comm.Barrier(c.rt.streams.own)
 }
 
 // Close leaves the group. Runtime.Close closes the comms still open, so

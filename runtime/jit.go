@@ -243,7 +243,7 @@ func (rt *Runtime) launchRecorded(v *jitVariant, cfg LaunchConfig, vals, args []
 	if cfg.Stream != nil {
 		// the record was zeroed on the runtime's stream, and the kernel
 		// runs on another: it must not meet the record before the zeros
-		if err := rt.backend.StreamSynchronize(rt.stream); err != nil {
+		if err := rt.backend.StreamSynchronize(rt.streams.own); err != nil {
 			return err
 		}
 	}

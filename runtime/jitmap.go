@@ -95,7 +95,7 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 				vals = append(vals, a)
 			}
 		}
-		return rt.onHost(rt.stream, func() error { return jit.Run(v.prog, [3]int{int(cfg.Grid[0]), 1, 1}, [3]int{mapBlock, 1, 1}, vals) })
+		return rt.onHost(rt.streams.own, func() error { return jit.Run(v.prog, [3]int{int(cfg.Grid[0]), 1, 1}, [3]int{mapBlock, 1, 1}, vals) })
 	}
 	vals := []any{out, float64(n)}
 	for _, a := range args {

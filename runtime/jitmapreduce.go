@@ -294,7 +294,7 @@ func (rt *Runtime) runMapReduceAxis(p *jitVariant, rows, cols, axis int, out *Ar
 		mem := rt.backend.(HostMemory)
 		vals := hostValues(mem, args, n)
 		o := jit.HostArray{DType: out.dtype, Shape: []int{m}, Data: mem.Bytes(out.ptr(), out.NBytes())}
-		return rt.onHost(rt.stream, func() error { return jit.RunMapReduceAxis(p.prog, rows, cols, axis, o, vals) })
+		return rt.onHost(rt.streams.own, func() error { return jit.RunMapReduceAxis(p.prog, rows, cols, axis, o, vals) })
 	}
 	g := jit.AxisGrid(m)
 	vals := []any{out, float64(m), float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}

@@ -32,12 +32,8 @@ type Runtime struct {
 	// pool is the runtime's own pool, or its quota of shared.pool.
 	pool   pool.Allocator
 	shared *Shared // nil: the backend and the pool are this runtime's
-	// stream orders the runtime's work: the default stream when it has
-	// the backend to itself, a stream of its own (also in streams) when
-	// the backend is shared.
-	stream device.Stream
-	// streams are the streams and events the runtime made, destroyed by
-	// Close (streamset.go).
+	// streams are the stream that orders the runtime's work and the
+	// streams and events it made, destroyed by Close (streamset.go).
 	streams streamSet
 	L       *lua.LState
 	// script is the rest of the runtime's Lua side: print's writer, the

@@ -252,11 +252,11 @@ func (rt *Runtime) openShared(s *Shared) error {
 	// own, not queued behind the other runtimes' on one default stream,
 	// and the pool lets another stream reuse a block this runtime freed
 	// only after an event says its work on the block is done.
-	if rt.stream, err = rt.backend.NewStream(); err != nil {
+	if rt.streams.own, err = rt.backend.NewStream(); err != nil {
 		return err
 	}
-	rt.streams.addStream(rt.stream)
-	s.ownStream(rt.stream, rt)
+	rt.streams.addStream(rt.streams.own)
+	s.ownStream(rt.streams.own, rt)
 	soft, hard, err := parseLimits(rt.backend, rt.cfg)
 	if err != nil {
 		return err

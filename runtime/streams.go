@@ -95,7 +95,7 @@ func (rt *Runtime) newEvent(timing bool) (*Event, error) {
 
 // Record marks the current end of stream s (nil: the runtime's stream).
 func (e *Event) Record(s *Stream) error {
-	h := e.rt.stream
+	h := e.rt.streams.own
 	if s != nil {
 		if s.rt != e.rt {
 			return errors.New("the stream belongs to another runtime")
@@ -159,13 +159,13 @@ func (rt *Runtime) Timer(fn func() error) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := rt.backend.Record(start[0], rt.stream); err != nil {
+	if err := rt.backend.Record(start[0], rt.streams.own); err != nil {
 		return 0, err
 	}
 	if err := fn(); err != nil {
 		return 0, err
 	}
-	if err := rt.backend.Record(start[1], rt.stream); err != nil {
+	if err := rt.backend.Record(start[1], rt.streams.own); err != nil {
 		return 0, err
 	}
 	if err := rt.backend.EventSynchronize(start[1]); err != nil {

@@ -14,6 +14,10 @@ import (
 // guards the lists, since a host may make streams and events while the
 // runtime's goroutine synchronises them.
 type streamSet struct {
+	// own orders the runtime's work: the default stream when it has the
+	// backend to itself, a stream of its own (also in streams) when the
+	// backend is shared. Set by New, then only read.
+	own     device.Stream
 	mu      sync.Mutex
 	streams []device.Stream
 	events  []device.Event
