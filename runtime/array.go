@@ -205,7 +205,7 @@ func (a *Array) download(dst []byte, start, count int) error {
 	if err := rt.uncapturable("a copy to the host"); err != nil {
 		return err
 	}
-	return rt.backend.Download(dst[:count*a.dtype.Size()], a.ptr()+device.Ptr(start*a.dtype.Size()), rt.stream)
+	return rt.backend.Download(dst[:count*a.dtype.Size()], a.ptr()+device.Ptr(start*a.dtype.Size()), rt.streams.own)
 }
 
 // Free releases the array's memory to the pool now. A second Free is

@@ -97,7 +97,7 @@ func (rt *Runtime) StreamWait(s *Stream, e *Event) error {
 // streamHandle is s's handle, or the runtime's stream's for nil.
 func (rt *Runtime) streamHandle(s *Stream) (device.Stream, error) {
 	if s == nil {
-		return rt.stream, nil
+		return rt.streams.own, nil
 	}
 	if s.rt != rt {
 		return 0, errors.New("the stream belongs to another runtime")

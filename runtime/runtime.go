@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"strings"
@@ -14,9 +13,6 @@ import (
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
-	"github.com/gluaproject/glua/internal/lua51"
-	"github.com/gluaproject/glua/internal/luac"
-	"github.com/gluaproject/glua/internal/lualimit"
 	"github.com/gluaproject/glua/pool"
 )
 
@@ -34,20 +30,17 @@ type Runtime struct {
 	// pool is the runtime's own pool, or its quota of shared.pool.
 	pool   pool.Allocator
 	shared *Shared // nil: the backend and the pool are this runtime's
-	// stream orders the runtime's work: the default stream when it has
-	// the backend to itself, a stream of its own (also in streams) when
-	// the backend is shared.
-	stream  device.Stream
+	// streams are the stream that orders the runtime's work and the
+	// streams and events it made, destroyed by Close (streamset.go).
+	streams streamSet
 	L       *lua.LState
-	stdout  io.Writer
-	streams []device.Stream
-	events  []device.Event
-	timer   [2]device.Event
+	// script is the rest of the runtime's Lua side: print's writer, the
+	// sandbox, the Lua memory limit, the entry gate (script.go).
+	script scriptPart
 
-	maps mapKernels // kernels.map's translations (jitmap.go)
-	// overlaps counts the temporaries taken for outputs that partly
-	// overlapped an input (overlap.go).
-	overlaps overlapCounter
+	// kernels are kernels.map's translations and the count of the
+	// temporaries partial overlaps took (kernelpart.go).
+	kernels kernelPart
 
 	// graphs is graph capture and replay (graphpart.go); part of it is
 	// guarded by mu, part only touched by the runtime's goroutine.
@@ -68,70 +61,17 @@ type Runtime struct {
 	// (RecordMemory, recorder.go).
 	recording memoryRecording
 
-	// luaMemory is the limit on the memory of the script's Lua values.
-	luaMemory *lualimit.Memory
 
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
 	closed atomic.Bool
-	// sandbox keeps scripts off the host's files (Options.Sandbox);
-	// ceiling is then how far its scripts may raise the pool's limits.
-	sandbox bool
-	ceiling ceiling
-	// entries lets one goroutine at a time run Lua, and Close stop it.
-	entries entries
 
 	// rng is the generator of unseeded Rand and RandN calls (rng.go).
 	rng rng
 	// sweep is sweepScript's state; only the runtime's goroutine touches it.
 	sweep sweeper
 
-	resources map[*lua.LUserData]*scriptResource // ReleaseWhenUnreachable's
-	comms     []*Comm                            // OpenComm's, closed by Close
-}
-
-// A Module is a Lua module the runtime preloads into every Lua state, so
-// that `require(name)` finds it. The bindings package registers glua's
-// modules (cuda, kernels, pool) from its init function, as
-// database/sql drivers register themselves.
-type Module struct {
-	Name string
-	Open func(rt *Runtime, L *lua.LState) int
-}
-
-var (
-	modulesMu sync.Mutex
-	modules   []Module
-)
-
-// RegisterModule adds a module preloaded by runtimes created afterwards.
-// Registering a second module under a name, or one without a name or Open,
-// panics, as sql.Register does: two packages claiming one name is a
-// programming error, found when the program starts.
-func RegisterModule(m Module) {
-	modulesMu.Lock()
-	defer modulesMu.Unlock()
-	if m.Name == "" || m.Open == nil {
-		panic("runtime: RegisterModule of a module without a name or an Open function")
-	}
-	for _, old := range modules {
-		if old.Name == m.Name {
-			panic(fmt.Sprintf("runtime: RegisterModule called twice for module %q", m.Name))
-		}
-	}
-	modules = append(modules, m)
-}
-
-// Modules lists the registered modules' names, sorted.
-func Modules() []string {
-	modulesMu.Lock()
-	defer modulesMu.Unlock()
-	names := make([]string, len(modules))
-	for i, m := range modules {
-		names[i] = m.Name
-	}
-	sort.Strings(names)
-	return names
+	comms openComms // OpenComm's groups (comms.go)
 }
 
 // New creates a runtime: it reads the configuration, chooses and starts the
@@ -144,12 +84,12 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, xfer: newTransfers(), stdout: opts.Stdout, sandbox: opts.Sandbox, rng: newRNG()}
-	if rt.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
+	rt := &Runtime{cfg: cfg, xfer: newTransfers(), script: scriptPart{stdout: opts.Stdout, sandbox: opts.Sandbox}, rng: newRNG()}
+	if rt.script.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
 		return nil, fmt.Errorf("Lua memory limit: %w", err)
 	}
-	if rt.stdout == nil {
-		rt.stdout = os.Stdout
+	if rt.script.stdout == nil {
+		rt.script.stdout = os.Stdout
 	}
 	if opts.Shared != nil {
 		if err := rt.joinShared(opts.Shared, opts); err != nil {
@@ -199,163 +139,11 @@ func (rt *Runtime) newPool() error {
 		return err
 	}
 	rt.pool = p
-	if rt.sandbox {
-		rt.ceiling = ceilingOf(rt.cfg, soft, hard)
+	if rt.script.sandbox {
+		rt.script.ceiling = ceilingOf(rt.cfg, soft, hard)
 	}
 	return nil
 }
-
-// The Lua value stack starts at gopher-lua's default size. It grows by a
-// fixed step, copying itself each time, so a small step makes pushing a
-// million values (unpack of a big table) quadratic: 64Ki slots is 1 MiB.
-const (
-	initialStackSlots = 5120
-	stackGrowStep     = 1 << 16
-)
-
-func (rt *Runtime) newLuaState(opts Options) *lua.LState {
-	L := lua.NewState(lua.Options{
-		SkipOpenLibs: opts.Sandbox,
-		// Both stacks start small and grow as the script needs them, up to
-		// the configured bounds; gopher-lua's fixed defaults (256 calls,
-		// 5120 values) stop ordinary recursion and big table.concat or
-		// unpack calls.
-		CallStackSize:       rt.cfg.Lua.CallDepth,
-		MinimizeStackMemory: true,
-		RegistrySize:        min(initialStackSlots, rt.cfg.Lua.StackSlots),
-		RegistryMaxSize:     rt.cfg.Lua.StackSlots,
-		RegistryGrowStep:    stackGrowStep,
-	})
-	if opts.Sandbox {
-		openSandboxLibs(L)
-	}
-	if opts.Context != nil {
-		L.SetContext(causeContext{opts.Context})
-	}
-	L.SetGlobal("print", L.NewFunction(rt.luaPrint))
-	// Where gopher-lua's library and protected calls differ from Lua 5.1,
-	// lua51's replacements stand in; collectgarbage and the coroutine
-	// functions are then wrapped.
-	lua51.Open(L)
-	rt.wrapCollectGarbage(L)
-	followContexts(L)
-	// gopher-lua's compiler miscompiles ordinary Lua (multiple assignment,
-	// and/or into locals, jumps to jumps); every chunk glua loads goes
-	// through luac, glua's own compiler.
-	luac.Install(L)
-	// A script's strings, tables and coroutines stay within [lua]
-	// memory_limit, and long library calls end at the context's deadline.
-	lualimit.Install(L, rt.luaMemory)
-	modulesMu.Lock()
-	registered := append([]Module(nil), modules...)
-	modulesMu.Unlock()
-	for _, m := range registered {
-		L.PreloadModule(m.Name, func(L *lua.LState) int { return m.Open(rt, L) })
-	}
-	if len(registered) == 0 {
-		addMissingModulesHint(L)
-	}
-	return L
-}
-
-// addMissingModulesHint makes require's "module not found" say what a
-// program with no glua module linked lacks: a searcher's message is
-// appended to the error, as in Lua 5.1.
-func addMissingModulesHint(L *lua.LState) {
-	loaders, ok := L.GetField(L.Get(lua.RegistryIndex), "_LOADERS").(*lua.LTable)
-	if !ok {
-		return
-	}
-	loaders.Append(L.NewFunction(func(L *lua.LState) int {
-		L.Push(lua.LString("no glua module is linked into this program: import _ \"github.com/gluaproject/glua/bindings\""))
-		return 1
-	}))
-}
-
-// openSandboxLibs opens only libraries that cannot touch the host: no os, no
-// io, no debug, no dofile/loadfile, and require finds only preloaded
-// modules. Nothing loads bytecode: gopher-lua's load and loadstring read
-// only source, and string.dump, which could only fail, is left out.
-func openSandboxLibs(L *lua.LState) {
-	for _, lib := range []struct {
-		name string
-		fn   lua.LGFunction
-	}{
-		{lua.BaseLibName, lua.OpenBase},
-		{lua.LoadLibName, lua.OpenPackage},
-		{lua.TabLibName, lua.OpenTable},
-		{lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath},
-		{lua.CoroutineLibName, lua.OpenCoroutine},
-	} {
-		L.Push(L.NewFunction(lib.fn))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
-	}
-	for _, name := range []string{"dofile", "loadfile"} {
-		L.SetGlobal(name, lua.LNil)
-	}
-	L.SetField(L.GetGlobal("string"), "dump", lua.LNil)
-	pkg := L.GetGlobal("package").(*lua.LTable)
-	loaders := pkg.RawGetString("loaders").(*lua.LTable)
-	onlyPreload := L.NewTable()
-	onlyPreload.Append(loaders.RawGetInt(1)) // the preload searcher comes first
-	pkg.RawSetString("loaders", onlyPreload)
-	L.SetField(L.Get(lua.RegistryIndex), "_LOADERS", onlyPreload)
-	pkg.RawSetString("loadlib", lua.LNil)
-	pkg.RawSetString("path", lua.LString(""))
-	pkg.RawSetString("cpath", lua.LString(""))
-}
-
-// luaPrint is print, writing to the runtime's stdout; numbers are
-// written as tostring writes them, "%.14g" as in Lua 5.1.
-func (rt *Runtime) luaPrint(L *lua.LState) int {
-	top := L.GetTop()
-	var b strings.Builder
-	for i := 1; i <= top; i++ {
-		if i > 1 {
-			b.WriteByte('\t')
-		}
-		b.WriteString(lua51.ToString(L, L.Get(i)).String())
-	}
-	b.WriteByte('\n')
-	io.WriteString(rt.stdout, b.String())
-	return 0
-}
-
-// wrapCollectGarbage makes collectgarbage("collect") also return the
-// memory of arrays that became unreachable, so that a script which calls it
-// sees the pool shrink at once rather than at its next allocation.
-func (rt *Runtime) wrapCollectGarbage(L *lua.LState) {
-	orig, ok := L.GetGlobal("collectgarbage").(*lua.LFunction)
-	if !ok {
-		return
-	}
-	L.SetGlobal("collectgarbage", L.NewFunction(func(L *lua.LState) int {
-		opt := L.OptString(1, "collect")
-		if opt == "collect" {
-			rt.collect()
-			L.Push(lua.LNumber(0))
-			return 1
-		}
-		if orig.IsG {
-			// Called in this frame, an argument error names the function
-			// as the script called it, as a direct call would.
-			return orig.GFunction(L)
-		}
-		top := L.GetTop()
-		L.Push(orig)
-		for i := 1; i <= top; i++ {
-			L.Push(L.Get(i))
-		}
-		L.Call(top, lua.MultRet)
-		return L.GetTop() - top
-	}))
-}
-
-// Lua is the runtime's Lua state, for what SetGlobal, Global and Call do
-// not cover: building tables, gopher-lua's own API.
-func (rt *Runtime) Lua() *lua.LState { return rt.L }
 
 // ErrClosed is returned by every method of a runtime after its Close.
 var ErrClosed = errors.New("the runtime is closed")
@@ -364,75 +152,6 @@ var ErrClosed = errors.New("the runtime is closed")
 func (rt *Runtime) usable() error {
 	if rt.closed.Load() {
 		return ErrClosed
-	}
-	return nil
-}
-
-// ErrSandboxed refuses a script's file access in a sandboxed runtime.
-var ErrSandboxed = errors.New("file access is disabled in the sandbox (Options.Sandbox)")
-
-// FileAccess says whether scripts may read and write the host's files
-// (cuda.load_npy, save_npy): ErrSandboxed under Options.Sandbox, which
-// leaves out io and os for the same reason. Go code calling LoadNPY or
-// SaveNPY itself is not limited.
-func (rt *Runtime) FileAccess() error {
-	if rt.sandbox {
-		return ErrSandboxed
-	}
-	return nil
-}
-
-// ErrSandboxedCUDA refuses a script's raw CUDA C in a sandboxed runtime.
-var ErrSandboxedCUDA = errors.New("raw CUDA C is disabled in the sandbox (Options.Sandbox): it could #include the host's files and reach any device memory; kernels.jit and kernels.map remain, with bounds checks on")
-
-// UserCUDA says whether scripts may compile their own CUDA C
-// (kernels.compile): ErrSandboxedCUDA under Options.Sandbox, since NVRTC
-// resolves #include from the host's files and a raw kernel can read and
-// write any device memory, other runtimes' included. Go code calling
-// Compile itself is not limited.
-func (rt *Runtime) UserCUDA() error {
-	if rt.sandbox {
-		return ErrSandboxedCUDA
-	}
-	return nil
-}
-
-// DoString runs Lua source. While it runs, another goroutine's DoString,
-// DoFile, Call, SetGlobal or Global returns ErrInUse, and Close stops the
-// script at its next instruction, waits for it, and closes the runtime:
-// DoString then returns ErrClosed.
-func (rt *Runtime) DoString(source string) error {
-	leave, err := rt.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	fn, err := luac.LoadString(rt.L, source, "=<string>")
-	if err != nil {
-		return err
-	}
-	return rt.stoppedByClose(rt.call(fn))
-}
-
-// DoFile runs a Lua file, as DoString runs source.
-func (rt *Runtime) DoFile(path string) error {
-	leave, err := rt.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	fn, err := luac.LoadFile(rt.L, path)
-	if err != nil {
-		return err
-	}
-	return rt.stoppedByClose(rt.call(fn))
-}
-
-func (rt *Runtime) call(fn *lua.LFunction) error {
-	rt.L.G.Registry.RawSetString(raisedKey, lua.LNil)
-	rt.L.Push(fn)
-	if err := lua51.PCall(rt.L, 0, lua.MultRet, nil); err != nil {
-		return rt.scriptError(err)
 	}
 	return nil
 }
@@ -507,34 +226,61 @@ func (rt *Runtime) Synchronize() error {
 //     the same two steps once no runtime is left.
 //  8. Close the Lua state.
 func (rt *Runtime) Close() error {
-	if err := rt.stopRun(); err != nil {
+	if err := rt.script.entries.close(); err != nil {
 		return err
 	}
-	rt.mu.Lock()
-	if rt.closed.Load() {
-		rt.mu.Unlock()
+	live, first := rt.markClosed() // step 1
+	if !first {
 		return nil
 	}
-	rt.closed.Store(true)
-	live := rt.mem.takeAll()
-	rt.mu.Unlock()
+	rt.stopStagers()
+	var errs []error
+	add := func(more ...error) { errs = append(errs, more...) }
+	add(rt.comms.Close())
+	if rt.cfg.Pool.Debug && len(live) > 0 {
+		add(leakReport(live))
+	}
+	add(rt.synchronize())     // step 2
+	add(rt.freeLive(live)...) // step 3
+	add(rt.closeGraphs()...)
+	if rt.shared != nil { // step 4
+		add(rt.pool.Close())
+		rt.shared.pool.Synchronized()
+	}
+	add(rt.streams.Close(rt.backend)) // step 5
+	add(rt.freePinned(true)...)       // step 6
+	rt.xfer.downloads.release(true)
+	add(rt.closeDevice()) // step 7
+	rt.L.Close()          // step 8
+	return errors.Join(errs...)
+}
 
+// markClosed is Close's first step: it reports false when an earlier
+// Close took it, and otherwise takes the live buffers from the runtime.
+func (rt *Runtime) markClosed() (live []*buffer, first bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed.Load() {
+		return nil, false
+	}
+	rt.closed.Store(true)
+	return rt.mem.takeAll(), true
+}
+
+// stopStagers stops the threads of the stagers not yet closed, before
+// the memory they copy into goes.
+func (rt *Runtime) stopStagers() {
 	rt.mu.Lock()
 	stagers := rt.xfer.takeStagers()
 	rt.mu.Unlock()
 	for st := range stagers {
 		st.stopThreads()
 	}
+}
+
+// freeLive frees the arrays still alive at Close into the pool.
+func (rt *Runtime) freeLive(live []*buffer) []error {
 	var errs []error
-	if err := rt.closeComms(); err != nil {
-		errs = append(errs, err)
-	}
-	if rt.cfg.Pool.Debug && len(live) > 0 {
-		errs = append(errs, leakReport(live))
-	}
-	if err := rt.synchronize(); err != nil {
-		errs = append(errs, err)
-	}
 	for _, b := range live {
 		rt.mu.Lock()
 		b.freed = true
@@ -543,28 +289,18 @@ func (rt *Runtime) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, rt.closeGraphs()...)
-	if rt.shared != nil { // step 4
-		if err := rt.pool.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		rt.shared.pool.Synchronized()
-	}
-	errs = append(errs, rt.destroyStreams()...)
-	errs = append(errs, rt.freePinned(true)...)
-	rt.xfer.downloads.release(true)
+	return errs
+}
+
+// closeDevice closes the pool and then the backend of a runtime of its
+// own; a runtime on a Shared pool detaches instead, leaving both to
+// Shared.Close.
+func (rt *Runtime) closeDevice() error {
 	if rt.shared != nil {
 		rt.shared.detach(rt)
-	} else {
-		if err := rt.pool.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		if err := rt.backend.Close(); err != nil {
-			errs = append(errs, err)
-		}
+		return nil
 	}
-	rt.L.Close()
-	return errors.Join(errs...)
+	return errors.Join(rt.pool.Close(), rt.backend.Close())
 }
 
 func leakReport(live []*buffer) error {

@@ -398,7 +398,7 @@ const stagedMin = 4 << 20
 // false when it did not try, and the caller copies some other way.
 func (rt *Runtime) stagedUpload(a *Array, data []byte) (ok bool, err error) {
 	return rt.staged(len(data), func(st *Stager, ac AsyncCopier) error {
-		u := &Staged{st: st, data: data, dst: a.ptr(), handle: rt.stream, ac: ac}
+		u := &Staged{st: st, data: data, dst: a.ptr(), handle: rt.streams.own, ac: ac}
 		if err := st.queue(u, false); err != nil {
 			return err
 		}
@@ -413,7 +413,7 @@ func (rt *Runtime) stagedUpload(a *Array, data []byte) (ok bool, err error) {
 // that data's pages may not be there yet (a new download array's).
 func (rt *Runtime) stagedDownload(data []byte, src device.Ptr, fresh bool) (ok bool, err error) {
 	return rt.staged(len(data), func(st *Stager, ac AsyncCopier) error {
-		return st.copyOut(ac, rt.stream, data, src, fresh)
+		return st.copyOut(ac, rt.streams.own, data, src, fresh)
 	})
 }
 

@@ -82,7 +82,7 @@ func (rt *Runtime) dropWorkspace(p pool.Allocator, blk *pool.Block) {
 // allocOwn takes nbytes from the pool for the runtime itself, for what at
 // names, on the runtime's stream.
 func (rt *Runtime) allocOwn(at site, nbytes uint64) (*pool.Block, error) {
-	blk, err := rt.pool.Alloc(nbytes, rt.stream)
+	blk, err := rt.pool.Alloc(nbytes, rt.streams.own)
 	rt.tookOwn(at, nbytes, blk, err)
 	return blk, err
 }
