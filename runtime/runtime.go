@@ -61,7 +61,6 @@ type Runtime struct {
 	// (RecordMemory, recorder.go).
 	recording memoryRecording
 
-
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
 	closed atomic.Bool
