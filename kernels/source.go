@@ -41,7 +41,7 @@ func DtypesSource() string {
 	if err != nil {
 		panic("kernels: dtypes.cu is not embedded: " + err.Error())
 	}
-	return string(b)
+	return unitsDefine + string(b)
 }
 
 // cudaSource returns the full source of a module and the file name NVRTC's
