@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gluaproject/glua/config"
-	"github.com/gluaproject/glua/cuda/cudatest"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -85,24 +83,10 @@ func TestElementwiseKernelsAndMapsOnTheGPUGiveTheCPUsBits(t *testing.T) {
 	}
 }
 
-// cudaRuntime is a cuda runtime closed when the test ends; the test skips
-// (or fails under GLUA_REQUIRE_CUDA=1) without one.
-func cudaRuntime(t *testing.T) *runtime.Runtime {
-	t.Helper()
-	c := config.Default()
-	c.CUDA.KernelCache = t.TempDir()
-	g, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
-	if err != nil {
-		cudatest.Unavailable(t, err)
-	}
-	t.Cleanup(func() { g.Close() })
-	return g
-}
-
 // An integer % by zero inside a map's vectorised loop, its scalar loop
 // and its tail stops the map with the CPU's message, on a GPU as there.
 func TestMapTrapInsideVectorsAndTailGivesTheCPUsError(t *testing.T) {
-	g := cudaRuntime(t)
+	g := newCUDA(t)
 	c := newCPU(t, runtime.Options{})
 	// a vector's first lane, one inside, the last vector's last lane, the
 	// tail; the views (4096 elements) take the element loop
@@ -146,7 +130,7 @@ msg = tostring(err)
 // uint8 add, an unaligned add, and a map over 2^31 + 21 elements is
 // written, which the exact integer sum shows.
 func TestElementwiseKernelsPast2To31ElementsWriteEveryElement(t *testing.T) {
-	g := cudaRuntime(t)
+	g := newCUDA(t)
 	src := `
 cuda, kernels = require("cuda"), require("kernels")
 local n = 2^31 + 21
