@@ -222,7 +222,7 @@ func (g *GPU) ElementwiseTo(op *ElementwiseOp, dt device.DType, out, y device.Pt
 	if n == 0 {
 		return nil
 	}
-	f, err := g.fn("elementwise", "glua_"+op.Name+"_"+dt.String())
+	f, err := g.fn("elementwise/"+op.Name, "glua_"+op.Name+"_"+dt.String())
 	if err != nil {
 		return wrap(name, err)
 	}
