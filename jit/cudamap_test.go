@@ -1,10 +1,12 @@
 package jit
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
 )
 
 // A map whose arrays share one element size has a second entry moving
@@ -26,7 +28,7 @@ func TestMapOfOneElementSizeHasAVectorEntry(t *testing.T) {
 		`extern "C" __global__ void glua_map` + params,
 		`extern "C" __global__ void glua_map_vec` + params,
 		"const u32 glua_nv = (u32)(glua_n / 4);",
-		"union { v16 v; float e[4]; } glua_in2[4];",
+		fmt.Sprintf("union { v16 v; float e[4]; } glua_in2[%d];", kernels.UnitsPerThread),
 		"glua_in2[glua_k].v = ((const v16*)p_in2)[glua_u];",
 		"l0_i = (i64)glua_u * 4 + glua_j + 1;",
 		"l3_x = glua_in2[glua_k].e[glua_j];",
@@ -53,7 +55,7 @@ func TestMapOfMixedElementSizesHasOnlyTheElementLoop(t *testing.T) {
 		t.Fatalf("a map of 2- and 4-byte elements got a vector entry:\n%s", src)
 	}
 	containsAll(t, src, []string{
-		"u16 glua_in1[4];",
+		fmt.Sprintf("u16 glua_in1[%d];", kernels.UnitsPerThread),
 		"glua_in1[glua_k] = p_in1[glua_u];",
 		"l1_h = f16_to_f32(glua_in1[glua_k]);",
 		"p_out[(l0_i - 1)] = ",

@@ -11,11 +11,19 @@ import "fmt"
 // blocks per multiprocessor, each thread looping over the rest.
 //
 // scripts/bench/shape.cu times these shapes and their alternatives in
-// CUDA C, for float32 a·x + y and a five-step map on 2^28 elements; the
-// values are the fastest it found on an H100 (BENCHMARKS.md).
+// CUDA C. On an H100 (BENCHMARKS.md, 2026-11-28), for float32 a·x + y and
+// a five-step map on 2^28 elements, every one-shot grid moved 3040-3054
+// GB/s and 3000-3027 GB/s (PyTorch's add_ 3043, torch.compile's map 2908),
+// whatever its vectors per thread (1 to 8) and block (128 to 512); the
+// grid-stride loops of 8192 blocks or of 2 to 32 blocks per
+// multiprocessor reached 2730-2937 and 2330-2876. Indices of 32 bits
+// gained nothing over 64. So: one-shot, one vector a thread, which keeps
+// the unrolled code NVRTC compiles small, and blocks of 256, which launch
+// whatever registers a map's body needs (512 threads of more than 128
+// registers would not fit a multiprocessor's 65536).
 const (
-	ElementwiseThreads     = 128
-	UnitsPerThread         = 4
+	ElementwiseThreads     = 256
+	UnitsPerThread         = 1
 	elementwiseBlocksPerSM = 0
 	// maxGridX is CUDA's limit on a grid's x dimension.
 	maxGridX = 1<<31 - 1
