@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/yuin/gopher-lua/ast"
 
@@ -12,28 +11,6 @@ import (
 	"github.com/gluaproject/glua/jit"
 	"github.com/gluaproject/glua/kernels"
 )
-
-// mapKernels caches kernels.map's translations: one jit.Function per
-// function literal (a closure written inline in a loop is a new Lua value
-// each time round but the same syntax tree), one variant per signature.
-type mapKernels struct {
-	mu  sync.Mutex
-	fns map[*ast.FunctionExpr]*mapFunc
-
-	smsOnce sync.Once
-	sms     int // the device's multiprocessors, for the launch shape
-}
-
-// multiprocessors is the device's count, asked once; 0 (the shape's
-// default) where the backend cannot say.
-func (m *mapKernels) multiprocessors(b Backend) int {
-	m.smsOnce.Do(func() {
-		if info, err := b.Info(); err == nil {
-			m.sms = info.Multiprocessors
-		}
-	})
-	return m.sms
-}
 
 type mapFunc struct {
 	fn         *jit.Function
@@ -61,7 +38,7 @@ func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []
 	if err := out.live(rt, "out"); err != nil {
 		return err
 	}
-	mf, err := rt.mapFunction(tree, chunk)
+	mf, err := rt.kernels.maps.function(tree, chunk)
 	if err != nil {
 		return err
 	}
@@ -115,7 +92,7 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 			}
 		}
 		grid, block := kernels.ElementwiseShape(0, n)
-		return rt.onHost(rt.stream, func() error {
+		return rt.onHost(rt.streams.own, func() error {
 			return jit.Run(v.prog, [3]int{int(grid[0]), 1, 1}, [3]int{int(block[0]), 1, 1}, vals)
 		})
 	}
@@ -123,7 +100,7 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 	if vec {
 		k = v.vec
 	}
-	grid, block := kernels.ElementwiseShape(rt.maps.multiprocessors(rt.backend), kernels.ElementwiseUnits(n, out.dtype.Size(), vec))
+	grid, block := kernels.ElementwiseShape(rt.kernels.maps.multiprocessors(rt.backend), kernels.ElementwiseUnits(n, out.dtype.Size(), vec))
 	vals := []any{out, float64(n)}
 	for _, a := range args {
 		vals = append(vals, a)
@@ -179,30 +156,11 @@ func shapeOrScalar(shape []int) string {
 	return shapeString(shape)
 }
 
-// mapFunction parses tree once.
-func (rt *Runtime) mapFunction(tree *ast.FunctionExpr, chunk string) (*mapFunc, error) {
-	rt.maps.mu.Lock()
-	defer rt.maps.mu.Unlock()
-	if mf, ok := rt.maps.fns[tree]; ok {
-		return mf, nil
-	}
-	f, err := jit.ParseMap(tree, chunk)
-	if err != nil {
-		return nil, err
-	}
-	if rt.maps.fns == nil {
-		rt.maps.fns = map[*ast.FunctionExpr]*mapFunc{}
-	}
-	mf := &mapFunc{fn: f, variants: map[string]*jitVariant{}}
-	rt.maps.fns[tree] = mf
-	return mf, nil
-}
-
 // mapVariant translates (and on cuda compiles, through the kernel cache)
 // mf for one signature.
 func (rt *Runtime) mapVariant(mf *mapFunc, sig jit.Signature, out device.DType) (*jitVariant, error) {
-	rt.maps.mu.Lock()
-	defer rt.maps.mu.Unlock()
+	rt.kernels.maps.mu.Lock()
+	defer rt.kernels.maps.mu.Unlock()
 	key := out.String() + sig.String()
 	if v, ok := mf.variants[key]; ok {
 		return v, nil
