@@ -35,13 +35,14 @@ func (e *emitter) mapLoop(st *For) {
 // 16-byte vectors and then the tail of fewer than a vector's elements.
 func (e *emitter) mapUnits(st *For, ix string) {
 	m := e.p.Map
-	units := kernels.UnitsPerThread
+	units := kernels.ElementsPerThread
 	count := "(" + ix + ")glua_n"
 	if e.lanes > 0 {
+		units = kernels.VectorsPerThread
 		e.line("const %s glua_nv = (%s)(glua_n / %d);", ix, ix, e.lanes)
 		count = "glua_nv"
 	}
-	e.line("for (%s glua_b = units_first<%s>(); glua_b < %s; glua_b += units_step<%s>()) {", ix, ix, count, ix)
+	e.line("for (%s glua_b = units_first<%d, %s>(); glua_b < %s; glua_b += units_step<%d, %s>()) {", ix, units, ix, count, units, ix)
 	e.depth++
 	for _, a := range m.Inputs {
 		if e.lanes > 0 {

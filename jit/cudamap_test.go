@@ -28,7 +28,7 @@ func TestMapOfOneElementSizeHasAVectorEntry(t *testing.T) {
 		`extern "C" __global__ void glua_map` + params,
 		`extern "C" __global__ void glua_map_vec` + params,
 		"const u32 glua_nv = (u32)(glua_n / 4);",
-		fmt.Sprintf("union { v16 v; float e[4]; } glua_in2[%d];", kernels.UnitsPerThread),
+		fmt.Sprintf("union { v16 v; float e[4]; } glua_in2[%d];", kernels.VectorsPerThread),
 		"glua_in2[glua_k].v = ((const v16*)p_in2)[glua_u];",
 		"l0_i = (i64)glua_u * 4 + glua_j + 1;",
 		"l3_x = glua_in2[glua_k].e[glua_j];",
@@ -55,7 +55,7 @@ func TestMapOfMixedElementSizesHasOnlyTheElementLoop(t *testing.T) {
 		t.Fatalf("a map of 2- and 4-byte elements got a vector entry:\n%s", src)
 	}
 	containsAll(t, src, []string{
-		fmt.Sprintf("u16 glua_in1[%d];", kernels.UnitsPerThread),
+		fmt.Sprintf("u16 glua_in1[%d];", kernels.ElementsPerThread),
 		"glua_in1[glua_k] = p_in1[glua_u];",
 		"l1_h = f16_to_f32(glua_in1[glua_k]);",
 		"p_out[(l0_i - 1)] = ",
@@ -89,8 +89,10 @@ func TestMapKeeps64BitLoopsForHugeArrays(t *testing.T) {
 		t.Errorf("%d choices of the index type, want one per entry", n)
 	}
 	containsAll(t, src, []string{
-		"for (i64 glua_b = units_first<i64>(); glua_b < (i64)glua_n; glua_b += units_step<i64>()) {",
-		"for (i64 glua_b = units_first<i64>(); glua_b < glua_nv; glua_b += units_step<i64>()) {",
+		fmt.Sprintf("for (i64 glua_b = units_first<%d, i64>(); glua_b < (i64)glua_n; glua_b += units_step<%d, i64>()) {",
+			kernels.ElementsPerThread, kernels.ElementsPerThread),
+		fmt.Sprintf("for (i64 glua_b = units_first<%d, i64>(); glua_b < glua_nv; glua_b += units_step<%d, i64>()) {",
+			kernels.VectorsPerThread, kernels.VectorsPerThread),
 		"const i64 glua_nv = (i64)(glua_n / 4);",
 	})
 }

@@ -21,14 +21,14 @@ union Pack {
 template <class T, class I, bool TWO, class Op>
 __device__ inline void elementwise_loop(typename T::S* out, const typename T::S* y, const typename T::S* x, I n, int vec, Op op) {
     typedef typename T::S S;
-    const int U = GLUA_UNITS_PER_THREAD;
     if (vec) {
+        const int U = GLUA_VECTORS_PER_THREAD;
         const int P = 16 / sizeof(S);
         I nv = n / P;
         v16* ov = (v16*)out;
         const v16* yv = (const v16*)y;
         const v16* xv = (const v16*)x;
-        for (I b = units_first<I>(); b < nv; b += units_step<I>()) {
+        for (I b = units_first<U, I>(); b < nv; b += units_step<U, I>()) {
             Pack<T> a[U], c[U];
 #pragma unroll
             for (int k = 0; k < U; k++) {
@@ -53,7 +53,8 @@ __device__ inline void elementwise_loop(typename T::S* out, const typename T::S*
         if (i < n) out[i] = op(y[i], TWO ? x[i] : S());
         return;
     }
-    for (I b = units_first<I>(); b < n; b += units_step<I>()) {
+    const int U = GLUA_ELEMENTS_PER_THREAD;
+    for (I b = units_first<U, I>(); b < n; b += units_step<U, I>()) {
         S a[U], c[U];
 #pragma unroll
         for (int k = 0; k < U; k++) {

@@ -227,7 +227,7 @@ func (g *GPU) ElementwiseTo(op *ElementwiseOp, dt device.DType, out, y device.Pt
 		return wrap(name, err)
 	}
 	vec := vectorizable(ptrs...)
-	grid, block := ElementwiseShape(g.sms, ElementwiseUnits(n, dt.Size(), vec != 0))
+	grid, block := ElementwiseShape(g.sms, n, dt.Size(), vec != 0)
 	if op.Arrays == 1 {
 		return wrap(name, f(grid, block, 0, s, out, y, int64(n), arg, vec))
 	}

@@ -91,7 +91,7 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 				vals = append(vals, a)
 			}
 		}
-		grid, block := kernels.ElementwiseShape(0, n)
+		grid, block := kernels.ElementwiseShape(0, n, out.dtype.Size(), false)
 		return rt.onHost(rt.streams.own, func() error {
 			return jit.Run(v.prog, [3]int{int(grid[0]), 1, 1}, [3]int{int(block[0]), 1, 1}, vals)
 		})
@@ -100,7 +100,7 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 	if vec {
 		k = v.vec
 	}
-	grid, block := kernels.ElementwiseShape(rt.kernels.maps.multiprocessors(rt.backend), kernels.ElementwiseUnits(n, out.dtype.Size(), vec))
+	grid, block := kernels.ElementwiseShape(rt.kernels.maps.multiprocessors(rt.backend), n, out.dtype.Size(), vec)
 	vals := []any{out, float64(n)}
 	for _, a := range args {
 		vals = append(vals, a)
