@@ -9,11 +9,11 @@ import (
 	"github.com/gluaproject/glua/device"
 )
 
-// The GPU is not needed to see that the elementwise module defines what
+// The GPU is not needed to see that each elementwise module defines what
 // GPU.ElementwiseTo launches: glua_<name>_<dtype>(out, y, x, n, a, vec), or
 // (out, x, n, a, vec) for one array, pasted by elementwise.cu's macros for every dtype
 // GLUA_DTYPES_WITH lists, from a line per table entry (two for an entry
-// with its own integer expression).
+// with its own integer expression), in a module of its own.
 func TestElementwiseCUDASourceDefinesEveryTableKernel(t *testing.T) {
 	src, _, err := cudaSource("elementwise")
 	if err != nil {
@@ -26,8 +26,15 @@ func TestElementwiseCUDASourceDefinesEveryTableKernel(t *testing.T) {
 			line += "GLUA_INT_EXPR(" + op.Name + ", " + op.IntCUDA + ")\n"
 		}
 		line += macro + "(" + op.Name + ", " + op.CUDA + ")\n"
-		if !strings.Contains(src, line) {
-			t.Errorf("the source has no lines %q", line)
+		own, name, err := cudaSource("elementwise/" + op.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(own, line) || !strings.HasPrefix(own, src) || name != "glua_elementwise_"+op.Name+".cu" {
+			t.Errorf("the module %s (%s) is not elementwise.cu and the lines %q", op.Name, name, line)
+		}
+		if strings.Count(own, "#line 1 \"kernels.") != 1 {
+			t.Errorf("the module %s holds other kernels of the table", op.Name)
 		}
 		if strings.ContainsAny(op.CUDA+op.IntCUDA, "\n\\#") {
 			t.Errorf("%s: the CUDA expressions must stay on one macro line: %q, %q", op.Name, op.CUDA, op.IntCUDA)
