@@ -141,28 +141,31 @@ func (rt *Runtime) trackHost(h *HostArray) *HostArray {
 // ran at 5–12 GB/s against 36–50 into existing ones. The memory is given
 // back (for reuse) once the array and its views are unreachable, as a
 // mapped file is unmapped then, and counts against the host limit as any
-// host array does.
-func (rt *Runtime) newDownloadArray(shape []int, dt device.DType) (*HostArray, error) {
+// host array does. fresh says that the memory was not written before, so
+// that its pages may not be there yet; reused memory has them all.
+func (rt *Runtime) newDownloadArray(shape []int, dt device.DType) (h *HostArray, fresh bool, err error) {
 	nbytes := product(shape) * dt.Size()
 	if nbytes < stagedMin {
-		return rt.NewHostArray(shape, dt, false)
+		h, err = rt.NewHostArray(shape, dt, false)
+		return h, true, err
 	}
 	if err := rt.usable(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := rt.reserveHost(uint64(nbytes)); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	m, err := rt.downloads.take(nbytes)
+	m, fresh, err := rt.downloads.take(nbytes)
 	if errors.Is(err, anonmem.ErrUnsupported) {
-		return rt.NewHostArray(shape, dt, false)
+		h, err = rt.NewHostArray(shape, dt, false)
+		return h, true, err
 	}
 	if err != nil {
-		return nil, &HostOOMError{Requested: uint64(nbytes), Available: config.AvailableMemory()}
+		return nil, false, &HostOOMError{Requested: uint64(nbytes), Available: config.AvailableMemory()}
 	}
 	owner := &downloadPages{}
 	goruntime.AddCleanup(owner, rt.downloads.give, m)
-	return rt.trackHost(&HostArray{data: m.Bytes()[:nbytes:nbytes], shape: append([]int(nil), shape...), dtype: dt, owner: owner}), nil
+	return rt.trackHost(&HostArray{data: m.Bytes()[:nbytes:nbytes], shape: append([]int(nil), shape...), dtype: dt, owner: owner}), fresh, nil
 }
 
 // downloadPages owns a download array's mapped memory: its cleanup gives
@@ -208,11 +211,12 @@ var (
 func downloadClass(n int) int { return (n + anonmem.Huge - 1) / anonmem.Huge * anonmem.Huge }
 
 // take is memory for an n-byte download array: a cached mapping of its
-// class, or a new one. Only a request the cache cannot serve collects.
-func (d *downloadMemory) take(n int) (*anonmem.Mapping, error) {
+// class, or a new one (fresh). Only a request the cache cannot serve
+// collects.
+func (d *downloadMemory) take(n int) (m *anonmem.Mapping, fresh bool, err error) {
 	class := downloadClass(n)
 	d.mu.Lock()
-	m := d.popLocked(class)
+	m = d.popLocked(class)
 	collect := m == nil && d.since > 0 && d.since+int64(n) > max(downloadPaceMin, d.kept)
 	d.mu.Unlock()
 	if collect { // without the lock: the cleanups it waits for take it
@@ -225,14 +229,13 @@ func (d *downloadMemory) take(n int) (*anonmem.Mapping, error) {
 	d.mu.Lock()
 	d.since += int64(n)
 	d.mu.Unlock()
-	if m == nil {
-		var err error
+	if fresh = m == nil; fresh {
 		if m, err = anonmem.Map(class); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	d.live.Add(int64(class))
-	return m, nil
+	return m, fresh, nil
 }
 
 // popLocked takes a cached mapping of class bytes, or nil.
