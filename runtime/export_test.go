@@ -27,14 +27,14 @@ func (k *JITKernel) ChecksBounds() bool { return k.opts.CheckBounds }
 // DownloadBytes is how many bytes of mapped memory the new arrays of
 // downloads hold, and how many the cache of dropped ones keeps.
 func (rt *Runtime) DownloadBytes() (live, cached int64) {
-	return rt.downloads.live.Load(), rt.downloads.cachedBytes()
+	return rt.xfer.downloads.live.Load(), rt.xfer.downloads.cachedBytes()
 }
 
 // DownloadCounts is what the memory of download arrays did so far: memory
 // mapped anew, collections started ahead of need, and those a request
 // waited for whole.
 func (rt *Runtime) DownloadCounts() (maps, ahead, waited int64) {
-	return rt.downloads.counts()
+	return rt.xfer.downloads.counts()
 }
 
 // SetDownloadPaceMin sets the fewest bytes of download arrays mapped
