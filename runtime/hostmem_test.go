@@ -187,8 +187,8 @@ func TestDownloadArraysCountAgainstTheHostLimitAndTheirCacheGivesWay(t *testing.
 // dropped meanwhile fill the cache that the next ones take from. The
 // collection runs beside the downloads: a request waits for one whole
 // only when the collections cannot keep up, where collecting on the
-// request's own time each time the cache ran dry cost a fifth of a
-// download's time on the H100's host.
+// request's own time each time the cache ran dry held up every download
+// of such a loop.
 func TestDroppedDownloadArraysAreReusedInALoop(t *testing.T) {
 	defer runtime.SetDownloadPaceMin(32 << 20)()
 	rt := newCPU(t, runtime.Options{})
