@@ -75,10 +75,10 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 	if err := a.live(rt, ""); err != nil {
 		return nil, err
 	}
-	fresh := dst == nil
-	if fresh {
+	fresh := false
+	if dst == nil {
 		var err error
-		if dst, err = rt.newDownloadArray(a.shape, a.dtype); err != nil {
+		if dst, fresh, err = rt.newDownloadArray(a.shape, a.dtype); err != nil {
 			return nil, err
 		}
 	} else if err := sameLayout("destination", dst.shape, dst.dtype, "array", a.shape, a.dtype); err != nil {
@@ -145,8 +145,10 @@ func (a *Array) upload(h *HostArray) error {
 // downloadInto copies dst's size in bytes from src into dst; pageable
 // bytes go through a Stager when there are enough of them, and a mapped
 // file's are written by Go code, as upload reads them. fresh says that
-// dst was made for this download (newDownloadArray): its pages may not
-// be there yet.
+// dst was made for this download in memory not written before
+// (newDownloadArray): its pages may not be there yet. Memory reused from
+// a dropped download array has them, and asking the kernel for them again
+// would cost a walk of their entries beside every piece.
 func (rt *Runtime) downloadInto(dst *HostArray, src device.Ptr, fresh bool) error {
 	defer goruntime.KeepAlive(dst)
 	if !dst.pinned {

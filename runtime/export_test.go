@@ -30,6 +30,13 @@ func (rt *Runtime) DownloadBytes() (live, cached int64) {
 	return rt.xfer.downloads.live.Load(), rt.xfer.downloads.cachedBytes()
 }
 
+// DownloadCounts is what the memory of download arrays did so far: memory
+// mapped anew, collections started ahead of need, and those a request
+// waited for whole.
+func (rt *Runtime) DownloadCounts() (maps, ahead, waited int64) {
+	return rt.xfer.downloads.counts()
+}
+
 // SetDownloadPaceMin sets the fewest bytes of download arrays mapped
 // between two collections, until restore is called.
 func SetDownloadPaceMin(n int64) (restore func()) {

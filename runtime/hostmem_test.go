@@ -182,9 +182,13 @@ func TestDownloadArraysCountAgainstTheHostLimitAndTheirCacheGivesWay(t *testing.
 
 // The collector does not see memory mapped outside its heap, so a loop
 // that drops each download array would map without end before a
-// collection came: the runtime collects once as many bytes were handed
-// out since its last collection as survived it, and the arrays dropped
-// meanwhile fill the cache that the next ones take from.
+// collection came: the runtime starts a collection once as many bytes
+// were handed out since the last one began as survived it, and the arrays
+// dropped meanwhile fill the cache that the next ones take from. The
+// collection runs beside the downloads: a request waits for one whole
+// only when the collections cannot keep up, where collecting on the
+// request's own time each time the cache ran dry held up every download
+// of such a loop.
 func TestDroppedDownloadArraysAreReusedInALoop(t *testing.T) {
 	defer runtime.SetDownloadPaceMin(32 << 20)()
 	rt := newCPU(t, runtime.Options{})
@@ -193,7 +197,8 @@ func TestDroppedDownloadArraysAreReusedInALoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	most := int64(0)
-	for range 60 {
+	const loops = 60
+	for range loops {
 		h, err := a.CopyToHost(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -208,6 +213,50 @@ func TestDroppedDownloadArraysAreReusedInALoop(t *testing.T) {
 	// 32 MiB between collections; the arrays dropped before one are a
 	// cleanup away, then cached
 	if most > 80<<20 {
-		t.Errorf("%d MiB mapped at most over 60 dropped 8 MiB downloads, want 80 at most", most>>20)
+		t.Errorf("%d MiB mapped at most over %d dropped 8 MiB downloads, want 80 at most", most>>20, loops)
 	}
+	// a collection every four downloads; collecting on a request's time
+	// whenever the cache is empty would be one every four or five
+	maps, ahead, waited := rt.DownloadCounts()
+	if ahead < loops/8 || waited > 2 || maps > 16 {
+		t.Errorf("over %d dropped 8 MiB downloads: %d collections ahead of need, %d waited for, %d mappings; "+
+			"want %d ahead at least, 2 waited for and 16 mappings at most", loops, ahead, waited, maps, loops/8)
+	}
+}
+
+// A loop that drops each download array reuses their memory while
+// collections run beside the copies, and each array still holds exactly
+// what the device array held at its download, never a byte of the array
+// whose memory it took over.
+func TestDownloadsInALoopOfDroppedArraysLandExactly(t *testing.T) {
+	defer runtime.SetDownloadPaceMin(16 << 20)()
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		const n, loops = 6<<20 + 5, 24
+		h, err := rt.NewHostArray([]int{n}, runtime.Uint8, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := rt.ToDevice(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Free()
+		maps0, _, _ := rt.DownloadCounts()
+		for i := range loops {
+			fillRandom(h.Bytes())
+			if err := a.CopyFrom(h); err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.CopyToHost(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), h.Bytes()) {
+				t.Fatalf("download %d of a loop that drops each: the new array differs from the device's", i+1)
+			}
+		}
+		if maps, _, _ := rt.DownloadCounts(); maps > maps0 && maps-maps0 > loops/2 {
+			t.Errorf("%d of %d dropped downloads mapped new memory; want most of them to reuse a dropped one's", maps-maps0, loops)
+		}
+	})
 }

@@ -67,6 +67,9 @@ func (rt *Runtime) staged(n int, copy func(*Stager, AsyncCopier) error) (ok bool
 // so that faults, and the zeroing of the pages they bring, are paid
 // beside the transfer rather than after it, in the copy out; where the
 // pages are there already, the request costs a walk of their entries.
+// The request leaves the memory's huge-page advice alone (Populate): the
+// mapping has it, and advising each piece again would take the address
+// space's write lock, so that the threads' requests wait for one another.
 func (st *Stager) copyOut(ac AsyncCopier, handle device.Stream, data []byte, base device.Ptr, fresh bool) error {
 	b := st.rt.backend
 	return st.spread(len(data), func(mine []stageSlot, claim func() (lo, hi int, ok bool)) error {
@@ -91,8 +94,8 @@ func (st *Stager) copyOut(ac AsyncCopier, handle device.Stream, data []byte, bas
 				}
 				slot.queued = true
 				queue = append(queue, piece{slot, data[lo:hi]})
-				if fresh {
-					_ = prefault.Pages(data[lo:hi], 1, nil) // refused: the copy out faults the pages in
+				if fresh { // memory of anonmem.Map, advised for huge pages when mapped
+					_ = prefault.Populate(data[lo:hi]) // refused: the copy out faults the pages in
 				}
 			}
 			if len(queue) == 0 {

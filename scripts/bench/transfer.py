@@ -5,6 +5,7 @@ existing tensor of the same run.
     python3 transfer.py [MiB]   (default 256 and 1024, as transfer.lua on the GPU)
 """
 import sys
+import time
 
 import torch
 
@@ -26,7 +27,12 @@ for mib in sizes:
         if not pinned:
             existing = 4 * n / down / 1e9
         del h
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    d.cpu()
+    torch.cuda.synchronize()
+    first = 4 * n / (time.perf_counter() - t0) / 1e9
     new = 4 * n / wall_time(lambda: d.cpu(), reps=10) / 1e9
     emit(bench="d2h_new", impl="torch", device=device_name(), host="new", mib=mib, gbs=new,
-         existing_gbs=existing, of_existing=new / existing)
+         existing_gbs=existing, of_existing=new / existing, first_gbs=first)
     del d
