@@ -63,29 +63,16 @@ __device__ inline i64 floor_div(i64 y, i64 x) {
 }
 
 // float32 -> binary16, round to nearest even; NaN stays NaN (sign|0x7e00),
-// as device.Float16Bits.
+// as device.Float16Bits. The device's own conversion rounds every other
+// value as IEEE 754 says, in one instruction where the same rounding done
+// with integers took about twenty, which held float16 arithmetic to 0.87
+// of PyTorch's bandwidth on the H100; only NaN, which it would make the
+// canonical 0x7fff, is written here.
 __device__ inline u16 f32_to_f16(float f) {
-    u32 b = f32_bits(f);
-    u32 sign = (b >> 16) & 0x8000u;
-    int exp = (int)((b >> 23) & 0xffu);
-    u32 mant = b & 0x7fffffu;
-    if (exp == 0xff) return (u16)(mant ? (sign | 0x7e00u) : (sign | 0x7c00u));
-    int e = exp - 127;
-    if (e > 15) return (u16)(sign | 0x7c00u);
-    if (e >= -14) {
-        u32 m = mant >> 13, rest = mant & 0x1fffu;
-        u32 h = sign | ((u32)(e + 15) << 10) | m;
-        if (rest > 0x1000u || (rest == 0x1000u && (m & 1u))) h++; // a carry into the exponent is right
-        return (u16)h;
-    }
-    if (e >= -25) {
-        mant |= 0x800000u;
-        u32 shift = (u32)(-e - 14 + 13);
-        u32 m = mant >> shift, rest = mant & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-        if (rest > half || (rest == half && (m & 1u))) m++;
-        return (u16)(sign | m);
-    }
-    return (u16)sign;
+    if (f != f) return (u16)(((f32_bits(f) >> 16) & 0x8000u) | 0x7e00u);
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
 }
 
 // binary16 -> float32, exact.

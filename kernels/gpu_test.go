@@ -2,6 +2,7 @@ package kernels_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -630,5 +631,41 @@ func TestGPUIntegerReductionsAreExact(t *testing.T) {
 				t.Errorf("MaxAbsDiff %s: %v (%v), the Go reference gives %v", what, mad, err, want)
 			}
 		}
+	}
+}
+
+// float32 -> float16 on the device rounds as device.Float16Bits for every
+// exponent, sign and both ends of every rounding interval: each upper
+// 19-bit pattern with the 13 bits float16 drops set to below, at and above
+// half, and the ends (every tie, every overflow into infinity, every
+// subnormal result, and NaNs with payloads).
+func TestGPUFloat32ToFloat16RoundsAsTheGoReferenceForEveryExponent(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	lows := []uint32{0, 1, 0x0fff, 0x1000, 0x1001, 0x1fff}
+	n := (1 << 19) * len(lows)
+	src := make([]byte, 4*n)
+	for hi := range uint32(1 << 19) {
+		for j, lo := range lows {
+			binary.LittleEndian.PutUint32(src[4*(int(hi)*len(lows)+j):], hi<<13|lo)
+		}
+	}
+	x := place(t, b, src, 0)
+	y := place(t, b, make([]byte, 2*n), 0)
+	if err := g.Copy(device.Float16, y.ptr(), device.Float32, x.ptr(), n, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := y.read(t, "float32 -> float16")
+	bad := 0
+	for i := range n {
+		f := math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+		if g, w := binary.LittleEndian.Uint16(got[2*i:]), device.Float16Bits(f); g != w {
+			if bad++; bad <= 10 {
+				t.Errorf("float32 %#08x (%g) -> float16 %#04x on the device, %#04x in Go", math.Float32bits(f), f, g, w)
+			}
+		}
+	}
+	if bad > 10 {
+		t.Errorf("... %d values in all", bad)
 	}
 }
