@@ -63,12 +63,22 @@ func CUDA(p *Program) string {
 	for _, f := range p.Funcs {
 		e.function(f)
 	}
-	e.printf("\nextern \"C\" __global__ void %s(%s) {\n", p.Name, strings.Join(e.params(), ", "))
+	e.entry(p.Name, 0)
+	if vec := p.VectorEntry(); vec != "" {
+		e.entry(vec, p.Map.lanes())
+	}
+	return e.b.String()
+}
+
+// entry writes the program as the entry name; a map's loop over the
+// elements takes 16-byte vectors of lanes elements when lanes > 0.
+func (e *emitter) entry(name string, lanes int) {
+	e.lanes = lanes
+	e.printf("\nextern \"C\" __global__ void %s(%s) {\n", name, strings.Join(e.params(), ", "))
 	e.depth = 1
 	e.declarations()
-	e.stmts(p.Body)
+	e.stmts(e.p.Body)
 	e.b.WriteString("}\n")
-	return e.b.String()
 }
 
 // ParamDecls are the C declarations of the entry's parameters, in order,
@@ -82,6 +92,12 @@ type emitter struct {
 	b      strings.Builder
 	depth  int
 	loops  int // numbering of loop temporaries
+	// lanes is the elements of a 16-byte vector a map's loop moves, 0
+	// for one element at a time.
+	lanes int
+	// elements are, inside a map's loop, the C of the current element of
+	// its arrays, which loads and stores use instead of indexing memory.
+	elements map[*Array]string
 }
 
 // function writes f as a device function before the entry: its locals
@@ -280,7 +296,11 @@ func (e *emitter) stmt(s Stmt) {
 	case *While:
 		e.block("while ("+e.expr(st.Cond)+")", st.Body)
 	case *For:
-		e.forStmt(st)
+		if e.p.Map != nil && st == e.p.Map.Loop {
+			e.mapLoop(st)
+		} else {
+			e.forStmt(st)
+		}
 	case *Break:
 		e.line("break;")
 	case *Return:
@@ -395,6 +415,9 @@ func arrayNumber(p *Program, a *Array) int {
 
 func (e *emitter) store(st *Store) {
 	lhs := fmt.Sprintf("%s[%s]", arrayName(st.Arr), e.offset(st.Arr, st.Index))
+	if el, ok := e.elements[st.Arr]; ok {
+		lhs = el
+	}
 	set := fmt.Sprintf("%s = %s;", lhs, storeValue(st.Arr.DType, st.X.Type(), e.expr(st.X)))
 	if e.p.CheckBounds {
 		e.line("if (%s) %s else glua_stop = true;", e.inBounds(st.Arr, st.Index, st.Line), set)
@@ -444,6 +467,9 @@ func storeValue(d device.DType, t Type, x string) string {
 
 func (e *emitter) load(l *Load) string {
 	v := fmt.Sprintf("%s[%s]", arrayName(l.Arr), e.offset(l.Arr, l.Index))
+	if el, ok := e.elements[l.Arr]; ok {
+		v = el
+	}
 	switch l.Arr.DType {
 	case device.Float16:
 		v = "f16_to_f32(" + v + ")"

@@ -99,6 +99,12 @@ func (t *typer) mapBody(f *Function, sig Signature, out device.DType) {
 	body = append(append(body, stmts...), &Store{Arr: outArr, Index: index, X: x, Line: line})
 	loop := &For{Slot: i, Start: &Grid{Axis: 0}, Stop: &Size{Arr: outArr}, Step: &GridSize{Axis: 0}, Body: body}
 	t.prog.Body = append(before, loop)
+	t.prog.Map = &MapLoop{Loop: loop, Out: outArr}
+	for _, prm := range t.prog.Params[1:] {
+		if prm.Array != nil {
+			t.prog.Map.Inputs = append(t.prog.Map.Inputs, prm.Array)
+		}
+	}
 }
 
 // mapElements adds a parameter for each of f's arguments after those

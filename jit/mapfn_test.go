@@ -1,6 +1,7 @@
 package jit
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
 )
 
 const axpbySrc = `return function(x, y) return 2 * x * y + 1 end`
@@ -22,7 +24,7 @@ func checkMap(t *testing.T, src string, sig Signature, out device.DType) (*Progr
 	return CheckMap(f, sig, out, Options{})
 }
 
-func TestMapTranslatesToAGridStrideLoop(t *testing.T) {
+func TestMapTranslatesToTheElementwiseLaunchShape(t *testing.T) {
 	p, err := checkMap(t, axpbySrc, Signature{arr(device.Float32, 1), arr(device.Float32, 1)}, device.Float32)
 	if err != nil {
 		t.Fatal(err)
@@ -30,9 +32,10 @@ func TestMapTranslatesToAGridStrideLoop(t *testing.T) {
 	src := CUDA(p)
 	containsAll(t, src, []string{
 		`extern "C" __global__ void glua_map(float* p_out, i64 p_out_n0, float* p_in1, i64 p_in1_n0, float* p_in2, i64 p_in2_n0)`,
-		"gridDim.x * blockDim.x",
+		fmt.Sprintf("for (u32 glua_b = units_first<%d, u32>(); glua_b < (u32)glua_n; glua_b += units_step<%[1]d, u32>()) {", kernels.ElementsPerThread),
+		fmt.Sprintf("for (i64 glua_b = units_first<%d, i64>(); glua_b < (i64)glua_n; glua_b += units_step<%[1]d, i64>()) {", kernels.ElementsPerThread),
+		"glua_in1[glua_k] = p_in1[glua_u];",
 		"p_out[(l0_i - 1)] = (float)(((((2e+00f) * l1_x) * l2_y) + (1e+00f)));",
-		"for (; f1_i <= f1_stop; f1_i += f1_step)",
 	})
 	if strings.Contains(src, "double") && strings.Contains(src, "l1_x") && strings.Contains(src, "(double)(l1_x") {
 		t.Errorf("float32 map computes in float64:\n%s", src)

@@ -26,6 +26,44 @@ type Program struct {
 	// (an integer % whose divisor may be 0), each with the message both
 	// backends give; an Arith names its trap by number.
 	Traps []*Error
+	// Map is set on a kernels.map program (CheckMap): its loop over the
+	// elements, which the CUDA C writes in the built-in elementwise
+	// kernels' launch shape.
+	Map *MapLoop
+}
+
+// MapLoop is a kernels.map program's loop over the elements. Its body
+// loads each of Inputs at the element's index into a local, computes,
+// and stores the value into Out at the same index; the CPU evaluator runs
+// it as the For it is. The CUDA C (CUDA) has two entries: Name, over
+// elements, and, where every array has one element size, Name + "_vec"
+// (VectorEntry), over 16-byte vectors, for a launch whose pointers are
+// all 16-byte aligned.
+type MapLoop struct {
+	Loop   *For
+	Out    *Array
+	Inputs []*Array
+}
+
+// VectorEntry is the entry of p that moves 16-byte vectors, "" where p
+// is no map or its arrays' element sizes differ.
+func (p *Program) VectorEntry() string {
+	if p.Map == nil || p.Map.lanes() == 0 {
+		return ""
+	}
+	return p.Name + "_vec"
+}
+
+// lanes is the elements of a 16-byte vector when all the map's arrays
+// share one element size, 0 otherwise.
+func (m *MapLoop) lanes() int {
+	size := m.Out.DType.Size()
+	for _, a := range m.Inputs {
+		if a.DType.Size() != size {
+			return 0
+		}
+	}
+	return 16 / size
 }
 
 // HasErrorRecord reports whether the translated entry takes an error

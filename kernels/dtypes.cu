@@ -214,3 +214,28 @@ struct alignas(16) v16 { u32 x, y, z, w; };
 
 __device__ inline i64 global_thread() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ inline i64 grid_threads() { return (i64)gridDim.x * blockDim.x; }
+
+// The launch shape every elementwise kernel shares, the built-ins' and
+// kernels.map's (kernels.ElementwiseShape chooses the grid): the work is
+// units, each a 16-byte vector or one element, and each thread takes U of
+// them per round (GLUA_VECTORS_PER_THREAD or GLUA_ELEMENTS_PER_THREAD,
+// defined in front of this file by kernels.DtypesSource), unit k of a
+// round at units_first<U>() + k * blockDim.x, so that a warp's loads stay
+// contiguous; it loads them all before it computes, keeping that many
+// loads in flight. When the grid covers the array the loop runs once (the
+// one-shot grids PyTorch launches); a grid cut short repeats it with
+// units_step<U>().
+template <int U, class I>
+__device__ inline I units_first() {
+    return (I)blockIdx.x * (I)(blockDim.x * U) + (I)threadIdx.x;
+}
+template <int U, class I>
+__device__ inline I units_step() {
+    return (I)gridDim.x * (I)(blockDim.x * U);
+}
+
+// index32 says whether n elements are indexed with 32-bit unsigned
+// integers, which need fewer registers and instructions than i64: a unit
+// index stays below n, and a round's step below n plus one round of a
+// block (at most 2^16), so their sum stays below 2^32.
+__device__ inline bool index32(i64 n) { return n <= 0x7fff0000LL; }

@@ -2,11 +2,12 @@
 // kernel reads its operands and writes out, which is either the first
 // operand itself (the in-place kernels) or an array sharing no byte with
 // them (the operators' new arrays); every element is read before its
-// result is stored, so both are safe. Each thread walks the array with a
-// grid stride. When the host has checked that every pointer is 16-byte
-// aligned (vec != 0), the body moves as 16-byte vectors, so one load
-// instruction brings 4 float32s or 16 uint8s; the remaining tail goes
-// element by element.
+// result is stored, so both are safe. The loops have the launch shape of
+// dtypes.cu (units_first, units_step). When the host has checked that
+// every pointer is 16-byte aligned (vec != 0), the units are 16-byte
+// vectors, so one load instruction brings 4 float32s or 16 uint8s, and
+// the remaining tail goes element by element; otherwise the units are
+// elements. Arrays that fit (index32) are indexed with 32 bits.
 
 template <class T>
 union Pack {
@@ -14,46 +15,70 @@ union Pack {
     typename T::S e[16 / sizeof(typename T::S)];
 };
 
-template <class T, class Op>
-__device__ inline void unary(typename T::S* out, const typename T::S* x, i64 n, int vec, Op op) {
-    const int P = 16 / sizeof(typename T::S);
-    i64 tid = global_thread(), stride = grid_threads(), done = 0;
+// elementwise_loop sets out[i] = op(y[i], x[i]) for i < n; a one-array
+// kernel passes x = 0 and an op that ignores its second operand, which is
+// never loaded.
+template <class T, class I, bool TWO, class Op>
+__device__ inline void elementwise_loop(typename T::S* out, const typename T::S* y, const typename T::S* x, I n, int vec, Op op) {
+    typedef typename T::S S;
     if (vec) {
-        i64 nv = n / P;
-        v16* ov = (v16*)out;
-        const v16* xv = (const v16*)x;
-        for (i64 i = tid; i < nv; i += stride) {
-            Pack<T> a;
-            a.v = xv[i];
-#pragma unroll
-            for (int j = 0; j < P; j++) a.e[j] = op(a.e[j]);
-            ov[i] = a.v;
-        }
-        done = nv * P;
-    }
-    for (i64 i = done + tid; i < n; i += stride) out[i] = op(x[i]);
-}
-
-template <class T, class Op>
-__device__ inline void binary(typename T::S* out, const typename T::S* y, const typename T::S* x, i64 n, int vec, Op op) {
-    const int P = 16 / sizeof(typename T::S);
-    i64 tid = global_thread(), stride = grid_threads(), done = 0;
-    if (vec) {
-        i64 nv = n / P;
+        const int U = GLUA_VECTORS_PER_THREAD;
+        const int P = 16 / sizeof(S);
+        I nv = n / P;
         v16* ov = (v16*)out;
         const v16* yv = (const v16*)y;
         const v16* xv = (const v16*)x;
-        for (i64 i = tid; i < nv; i += stride) {
-            Pack<T> a, b;
-            a.v = yv[i];
-            b.v = xv[i];
+        for (I b = units_first<U, I>(); b < nv; b += units_step<U, I>()) {
+            Pack<T> a[U], c[U];
 #pragma unroll
-            for (int j = 0; j < P; j++) a.e[j] = op(a.e[j], b.e[j]);
-            ov[i] = a.v;
+            for (int k = 0; k < U; k++) {
+                I v = b + (I)k * (I)blockDim.x;
+                if (v < nv) {
+                    a[k].v = yv[v];
+                    if (TWO) c[k].v = xv[v];
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < U; k++) {
+                I v = b + (I)k * (I)blockDim.x;
+                if (v < nv) {
+#pragma unroll
+                    for (int j = 0; j < P; j++) a[k].e[j] = op(a[k].e[j], TWO ? c[k].e[j] : S());
+                    ov[v] = a[k].v;
+                }
+            }
         }
-        done = nv * P;
+        // the last n mod P elements, fewer than a block's threads
+        I i = nv * P + (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x;
+        if (i < n) out[i] = op(y[i], TWO ? x[i] : S());
+        return;
     }
-    for (i64 i = done + tid; i < n; i += stride) out[i] = op(y[i], x[i]);
+    const int U = GLUA_ELEMENTS_PER_THREAD;
+    for (I b = units_first<U, I>(); b < n; b += units_step<U, I>()) {
+        S a[U], c[U];
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            I i = b + (I)k * (I)blockDim.x;
+            if (i < n) {
+                a[k] = y[i];
+                if (TWO) c[k] = x[i];
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            I i = b + (I)k * (I)blockDim.x;
+            if (i < n) out[i] = op(a[k], TWO ? c[k] : S());
+        }
+    }
+}
+
+template <class T, bool TWO, class Op>
+__device__ inline void elementwise(typename T::S* out, const typename T::S* y, const typename T::S* x, i64 n, int vec, Op op) {
+    if (index32(n)) {
+        elementwise_loop<T, u32, TWO>(out, y, x, (u32)n, vec, op);
+    } else {
+        elementwise_loop<T, i64, TWO>(out, y, x, n, vec, op);
+    }
 }
 
 // The kernels of the table in elementwise_ops.go, which cudaSource writes
@@ -94,14 +119,14 @@ __device__ inline void binary(typename T::S* out, const typename T::S* y, const 
 #define GLUA_TWO_ARRAYS_ENTRY(OP, NAME, T)                                                      \
     extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* y, const T::S* x, i64 n, T::A a, int vec) { \
         glua_##OP##_fn<T> op = {T::scalar(a)};                                                  \
-        binary<T>(out, y, x, n, vec, op);                                                       \
+        elementwise<T, true>(out, y, x, n, vec, op);                                            \
     }
 
 #define GLUA_ONE_ARRAY(OP, ...)                                                                 \
     GLUA_EXPR(OP, __VA_ARGS__)                                                                  \
     template <class T> struct glua_##OP##_fn {                                                  \
         typename T::C a;                                                                        \
-        __device__ typename T::S operator()(typename T::S x) const {                            \
+        __device__ typename T::S operator()(typename T::S x, typename T::S) const {             \
             return T::store(glua_##OP##_expr(typename T::C(), T::load(x), a));                  \
         }                                                                                       \
     };                                                                                          \
@@ -110,7 +135,7 @@ __device__ inline void binary(typename T::S* out, const typename T::S* y, const 
 #define GLUA_ONE_ARRAY_ENTRY(OP, NAME, T)                                                       \
     extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* x, i64 n, T::A a, int vec) { \
         glua_##OP##_fn<T> op = {T::scalar(a)};                                                  \
-        unary<T>(out, x, n, vec, op);                                                           \
+        elementwise<T, false>(out, x, (const T::S*)0, n, vec, op);                              \
     }
 
 // glua_fill writes a 16-byte pattern (lo, then hi, little-endian) over

@@ -52,6 +52,7 @@ type Device interface {
 // device.
 type GPU struct {
 	dev Device
+	sms int // the device's multiprocessors, for ElementwiseShape
 
 	mu  sync.Mutex
 	fns map[string]LaunchFunc // by entry point name
@@ -59,14 +60,23 @@ type GPU struct {
 
 // NewGPU returns a GPU that launches on d.
 func NewGPU(d Device) *GPU {
-	return &GPU{dev: d, fns: map[string]LaunchFunc{}}
+	g := &GPU{dev: d, fns: map[string]LaunchFunc{}}
+	// The device's description is an optional ability of a Device; one
+	// that has none gets ElementwiseShape's default.
+	if info, ok := d.(interface{ Info() (device.Info, error) }); ok {
+		if i, err := info.Info(); err == nil {
+			g.sms = i.Multiprocessors
+		}
+	}
+	return g
 }
 
 const (
 	threadsPerBlock = 256
-	// maxBlocks bounds the grid of elementwise kernels, whose loops stride
-	// over the rest: 8192 blocks of 256 threads fill any current GPU
-	// several times over.
+	// maxBlocks bounds the grid of fill, conversions and random numbers,
+	// whose loops stride over the rest: 8192 blocks of 256 threads fill
+	// any current GPU several times over. The kernels of the elementwise
+	// table have a shape of their own (ElementwiseShape).
 	maxBlocks = 8192
 	// Reductions use a grid that depends on n only (so that the order of
 	// summation, and the result, does not depend on the device), each
@@ -150,16 +160,6 @@ func vectorizable(ptrs ...device.Ptr) int32 {
 	return 1
 }
 
-// elementwiseGrid covers n elements moved 16 bytes at a time when vec is
-// set, one at a time otherwise.
-func elementwiseGrid(dt device.DType, n int, vec int32) [3]uint32 {
-	if vec != 0 {
-		per := 16 / dt.Size()
-		return gridFor(n/per + n%per)
-	}
-	return gridFor(n)
-}
-
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
@@ -222,16 +222,16 @@ func (g *GPU) ElementwiseTo(op *ElementwiseOp, dt device.DType, out, y device.Pt
 	if n == 0 {
 		return nil
 	}
-	f, err := g.fn("elementwise", "glua_"+op.Name+"_"+dt.String())
+	f, err := g.fn("elementwise/"+op.Name, "glua_"+op.Name+"_"+dt.String())
 	if err != nil {
 		return wrap(name, err)
 	}
 	vec := vectorizable(ptrs...)
-	grid := elementwiseGrid(dt, n, vec)
+	grid, block := ElementwiseShape(g.sms, n, dt.Size(), vec != 0)
 	if op.Arrays == 1 {
-		return wrap(name, f(grid, block1D, 0, s, out, y, int64(n), arg, vec))
+		return wrap(name, f(grid, block, 0, s, out, y, int64(n), arg, vec))
 	}
-	return wrap(name, f(grid, block1D, 0, s, out, y, x, int64(n), arg, vec))
+	return wrap(name, f(grid, block, 0, s, out, y, x, int64(n), arg, vec))
 }
 
 // Scale sets x = a·x on n elements.
@@ -287,6 +287,10 @@ func (g *GPU) RandN(dt device.DType, x device.Ptr, seed, offset uint64, n int, s
 }
 
 func (g *GPU) random(op, prefix string, dt device.DType, x device.Ptr, seed, offset uint64, n int, s device.Stream) error {
+	items := n
+	if op == "RandN" && dt != device.Float64 {
+		items = n/2 + 1 // a thread makes a pair of float32 normals
+	}
 	if err := check(op, dt, n, x); err != nil {
 		return err
 	}
@@ -300,7 +304,7 @@ func (g *GPU) random(op, prefix string, dt device.DType, x device.Ptr, seed, off
 	if err != nil {
 		return wrap(op, err)
 	}
-	return wrap(op, f(gridFor(n), block1D, 0, s, x, int64(n), seed, offset))
+	return wrap(op, f(gridFor(items), block1D, 0, s, x, int64(n), seed, offset))
 }
 
 // Sum is the sum of n elements at x: accumulated in float64 for a float

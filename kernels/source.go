@@ -41,12 +41,30 @@ func DtypesSource() string {
 	if err != nil {
 		panic("kernels: dtypes.cu is not embedded: " + err.Error())
 	}
-	return string(b)
+	return unitsDefine + string(b)
 }
 
 // cudaSource returns the full source of a module and the file name NVRTC's
 // messages will use.
+//
+// Each kernel of the elementwise table is a module of its own,
+// "elementwise/<name>": elementwise.cu followed by the entry's lines, its
+// entry points for every dtype. Their loops are unrolled per unit and per
+// lane in 32- and 64-bit forms, so that one module of the whole table
+// took NVRTC several times as long as the one kernel a script uses.
 func cudaSource(module string) (source, name string, err error) {
+	var op *ElementwiseOp
+	if stem, ok := strings.CutPrefix(module, "elementwise/"); ok {
+		for _, o := range elementwiseOps {
+			if o.Name == stem {
+				op = o
+			}
+		}
+		if op == nil {
+			return "", "", fmt.Errorf("kernels: no CUDA module %q", module)
+		}
+		module = "elementwise"
+	}
 	file, ok := cudaModules[module]
 	if !ok {
 		return "", "", fmt.Errorf("kernels: no CUDA module %q", module)
@@ -56,27 +74,25 @@ func cudaSource(module string) (source, name string, err error) {
 		return "", "", err
 	}
 	source = DtypesSource() + "\n#line 1 \"" + file + "\"\n" + string(body)
-	if module == "elementwise" {
-		source += elementwiseCUDA()
+	if op != nil {
+		return source + elementwiseCUDA(op), "glua_elementwise_" + op.Name + ".cu", nil
 	}
 	return source, "glua_" + file, nil
 }
 
-// elementwiseCUDA is the table's kernels as elementwise.cu's macros. Each
-// gets a #line naming it, so that NVRTC's message about a mistake in an
+// elementwiseCUDA is an entry of the table as elementwise.cu's macros,
+// after a #line naming it, so that NVRTC's message about a mistake in the
 // entry's expression names the entry.
-func elementwiseCUDA() string {
+func elementwiseCUDA(op *ElementwiseOp) string {
 	var b strings.Builder
-	for _, op := range elementwiseOps {
-		macro := "GLUA_TWO_ARRAYS"
-		if op.Arrays == 1 {
-			macro = "GLUA_ONE_ARRAY"
-		}
-		fmt.Fprintf(&b, "\n#line 1 \"kernels.%s\"\n", op.Name)
-		if op.IntCUDA != "" {
-			fmt.Fprintf(&b, "GLUA_INT_EXPR(%s, %s)\n", op.Name, op.IntCUDA)
-		}
-		fmt.Fprintf(&b, "%s(%s, %s)\n", macro, op.Name, op.CUDA)
+	macro := "GLUA_TWO_ARRAYS"
+	if op.Arrays == 1 {
+		macro = "GLUA_ONE_ARRAY"
 	}
+	fmt.Fprintf(&b, "\n#line 1 \"kernels.%s\"\n", op.Name)
+	if op.IntCUDA != "" {
+		fmt.Fprintf(&b, "GLUA_INT_EXPR(%s, %s)\n", op.Name, op.IntCUDA)
+	}
+	fmt.Fprintf(&b, "%s(%s, %s)\n", macro, op.Name, op.CUDA)
 	return b.String()
 }

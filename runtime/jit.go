@@ -27,6 +27,9 @@ type JITKernel struct {
 type jitVariant struct {
 	prog   *jit.Program
 	kernel *Kernel // nil on a host backend
+	// vec is a map's entry over 16-byte vectors (jit.Program.VectorEntry),
+	// nil where it has none or on a host backend.
+	vec *Kernel
 }
 
 // jitOptions are the NVRTC options of translated kernels: no contraction
@@ -167,10 +170,17 @@ func (rt *Runtime) readyVariant(prog *jit.Program) (*jitVariant, error) {
 	if _, host := rt.backend.(HostMemory); host {
 		return v, nil
 	}
+	cb, source, module, params := rt.backend.(KernelCompiler), jit.CUDA(prog), prog.Name+".cu", jitParams(prog)
 	var err error
-	v.kernel, err = rt.newKernel(rt.backend.(KernelCompiler), jit.CUDA(prog), prog.Name, jitOptions, jitParams(prog))
+	v.kernel, err = rt.newKernel(cb, source, module, prog.Name, jitOptions, params)
 	if err != nil {
 		return nil, err
+	}
+	if entry := prog.VectorEntry(); entry != "" {
+		// the same module: the second entry costs no compile
+		if v.vec, err = rt.newKernel(cb, source, module, entry, jitOptions, params); err != nil {
+			return nil, err
+		}
 	}
 	return v, nil
 }
@@ -213,7 +223,7 @@ func (k *JITKernel) launchOnDevice(v *jitVariant, cfg LaunchConfig, args []any) 
 			}
 		}
 	}
-	return k.rt.launchRecorded(v, cfg, vals, args)
+	return k.rt.launchRecorded(v.prog, v.kernel, cfg, vals, args)
 }
 
 // recordable refuses a graph capture of p when its launch reads back an
@@ -226,14 +236,14 @@ func (rt *Runtime) recordable(p *jit.Program) error {
 	return rt.uncapturable("a kernel that reports errors from the device (check_bounds, or an integer % whose divisor may be 0)")
 }
 
-// launchRecorded launches v's kernel with vals (each array followed by
+// launchRecorded launches k, an entry of p, with vals (each array followed by
 // its dimensions) and, when its program takes an error record, a zeroed
 // one last, which it reads back after the launch: a failure a thread
 // recorded becomes the launch's error. args are the program's
 // parameters, which a bounds error's array number counts.
-func (rt *Runtime) launchRecorded(v *jitVariant, cfg LaunchConfig, vals, args []any) error {
-	if !v.prog.HasErrorRecord() {
-		return v.kernel.Launch(cfg, vals...)
+func (rt *Runtime) launchRecorded(p *jit.Program, k *Kernel, cfg LaunchConfig, vals, args []any) error {
+	if !p.HasErrorRecord() {
+		return k.Launch(cfg, vals...)
 	}
 	rec, err := rt.Zeros([]int{jit.ErrorSlots}, device.Int64)
 	if err != nil {
@@ -247,10 +257,10 @@ func (rt *Runtime) launchRecorded(v *jitVariant, cfg LaunchConfig, vals, args []
 			return err
 		}
 	}
-	if err := v.kernel.Launch(cfg, append(vals, rec)...); err != nil {
+	if err := k.Launch(cfg, append(vals, rec)...); err != nil {
 		return err
 	}
-	return recordedError(v.prog, args, rec, cfg.Stream)
+	return recordedError(p, args, rec, cfg.Stream)
 }
 
 // recordedError waits for the work that wrote rec (queued on stream, or

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/jit"
+	"github.com/gluaproject/glua/kernels"
 )
 
 type mapFunc struct {
@@ -17,13 +18,6 @@ type mapFunc struct {
 	reductions map[string]*mapReduceVariant // by op and the signature
 	axes       map[string]*jitVariant       // axis reductions, by op, out's dtype and the signature
 }
-
-// mapBlock is the block of a map launch; the grid covers the elements
-// up to mapMaxBlocks blocks, and each thread loops over the rest.
-const (
-	mapBlock     = 256
-	mapMaxBlocks = 65535
-)
 
 // Map writes out[i] = fn(args[1][i], args[2][i], ...) for every element i
 // in one kernel: tree is a function in the kernel language taking
@@ -79,9 +73,11 @@ func argName(mf *mapFunc, i int) string {
 }
 
 // runMap launches a map's kernel into out, on the CPU for a host backend.
+// On the GPU its shape is the built-in elementwise kernels'
+// (kernels.ElementwiseShape), over 16-byte vectors when the program has
+// an entry for them and every array's pointer is 16-byte aligned.
 func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) error {
 	n := out.size
-	cfg := LaunchConfig{Grid: [3]uint32{uint32(min((n+mapBlock-1)/mapBlock, mapMaxBlocks)), 1, 1}, Block: [3]uint32{mapBlock, 1, 1}}
 	if host {
 		mem := rt.backend.(HostMemory)
 		flat := func(a *Array) jit.HostArray {
@@ -95,8 +91,16 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 				vals = append(vals, a)
 			}
 		}
-		return rt.onHost(rt.streams.own, func() error { return jit.Run(v.prog, [3]int{int(cfg.Grid[0]), 1, 1}, [3]int{mapBlock, 1, 1}, vals) })
+		grid, block := kernels.ElementwiseShape(0, n, out.dtype.Size(), false)
+		return rt.onHost(rt.streams.own, func() error {
+			return jit.Run(v.prog, [3]int{int(grid[0]), 1, 1}, [3]int{int(block[0]), 1, 1}, vals)
+		})
 	}
+	k, vec := v.kernel, v.vec != nil && aligned16(out, args)
+	if vec {
+		k = v.vec
+	}
+	grid, block := kernels.ElementwiseShape(rt.kernels.maps.multiprocessors(rt.backend), n, out.dtype.Size(), vec)
 	vals := []any{out, float64(n)}
 	for _, a := range args {
 		vals = append(vals, a)
@@ -104,7 +108,21 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 			vals = append(vals, float64(n))
 		}
 	}
-	return rt.launchRecorded(v, cfg, vals, append([]any{out}, args...))
+	return rt.launchRecorded(v.prog, k, LaunchConfig{Grid: grid, Block: block}, vals, append([]any{out}, args...))
+}
+
+// aligned16 says whether out and every array among args start on a
+// 16-byte boundary, as the vector entry's loads and stores need.
+func aligned16(out *Array, args []any) bool {
+	if out.ptr()%16 != 0 {
+		return false
+	}
+	for _, a := range args {
+		if arr, ok := a.(*Array); ok && arr.ptr()%16 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // mapSignature checks args against the function's parameters and the

@@ -304,7 +304,7 @@ func (rt *Runtime) runMapReduceAxis(p *jitVariant, rows, cols, axis int, out *Ar
 			vals = append(vals, float64(n))
 		}
 	}
-	return rt.launchRecorded(p, LaunchConfig{Grid: [3]uint32{uint32(g), 1, 1}, Block: [3]uint32{jit.ReduceBlock, 1, 1}}, vals, append([]any{out, float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}, args...))
+	return rt.launchRecorded(p.prog, p.kernel, LaunchConfig{Grid: [3]uint32{uint32(g), 1, 1}, Block: [3]uint32{jit.ReduceBlock, 1, 1}}, vals, append([]any{out, float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}, args...))
 }
 
 // axisOut checks the out of an axis reduction: live, m elements in one

@@ -25,6 +25,20 @@ type kernelPart struct {
 type mapKernels struct {
 	mu  sync.Mutex
 	fns map[*ast.FunctionExpr]*mapFunc
+
+	smsOnce sync.Once
+	sms     int // the device's multiprocessors, for the launch shape
+}
+
+// multiprocessors is the device's count, asked once; 0 (the shape's
+// default) where the backend cannot say.
+func (m *mapKernels) multiprocessors(b Backend) int {
+	m.smsOnce.Do(func() {
+		if info, err := b.Info(); err == nil {
+			m.sms = info.Multiprocessors
+		}
+	})
+	return m.sms
 }
 
 // function parses tree once.

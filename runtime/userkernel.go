@@ -81,14 +81,15 @@ func (rt *Runtime) Compile(source, entry string, options, signature []string) (*
 		}
 		params[i] = p
 	}
-	return rt.newKernel(cb, source, entry, options, params)
+	return rt.newKernel(cb, source, entry+".cu", entry, options, params)
 }
 
-// newKernel compiles source (the backend caches modules by source and
-// options, in memory and on disk) and wraps its entry with params.
-func (rt *Runtime) newKernel(cb KernelCompiler, source, entry string, options []string, params []Param) (*Kernel, error) {
+// newKernel compiles source as the module name (the backend caches
+// modules by source, name and options, in memory and on disk) and wraps
+// its entry with params.
+func (rt *Runtime) newKernel(cb KernelCompiler, source, name, entry string, options []string, params []Param) (*Kernel, error) {
 	opts := append([]string{}, options...)
-	launch, err := cb.Launcher(source, entry+".cu", opts, entry)
+	launch, err := cb.Launcher(source, name, opts, entry)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@
                     torch.compile of the out-of-place function where it works
                     (else a line with an "error" field). GB/s is effective
                     bandwidth, x read and y written once (2 * 4 * n bytes),
-                    as in jit.lua. Target: glua's one kernels.map >= 3x eager.
+                    as in jit.lua. Target: glua's one kernels.map >= 3x
+                    eager, and at most torch.compile's time.
   jit_first_launch  wall time of torch.compile's first call of the chain,
                     with its caches (inductor's and Triton's) in a fresh
                     temporary directory unless TORCHINDUCTOR_CACHE_DIR and

@@ -4,9 +4,10 @@
 -- the pool's cache serves the operator's allocation, so it should reach
 -- at least 0.9 of the in-place kernel's. The new array is freed each
 -- iteration, or dropped and left to glua to find. Then kernels.add in
--- place on int32 and int64 arrays of n elements, whose integer
--- arithmetic should reach the bandwidth float32's does
--- (fraction_of_float32 near 1).
+-- place on each other dtype (float64, float16, bfloat16, int32, int64,
+-- uint8) on arrays of n elements, which should reach the bandwidth
+-- float32's does (fraction_of_float32 near 1) and PyTorch's add_ on the
+-- same dtype.
 --   glua scripts/bench/operators.lua [log2 elements]   (default 28 on the GPU, 20 on the CPU)
 -- Peer: operators.py.
 local B = dofile((arg[0]:match("(.*/)") or "./") .. "_bench.lua")
@@ -38,11 +39,14 @@ end
 x, y, z = nil, nil, nil
 collectgarbage()
 
-for _, case in ipairs({ { "int32", 4 }, { "int64", 8 } }) do
+for _, case in ipairs({ { "float64", 8 }, { "float16", 2 }, { "bfloat16", 2 }, { "int32", 4 }, { "int64", 8 },
+  { "uint8", 1 } }) do
   local dt, size = case[1], case[2]
-  -- integers up to 1000 in magnitude, which the adds wrap past in time
+  -- numbers up to 1000 in magnitude (uint8: 0 to 250), which the integer
+  -- adds wrap past in time
   local function ints(seed)
-    local f = kernels.add_scalar(kernels.scale(cuda.rand(n, "float32", seed), 2000), -1000)
+    local f = kernels.scale(cuda.rand(n, "float32", seed), dt == "uint8" and 250 or 2000)
+    if dt ~= "uint8" then kernels.add_scalar(f, -1000) end
     local a = kernels.copy(cuda.device_array(n, dt), f)
     f:free()
     return a

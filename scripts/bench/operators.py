@@ -1,6 +1,6 @@
 """Peer of operators.lua: torch's a + b, a new tensor each time, against
-c.add_(a) in place, on 2^28 float32, then c.add_(a) on int32 and int64,
-in the same JSON lines."""
+c.add_(a) in place, on 2^28 float32, then c.add_(a) on float64, float16,
+bfloat16, int32, int64 and uint8, in the same JSON lines."""
 import sys
 
 import torch
@@ -32,9 +32,12 @@ emit(bench="add_operator", impl="torch", result="dropped", device=device_name(),
      fraction_of_in_place=(nbytes / t / 1e9) / gbs, wall_fraction_of_in_place=(nbytes / wall / 1e9) / wall_gbs)
 del a, b, c
 
-for dtype, size in ((torch.int32, 4), (torch.int64, 8)):
-    xi = torch.randint(-1000, 1000, (n,), dtype=dtype, device="cuda")
-    zi = torch.randint(-1000, 1000, (n,), dtype=dtype, device="cuda")
+for dtype in (torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.uint8):
+    size = dtype.itemsize
+    lo = 0 if dtype == torch.uint8 else -1000
+    hi = 250 if dtype == torch.uint8 else 1000
+    xi = torch.randint(lo, hi, (n,), device="cuda").to(dtype)
+    zi = torch.randint(lo, hi, (n,), device="cuda").to(dtype)
     t = device_time(lambda: zi.add_(xi), reps=20)
     ibytes = 3 * size * n
     emit(bench="add_in_place", impl="torch", dtype=str(dtype).removeprefix("torch."), device=device_name(), n=n,

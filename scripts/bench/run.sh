@@ -35,6 +35,18 @@ for lua in "$here"/[!_]*.lua; do
     (cd "$here" && python3 "$name.py") | tee -a "$out" || status=1
   fi
 done
+# The elementwise kernels' launch shapes, in CUDA C beside glua (needs nvcc):
+# the numbers kernels.ElementwiseShape's constants are chosen from.
+if command -v nvcc >/dev/null; then
+  echo "== shape" >&2
+  bin="$(mktemp -d)"
+  if nvcc -O3 -arch=native -std=c++17 -o "$bin/shape" "$here/shape.cu"; then
+    "$bin/shape" | grep '^{' | tee -a "$out" || status=1
+  else
+    status=1
+  fi
+  rm -rf "$bin"
+fi
 # A second run of a script compiles nothing: its kernels come from the cache.
 "$glua" -e 'local k = require("kernels"); local c = require("cuda"); local x = c.rand(1024); k.scale(x, 2); k.sum(x)
   local s = k.cache_stats(); print(string.format("{\"bench\": \"kernel_cache\", \"impl\": \"glua\", \"compiles\": %d, \"cache_hits\": %d}", s.compiles, s.cache_hits))' | tee -a "$out" || status=1

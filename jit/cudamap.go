@@ -1,0 +1,128 @@
+package jit
+
+import (
+	"fmt"
+
+	"github.com/gluaproject/glua/kernels"
+)
+
+// mapLoop writes a kernels.map loop over the elements in the launch shape
+// of the built-in elementwise kernels (dtypes.cu's units_first and
+// units_step, kernels.ElementwiseShape's grid): each thread loads its
+// round's units of every input array before it computes any, and arrays
+// that fit are indexed with 32 bits. The loop variable still holds each
+// element's 1-based index, which the CPU evaluator's For gives it, so a
+// check or a trap inside the body sees what it sees there; a thread that
+// traps ends, as it does in a loop of one element at a time.
+func (e *emitter) mapLoop(st *For) {
+	e.line("{")
+	e.depth++
+	e.line("const i64 glua_n = %s;", e.expr(st.Stop))
+	e.line("if (index32(glua_n)) {")
+	e.depth++
+	e.mapUnits(st, "u32")
+	e.depth--
+	e.line("} else {")
+	e.depth++
+	e.mapUnits(st, "i64")
+	e.depth--
+	e.line("}")
+	e.depth--
+	e.line("}")
+}
+
+// mapUnits is the loop with index type ix: over elements, or over
+// 16-byte vectors and then the tail of fewer than a vector's elements.
+func (e *emitter) mapUnits(st *For, ix string) {
+	m := e.p.Map
+	units := kernels.ElementsPerThread
+	count := "(" + ix + ")glua_n"
+	if e.lanes > 0 {
+		units = kernels.VectorsPerThread
+		e.line("const %s glua_nv = (%s)(glua_n / %d);", ix, ix, e.lanes)
+		count = "glua_nv"
+	}
+	e.line("for (%s glua_b = units_first<%d, %s>(); glua_b < %s; glua_b += units_step<%d, %s>()) {", ix, units, ix, count, units, ix)
+	e.depth++
+	for _, a := range m.Inputs {
+		if e.lanes > 0 {
+			e.line("union { v16 v; %s e[%d]; } glua_%s[%d];", storage(a.DType), e.lanes, a.Name, units)
+		} else {
+			e.line("%s glua_%s[%d];", storage(a.DType), a.Name, units)
+		}
+	}
+	e.unitLoop(ix, count, units, func() {
+		for _, a := range m.Inputs {
+			if e.lanes > 0 {
+				e.line("glua_%s[glua_k].v = ((const v16*)%s)[glua_u];", a.Name, arrayName(a))
+			} else {
+				e.line("glua_%s[glua_k] = %s[glua_u];", a.Name, arrayName(a))
+			}
+		}
+	})
+	e.unitLoop(ix, count, units, func() {
+		if e.lanes == 0 {
+			e.mapElement(st, "(i64)glua_u + 1", "[glua_k]")
+			return
+		}
+		e.line("union { v16 v; %s e[%d]; } glua_o;", storage(m.Out.DType), e.lanes)
+		e.line("#pragma unroll")
+		e.line("for (int glua_j = 0; glua_j < %d; glua_j++) {", e.lanes)
+		e.depth++
+		e.mapElement(st, fmt.Sprintf("(i64)glua_u * %d + glua_j + 1", e.lanes), "[glua_k].e[glua_j]")
+		e.depth--
+		e.line("}")
+		e.line("((v16*)%s)[glua_u] = glua_o.v;", arrayName(m.Out))
+	})
+	e.depth--
+	e.line("}")
+	if e.lanes == 0 {
+		return
+	}
+	// the last n mod lanes elements, one for each of the grid's first
+	// threads (a block has more threads than a vector has lanes)
+	e.line("{")
+	e.depth++
+	e.line("const %s glua_u = glua_nv * %d + (%s)blockIdx.x * (%s)blockDim.x + (%s)threadIdx.x;", ix, e.lanes, ix, ix, ix)
+	e.line("if (glua_u < (%s)glua_n) {", ix)
+	e.depth++
+	e.line("%s = (i64)glua_u + 1;", e.local(st.Slot))
+	e.stmts(st.Body)
+	e.depth--
+	e.line("}")
+	e.depth--
+	e.line("}")
+}
+
+// unitLoop writes the unrolled walk over a thread's units of one round,
+// unit glua_u (glua_k of the round), body for each below count.
+func (e *emitter) unitLoop(ix, count string, units int, body func()) {
+	e.line("#pragma unroll")
+	e.line("for (int glua_k = 0; glua_k < %d; glua_k++) {", units)
+	e.depth++
+	e.line("const %s glua_u = glua_b + (%s)glua_k * (%s)blockDim.x;", ix, ix, ix)
+	e.line("if (glua_u < %s) {", count)
+	e.depth++
+	body()
+	e.depth--
+	e.line("}")
+	e.depth--
+	e.line("}")
+}
+
+// mapElement writes the loop's body for one element, whose 1-based index
+// is index, reading each input from its loaded units (glua_<name><at>)
+// and, over vectors, storing into glua_o.
+func (e *emitter) mapElement(st *For, index, at string) {
+	m := e.p.Map
+	e.elements = map[*Array]string{}
+	for _, a := range m.Inputs {
+		e.elements[a] = "glua_" + a.Name + at
+	}
+	if e.lanes > 0 {
+		e.elements[m.Out] = "glua_o.e[glua_j]"
+	}
+	defer func() { e.elements = nil }()
+	e.line("%s = %s;", e.local(st.Slot), index)
+	e.stmts(st.Body)
+}

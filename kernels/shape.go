@@ -1,0 +1,60 @@
+package kernels
+
+import "fmt"
+
+// The launch shape of elementwise kernels, the built-ins' and
+// kernels.map's alike: blocks of ElementwiseThreads threads, each thread
+// taking VectorsPerThread 16-byte vectors, or ElementsPerThread elements
+// where an operand is not 16-byte aligned, per round, all loaded before
+// it computes. The grid covers every unit when elementwiseBlocksPerSM is
+// 0 (a one-shot grid, PyTorch's shape), and otherwise stops at that many
+// blocks per multiprocessor, each thread looping over the rest.
+//
+// scripts/bench/shape.cu times these shapes and their alternatives in
+// CUDA C. On an H100 (BENCHMARKS.md, 2026-11-28), for float32 a·x + y and
+// a five-step map on 2^28 elements, every one-shot grid moved 3038-3054
+// and 2954-3027 GB/s (PyTorch's add_ 3043, torch.compile's chain 2908),
+// whatever its vectors per thread (1 to 8) and block (128 to 512); the
+// grid-stride loops of 8192 blocks or of 2 to 32 blocks per
+// multiprocessor reached 2729-2937 and 2332-2876. Indices of 32 bits
+// gained nothing over 64. So: one-shot, one vector a thread, which keeps
+// the unrolled code NVRTC compiles small, and blocks of 256, which launch
+// whatever registers a map's body needs (512 threads of more than 128
+// registers would not fit a multiprocessor's 65536). Elements go 4 to a
+// thread, PyTorch's count for its unvectorised loop, so that a thread
+// keeps as many bytes in flight as a vector of 4-byte elements.
+const (
+	ElementwiseThreads     = 256
+	VectorsPerThread       = 1
+	ElementsPerThread      = 4
+	elementwiseBlocksPerSM = 0
+	// maxGridX is CUDA's limit on a grid's x dimension.
+	maxGridX = 1<<31 - 1
+	// defaultMultiprocessors stands in for a device that does not say
+	// how many it has: an H100's count.
+	defaultMultiprocessors = 132
+)
+
+// ElementwiseShape is the grid and block of an elementwise kernel over n
+// elements of size bytes on a device of sms multiprocessors (0 when
+// unknown), moved as 16-byte vectors when vec is set (the tail of fewer
+// than a vector's elements rides with the grid's first threads).
+func ElementwiseShape(sms, n, size int, vec bool) (grid, block [3]uint32) {
+	units, per := n, ElementwiseThreads*ElementsPerThread
+	if vec {
+		units, per = n/(16/size), ElementwiseThreads*VectorsPerThread
+	}
+	b := (units + per - 1) / per
+	if elementwiseBlocksPerSM > 0 {
+		if sms < 1 {
+			sms = defaultMultiprocessors
+		}
+		b = min(b, sms*elementwiseBlocksPerSM)
+	}
+	return [3]uint32{uint32(min(max(b, 1), maxGridX)), 1, 1}, [3]uint32{ElementwiseThreads, 1, 1}
+}
+
+// unitsDefine is the C definitions the CUDA C of every elementwise loop
+// reads (dtypes.cu).
+var unitsDefine = fmt.Sprintf("#define GLUA_VECTORS_PER_THREAD %d\n#define GLUA_ELEMENTS_PER_THREAD %d\n",
+	VectorsPerThread, ElementsPerThread)
