@@ -5,25 +5,14 @@ import (
 	"time"
 
 	"github.com/gluaproject/glua/batch"
-	"github.com/gluaproject/glua/config"
 	_ "github.com/gluaproject/glua/cuda"
-	"github.com/gluaproject/glua/cuda/cudatest"
+	"github.com/gluaproject/glua/internal/gputest"
 	"github.com/gluaproject/glua/runtime"
 )
 
 // newCUDA is a runtime on the GPU, closed when the test ends; the test is
 // skipped without one (and fails with GLUA_REQUIRE_CUDA=1).
-func newCUDA(t *testing.T) *runtime.Runtime {
-	t.Helper()
-	c := config.Default()
-	c.CUDA.KernelCache = t.TempDir()
-	rt, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
-	if err != nil {
-		cudatest.Unavailable(t, err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	return rt
-}
+func newCUDA(t *testing.T) *runtime.Runtime { return gputest.Runtime(t) }
 
 // On the GPU the copies of the next batches run while the body computes:
 // a loop whose copies and compute take about as long as each other takes

@@ -270,3 +270,52 @@ func TestConcurrentGoroutinesEachGetTheContext(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A collective's stream must get multiprocessors ahead of a product's
+// pending blocks, or the two run one after the other (dist_matmul's
+// gathers took as long again as the products on four H100s).
+func TestPriorityStreamOutranksPlainStreams(t *testing.T) {
+	b := cudatest.Shared(t)
+	plain, err := b.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.DestroyStream(plain)
+	high, err := b.NewPriorityStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.DestroyStream(high)
+	ph, err := b.StreamPriority(high)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp, err := b.StreamPriority(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ph >= pp {
+		t.Errorf("priority stream has priority %d, a plain stream %d: want a greater (lower) number", ph, pp)
+	}
+	const n = 1 << 20
+	p, err := b.Alloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free(p, n)
+	if err := b.Memset(p, 7, n, high); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.StreamSynchronize(high); err != nil {
+		t.Fatal(err)
+	}
+	host := make([]byte, n)
+	if err := b.Download(host, p, high); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range host {
+		if v != 7 {
+			t.Fatalf("byte %d after a memset on the priority stream = %d, want 7", i, v)
+		}
+	}
+}

@@ -31,35 +31,39 @@ type driverAPI struct {
 	cuMemHostRegister         fn // optional: AllocHost falls back to cuMemHostAlloc
 	cuMemHostUnregister       fn // optional
 	cuStreamCreate            fn
-	cuStreamDestroy           fn
-	cuStreamSynchronize       fn
-	cuEventCreate             fn
-	cuEventDestroy            fn
-	cuEventRecord             fn
-	cuStreamWaitEvent         fn
-	cuEventSynchronize        fn
-	cuEventQuery              fn
-	cuEventElapsedTime        fn
-	cuEventElapsedTimeV1      fn
-	cuModuleLoadData          fn
-	cuModuleUnload            fn
-	cuModuleGetFunction       fn
-	cuFuncGetAttribute        fn
-	cuFuncSetAttribute        fn
-	cuLaunchKernel            fn
-	cuDeviceGetDefaultMemPool fn // optional: stream-ordered allocation, CUDA 11.2+
-	cuMemAllocFromPoolAsync   fn // optional
-	cuMemFreeAsync            fn // optional
-	cuMemPoolSetAttribute     fn // optional
-	cuMemPoolGetAttribute     fn // optional
-	cuMemPoolTrimTo           fn // optional
-	cuStreamBeginCapture      fn // optional: graphs, CUDA 10.1+
-	cuStreamEndCapture        fn // optional
-	cuGraphInstantiate        fn // optional: cuGraphInstantiateWithFlags, CUDA 11.4+
-	cuGraphGetNodes           fn // optional
-	cuGraphLaunch             fn // optional
-	cuGraphExecDestroy        fn // optional
-	cuGraphDestroy            fn // optional
+	// optional: NewPriorityStream falls back to cuStreamCreate
+	cuStreamCreateWithPriority  fn
+	cuCtxGetStreamPriorityRange fn
+	cuStreamGetPriority         fn
+	cuStreamDestroy             fn
+	cuStreamSynchronize         fn
+	cuEventCreate               fn
+	cuEventDestroy              fn
+	cuEventRecord               fn
+	cuStreamWaitEvent           fn
+	cuEventSynchronize          fn
+	cuEventQuery                fn
+	cuEventElapsedTime          fn
+	cuEventElapsedTimeV1        fn
+	cuModuleLoadData            fn
+	cuModuleUnload              fn
+	cuModuleGetFunction         fn
+	cuFuncGetAttribute          fn
+	cuFuncSetAttribute          fn
+	cuLaunchKernel              fn
+	cuDeviceGetDefaultMemPool   fn // optional: stream-ordered allocation, CUDA 11.2+
+	cuMemAllocFromPoolAsync     fn // optional
+	cuMemFreeAsync              fn // optional
+	cuMemPoolSetAttribute       fn // optional
+	cuMemPoolGetAttribute       fn // optional
+	cuMemPoolTrimTo             fn // optional
+	cuStreamBeginCapture        fn // optional: graphs, CUDA 10.1+
+	cuStreamEndCapture          fn // optional
+	cuGraphInstantiate          fn // optional: cuGraphInstantiateWithFlags, CUDA 11.4+
+	cuGraphGetNodes             fn // optional
+	cuGraphLaunch               fn // optional
+	cuGraphExecDestroy          fn // optional
+	cuGraphDestroy              fn // optional
 }
 
 func (d *driverAPI) symbols() []symbol {
@@ -91,6 +95,9 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuMemHostRegister_v2", &d.cuMemHostRegister, true},
 		{"cuMemHostUnregister", &d.cuMemHostUnregister, true},
 		{"cuStreamCreate", &d.cuStreamCreate, false},
+		{"cuStreamCreateWithPriority", &d.cuStreamCreateWithPriority, true},
+		{"cuCtxGetStreamPriorityRange", &d.cuCtxGetStreamPriorityRange, true},
+		{"cuStreamGetPriority", &d.cuStreamGetPriority, true},
 		{"cuStreamDestroy_v2", &d.cuStreamDestroy, false},
 		{"cuStreamSynchronize", &d.cuStreamSynchronize, false},
 		{"cuEventCreate", &d.cuEventCreate, false},

@@ -1,6 +1,10 @@
 package cuda
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/gluaproject/glua/device"
+)
 
 // RegisterHostMemory sets whether AllocHost page-locks mapped memory in
 // place, until restore is called.
@@ -18,3 +22,6 @@ func (b *Backend) MappedHost(buf []byte) bool {
 	h, ok := b.pinned.Get(hostBuffer{base: uintptr(unsafe.Pointer(unsafe.SliceData(buf)))})
 	return ok && h.mapped != nil
 }
+
+// StreamPriority is s's priority; lower numbers are greater.
+func (b *Backend) StreamPriority(s device.Stream) (int, error) { return b.streamPriority(s) }

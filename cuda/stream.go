@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"unsafe"
 
 	"github.com/gluaproject/glua/device"
@@ -21,6 +22,51 @@ func (b *Backend) NewStream() (device.Stream, error) {
 	b.streams[device.Stream(s)] = struct{}{}
 	b.mu.Unlock()
 	return device.Stream(s), nil
+}
+
+// NewPriorityStream is NewStream at the device's greatest stream
+// priority: while both have work, the device starts its blocks before
+// those of streams made by NewStream. A collective queued beside a large
+// product needs it, since otherwise the product's pending blocks take
+// every multiprocessor that frees up, and the collective's blocks wait
+// for its last wave: the two run one after the other, not side by side.
+// Where the driver has no priorities, it is NewStream.
+func (b *Backend) NewPriorityStream() (device.Stream, error) {
+	if b.drv.cuStreamCreateWithPriority == 0 || b.drv.cuCtxGetStreamPriorityRange == 0 {
+		return b.NewStream()
+	}
+	if err := b.begin(); err != nil {
+		return 0, err
+	}
+	defer b.end()
+	var least, greatest int32
+	if err := b.check("cuCtxGetStreamPriorityRange", "", cuResult(b.drv.cuCtxGetStreamPriorityRange.call(uintptr(unsafe.Pointer(&least)), uintptr(unsafe.Pointer(&greatest))))); err != nil {
+		return 0, err
+	}
+	var s uintptr
+	if err := b.check("cuStreamCreateWithPriority", "", cuResult(b.drv.cuStreamCreateWithPriority.call(uintptr(unsafe.Pointer(&s)), cuStreamNonBlocking, uintptr(int64(greatest))))); err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	b.streams[device.Stream(s)] = struct{}{}
+	b.mu.Unlock()
+	return device.Stream(s), nil
+}
+
+// streamPriority is s's priority (lower numbers are greater), for tests.
+func (b *Backend) streamPriority(s device.Stream) (int, error) {
+	if b.drv.cuStreamGetPriority == 0 {
+		return 0, errors.New("this driver has no cuStreamGetPriority")
+	}
+	if err := b.begin(); err != nil {
+		return 0, err
+	}
+	defer b.end()
+	var p int32
+	if err := b.check("cuStreamGetPriority", "", cuResult(b.drv.cuStreamGetPriority.call(uintptr(s), uintptr(unsafe.Pointer(&p))))); err != nil {
+		return 0, err
+	}
+	return int(p), nil
 }
 
 // DestroyStream destroys a stream from NewStream, with the cuBLAS handle

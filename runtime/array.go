@@ -92,15 +92,16 @@ func newArray(buf *buffer, offset uint64, shape []int, dt device.DType, view boo
 	a := &Array{buf: buf, offset: offset, shape: shape, dtype: dt, size: product(shape), view: view}
 	buf.arrays.Add(1)
 	rt := buf.rt
-	if len(rt.young) >= youngMax || rt.youngBytes >= youngMaxBytes {
+	if rt.mem.youngFull() {
 		// Before a joins: the newest array is the likeliest to be freed
 		// soon, and graduating it would give it a cleanup for nothing.
 		rt.graduate()
 	}
-	rt.young = append(rt.young, a)
+	var nbytes uint64
 	if !view {
-		rt.youngBytes += buf.blk.Size
+		nbytes = buf.blk.Size
 	}
+	rt.mem.addYoung(a, nbytes)
 	return a
 }
 
@@ -112,17 +113,15 @@ func newArray(buf *buffer, offset uint64, shape []int, dt device.DType, view boo
 func (rt *Runtime) graduate() {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	for i, a := range rt.young {
-		rt.young[i] = nil
+	rt.mem.takeYoung(func(a *Array) {
 		if a.buf.freed {
 			// Freed already: nothing for a cleanup to do, and the count
 			// of arrays over the buffer no longer matters.
 			a.buf.arrays.Add(-1)
-			continue
+			return
 		}
 		a.cleanup = goruntime.AddCleanup(a, func(b *buffer) { b.rt.unreachable(b) }, a.buf)
-	}
-	rt.young, rt.youngBytes = rt.young[:0], 0
+	})
 }
 
 // Shape returns a copy of the array's shape.
@@ -206,7 +205,7 @@ func (a *Array) download(dst []byte, start, count int) error {
 	if err := rt.uncapturable("a copy to the host"); err != nil {
 		return err
 	}
-	return rt.backend.Download(dst[:count*a.dtype.Size()], a.ptr()+device.Ptr(start*a.dtype.Size()), rt.stream)
+	return rt.backend.Download(dst[:count*a.dtype.Size()], a.ptr()+device.Ptr(start*a.dtype.Size()), rt.streams.own)
 }
 
 // Free releases the array's memory to the pool now. A second Free is

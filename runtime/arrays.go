@@ -39,7 +39,7 @@ func (rt *Runtime) Zeros(shape []int, dt device.DType) (*Array, error) {
 	if a.size == 0 {
 		return a, nil
 	}
-	if err := rt.backend.Memset(a.ptr(), 0, a.NBytes(), rt.stream); err != nil {
+	if err := rt.backend.Memset(a.ptr(), 0, a.NBytes(), rt.streams.own); err != nil {
 		a.Free()
 		return nil, err
 	}
@@ -136,10 +136,10 @@ func (a *Array) upload(h *HostArray) error {
 	}
 	if h.Mapped() {
 		return bounce(h.data, func(lo int, buf []byte) error {
-			return rt.backend.Upload(a.ptr()+device.Ptr(lo), buf, rt.stream)
+			return rt.backend.Upload(a.ptr()+device.Ptr(lo), buf, rt.streams.own)
 		}, true)
 	}
-	return rt.backend.Upload(a.ptr(), h.data, rt.stream)
+	return rt.backend.Upload(a.ptr(), h.data, rt.streams.own)
 }
 
 // downloadInto copies dst's size in bytes from src into dst; pageable
@@ -156,10 +156,10 @@ func (rt *Runtime) downloadInto(dst *HostArray, src device.Ptr, fresh bool) erro
 	}
 	if dst.Mapped() {
 		return bounce(dst.data, func(lo int, buf []byte) error {
-			return rt.backend.Download(buf, src+device.Ptr(lo), rt.stream)
+			return rt.backend.Download(buf, src+device.Ptr(lo), rt.streams.own)
 		}, false)
 	}
-	return rt.backend.Download(dst.data, src, rt.stream)
+	return rt.backend.Download(dst.data, src, rt.streams.own)
 }
 
 // bounce copies a mapped file's bytes in pieces through a buffer of Go
@@ -194,7 +194,7 @@ func (rt *Runtime) copyDevice(dst, src *Array) error {
 	if dst.size == 0 {
 		return nil
 	}
-	return rt.backend.Copy(dst.ptr(), src.ptr(), dst.NBytes(), rt.stream)
+	return rt.backend.Copy(dst.ptr(), src.ptr(), dst.NBytes(), rt.streams.own)
 }
 
 // CopyFromDevice copies another device array of the same shape and dtype
@@ -297,7 +297,7 @@ func (a *Array) Set(i int, v float64) error {
 		return err
 	}
 	size := a.dtype.Size()
-	return rt.backend.Upload(a.ptr()+device.Ptr(i*size), buf[:size], rt.stream)
+	return rt.backend.Upload(a.ptr()+device.Ptr(i*size), buf[:size], rt.streams.own)
 }
 
 // element checks that a is live and has a flat element i.

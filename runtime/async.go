@@ -73,7 +73,7 @@ func (a *Array) asyncCopy(what string, host *HostArray, s *Stream, pinned bool) 
 		return 0, nil, err
 	}
 	rt.pool.RecordStream(&a.buf.blk, h)
-	rt.asyncCopies++
+	rt.xfer.asyncCopies++
 	return h, ac, nil
 }
 
@@ -97,7 +97,7 @@ func (rt *Runtime) StreamWait(s *Stream, e *Event) error {
 // streamHandle is s's handle, or the runtime's stream's for nil.
 func (rt *Runtime) streamHandle(s *Stream) (device.Stream, error) {
 	if s == nil {
-		return rt.stream, nil
+		return rt.streams.own, nil
 	}
 	if s.rt != rt {
 		return 0, errors.New("the stream belongs to another runtime")
@@ -110,7 +110,7 @@ func (rt *Runtime) streamHandle(s *Stream) (device.Stream, error) {
 // iterator shares one instead of each making a stream that lives as long
 // as the runtime.
 func (rt *Runtime) CopyStream() (*Stream, error) {
-	return rt.sharedStream(&rt.copyStream)
+	return rt.sharedStream(&rt.xfer.copyStream)
 }
 
 // DownloadStream is a second such stream, for downloads that overlap the
@@ -118,7 +118,7 @@ func (rt *Runtime) CopyStream() (*Stream, error) {
 // tiles of C): the bus carries both directions at once, and on one stream
 // an upload would wait for the download queued before it.
 func (rt *Runtime) DownloadStream() (*Stream, error) {
-	return rt.sharedStream(&rt.downloadStream)
+	return rt.sharedStream(&rt.xfer.downloadStream)
 }
 
 func (rt *Runtime) sharedStream(s **Stream) (*Stream, error) {

@@ -7,26 +7,15 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gluaproject/glua/config"
-	"github.com/gluaproject/glua/cuda/cudatest"
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/gputest"
 	"github.com/gluaproject/glua/internal/numpytest"
 	"github.com/gluaproject/glua/runtime"
 )
 
 // newCUDA is a runtime on the GPU, closed when the test ends; without
 // one the test skips, or fails under GLUA_REQUIRE_CUDA=1.
-func newCUDA(t *testing.T) *runtime.Runtime {
-	t.Helper()
-	c := config.Default()
-	c.CUDA.KernelCache = t.TempDir()
-	rt, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
-	if err != nil {
-		cudatest.Unavailable(t, err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	return rt
-}
+func newCUDA(t *testing.T) *runtime.Runtime { return gputest.Runtime(t) }
 
 // relError is ‖x − y‖ / ‖y‖ over two arrays' elements; NaN never passes
 // a comparison with it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/gluaproject/glua/device"
@@ -46,9 +45,7 @@ func (rt *Runtime) OpenComm(ctx context.Context, cfg device.CommConfig) (*Comm, 
 		return nil, err
 	}
 	comm := &Comm{rt: rt, comm: c, rank: cfg.Rank, size: cfg.Size}
-	rt.mu.Lock()
-	rt.comms = append(rt.comms, comm)
-	rt.mu.Unlock()
+	rt.comms.add(comm)
 	return comm, nil
 }
 
@@ -60,17 +57,7 @@ type commMemory interface {
 
 // CommBytes is the device memory this runtime's open groups hold outside
 // the pool.
-func (rt *Runtime) CommBytes() uint64 {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	var n uint64
-	for _, c := range rt.comms {
-		if m, ok := c.comm.(commMemory); ok {
-			n += m.DeviceBytes()
-		}
-	}
-	return n
-}
+func (rt *Runtime) CommBytes() uint64 { return rt.comms.deviceBytes() }
 
 // Rank and Size are this process's place in the group.
 func (c *Comm) Rank() int { return c.rank }
@@ -87,7 +74,7 @@ func (c *Comm) AllReduce(x *Array, op device.ReduceOp) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.AllReduce(x.ptr(), x.size, x.dtype, op, c.rt.stream)
+	return c.comm.AllReduce(x.ptr(), x.size, x.dtype, op, c.rt.streams.own)
 }
 
 // Broadcast copies root's x into every rank's x.
@@ -101,7 +88,7 @@ func (c *Comm) Broadcast(x *Array, root int) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.Broadcast(x.ptr(), x.size, x.dtype, root, c.rt.stream)
+	return c.comm.Broadcast(x.ptr(), x.size, x.dtype, root, c.rt.streams.own)
 }
 
 // Reduce leaves the reduction over the ranks in root's x.
@@ -115,7 +102,7 @@ func (c *Comm) Reduce(x *Array, root int, op device.ReduceOp) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.Reduce(x.ptr(), x.size, x.dtype, op, root, c.rt.stream)
+	return c.comm.Reduce(x.ptr(), x.size, x.dtype, op, root, c.rt.streams.own)
 }
 
 // AllGather fills out, Size times x's elements, with every rank's x. x
@@ -131,7 +118,7 @@ func (c *Comm) AllGather(out, x *Array) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	gather := func(out *Array) error { return c.comm.AllGather(out.ptr(), x.ptr(), x.size, x.dtype, c.rt.stream) }
+	gather := func(out *Array) error { return c.comm.AllGather(out.ptr(), x.ptr(), x.size, x.dtype, c.rt.streams.own) }
 	if partlyOverlaps(out, x) && !sliceOf(x, out, c.rank) {
 		return c.rt.throughTemporary(out, "out", x, "x", gather)
 	}
@@ -153,7 +140,7 @@ func (c *Comm) ReduceScatter(out, x *Array, op device.ReduceOp) error {
 		return err
 	}
 	scatter := func(out *Array) error {
-		return c.comm.ReduceScatter(out.ptr(), x.ptr(), out.size, x.dtype, op, c.rt.stream)
+		return c.comm.ReduceScatter(out.ptr(), x.ptr(), out.size, x.dtype, op, c.rt.streams.own)
 	}
 	if partlyOverlaps(out, x) && !sliceOf(out, x, c.rank) {
 		return c.rt.throughTemporary(out, "out", x, "x", scatter)
@@ -181,7 +168,7 @@ func (c *Comm) AllGatherAsync(out, x *Array) error {
 		return errors.New("out and x overlap: an asynchronous gather needs x apart from out, or this rank's slice of it")
 	}
 	if c.side == nil {
-		side, err := rt.NewStream()
+		side, err := rt.newPriorityStream()
 		if err != nil {
 			return err
 		}
@@ -258,7 +245,7 @@ func (c *Comm) Send(x *Array, peer int) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.Send(x.ptr(), x.size, x.dtype, peer, c.rt.stream)
+	return c.comm.Send(x.ptr(), x.size, x.dtype, peer, c.rt.streams.own)
 }
 
 // Recv receives into x what peer sends.
@@ -272,7 +259,7 @@ func (c *Comm) Recv(x *Array, peer int) error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.Recv(x.ptr(), x.size, x.dtype, peer, c.rt.stream)
+	return c.comm.Recv(x.ptr(), x.size, x.dtype, peer, c.rt.streams.own)
 }
 
 // Barrier returns once every rank has called it.
@@ -286,7 +273,7 @@ func (c *Comm) Barrier() error {
 	if err := c.Wait(); err != nil {
 		return err
 	}
-	return c.comm.Barrier(c.rt.stream)
+	return c.comm.Barrier(c.rt.streams.own)
 }
 
 // Close leaves the group. Runtime.Close closes the comms still open, so
@@ -315,36 +302,10 @@ func (c *Comm) Abort() error {
 }
 
 // forget drops c from its runtime's open comms.
-func (c *Comm) forget() {
-	rt := c.rt
-	rt.mu.Lock()
-	rt.comms = slices.DeleteFunc(rt.comms, func(o *Comm) bool { return o == c })
-	rt.mu.Unlock()
-}
+func (c *Comm) forget() { c.rt.comms.forget(c) }
 
 // AbortComms leaves every group this runtime is in at once (Comm.Abort),
 // before a Close that would wait for the collectives queued: glua calls
 // it when a script failed, so that the other ranks end within seconds
 // instead of at their timeout.
-func (rt *Runtime) AbortComms() error {
-	rt.mu.Lock()
-	comms := slices.Clone(rt.comms)
-	rt.mu.Unlock()
-	var errs []error
-	for _, c := range comms {
-		errs = append(errs, c.Abort())
-	}
-	return errors.Join(errs...)
-}
-
-func (rt *Runtime) closeComms() error {
-	rt.mu.Lock()
-	comms := rt.comms
-	rt.comms = nil
-	rt.mu.Unlock()
-	var errs []error
-	for _, c := range comms {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
-}
+func (rt *Runtime) AbortComms() error { return rt.comms.abort() }

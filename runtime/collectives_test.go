@@ -93,3 +93,70 @@ func TestAbortCommsAbortsEveryGroupOnceInsteadOfClosingIt(t *testing.T) {
 		t.Errorf("two groups were aborted %d times and closed %d times, want 2 and 0", aborted, closed)
 	}
 }
+
+// gatherComm records the stream each gather was queued on.
+type gatherComm struct {
+	device.Comm
+	on *[]device.Stream
+}
+
+func (c gatherComm) AllGather(_, _ device.Ptr, _ int, _ device.DType, s device.Stream) error {
+	*c.on = append(*c.on, s)
+	return nil
+}
+func (gatherComm) Close() error { return nil }
+
+// priorityBackend counts the streams it made with priority.
+type priorityBackend struct {
+	*cpu.Backend
+	comm gatherComm
+	high *[]device.Stream
+}
+
+func (b priorityBackend) OpenComm(context.Context, device.CommConfig) (device.Comm, error) {
+	return b.comm, nil
+}
+
+func (b priorityBackend) NewPriorityStream() (device.Stream, error) {
+	s, err := b.Backend.NewStream()
+	*b.high = append(*b.high, s)
+	return s, err
+}
+
+// An asynchronous gather runs on a stream of the device's greatest
+// priority, so that its blocks start beside the product queued after it
+// instead of after that product's last wave.
+func TestAsynchronousGatherRunsOnAPriorityStream(t *testing.T) {
+	var on, high []device.Stream
+	restore := runtime.WrapBackend(func(b runtime.Backend) runtime.Backend {
+		return priorityBackend{b.(*cpu.Backend), gatherComm{on: &on}, &high}
+	})
+	var rt *runtime.Runtime
+	func() {
+		defer restore()
+		rt = newCPU(t, runtime.Options{})
+	}()
+	c, err := rt.OpenComm(context.Background(), device.CommConfig{Rank: 0, Size: 2, Addr: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := rt.Zeros([]int{8}, device.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := rt.Zeros([]int{4}, device.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := c.AllGatherAsync(out, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(high) != 1 || len(on) != 2 || on[0] != high[0] || on[1] != high[0] {
+		t.Errorf("gathers queued on %v; priority streams made: %v (want both gathers on the one priority stream)", on, high)
+	}
+}

@@ -34,7 +34,7 @@ type entries struct {
 // that Close can end as well as the host's (Options.Context, SetContext).
 // The caller must call the returned leave when done with the state.
 func (rt *Runtime) enter() (leave func(), err error) {
-	e := &rt.entries
+	e := &rt.script.entries
 	id := goroutineID()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -73,12 +73,11 @@ func (rt *Runtime) enter() (leave func(), err error) {
 	}, nil
 }
 
-// stopRun begins Close: it refuses every later entry and stops the run
+// close begins Close: it refuses every later entry and stops the run
 // under way, if any, waiting until it has left the Lua state. Called from
 // inside the run itself (a Func the script called), it cannot wait for
 // its own caller and refuses instead.
-func (rt *Runtime) stopRun() error {
-	e := &rt.entries
+func (e *entries) close() error {
 	e.mu.Lock()
 	if e.owner != 0 && e.owner == goroutineID() {
 		e.mu.Unlock()

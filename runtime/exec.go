@@ -59,7 +59,7 @@ func (h hostExec) bytes(s span) []byte { return h.mem.Bytes(s.ptr, s.nbytes()) }
 
 func (h hostExec) fill(x span, v float64) error {
 	xb := h.bytes(x)
-	return h.rt.onHost(h.rt.stream, func() error {
+	return h.rt.onHost(h.rt.streams.own, func() error {
 		kernels.Fill(x.dtype, xb, v)
 		return nil
 	})
@@ -71,7 +71,7 @@ func (h hostExec) elementwise(op *kernels.ElementwiseOp, out, y span, a float64,
 		xb = h.bytes(x)
 	}
 	ob, yb := h.bytes(out), h.bytes(y)
-	return h.rt.onHost(h.rt.stream, func() error {
+	return h.rt.onHost(h.rt.streams.own, func() error {
 		op.ApplyTo(y.dtype, ob, yb, a, xb)
 		return nil
 	})
@@ -79,7 +79,7 @@ func (h hostExec) elementwise(op *kernels.ElementwiseOp, out, y span, a float64,
 
 func (h hostExec) copy(dst, src span) error {
 	db, sb := h.bytes(dst), h.bytes(src)
-	return h.rt.onHost(h.rt.stream, func() error {
+	return h.rt.onHost(h.rt.streams.own, func() error {
 		kernels.Copy(dst.dtype, db, src.dtype, sb)
 		return nil
 	})
@@ -95,12 +95,12 @@ func (h hostExec) maxAbsDiff(x, y span) (float64, error) {
 
 func (h hostExec) rand(x span, seed, offset uint64) error {
 	xb := h.bytes(x)
-	return h.rt.onHost(h.rt.stream, func() error { return kernels.Rand(x.dtype, xb, seed, offset) })
+	return h.rt.onHost(h.rt.streams.own, func() error { return kernels.Rand(x.dtype, xb, seed, offset) })
 }
 
 func (h hostExec) randn(x span, seed, offset uint64) error {
 	xb := h.bytes(x)
-	return h.rt.onHost(h.rt.stream, func() error { return kernels.RandN(x.dtype, xb, seed, offset) })
+	return h.rt.onHost(h.rt.streams.own, func() error { return kernels.RandN(x.dtype, xb, seed, offset) })
 }
 
 // onHost runs op, work of a host backend's kernels on its memory, queued

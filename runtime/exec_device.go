@@ -16,7 +16,7 @@ func newDeviceExec(rt *Runtime, d kernels.Device) *deviceExec {
 	return &deviceExec{gpu: kernels.NewGPU(d), rt: rt}
 }
 
-func (e *deviceExec) stream() device.Stream { return e.rt.stream }
+func (e *deviceExec) stream() device.Stream { return e.rt.streams.own }
 
 func (e *deviceExec) fill(x span, v float64) error {
 	return e.gpu.Fill(x.dtype, x.ptr, v, x.n, e.stream())

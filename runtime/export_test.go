@@ -27,7 +27,7 @@ func (k *JITKernel) ChecksBounds() bool { return k.opts.CheckBounds }
 // DownloadBytes is how many bytes of mapped memory the new arrays of
 // downloads hold, and how many the cache of dropped ones keeps.
 func (rt *Runtime) DownloadBytes() (live, cached int64) {
-	return rt.downloads.live.Load(), rt.downloads.cachedBytes()
+	return rt.xfer.downloads.live.Load(), rt.xfer.downloads.cachedBytes()
 }
 
 // SetDownloadPaceMin sets the fewest bytes of download arrays mapped

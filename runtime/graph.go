@@ -66,21 +66,21 @@ func (rt *Runtime) Capture(fn func() error) (*Graph, error) {
 	}
 	// The recording starts after the work queued so far, so that a replay,
 	// launched on the runtime's stream, sees the same.
-	if err := rt.follow(cs, rt.stream); err != nil {
+	if err := rt.follow(cs, rt.streams.own); err != nil {
 		return nil, err
 	}
 	rt.drain()
 	if err := gc.BeginCapture(cs); err != nil {
 		return nil, err
 	}
-	c := &capture{order: rt.stream, held: map[*buffer]bool{}}
-	rt.graphs.capture, rt.stream = c, cs
+	c := &capture{order: rt.streams.own, held: map[*buffer]bool{}}
+	rt.graphs.capture, rt.streams.own = c, cs
 	var exec device.Graph
 	var nodes int
 	ended := false
 	end := func() error {
 		ended = true
-		rt.graphs.capture, rt.stream = nil, c.order
+		rt.graphs.capture, rt.streams.own = nil, c.order
 		var err error
 		exec, nodes, err = gc.EndCapture(cs)
 		return err
@@ -203,7 +203,7 @@ func (g *Graph) Launch() error {
 		return st.replay()
 	}
 	rt.drain()
-	return rt.backend.(GraphCapturer).LaunchGraph(st.exec, rt.stream)
+	return rt.backend.(GraphCapturer).LaunchGraph(st.exec, rt.streams.own)
 }
 
 // Nodes is how many operations the recording holds (kernels, copies, and
@@ -258,7 +258,7 @@ func (rt *Runtime) graphUnreachable(st *graphState) {
 	rt.mu.Lock()
 	if !rt.closed.Load() && !st.freed {
 		rt.graphs.queue(st)
-		rt.queued.Store(true)
+		rt.mem.wake()
 	}
 	rt.mu.Unlock()
 }
@@ -300,5 +300,5 @@ func (rt *Runtime) uncapturable(op string) error {
 // runtime's own, also while a capture sends the work elsewhere, since
 // every replay of the recording runs on the runtime's stream.
 func (rt *Runtime) orderStream() device.Stream {
-	return rt.graphs.orderStream(rt.stream)
+	return rt.graphs.orderStream(rt.streams.own)
 }

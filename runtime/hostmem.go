@@ -65,30 +65,30 @@ func checkHost(nbytes uint64) error {
 // then runs it.
 func (rt *Runtime) reserveHost(nbytes uint64) error {
 	if err := checkHost(nbytes); err != nil {
-		if rt.downloads.release(false) == 0 {
+		if rt.xfer.downloads.release(false) == 0 {
 			return err
 		}
 		if err := checkHost(nbytes); err != nil {
 			return err
 		}
 	}
-	if rt.hostLimit == 0 {
+	if rt.xfer.hostLimit == 0 {
 		return nil
 	}
-	over := func() bool { return !rt.hostFits(rt.downloads.cachedBytes() + int64(nbytes)) }
+	over := func() bool { return !rt.hostFits(rt.xfer.downloads.cachedBytes() + int64(nbytes)) }
 	// Two rounds, as collect does: cleanups of one cycle may run after
 	// that cycle's sentinel, but before the next one's. A dropped download
 	// array's memory goes to the cache, which the next round releases.
 	for round := 0; round < 2 && over(); round++ {
-		if rt.downloads.release(false); over() {
+		if rt.xfer.downloads.release(false); over() {
 			collectAndWait(100 * time.Millisecond)
 		}
 	}
 	if over() {
-		rt.downloads.release(false)
+		rt.xfer.downloads.release(false)
 	}
-	if held := uint64(rt.hostHeld.Load()); held+nbytes > rt.hostLimit {
-		return &HostOOMError{Requested: nbytes, Available: config.AvailableMemory(), Limit: rt.hostLimit, Held: held}
+	if held := uint64(rt.xfer.hostHeld.Load()); held+nbytes > rt.xfer.hostLimit {
+		return &HostOOMError{Requested: nbytes, Available: config.AvailableMemory(), Limit: rt.xfer.hostLimit, Held: held}
 	}
 	return nil
 }
@@ -102,26 +102,26 @@ var hostArrayBytes atomic.Int64
 // hostFits says whether n bytes more than the live host arrays hold fit
 // under the host limit.
 func (rt *Runtime) hostFits(n int64) bool {
-	return rt.hostLimit == 0 || uint64(rt.hostHeld.Load()+n) <= rt.hostLimit
+	return rt.xfer.hostLimit == 0 || uint64(rt.xfer.hostHeld.Load()+n) <= rt.xfer.hostLimit
 }
 
 // trackHost counts h against the host limit, and out of the Lua memory
 // limit, until h is unreachable.
 func (rt *Runtime) trackHost(h *HostArray) *HostArray {
-	limited, onHeap := rt.hostLimit > 0, h.owner == nil
+	limited, onHeap := rt.xfer.hostLimit > 0, h.owner == nil
 	if !limited && !onHeap {
 		return h
 	}
 	n := int64(len(h.data))
 	if limited {
-		rt.hostHeld.Add(n)
+		rt.xfer.hostHeld.Add(n)
 	}
 	if onHeap {
 		hostArrayBytes.Add(n)
 	}
 	goruntime.AddCleanup(h, func(n int64) {
 		if limited {
-			rt.hostHeld.Add(-n)
+			rt.xfer.hostHeld.Add(-n)
 		}
 		if onHeap {
 			hostArrayBytes.Add(-n)
@@ -153,7 +153,7 @@ func (rt *Runtime) newDownloadArray(shape []int, dt device.DType) (*HostArray, e
 	if err := rt.reserveHost(uint64(nbytes)); err != nil {
 		return nil, err
 	}
-	m, err := rt.downloads.take(nbytes)
+	m, err := rt.xfer.downloads.take(nbytes)
 	if errors.Is(err, anonmem.ErrUnsupported) {
 		return rt.NewHostArray(shape, dt, false)
 	}
@@ -161,7 +161,7 @@ func (rt *Runtime) newDownloadArray(shape []int, dt device.DType) (*HostArray, e
 		return nil, &HostOOMError{Requested: uint64(nbytes), Available: config.AvailableMemory()}
 	}
 	owner := &downloadPages{}
-	goruntime.AddCleanup(owner, rt.downloads.give, m)
+	goruntime.AddCleanup(owner, rt.xfer.downloads.give, m)
 	return rt.trackHost(&HostArray{data: m.Bytes()[:nbytes:nbytes], shape: append([]int(nil), shape...), dtype: dt, owner: owner}), nil
 }
 

@@ -51,7 +51,7 @@ func (rt *Runtime) JIT(tree *ast.FunctionExpr, chunk string, o jit.Options) (*JI
 			return nil, fmt.Errorf("Lua kernels need the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
 		}
 	}
-	if rt.sandbox {
+	if rt.script.sandbox {
 		// A kernel's indices are the script's own: in the sandbox every
 		// access is checked on the GPU too (the CPU always checks), so that
 		// no kernel reaches memory outside its arguments.
@@ -243,7 +243,7 @@ func (rt *Runtime) launchRecorded(v *jitVariant, cfg LaunchConfig, vals, args []
 	if cfg.Stream != nil {
 		// the record was zeroed on the runtime's stream, and the kernel
 		// runs on another: it must not meet the record before the zeros
-		if err := rt.backend.StreamSynchronize(rt.stream); err != nil {
+		if err := rt.backend.StreamSynchronize(rt.streams.own); err != nil {
 			return err
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gluaproject/glua/config"
-	"github.com/gluaproject/glua/cuda/cudatest"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -21,13 +19,7 @@ import (
 // and on a CPU one, and returns what each got.
 func onGPUAndCPU(t *testing.T, src string) (gpu, cpu []float64) {
 	t.Helper()
-	c := config.Default()
-	c.CUDA.KernelCache = t.TempDir()
-	g, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
-	if err != nil {
-		cudatest.Unavailable(t, err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := newCUDA(t)
 	seed := time.Now().UnixNano()%2147483646 + 1
 	t.Logf("seed %d", seed)
 	src = strings.ReplaceAll(src, "SEED", fmt.Sprint(seed))

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gluaproject/glua/config"
-	"github.com/gluaproject/glua/cuda/cudatest"
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/runtime"
 )
@@ -215,13 +213,7 @@ var mapIntegerSources = []struct {
 // both backends and compares the results' bytes: the CPU evaluator is
 // the GPU's stand-in.
 func TestMapIntegerWorkIsBitForBitTheSameOnCPUAndGPU(t *testing.T) {
-	c := config.Default()
-	c.CUDA.KernelCache = t.TempDir()
-	gpu, err := runtime.New(runtime.Options{Config: &c, Backend: "cuda"})
-	if err != nil {
-		cudatest.Unavailable(t, err)
-	}
-	t.Cleanup(func() { gpu.Close() })
+	gpu := newCUDA(t)
 	cpu := newCPU(t, runtime.Options{})
 
 	const n = 4099 // more than a block, not a multiple of one

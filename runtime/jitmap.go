@@ -4,21 +4,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/yuin/gopher-lua/ast"
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/jit"
 )
-
-// mapKernels caches kernels.map's translations: one jit.Function per
-// function literal (a closure written inline in a loop is a new Lua value
-// each time round but the same syntax tree), one variant per signature.
-type mapKernels struct {
-	mu  sync.Mutex
-	fns map[*ast.FunctionExpr]*mapFunc
-}
 
 type mapFunc struct {
 	fn         *jit.Function
@@ -53,7 +44,7 @@ func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []
 	if err := out.live(rt, "out"); err != nil {
 		return err
 	}
-	mf, err := rt.mapFunction(tree, chunk)
+	mf, err := rt.kernels.maps.function(tree, chunk)
 	if err != nil {
 		return err
 	}
@@ -104,7 +95,7 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 				vals = append(vals, a)
 			}
 		}
-		return rt.onHost(rt.stream, func() error { return jit.Run(v.prog, [3]int{int(cfg.Grid[0]), 1, 1}, [3]int{mapBlock, 1, 1}, vals) })
+		return rt.onHost(rt.streams.own, func() error { return jit.Run(v.prog, [3]int{int(cfg.Grid[0]), 1, 1}, [3]int{mapBlock, 1, 1}, vals) })
 	}
 	vals := []any{out, float64(n)}
 	for _, a := range args {
@@ -147,30 +138,11 @@ func shapeOrScalar(shape []int) string {
 	return shapeString(shape)
 }
 
-// mapFunction parses tree once.
-func (rt *Runtime) mapFunction(tree *ast.FunctionExpr, chunk string) (*mapFunc, error) {
-	rt.maps.mu.Lock()
-	defer rt.maps.mu.Unlock()
-	if mf, ok := rt.maps.fns[tree]; ok {
-		return mf, nil
-	}
-	f, err := jit.ParseMap(tree, chunk)
-	if err != nil {
-		return nil, err
-	}
-	if rt.maps.fns == nil {
-		rt.maps.fns = map[*ast.FunctionExpr]*mapFunc{}
-	}
-	mf := &mapFunc{fn: f, variants: map[string]*jitVariant{}}
-	rt.maps.fns[tree] = mf
-	return mf, nil
-}
-
 // mapVariant translates (and on cuda compiles, through the kernel cache)
 // mf for one signature.
 func (rt *Runtime) mapVariant(mf *mapFunc, sig jit.Signature, out device.DType) (*jitVariant, error) {
-	rt.maps.mu.Lock()
-	defer rt.maps.mu.Unlock()
+	rt.kernels.maps.mu.Lock()
+	defer rt.kernels.maps.mu.Unlock()
 	key := out.String() + sig.String()
 	if v, ok := mf.variants[key]; ok {
 		return v, nil

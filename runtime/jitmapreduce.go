@@ -139,7 +139,7 @@ func (rt *Runtime) reduction(op ReduceOp) (jit.Reduction, error) {
 	if op.Tree == nil {
 		return jit.Reduction{Name: op.Name}, nil
 	}
-	mf, err := rt.mapFunction(op.Tree, op.Chunk)
+	mf, err := rt.kernels.maps.function(op.Tree, op.Chunk)
 	if err != nil {
 		return jit.Reduction{}, err
 	}
@@ -161,7 +161,7 @@ func emptyReduction(op ReduceOp, n int, what string) error {
 }
 
 // reductionKey names op in a cache key: a function op by its syntax tree,
-// as mapFunction caches it.
+// as mapKernels.function caches it.
 func reductionKey(op ReduceOp) string {
 	if op.Tree != nil {
 		return fmt.Sprintf("fn%p", op.Tree)
@@ -172,8 +172,8 @@ func reductionKey(op ReduceOp) string {
 // mapReduceVariant translates (and on cuda compiles) both kernels of mf
 // for one signature and op.
 func (rt *Runtime) mapReduceVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction) (*mapReduceVariant, error) {
-	rt.maps.mu.Lock()
-	defer rt.maps.mu.Unlock()
+	rt.kernels.maps.mu.Lock()
+	defer rt.kernels.maps.mu.Unlock()
 	key := reductionKey(op) + sig.String()
 	if v, ok := mf.reductions[key]; ok {
 		return v, nil
@@ -294,7 +294,7 @@ func (rt *Runtime) runMapReduceAxis(p *jitVariant, rows, cols, axis int, out *Ar
 		mem := rt.backend.(HostMemory)
 		vals := hostValues(mem, args, n)
 		o := jit.HostArray{DType: out.dtype, Shape: []int{m}, Data: mem.Bytes(out.ptr(), out.NBytes())}
-		return rt.onHost(rt.stream, func() error { return jit.RunMapReduceAxis(p.prog, rows, cols, axis, o, vals) })
+		return rt.onHost(rt.streams.own, func() error { return jit.RunMapReduceAxis(p.prog, rows, cols, axis, o, vals) })
 	}
 	g := jit.AxisGrid(m)
 	vals := []any{out, float64(m), float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}
@@ -330,8 +330,8 @@ func axisOut(rt *Runtime, out *Array, m int, acc device.DType, axis int, firstNa
 // mapReduceAxisVariant translates (and on cuda compiles) the axis kernel
 // of mf for one signature, op and out dtype.
 func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction, out device.DType) (*jitVariant, error) {
-	rt.maps.mu.Lock()
-	defer rt.maps.mu.Unlock()
+	rt.kernels.maps.mu.Lock()
+	defer rt.kernels.maps.mu.Unlock()
 	key := reductionKey(op) + " " + out.String() + sig.String()
 	if v, ok := mf.axes[key]; ok {
 		return v, nil
@@ -371,7 +371,7 @@ func (rt *Runtime) checkReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp
 		return c, fmt.Errorf("kernels.map_reduce needs the cuda backend or a host backend; this runtime runs on %s", rt.backend.Name())
 	}
 	var err error
-	if c.mf, err = rt.mapFunction(tree, chunk); err != nil {
+	if c.mf, err = rt.kernels.maps.function(tree, chunk); err != nil {
 		return c, err
 	}
 	if len(args) != len(c.mf.fn.Params) {

@@ -30,7 +30,7 @@ func (rt *Runtime) SetLimits(soft, hard LimitChange) error {
 // script may lower its limits under and raise them back to, never past;
 // the error names the ceiling and where it came from.
 func (rt *Runtime) ScriptSetLimits(soft, hard LimitChange) error {
-	return rt.setLimits(soft, hard, rt.sandbox)
+	return rt.setLimits(soft, hard, rt.script.sandbox)
 }
 
 func (rt *Runtime) setLimits(soft, hard LimitChange, capped bool) error {
@@ -55,13 +55,13 @@ func (rt *Runtime) setLimits(soft, hard LimitChange, capped bool) error {
 		return err
 	}
 	if capped {
-		if err := rt.ceiling.allows(curSoft, curHard); err != nil {
+		if err := rt.script.ceiling.allows(curSoft, curHard); err != nil {
 			return err
 		}
 	}
 	err = rt.pool.SetLimits(curSoft, curHard)
-	if err == nil && rt.sandbox && !capped {
-		rt.ceiling = ceiling{soft: curSoft, hard: curHard, softFrom: "Runtime.SetLimits", hardFrom: "Runtime.SetLimits"}
+	if err == nil && rt.script.sandbox && !capped {
+		rt.script.ceiling = ceiling{soft: curSoft, hard: curHard, softFrom: "Runtime.SetLimits", hardFrom: "Runtime.SetLimits"}
 	}
 	if rec := rt.recording.active(); rec != nil {
 		// A refused hard limit may still have released the cache.

@@ -249,7 +249,7 @@ func (rt *Runtime) Matmul(C, A, B *Array, o MatmulOptions) error {
 		}
 		return rt.Scale(C, o.Beta)
 	}
-	g.DType, g.Alpha, g.Beta, g.TF32, g.Stream = dt, alpha, o.Beta, tf32, rt.stream
+	g.DType, g.Alpha, g.Beta, g.TF32, g.Stream = dt, alpha, o.Beta, tf32, rt.streams.own
 	g.A, g.B, g.C = A.ptr(), B.ptr(), C.ptr()
 	return rt.backend.Gemm(g)
 }

@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
@@ -77,7 +76,7 @@ func (rt *Runtime) throughTemporary(out *Array, outName string, in *Array, inNam
 		return fmt.Errorf("%s; reading %s before %s is written needs a temporary array of %s, which %s, so no array was changed: %w",
 			describeOverlap(out, outName, in, inName), inName, outName, config.FormatSize(out.NBytes()), what, err)
 	}
-	rt.overlaps.count(tmp.NBytes())
+	rt.kernels.overlaps.count(tmp.NBytes())
 	err = write(tmp)
 	if err == nil {
 		err = rt.copyDevice(out, tmp)
@@ -106,19 +105,10 @@ func describeOverlap(out *Array, outName string, in *Array, inName string) strin
 		inName, shapeString(in.shape), outName, shapeString(out.shape), where, shared)
 }
 
-// overlapCounter counts the temporaries partial overlaps took, for
-// OverlapTemporaries. Atomic: a host may read it while the runtime works.
-type overlapCounter struct{ n, bytes atomic.Uint64 }
-
-func (c *overlapCounter) count(nbytes uint64) {
-	c.n.Add(1)
-	c.bytes.Add(nbytes)
-}
-
 // OverlapTemporaries is how many temporary arrays this runtime took from
 // the pool because a call's output partly overlapped one of its inputs,
 // and their bytes in all. Calls whose arrays are the same memory, or
 // share none, take none.
 func (rt *Runtime) OverlapTemporaries() (n, nbytes uint64) {
-	return rt.overlaps.n.Load(), rt.overlaps.bytes.Load()
+	return rt.kernels.overlaps.temporaries()
 }

@@ -2,13 +2,8 @@ package runtime
 
 import (
 	"fmt"
-	"maps"
 	goruntime "runtime"
-	"slices"
 	"unsafe"
-
-	"github.com/gluaproject/glua/config"
-	"github.com/gluaproject/glua/device"
 )
 
 // PinnedHost is implemented by backends that can page-lock host memory, so
@@ -79,13 +74,13 @@ func (rt *Runtime) newPinned(nbytes uint64, zero bool) ([]byte, *pinnedMem, bool
 	if zero && reused {
 		clear(buf) // host arrays start zeroed, pinned or not; AllocHost's are
 	}
-	rt.pinnedIDs++
-	owner := &pinnedMem{id: rt.pinnedIDs}
+	rt.xfer.pinnedIDs++
+	owner := &pinnedMem{id: rt.xfer.pinnedIDs}
 	base := unsafe.SliceData(buf)
 	rt.mu.Lock()
-	rt.pinned[base] = livePinned{buf[:class], owner.id}
+	rt.xfer.pinned[base] = livePinned{buf[:class], owner.id}
 	rt.mu.Unlock()
-	rt.pinnedLive += class
+	rt.xfer.pinnedLive += class
 	id := owner.id
 	goruntime.AddCleanup(owner, func(base *byte) { rt.unreachablePinned(base, id) }, base)
 	return buf, owner, true, nil
@@ -94,17 +89,15 @@ func (rt *Runtime) newPinned(nbytes uint64, zero bool) ([]byte, *pinnedMem, bool
 // takePinned is a buffer of class bytes: a cached one (reused), or a new
 // one once the limit allows it (releasing cached ones first).
 func (rt *Runtime) takePinned(ph PinnedHost, class uint64) (buf []byte, reused bool, err error) {
-	if free := rt.pinnedCache[class]; len(free) > 0 {
-		buf = free[len(free)-1]
-		rt.pinnedCache[class] = free[:len(free)-1]
-		rt.pinnedCached -= class
+	x := &rt.xfer
+	if buf, ok := x.reuse(class); ok {
 		// An asynchronous copy may still read or write a freed buffer:
 		// none can once the device has caught up.
-		if rt.asyncCopies != rt.asyncSynced {
+		if x.asyncCopies != x.asyncSynced {
 			if err := rt.synchronize(); err != nil {
 				return nil, false, err
 			}
-			rt.asyncSynced = rt.asyncCopies
+			x.asyncSynced = x.asyncCopies
 		}
 		return buf, true, nil
 	}
@@ -112,12 +105,8 @@ func (rt *Runtime) takePinned(ph PinnedHost, class uint64) (buf []byte, reused b
 	if err != nil {
 		return nil, false, err
 	}
-	if limit > 0 && rt.pinnedLive+rt.pinnedCached+class > limit {
-		rt.releasePinned(ph, limit-min(limit, class))
-		if rt.pinnedLive+class > limit {
-			return nil, false, fmt.Errorf("%w: out of pinned host memory: tried to page-lock %s; %s held by pinned host arrays and staging, limit %s ([host] pinned_limit, GLUA_PINNED_LIMIT or --pinned-limit)",
-				device.ErrOutOfMemory, config.FormatSize(class), config.FormatSize(rt.pinnedLive), config.FormatSize(limit))
-		}
+	if err := x.makeRoom(ph, class, limit); err != nil {
+		return nil, false, err
 	}
 	buf, err = ph.AllocHost(class)
 	return buf, false, err
@@ -125,34 +114,15 @@ func (rt *Runtime) takePinned(ph PinnedHost, class uint64) (buf []byte, reused b
 
 // pinnedLimit is [host] pinned_limit in bytes, read once.
 func (rt *Runtime) pinnedLimit() (uint64, error) {
-	if !rt.pinnedLimitRead {
+	x := &rt.xfer
+	if !x.pinnedLimitRead {
 		n, err := rt.cfg.PinnedLimit()
 		if err != nil {
 			return 0, fmt.Errorf("pinned limit: %w", err)
 		}
-		rt.pinnedLimitBytes, rt.pinnedLimitRead = n, true
+		x.pinnedLimitBytes, x.pinnedLimitRead = n, true
 	}
-	return rt.pinnedLimitBytes, nil
-}
-
-// releasePinned returns cached buffers to the driver, largest first, until
-// live and cached memory fit in keep bytes or the cache is empty.
-func (rt *Runtime) releasePinned(ph PinnedHost, keep uint64) []error {
-	classes := slices.Sorted(maps.Keys(rt.pinnedCache))
-	var errs []error
-	for i := len(classes) - 1; i >= 0; i-- {
-		c := classes[i]
-		for len(rt.pinnedCache[c]) > 0 && rt.pinnedLive+rt.pinnedCached > keep {
-			free := rt.pinnedCache[c]
-			buf := free[len(free)-1]
-			rt.pinnedCache[c] = free[:len(free)-1]
-			rt.pinnedCached -= c
-			if err := ph.FreeHost(buf); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errs
+	return x.pinnedLimitBytes, nil
 }
 
 func (rt *Runtime) unreachablePinned(base *byte, id uint64) {
@@ -166,12 +136,9 @@ func (rt *Runtime) unreachablePinned(base *byte, id uint64) {
 func (rt *Runtime) queuePinned(base *byte, id uint64) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	live, ok := rt.pinned[base]
-	ok = ok && live.id == id
+	ok := rt.xfer.unpin(base, id)
 	if ok {
-		delete(rt.pinned, base)
-		rt.pendingHost = append(rt.pendingHost, live.buf)
-		rt.queued.Store(true)
+		rt.mem.wake()
 	}
 	return ok
 }
@@ -184,29 +151,14 @@ func (rt *Runtime) freePinned(all bool) []error {
 		return nil
 	}
 	rt.mu.Lock()
-	bufs := rt.pendingHost
-	rt.pendingHost = nil
-	if all {
-		for base, live := range rt.pinned {
-			bufs = append(bufs, live.buf)
-			delete(rt.pinned, base)
-		}
-	}
+	bufs := rt.xfer.takeHost(all)
 	rt.mu.Unlock()
-	if rt.pinnedCache == nil {
-		rt.pinnedCache = map[uint64][][]byte{}
-	}
-	for _, b := range bufs {
-		class := uint64(cap(b))
-		rt.pinnedLive -= min(rt.pinnedLive, class)
-		rt.pinnedCache[class] = append(rt.pinnedCache[class], b[:class])
-		rt.pinnedCached += class
-	}
+	rt.xfer.cache(bufs)
 	if all {
-		return rt.releasePinned(ph, 0)
+		return rt.xfer.release(ph, 0)
 	}
 	if limit, err := rt.pinnedLimit(); err == nil && limit > 0 {
-		return rt.releasePinned(ph, limit)
+		return rt.xfer.release(ph, limit)
 	}
 	return nil
 }
@@ -216,7 +168,7 @@ func (rt *Runtime) freePinned(all bool) []error {
 // pinned_limit (0: none).
 func (rt *Runtime) PinnedStats() (live, cached, limit uint64) {
 	limit, _ = rt.pinnedLimit()
-	return rt.pinnedLive, rt.pinnedCached, limit
+	return rt.xfer.pinnedLive, rt.xfer.pinnedCached, limit
 }
 
 // ReleasePinned gives h's page-locked memory back to the cache now rather

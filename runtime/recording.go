@@ -111,8 +111,8 @@ func (rt *Runtime) RecordMemory(on bool) error {
 	reserved := rt.pool.Reserved()
 	rec.events.add(memoryEvent{kind: profile.Reserve, reserved: reserved})
 	rt.mu.Lock()
-	live := rt.buffers.all()
-	workspaces := slices.Clone(rt.workspaces)
+	live := rt.mem.buffers.all()
+	workspaces := slices.Clone(rt.mem.workspaces)
 	rt.mu.Unlock()
 	sort.Slice(live, func(i, j int) bool { return live[i].id < live[j].id })
 	for _, b := range live {
@@ -232,10 +232,10 @@ func (rt *Runtime) segmentsSnapshot(rec *memoryRecord, name string, freeing *poo
 	segs := rt.pool.Segments()
 	sites := make(map[*pool.Block]site)
 	rt.mu.Lock()
-	for b := rt.buffers.head; b != nil; b = b.next {
+	for b := rt.mem.buffers.head; b != nil; b = b.next {
 		sites[&b.blk] = b.site
 	}
-	for _, blk := range rt.workspaces {
+	for _, blk := range rt.mem.workspaces {
 		sites[blk] = workspaceSite
 	}
 	rt.mu.Unlock()

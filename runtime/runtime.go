@@ -3,22 +3,16 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	goruntime "runtime"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
-	"github.com/gluaproject/glua/internal/lua51"
-	"github.com/gluaproject/glua/internal/luac"
-	"github.com/gluaproject/glua/internal/lualimit"
 	"github.com/gluaproject/glua/pool"
 )
 
@@ -36,152 +30,47 @@ type Runtime struct {
 	// pool is the runtime's own pool, or its quota of shared.pool.
 	pool   pool.Allocator
 	shared *Shared // nil: the backend and the pool are this runtime's
-	// stream orders the runtime's work: the default stream when it has
-	// the backend to itself, a stream of its own (also in streams) when
-	// the backend is shared.
-	stream  device.Stream
+	// streams are the stream that orders the runtime's work and the
+	// streams and events it made, destroyed by Close (streamset.go).
+	streams streamSet
 	L       *lua.LState
-	stdout  io.Writer
-	streams []device.Stream
-	events  []device.Event
-	// copyStream and downloadStream are CopyStream's and DownloadStream's,
-	// made on first use; they are also in streams.
-	copyStream, downloadStream *Stream
-	// stagers not yet closed, whose threads Close stops before the memory
-	// they copy into goes (under mu).
-	stagers map[*Stager]struct{}
-	timer   [2]device.Event
+	// script is the rest of the runtime's Lua side: print's writer, the
+	// sandbox, the Lua memory limit, the entry gate (script.go).
+	script scriptPart
 
-	maps mapKernels // kernels.map's translations (jitmap.go)
-	// overlaps counts the temporaries taken for outputs that partly
-	// overlapped an input (overlap.go).
-	overlaps overlapCounter
+	// kernels are kernels.map's translations and the count of the
+	// temporaries partial overlaps took (kernelpart.go).
+	kernels kernelPart
 
 	// graphs is graph capture and replay (graphpart.go); part of it is
 	// guarded by mu, part only touched by the runtime's goroutine.
 	graphs graphPart
 
+	// mu guards what the GC's cleanup goroutine or a Close from another
+	// goroutine can reach, across several parts: mem's lists, graphs' live
+	// list and queue, xfer's pinned map, its queue and the stagers, comms,
+	// and each buffer's freed; it stays here for that.
 	mu sync.Mutex
-	// buffers lists the buffers allocated and not yet freed, newest first,
-	// linked through the buffers themselves: a map cost a hash insert and
-	// delete on every allocation.
-	buffers bufferList
-	pending []*buffer // found unreachable by GC cleanups; freed by drain
-	// pinned maps each live page-locked host allocation by its first byte;
-	// pendingHost holds those found unreachable, for drain to free.
-	pinned      map[*byte]livePinned
-	pendingHost [][]byte
-	pinnedIDs   uint64 // the last pinnedMem.id given
-	// pinnedCache keeps freed pinned buffers by size class for reuse;
-	// pinnedLive and pinnedCached count the bytes of each kind against
-	// [host] pinned_limit (pinned.go). asyncCopies counts asynchronous
-	// copies queued, asyncSynced how many the device had finished at the
-	// last synchronisation for reuse. Only the runtime's goroutine touches
-	// them; the cleanup goroutine only queues buffers in pendingHost.
-	pinnedCache              map[uint64][][]byte
-	pinnedLive, pinnedCached uint64
-	pinnedLimitBytes         uint64
-	pinnedLimitRead          bool
-	asyncCopies, asyncSynced uint64
-	// queued is set when pending or pendingHost gains an entry, so that
-	// drain, called on every allocation, takes no lock when there is
-	// nothing to free.
-	queued atomic.Bool
-	nextID uint64
-	scopes []*scope
-	// allocatedSinceGC counts the bytes allocated since the last
-	// collection this runtime started (see collectIfDue), gcTrigger is
-	// the count that starts the next; only the runtime's goroutine touches
-	// them.
-	allocatedSinceGC, gcTrigger uint64
-	collected                   chan struct{} // closed when it has; nil when none runs
-	// givenSinceGC is what of allocatedSinceGC went to arrays given to
-	// the script, which a walk of the Lua state finds (sweep.go).
-	givenSinceGC uint64
-
+	// mem is the arrays' memory: live buffers, the queue drain frees, the
+	// young arrays and the collector's pacing (memorypart.go).
+	mem memoryPart
+	// xfer is host-device transfers: the copy and download streams,
+	// stagers, pinned memory and its cache, the host limit (transfers.go).
+	xfer transfers
 	// recording is the memory recording under way and the latest
 	// (RecordMemory, recorder.go).
 	recording memoryRecording
-	// workspaces are the live cuBLAS workspaces of the runtime's streams
-	// (workspaces.go), guarded by mu.
-	workspaces []*pool.Block
-
-	// hostLimit is [host] memory_limit in bytes (0: none); hostHeld counts
-	// the bytes of this runtime's live host arrays against it.
-	hostLimit uint64
-	hostHeld  atomic.Int64
-	// luaMemory is the limit on the memory of the script's Lua values.
-	luaMemory *lualimit.Memory
-	// downloads is the memory of the new arrays of downloads, mapped
-	// outside Go's heap and reused (hostmem.go).
-	downloads downloadMemory
 
 	// closed is set once by Close; every method that can fail checks it
 	// first (usable), so it is read without the lock.
 	closed atomic.Bool
-	// sandbox keeps scripts off the host's files (Options.Sandbox);
-	// ceiling is then how far its scripts may raise the pool's limits.
-	sandbox bool
-	ceiling ceiling
-	// entries lets one goroutine at a time run Lua, and Close stop it.
-	entries entries
 
 	// rng is the generator of unseeded Rand and RandN calls (rng.go).
 	rng rng
-	// young are the arrays made since the last graduate, still without a
-	// GC cleanup (see newArray). Only the runtime's goroutine touches it.
-	young      []*Array
-	youngBytes uint64 // what the young arrays allocated
-
 	// sweep is sweepScript's state; only the runtime's goroutine touches it.
 	sweep sweeper
 
-	resources map[*lua.LUserData]*scriptResource // ReleaseWhenUnreachable's
-	comms     []*Comm                            // OpenComm's, closed by Close
-}
-
-// A Module is a Lua module the runtime preloads into every Lua state, so
-// that `require(name)` finds it. The bindings package registers glua's
-// modules (cuda, kernels, pool) from its init function, as
-// database/sql drivers register themselves.
-type Module struct {
-	Name string
-	Open func(rt *Runtime, L *lua.LState) int
-}
-
-var (
-	modulesMu sync.Mutex
-	modules   []Module
-)
-
-// RegisterModule adds a module preloaded by runtimes created afterwards.
-// Registering a second module under a name, or one without a name or Open,
-// panics, as sql.Register does: two packages claiming one name is a
-// programming error, found when the program starts.
-func RegisterModule(m Module) {
-	modulesMu.Lock()
-	defer modulesMu.Unlock()
-	if m.Name == "" || m.Open == nil {
-		panic("runtime: RegisterModule of a module without a name or an Open function")
-	}
-	for _, old := range modules {
-		if old.Name == m.Name {
-			panic(fmt.Sprintf("runtime: RegisterModule called twice for module %q", m.Name))
-		}
-	}
-	modules = append(modules, m)
-}
-
-// Modules lists the registered modules' names, sorted.
-func Modules() []string {
-	modulesMu.Lock()
-	defer modulesMu.Unlock()
-	names := make([]string, len(modules))
-	for i, m := range modules {
-		names[i] = m.Name
-	}
-	sort.Strings(names)
-	return names
+	comms openComms // OpenComm's groups (comms.go)
 }
 
 // New creates a runtime: it reads the configuration, chooses and starts the
@@ -194,12 +83,12 @@ func New(opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{cfg: cfg, pinned: make(map[*byte]livePinned), stdout: opts.Stdout, sandbox: opts.Sandbox, rng: newRNG()}
-	if rt.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
+	rt := &Runtime{cfg: cfg, xfer: newTransfers(), script: scriptPart{stdout: opts.Stdout, sandbox: opts.Sandbox}, rng: newRNG()}
+	if rt.script.luaMemory, err = luaMemory(cfg, opts.Sandbox); err != nil {
 		return nil, fmt.Errorf("Lua memory limit: %w", err)
 	}
-	if rt.stdout == nil {
-		rt.stdout = os.Stdout
+	if rt.script.stdout == nil {
+		rt.script.stdout = os.Stdout
 	}
 	if opts.Shared != nil {
 		if err := rt.joinShared(opts.Shared, opts); err != nil {
@@ -219,11 +108,11 @@ func New(opts Options) (*Runtime, error) {
 		rt.backend.Close()
 		return nil, err
 	}
-	if rt.hostLimit, err = rt.cfg.HostMemoryLimit(); err != nil {
+	if rt.xfer.hostLimit, err = rt.cfg.HostMemoryLimit(); err != nil {
 		rt.backend.Close()
 		return nil, fmt.Errorf("host memory limit: %w", err)
 	}
-	rt.downloads.fits = rt.hostFits
+	rt.xfer.downloads.fits = rt.hostFits
 	if w, ok := rt.backend.(WorkspaceUser); ok {
 		// cuBLAS's workspace is device memory like any other: the pool
 		// accounts for it and its limits apply. Every stream of the
@@ -249,163 +138,11 @@ func (rt *Runtime) newPool() error {
 		return err
 	}
 	rt.pool = p
-	if rt.sandbox {
-		rt.ceiling = ceilingOf(rt.cfg, soft, hard)
+	if rt.script.sandbox {
+		rt.script.ceiling = ceilingOf(rt.cfg, soft, hard)
 	}
 	return nil
 }
-
-// The Lua value stack starts at gopher-lua's default size. It grows by a
-// fixed step, copying itself each time, so a small step makes pushing a
-// million values (unpack of a big table) quadratic: 64Ki slots is 1 MiB.
-const (
-	initialStackSlots = 5120
-	stackGrowStep     = 1 << 16
-)
-
-func (rt *Runtime) newLuaState(opts Options) *lua.LState {
-	L := lua.NewState(lua.Options{
-		SkipOpenLibs: opts.Sandbox,
-		// Both stacks start small and grow as the script needs them, up to
-		// the configured bounds; gopher-lua's fixed defaults (256 calls,
-		// 5120 values) stop ordinary recursion and big table.concat or
-		// unpack calls.
-		CallStackSize:       rt.cfg.Lua.CallDepth,
-		MinimizeStackMemory: true,
-		RegistrySize:        min(initialStackSlots, rt.cfg.Lua.StackSlots),
-		RegistryMaxSize:     rt.cfg.Lua.StackSlots,
-		RegistryGrowStep:    stackGrowStep,
-	})
-	if opts.Sandbox {
-		openSandboxLibs(L)
-	}
-	if opts.Context != nil {
-		L.SetContext(causeContext{opts.Context})
-	}
-	L.SetGlobal("print", L.NewFunction(rt.luaPrint))
-	// Where gopher-lua's library and protected calls differ from Lua 5.1,
-	// lua51's replacements stand in; collectgarbage and the coroutine
-	// functions are then wrapped.
-	lua51.Open(L)
-	rt.wrapCollectGarbage(L)
-	followContexts(L)
-	// gopher-lua's compiler miscompiles ordinary Lua (multiple assignment,
-	// and/or into locals, jumps to jumps); every chunk glua loads goes
-	// through luac, glua's own compiler.
-	luac.Install(L)
-	// A script's strings, tables and coroutines stay within [lua]
-	// memory_limit, and long library calls end at the context's deadline.
-	lualimit.Install(L, rt.luaMemory)
-	modulesMu.Lock()
-	registered := append([]Module(nil), modules...)
-	modulesMu.Unlock()
-	for _, m := range registered {
-		L.PreloadModule(m.Name, func(L *lua.LState) int { return m.Open(rt, L) })
-	}
-	if len(registered) == 0 {
-		addMissingModulesHint(L)
-	}
-	return L
-}
-
-// addMissingModulesHint makes require's "module not found" say what a
-// program with no glua module linked lacks: a searcher's message is
-// appended to the error, as in Lua 5.1.
-func addMissingModulesHint(L *lua.LState) {
-	loaders, ok := L.GetField(L.Get(lua.RegistryIndex), "_LOADERS").(*lua.LTable)
-	if !ok {
-		return
-	}
-	loaders.Append(L.NewFunction(func(L *lua.LState) int {
-		L.Push(lua.LString("no glua module is linked into this program: import _ \"github.com/gluaproject/glua/bindings\""))
-		return 1
-	}))
-}
-
-// openSandboxLibs opens only libraries that cannot touch the host: no os, no
-// io, no debug, no dofile/loadfile, and require finds only preloaded
-// modules. Nothing loads bytecode: gopher-lua's load and loadstring read
-// only source, and string.dump, which could only fail, is left out.
-func openSandboxLibs(L *lua.LState) {
-	for _, lib := range []struct {
-		name string
-		fn   lua.LGFunction
-	}{
-		{lua.BaseLibName, lua.OpenBase},
-		{lua.LoadLibName, lua.OpenPackage},
-		{lua.TabLibName, lua.OpenTable},
-		{lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath},
-		{lua.CoroutineLibName, lua.OpenCoroutine},
-	} {
-		L.Push(L.NewFunction(lib.fn))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
-	}
-	for _, name := range []string{"dofile", "loadfile"} {
-		L.SetGlobal(name, lua.LNil)
-	}
-	L.SetField(L.GetGlobal("string"), "dump", lua.LNil)
-	pkg := L.GetGlobal("package").(*lua.LTable)
-	loaders := pkg.RawGetString("loaders").(*lua.LTable)
-	onlyPreload := L.NewTable()
-	onlyPreload.Append(loaders.RawGetInt(1)) // the preload searcher comes first
-	pkg.RawSetString("loaders", onlyPreload)
-	L.SetField(L.Get(lua.RegistryIndex), "_LOADERS", onlyPreload)
-	pkg.RawSetString("loadlib", lua.LNil)
-	pkg.RawSetString("path", lua.LString(""))
-	pkg.RawSetString("cpath", lua.LString(""))
-}
-
-// luaPrint is print, writing to the runtime's stdout; numbers are
-// written as tostring writes them, "%.14g" as in Lua 5.1.
-func (rt *Runtime) luaPrint(L *lua.LState) int {
-	top := L.GetTop()
-	var b strings.Builder
-	for i := 1; i <= top; i++ {
-		if i > 1 {
-			b.WriteByte('\t')
-		}
-		b.WriteString(lua51.ToString(L, L.Get(i)).String())
-	}
-	b.WriteByte('\n')
-	io.WriteString(rt.stdout, b.String())
-	return 0
-}
-
-// wrapCollectGarbage makes collectgarbage("collect") also return the
-// memory of arrays that became unreachable, so that a script which calls it
-// sees the pool shrink at once rather than at its next allocation.
-func (rt *Runtime) wrapCollectGarbage(L *lua.LState) {
-	orig, ok := L.GetGlobal("collectgarbage").(*lua.LFunction)
-	if !ok {
-		return
-	}
-	L.SetGlobal("collectgarbage", L.NewFunction(func(L *lua.LState) int {
-		opt := L.OptString(1, "collect")
-		if opt == "collect" {
-			rt.collect()
-			L.Push(lua.LNumber(0))
-			return 1
-		}
-		if orig.IsG {
-			// Called in this frame, an argument error names the function
-			// as the script called it, as a direct call would.
-			return orig.GFunction(L)
-		}
-		top := L.GetTop()
-		L.Push(orig)
-		for i := 1; i <= top; i++ {
-			L.Push(L.Get(i))
-		}
-		L.Call(top, lua.MultRet)
-		return L.GetTop() - top
-	}))
-}
-
-// Lua is the runtime's Lua state, for what SetGlobal, Global and Call do
-// not cover: building tables, gopher-lua's own API.
-func (rt *Runtime) Lua() *lua.LState { return rt.L }
 
 // ErrClosed is returned by every method of a runtime after its Close.
 var ErrClosed = errors.New("the runtime is closed")
@@ -414,75 +151,6 @@ var ErrClosed = errors.New("the runtime is closed")
 func (rt *Runtime) usable() error {
 	if rt.closed.Load() {
 		return ErrClosed
-	}
-	return nil
-}
-
-// ErrSandboxed refuses a script's file access in a sandboxed runtime.
-var ErrSandboxed = errors.New("file access is disabled in the sandbox (Options.Sandbox)")
-
-// FileAccess says whether scripts may read and write the host's files
-// (cuda.load_npy, save_npy): ErrSandboxed under Options.Sandbox, which
-// leaves out io and os for the same reason. Go code calling LoadNPY or
-// SaveNPY itself is not limited.
-func (rt *Runtime) FileAccess() error {
-	if rt.sandbox {
-		return ErrSandboxed
-	}
-	return nil
-}
-
-// ErrSandboxedCUDA refuses a script's raw CUDA C in a sandboxed runtime.
-var ErrSandboxedCUDA = errors.New("raw CUDA C is disabled in the sandbox (Options.Sandbox): it could #include the host's files and reach any device memory; kernels.jit and kernels.map remain, with bounds checks on")
-
-// UserCUDA says whether scripts may compile their own CUDA C
-// (kernels.compile): ErrSandboxedCUDA under Options.Sandbox, since NVRTC
-// resolves #include from the host's files and a raw kernel can read and
-// write any device memory, other runtimes' included. Go code calling
-// Compile itself is not limited.
-func (rt *Runtime) UserCUDA() error {
-	if rt.sandbox {
-		return ErrSandboxedCUDA
-	}
-	return nil
-}
-
-// DoString runs Lua source. While it runs, another goroutine's DoString,
-// DoFile, Call, SetGlobal or Global returns ErrInUse, and Close stops the
-// script at its next instruction, waits for it, and closes the runtime:
-// DoString then returns ErrClosed.
-func (rt *Runtime) DoString(source string) error {
-	leave, err := rt.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	fn, err := luac.LoadString(rt.L, source, "=<string>")
-	if err != nil {
-		return err
-	}
-	return rt.stoppedByClose(rt.call(fn))
-}
-
-// DoFile runs a Lua file, as DoString runs source.
-func (rt *Runtime) DoFile(path string) error {
-	leave, err := rt.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	fn, err := luac.LoadFile(rt.L, path)
-	if err != nil {
-		return err
-	}
-	return rt.stoppedByClose(rt.call(fn))
-}
-
-func (rt *Runtime) call(fn *lua.LFunction) error {
-	rt.L.G.Registry.RawSetString(raisedKey, lua.LNil)
-	rt.L.Push(fn)
-	if err := lua51.PCall(rt.L, 0, lua.MultRet, nil); err != nil {
-		return rt.scriptError(err)
 	}
 	return nil
 }
@@ -557,39 +225,61 @@ func (rt *Runtime) Synchronize() error {
 //     the same two steps once no runtime is left.
 //  8. Close the Lua state.
 func (rt *Runtime) Close() error {
-	if err := rt.stopRun(); err != nil {
+	if err := rt.script.entries.close(); err != nil {
 		return err
 	}
-	rt.mu.Lock()
-	if rt.closed.Load() {
-		rt.mu.Unlock()
+	live, first := rt.markClosed() // step 1
+	if !first {
 		return nil
 	}
-	rt.closed.Store(true)
-	live := rt.buffers.all()
-	rt.buffers = bufferList{}
-	rt.pending = nil
-	clear(rt.young)
-	rt.young = nil
-	rt.mu.Unlock()
+	rt.stopStagers()
+	var errs []error
+	add := func(more ...error) { errs = append(errs, more...) }
+	add(rt.comms.Close())
+	if rt.cfg.Pool.Debug && len(live) > 0 {
+		add(leakReport(live))
+	}
+	add(rt.synchronize())     // step 2
+	add(rt.freeLive(live)...) // step 3
+	add(rt.closeGraphs()...)
+	if rt.shared != nil { // step 4
+		add(rt.pool.Close())
+		rt.shared.pool.Synchronized()
+	}
+	add(rt.streams.Close(rt.backend)) // step 5
+	add(rt.freePinned(true)...)       // step 6
+	rt.xfer.downloads.release(true)
+	add(rt.closeDevice()) // step 7
+	rt.L.Close()          // step 8
+	return errors.Join(errs...)
+}
 
+// markClosed is Close's first step: it reports false when an earlier
+// Close took it, and otherwise takes the live buffers from the runtime.
+func (rt *Runtime) markClosed() (live []*buffer, first bool) {
 	rt.mu.Lock()
-	stagers := rt.stagers
-	rt.stagers = nil
+	defer rt.mu.Unlock()
+	if rt.closed.Load() {
+		return nil, false
+	}
+	rt.closed.Store(true)
+	return rt.mem.takeAll(), true
+}
+
+// stopStagers stops the threads of the stagers not yet closed, before
+// the memory they copy into goes.
+func (rt *Runtime) stopStagers() {
+	rt.mu.Lock()
+	stagers := rt.xfer.takeStagers()
 	rt.mu.Unlock()
 	for st := range stagers {
 		st.stopThreads()
 	}
+}
+
+// freeLive frees the arrays still alive at Close into the pool.
+func (rt *Runtime) freeLive(live []*buffer) []error {
 	var errs []error
-	if err := rt.closeComms(); err != nil {
-		errs = append(errs, err)
-	}
-	if rt.cfg.Pool.Debug && len(live) > 0 {
-		errs = append(errs, leakReport(live))
-	}
-	if err := rt.synchronize(); err != nil {
-		errs = append(errs, err)
-	}
 	for _, b := range live {
 		rt.mu.Lock()
 		b.freed = true
@@ -598,28 +288,18 @@ func (rt *Runtime) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, rt.closeGraphs()...)
-	if rt.shared != nil { // step 4
-		if err := rt.pool.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		rt.shared.pool.Synchronized()
-	}
-	errs = append(errs, rt.destroyStreams()...)
-	errs = append(errs, rt.freePinned(true)...)
-	rt.downloads.release(true)
+	return errs
+}
+
+// closeDevice closes the pool and then the backend of a runtime of its
+// own; a runtime on a Shared pool detaches instead, leaving both to
+// Shared.Close.
+func (rt *Runtime) closeDevice() error {
 	if rt.shared != nil {
 		rt.shared.detach(rt)
-	} else {
-		if err := rt.pool.Close(); err != nil {
-			errs = append(errs, err)
-		}
-		if err := rt.backend.Close(); err != nil {
-			errs = append(errs, err)
-		}
+		return nil
 	}
-	rt.L.Close()
-	return errors.Join(errs...)
+	return errors.Join(rt.pool.Close(), rt.backend.Close())
 }
 
 func leakReport(live []*buffer) error {
@@ -633,290 +313,4 @@ func leakReport(live []*buffer) error {
 		}
 	}
 	return errors.New(b.String())
-}
-
-// alloc takes a buffer for an array of the given shape from the pool.
-func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
-	if err := rt.usable(); err != nil {
-		return nil, err
-	}
-	if !dt.Valid() {
-		return nil, fmt.Errorf("invalid dtype %s", dt)
-	}
-	if err := checkShape(shape); err != nil {
-		return nil, err
-	}
-	rt.drain()
-	nbytes := uint64(product(shape)) * uint64(dt.Size())
-	b := &buffer{rt: rt, dtype: dt}
-	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.orderStream()); err != nil {
-		rt.explainOOM(err)
-		if rec := rt.recording.active(); rec != nil {
-			rt.recordOOM(rec, rt.callerSite(), nbytes, err)
-		}
-		return nil, err
-	}
-	b.shape = append(b.dims[:0:len(b.dims)], shape...)
-	b.site = rt.callerSite()
-	if rec := rt.recording.active(); rec != nil {
-		rt.recordAlloc(rec, b.site, &b.blk)
-	}
-	if c := rt.graphs.capture; c != nil {
-		c.hold(rt, b)
-	}
-	rt.mu.Lock()
-	rt.nextID++
-	b.id = rt.nextID
-	rt.buffers.push(b)
-	if n := len(rt.scopes); n > 0 {
-		rt.scopes[n-1].buffers = append(rt.scopes[n-1].buffers, b)
-	}
-	rt.mu.Unlock()
-	rt.collectIfDue(nbytes)
-	return b, nil
-}
-
-// freeExplicitly is freeBuffer for a free the script asked for (Free, a
-// scope's end): memory given back that way is no reason to collect, so it
-// no longer counts towards the next collection (collectIfDue), and a loop
-// that frees what it allocates never starts one.
-func (rt *Runtime) freeExplicitly(b *buffer) error { return rt.release(b, true) }
-
-// freeBuffer frees b's memory once; later calls do nothing.
-func (rt *Runtime) freeBuffer(b *buffer) error { return rt.release(b, false) }
-
-func (rt *Runtime) release(b *buffer, explicit bool) error {
-	rt.mu.Lock()
-	if b.freed {
-		rt.mu.Unlock()
-		return nil
-	}
-	if explicit {
-		rt.allocatedSinceGC -= min(rt.allocatedSinceGC, b.blk.Size)
-	}
-	b.freed = true
-	rt.buffers.remove(b)
-	if b.graphs > 0 { // a graph's replays still use the memory: it frees it
-		b.orphan = true
-		rt.graphs.orphan(b.blk.Size)
-		rt.mu.Unlock()
-		return nil
-	}
-	rt.mu.Unlock()
-	return rt.returnBlock(b)
-}
-
-// returnBlock gives a freed buffer's memory back to the pool.
-func (rt *Runtime) returnBlock(b *buffer) error {
-	if rec := rt.recording.active(); rec != nil {
-		return rt.recordedFree(rec, rt.pool, b.site, &b.blk)
-	}
-	return rt.pool.Free(&b.blk)
-}
-
-// unreachable runs on the garbage collector's cleanup goroutine when an
-// Array over b can no longer be reached. It only queues the buffer: device
-// calls happen on the runtime's own goroutine, in drain.
-func (rt *Runtime) unreachable(b *buffer) {
-	if b.arrays.Add(-1) != 0 {
-		return
-	}
-	rt.mu.Lock()
-	if !rt.closed.Load() && !b.freed {
-		rt.pending = append(rt.pending, b)
-		rt.queued.Store(true)
-	}
-	rt.mu.Unlock()
-}
-
-// drain frees the buffers the garbage collector found unreachable.
-func (rt *Runtime) drain() {
-	if !rt.queued.Load() {
-		return
-	}
-	rt.mu.Lock()
-	rt.queued.Store(false)
-	pending := rt.pending
-	rt.pending = nil
-	graphs := rt.graphs.takePending()
-	host := len(rt.pendingHost) > 0
-	rt.mu.Unlock()
-	for _, b := range pending {
-		rt.freeBuffer(b)
-	}
-	for _, st := range graphs {
-		rt.freeGraph(st)
-	}
-	if host {
-		rt.freePinned(false)
-	}
-}
-
-// collect is the pool's third rung before an out-of-memory error: run Go's
-// collector so that arrays Lua no longer references are found, wait for their
-// cleanups to queue them, and free them.
-func (rt *Runtime) collect() {
-	rt.sweepScript()
-	rt.graduate()
-	for round := 0; round < 2; round++ {
-		collectAndWait(200 * time.Millisecond)
-	}
-	rt.drain()
-}
-
-// collectAndWait runs Go's collector and waits, at most timeout, for the
-// cleanups it queued: they run on a goroutine of their own afterwards, and
-// a sentinel's cleanup, queued in the same cycle, says the queue got that
-// far (the timeout keeps a late one from holding the caller).
-func collectAndWait(timeout time.Duration) {
-	done := make(chan struct{})
-	goruntime.AddCleanup(new([16]byte), func(c chan struct{}) { close(c) }, done)
-	goruntime.GC()
-	select {
-	case <-done:
-	case <-time.After(timeout):
-	}
-}
-
-// Stats is a snapshot of the pool's counters. On a Shared pool they are
-// this runtime's own (Used, PeakUsed, Requested, LiveBlocks, the
-// allocation, cache and retry counters, and its SoftLimit and HardLimit),
-// except for what only the shared pool has: Reserved, PeakReserved (the
-// most reserved since the runtime started), Reclaims, Segments,
-// LargestFreeBlock, and the device's DeviceFree and DeviceTotal. Reserved
-// therefore covers every runtime's arrays and the shared cache; the shared
-// pool's own figures are Shared.Stats. LiveBlocks counts arrays only: the
-// cuBLAS workspaces the runtime takes from its own pool, and the memory
-// graphs keep for arrays freed since their capture, are in Used, not
-// among the arrays (Status names them).
-func (rt *Runtime) Stats() pool.Stats {
-	s := rt.pool.Stats()
-	if rt.shared == nil {
-		n, _ := rt.ownBlocks()
-		s.LiveBlocks -= min(n, s.LiveBlocks)
-	}
-	rt.mu.Lock()
-	s.LiveBlocks -= min(rt.graphs.orphanN, s.LiveBlocks)
-	rt.mu.Unlock()
-	return s
-}
-
-// ownBlocks are the number and bytes of the live workspaces the runtime
-// took from its own pool.
-func (rt *Runtime) ownBlocks() (n int, bytes uint64) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	for _, blk := range rt.workspaces {
-		bytes += blk.Size
-	}
-	return len(rt.workspaces), bytes
-}
-
-// LiveArrays is the number of buffers allocated and not yet freed.
-func (rt *Runtime) LiveArrays() int {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.buffers.n
-}
-
-// explainOOM adds to an out-of-memory error what only the runtime knows:
-// the allocation sites holding this runtime's memory, and the setting that
-// would give more: the hard limit's, on every backend alike, when the
-// limit stopped the allocation; the CPU backend's capacity when that ran
-// out (on a GPU the card's memory is what it is). On the CPU backend the
-// memory is also named as the backend's.
-func (rt *Runtime) explainOOM(err error) {
-	var oom *pool.OOMError
-	if !errors.As(err, &oom) {
-		return
-	}
-	for _, u := range rt.Usage() {
-		oom.Holders = append(oom.Holders, pool.Holder{Site: u.Site, NBytes: u.NBytes, Arrays: u.Arrays})
-	}
-	cpu := rt.backend.Name() == "cpu"
-	if cpu {
-		oom.Memory = "CPU backend memory"
-	}
-	if oom.HardLimit > 0 && oom.InUse+oom.Cached+oom.Requested > oom.HardLimit {
-		oom.Hint = hardLimitHint
-		return
-	}
-	if cpu && (oom.DeviceTotal == 0 || oom.DeviceFree < oom.Requested) {
-		oom.Hint = fmt.Sprintf("the CPU backend's capacity is [cpu] memory = %q; raise it in config.toml, with GLUA_CPU_MEMORY or with --cpu-memory", rt.cfg.CPU.Memory)
-	}
-}
-
-// hardLimitHint names every setting of the hard limit, for an allocation
-// the limit refused.
-const hardLimitHint = "the hard limit is [pool] hard_limit; raise it with pool.set_limit{hard = ...}, in config.toml, with GLUA_HARD_MEMORY_LIMIT or with --hard-limit"
-
-// gcMinBytes is the least a runtime allocates between the collections it
-// starts itself, so that a small working set does not collect constantly.
-const gcMinBytes = 16 << 20
-
-// collectIfDue looks for dropped arrays when the arrays allocated since
-// the last look pass [pool] gc_percent of the bytes live arrays held then
-// (and gcMinBytes): Go's own pacing sees only the few bytes of Go memory an
-// array takes, not its device memory, so without this a loop that drops
-// arrays fills the device before anything is collected (CUDA.jl paces its
-// collector by device memory the same way). The arrays a script was given
-// are found by walking the Lua state, at once (sweepScript); those Go code
-// made, and a script's when the walk cannot see everything, by Go's
-// collector.
-func (rt *Runtime) collectIfDue(nbytes uint64) {
-	if rt.cfg.Pool.GCPercent < 0 {
-		return
-	}
-	rt.allocatedSinceGC += nbytes
-	trigger := max(rt.gcTrigger, gcMinBytes)
-	if rt.allocatedSinceGC < trigger || rt.sweep.soon(rt.allocatedSinceGC, trigger) {
-		return
-	}
-	if rt.sweepScript() {
-		rt.allocatedSinceGC -= min(rt.givenSinceGC, rt.allocatedSinceGC)
-		rt.givenSinceGC = 0
-		rt.gcTrigger = rt.nextTrigger()
-		if rt.allocatedSinceGC < trigger {
-			return
-		}
-	}
-	rt.startCollection(trigger)
-}
-
-// nextTrigger is [pool] gc_percent of what live arrays hold now. It reads
-// the runtime's own list: pool.Stats would ask the device for its free
-// memory too, which takes as long as a walk on the GPU.
-func (rt *Runtime) nextTrigger() uint64 {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.buffers.bytes / 100 * uint64(rt.cfg.Pool.GCPercent)
-}
-
-// startCollection starts Go's collector on a goroutine of its own,
-// concurrently with the script; the cleanups it triggers queue the dropped
-// arrays, and the next allocation frees them. A script that allocates
-// another trigger's worth before the collection is done waits for it,
-// which bounds the memory dropped arrays can hold.
-func (rt *Runtime) startCollection(trigger uint64) {
-	if rt.collected != nil {
-		select {
-		case <-rt.collected:
-		default:
-			if rt.allocatedSinceGC < 2*trigger {
-				return
-			}
-			<-rt.collected
-		}
-		rt.collected = nil
-		rt.drain()
-	}
-	rt.allocatedSinceGC, rt.givenSinceGC = 0, 0
-	rt.gcTrigger = rt.nextTrigger()
-	rt.graduate() // the newest arrays too, so that this collection can find them
-	done := make(chan struct{})
-	rt.collected = done
-	go func() {
-		collectAndWait(200 * time.Millisecond)
-		close(done)
-	}()
 }

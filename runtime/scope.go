@@ -18,12 +18,12 @@ func (rt *Runtime) Scope(fn func() (keep []*Array, err error)) (err error) {
 	}
 	s := &scope{}
 	rt.mu.Lock()
-	rt.scopes = append(rt.scopes, s)
+	rt.mem.pushScope(s)
 	rt.mu.Unlock()
 	var keep []*Array
 	defer func() {
 		rt.mu.Lock()
-		rt.scopes = rt.scopes[:len(rt.scopes)-1]
+		rt.mem.popScope()
 		rt.mu.Unlock()
 		rt.endScope(s, keep)
 	}()
@@ -50,8 +50,6 @@ func (rt *Runtime) endScope(s *scope, keep []*Array) {
 		return
 	}
 	rt.mu.Lock()
-	if n := len(rt.scopes); n > 0 {
-		rt.scopes[n-1].buffers = append(rt.scopes[n-1].buffers, pass...)
-	}
+	rt.mem.passToScope(pass)
 	rt.mu.Unlock()
 }

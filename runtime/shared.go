@@ -237,10 +237,7 @@ func (rt *Runtime) joinShared(s *Shared, opts Options) error {
 	rt.backendNote = s.backendNote + "; shared with other runtimes"
 	err := rt.openShared(s)
 	if err != nil {
-		for _, st := range rt.streams {
-			rt.backend.DestroyStream(st)
-		}
-		rt.streams = nil
+		rt.streams.Close(rt.backend)
 		s.detach(rt)
 	}
 	return err
@@ -255,11 +252,11 @@ func (rt *Runtime) openShared(s *Shared) error {
 	// own, not queued behind the other runtimes' on one default stream,
 	// and the pool lets another stream reuse a block this runtime freed
 	// only after an event says its work on the block is done.
-	if rt.stream, err = rt.backend.NewStream(); err != nil {
+	if rt.streams.own, err = rt.backend.NewStream(); err != nil {
 		return err
 	}
-	rt.streams = append(rt.streams, rt.stream)
-	s.ownStream(rt.stream, rt)
+	rt.streams.addStream(rt.streams.own)
+	s.ownStream(rt.streams.own, rt)
 	soft, hard, err := parseLimits(rt.backend, rt.cfg)
 	if err != nil {
 		return err
@@ -269,8 +266,8 @@ func (rt *Runtime) openShared(s *Shared) error {
 		return fmt.Errorf("runtime.New: %w", err)
 	}
 	rt.pool = q
-	if rt.sandbox {
-		rt.ceiling = ceilingOf(rt.cfg, soft, hard)
+	if rt.script.sandbox {
+		rt.script.ceiling = ceilingOf(rt.cfg, soft, hard)
 	}
 	return nil
 }
@@ -282,11 +279,8 @@ func (rt *Runtime) Shared() *Shared { return rt.shared }
 // syncOwnStreams waits for the work this runtime queued: on a shared
 // backend, cuCtxSynchronize would also wait for every other runtime's.
 func (rt *Runtime) syncOwnStreams() error {
-	rt.mu.Lock()
-	streams := append([]device.Stream(nil), rt.streams...)
-	rt.mu.Unlock()
 	var errs []error
-	for _, s := range streams {
+	for _, s := range rt.streams.all() {
 		if err := rt.backend.StreamSynchronize(s); err != nil {
 			errs = append(errs, err)
 		}

@@ -24,8 +24,8 @@ type LiveBlock struct {
 func (rt *Runtime) Snapshot() []LiveBlock {
 	rt.drain()
 	rt.mu.Lock()
-	out := make([]LiveBlock, 0, rt.buffers.n)
-	for b := rt.buffers.head; b != nil; b = b.next {
+	out := make([]LiveBlock, 0, rt.mem.buffers.n)
+	for b := rt.mem.buffers.head; b != nil; b = b.next {
 		out = append(out, LiveBlock{
 			ID: b.id, NBytes: b.blk.Size, DType: b.dtype, Shape: append([]int(nil), b.shape...),
 			Stream: b.blk.Stream, Site: b.site.String(),

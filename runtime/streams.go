@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/gluaproject/glua/device"
 )
@@ -26,16 +25,35 @@ type Event struct {
 
 // NewStream creates a stream.
 func (rt *Runtime) NewStream() (*Stream, error) {
+	return rt.newStream(rt.backend.NewStream)
+}
+
+// priorityStreams is a backend whose streams can have priorities
+// (cuda.Backend.NewPriorityStream).
+type priorityStreams interface {
+	NewPriorityStream() (device.Stream, error)
+}
+
+// newPriorityStream is a stream whose work the device starts ahead of
+// other streams' pending work, where the backend has priorities: the
+// asynchronous collectives' stream, whose blocks would otherwise wait for
+// the last wave of the product queued beside them.
+func (rt *Runtime) newPriorityStream() (*Stream, error) {
+	if p, ok := rt.backend.(priorityStreams); ok {
+		return rt.newStream(p.NewPriorityStream)
+	}
+	return rt.NewStream()
+}
+
+func (rt *Runtime) newStream(create func() (device.Stream, error)) (*Stream, error) {
 	if err := rt.usable(); err != nil {
 		return nil, err
 	}
-	h, err := rt.backend.NewStream()
+	h, err := create()
 	if err != nil {
 		return nil, err
 	}
-	rt.mu.Lock()
-	rt.streams = append(rt.streams, h)
-	rt.mu.Unlock()
+	rt.streams.addStream(h)
 	return &Stream{rt: rt, handle: h}, nil
 }
 
@@ -71,15 +89,13 @@ func (rt *Runtime) newEvent(timing bool) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt.mu.Lock()
-	rt.events = append(rt.events, h)
-	rt.mu.Unlock()
+	rt.streams.addEvent(h)
 	return &Event{rt: rt, handle: h, timing: timing}, nil
 }
 
 // Record marks the current end of stream s (nil: the runtime's stream).
 func (e *Event) Record(s *Stream) error {
-	h := e.rt.stream
+	h := e.rt.streams.own
 	if s != nil {
 		if s.rt != e.rt {
 			return errors.New("the stream belongs to another runtime")
@@ -139,54 +155,21 @@ func (rt *Runtime) Timer(fn func() error) (float64, error) {
 	if err := rt.uncapturable("timing"); err != nil {
 		return 0, err
 	}
-	start, err := rt.timerEvents()
+	start, err := rt.streams.timerEvents(rt.backend)
 	if err != nil {
 		return 0, err
 	}
-	if err := rt.backend.Record(start[0], rt.stream); err != nil {
+	if err := rt.backend.Record(start[0], rt.streams.own); err != nil {
 		return 0, err
 	}
 	if err := fn(); err != nil {
 		return 0, err
 	}
-	if err := rt.backend.Record(start[1], rt.stream); err != nil {
+	if err := rt.backend.Record(start[1], rt.streams.own); err != nil {
 		return 0, err
 	}
 	if err := rt.backend.EventSynchronize(start[1]); err != nil {
 		return 0, err
 	}
 	return rt.backend.Elapsed(start[0], start[1])
-}
-
-// timerEvents is the pair of events Timer reuses, so timing in a loop
-// creates no driver objects.
-func (rt *Runtime) timerEvents() ([2]device.Event, error) {
-	if rt.timer[1] != 0 {
-		return rt.timer, nil
-	}
-	for i := range rt.timer {
-		e, err := rt.backend.NewTimingEvent()
-		if err != nil {
-			return rt.timer, fmt.Errorf("timer: %w", err)
-		}
-		rt.timer[i] = e
-		rt.events = append(rt.events, e)
-	}
-	return rt.timer, nil
-}
-
-// destroyStreams releases every stream and event at Close.
-func (rt *Runtime) destroyStreams() []error {
-	var errs []error
-	for _, e := range rt.events {
-		if err := rt.backend.DestroyEvent(e); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	for _, s := range rt.streams {
-		if err := rt.backend.DestroyStream(s); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errs
 }

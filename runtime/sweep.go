@@ -43,7 +43,7 @@ func (rt *Runtime) GiveToScript(a *Array) error {
 		return nil
 	}
 	a.buf.script = true
-	rt.givenSinceGC += a.buf.blk.Size
+	rt.mem.pacer.given(a.buf.blk.Size)
 	return nil
 }
 
@@ -108,28 +108,8 @@ func (rt *Runtime) ReleaseWhenUnreachable(ud *lua.LUserData, release func() erro
 	if ud == nil || release == nil {
 		return badGoArgument("ReleaseWhenUnreachable", "the userdata and the release function must not be nil")
 	}
-	if rt.resources == nil {
-		rt.resources = map[*lua.LUserData]*scriptResource{}
-	}
-	rt.resources[ud] = &scriptResource{mark: rt.sweep.mark, release: release}
+	rt.script.holdResource(ud, rt.sweep.mark, release)
 	return nil
-}
-
-type scriptResource struct {
-	mark    uint32
-	release func() error
-}
-
-// releaseUnreachable releases the resources the last complete walk did
-// not reach. A release's error has no caller to go to: the resource is
-// gone either way.
-func (rt *Runtime) releaseUnreachable() {
-	for ud, r := range rt.resources {
-		if r.mark != rt.sweep.mark {
-			delete(rt.resources, ud)
-			_ = r.release()
-		}
-	}
 }
 
 // sweepScript frees the arrays given to the script that no Lua value
@@ -152,10 +132,10 @@ func (rt *Runtime) sweepScript() bool {
 	// The spacing of walks answers for the walk alone: freeing what it
 	// found costs what freeing each array explicitly would.
 	rt.sweep.walked(start)
-	rt.releaseUnreachable()
+	rt.script.releaseUnreached(rt.sweep.mark)
 	rt.mu.Lock()
 	dead := rt.sweep.dead[:0]
-	for b := rt.buffers.head; b != nil; b = b.next {
+	for b := rt.mem.buffers.head; b != nil; b = b.next {
 		if b.script && b.mark != rt.sweep.mark {
 			dead = append(dead, b)
 		}
@@ -174,9 +154,7 @@ func (rt *Runtime) sweepScript() bool {
 // the walk whether a userdata's Go value can hold Lua values it would
 // miss.
 func (rt *Runtime) markUserdata(ud *lua.LUserData) bool {
-	if r, ok := rt.resources[ud]; ok {
-		r.mark = rt.sweep.mark
-	}
+	rt.script.reached(ud, rt.sweep.mark)
 	switch v := ud.Value.(type) {
 	case *Array:
 		v.buf.mark = rt.sweep.mark

@@ -152,7 +152,7 @@ func (cfg LaunchConfig) stream(rt *Runtime) device.Stream {
 	if cfg.Stream != nil {
 		return cfg.Stream.handle
 	}
-	return rt.stream
+	return rt.streams.own
 }
 
 func (k *Kernel) signature() string {

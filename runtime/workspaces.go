@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/pool"
@@ -62,7 +61,7 @@ func workspaceFrom(p pool.Allocator, ownerOf func(device.Stream) *Runtime) func(
 // begun later starts with them, as it does with the live arrays.
 func (rt *Runtime) addWorkspace(blk *pool.Block) {
 	rt.mu.Lock()
-	rt.workspaces = append(rt.workspaces, blk)
+	rt.mem.addWorkspace(blk)
 	rt.mu.Unlock()
 	rt.tookOwn(workspaceSite, blk.Size, blk, nil)
 }
@@ -70,9 +69,7 @@ func (rt *Runtime) addWorkspace(blk *pool.Block) {
 // dropWorkspace gives the workspace blk back to p, from which it came.
 func (rt *Runtime) dropWorkspace(p pool.Allocator, blk *pool.Block) {
 	rt.mu.Lock()
-	if i := slices.Index(rt.workspaces, blk); i >= 0 {
-		rt.workspaces = slices.Delete(rt.workspaces, i, i+1)
-	}
+	rt.mem.dropWorkspace(blk)
 	rt.mu.Unlock()
 	if rt.closed.Load() {
 		// At Close, after the recording's last look at the pool.
@@ -85,7 +82,7 @@ func (rt *Runtime) dropWorkspace(p pool.Allocator, blk *pool.Block) {
 // allocOwn takes nbytes from the pool for the runtime itself, for what at
 // names, on the runtime's stream.
 func (rt *Runtime) allocOwn(at site, nbytes uint64) (*pool.Block, error) {
-	blk, err := rt.pool.Alloc(nbytes, rt.stream)
+	blk, err := rt.pool.Alloc(nbytes, rt.streams.own)
 	rt.tookOwn(at, nbytes, blk, err)
 	return blk, err
 }

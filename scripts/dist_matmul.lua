@@ -8,7 +8,7 @@
 --   glua --nproc 2 --allow-oversubscribe --backend cpu scripts/dist_matmul.lua 256
 --   glua scripts/dist_matmul.lua [n] [dtype] [reps] [pieces]  one process
 --
--- Each rank's rows come in pieces (4 with several ranks, 1 alone) of p =
+-- Each rank's rows come in pieces (8 with several ranks, 1 alone) of p =
 -- ceil(n / (ranks · pieces)) rows: rank r's piece j is rows (j·ranks + r)·p
 -- + 1 .. + p of A and of C, so that the gather of piece j from every rank
 -- lands in place, C's rows (j·ranks)·p + 1 .. (j + 1)·ranks·p. A step
@@ -28,7 +28,7 @@ local n = math.floor(tonumber(arg[1]) or 4096)
 local dtype = arg[2] or "float32"
 local reps = math.floor(tonumber(arg[3]) or 5)
 local rank, size = dist.rank(), dist.size()
-local pieces = math.floor(tonumber(arg[4]) or (size > 1 and 4 or 1))
+local pieces = math.floor(tonumber(arg[4]) or (size > 1 and 8 or 1))
 assert(n >= 1 and reps >= 1 and pieces >= 1, "usage: glua scripts/dist_matmul.lua [n >= 1] [dtype] [reps >= 1] [pieces >= 1]")
 local tolerance = ({ float64 = 1e-12, float32 = 1e-5, float16 = 1e-2, bfloat16 = 1e-2 })[dtype]
 assert(tolerance, "dtype must be float64, float32, float16 or bfloat16, got " .. tostring(dtype))

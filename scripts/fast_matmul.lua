@@ -16,9 +16,6 @@
 local cuda = require("cuda")
 local kernels = require("kernels")
 
-local n = math.floor(tonumber(arg[1]) or (cuda.backend() == "cpu" and 64 or 1024))
-assert(n >= 1, "usage: glua scripts/fast_matmul.lua [n >= 1]")
-
 local TPB = 16
 
 local fast_matmul = kernels.jit(function(A, B, C)
@@ -50,6 +47,15 @@ local fast_matmul = kernels.jit(function(A, B, C)
     C[y][x] = tmp
   end
 end, { name = "fast_matmul" })
+
+-- scripts/bench/fast_matmul.lua times this kernel: loadfile(this file)("kernel")
+-- returns it and TPB, and runs nothing else.
+if ... == "kernel" then
+  return fast_matmul, TPB
+end
+
+local n = math.floor(tonumber(arg[1]) or (cuda.backend() == "cpu" and 64 or 1024))
+assert(n >= 1, "usage: glua scripts/fast_matmul.lua [n >= 1]")
 
 local A, B = cuda.rand({ n, n }, "float32", 1), cuda.rand({ n, n }, "float32", 2)
 local C, ref = cuda.zeros({ n, n }, "float32"), cuda.zeros({ n, n }, "float32")

@@ -12,9 +12,6 @@
 -- warp's lanes in step, so the shuffles give the GPU's answer.
 local cuda, kernels = require("cuda"), require("kernels")
 
-local n = math.floor(tonumber(arg[1]) or 2 ^ 20)
-assert(n >= 1, "usage: glua scripts/warp_sum.lua [n >= 1]")
-
 local warp_sum = kernels.jit(function(total, x)
   local i = kernels.grid(1)
   local stride = kernels.gridsize(1)
@@ -32,6 +29,15 @@ local warp_sum = kernels.jit(function(total, x)
     kernels.atomic_add(total, 1, s)
   end
 end, { name = "warp_sum" })
+
+-- scripts/bench/warp.lua times this kernel: loadfile(this file)("kernel")
+-- returns it, and runs nothing else.
+if ... == "kernel" then
+  return warp_sum
+end
+
+local n = math.floor(tonumber(arg[1]) or 2 ^ 20)
+assert(n >= 1, "usage: glua scripts/warp_sum.lua [n >= 1]")
 
 local x = cuda.rand(n, "float32", 7)
 local total = cuda.zeros(1, "float64")

@@ -23,35 +23,8 @@ assert(n >= 1, "usage: glua scripts/bench/fast_matmul.lua [n >= 1]")
 local device = B.device_name()
 local reps, samples = B.gpu and 5 or 1, B.gpu and 5 or 1
 
-local TPB = 16
-
-local fast_matmul = kernels.jit(function(A, B, C)
-  local sA = kernels.shared({ TPB, TPB }, "float32")
-  local sB = kernels.shared({ TPB, TPB }, "float32")
-  local x, y = kernels.grid(2)
-  local tx = kernels.threadIdx.x
-  local ty = kernels.threadIdx.y
-  local bpg = kernels.gridDim.x
-  local tmp = 0.0
-  for i = 0, bpg - 1 do
-    sA[ty][tx] = 0
-    sB[ty][tx] = 0
-    if y <= A.shape[1] and tx + i * TPB <= A.shape[2] then
-      sA[ty][tx] = A[y][tx + i * TPB]
-    end
-    if x <= B.shape[2] and ty + i * TPB <= B.shape[1] then
-      sB[ty][tx] = B[ty + i * TPB][x]
-    end
-    kernels.syncthreads()
-    for j = 1, TPB do
-      tmp = tmp + sA[ty][j] * sB[j][tx]
-    end
-    kernels.syncthreads()
-  end
-  if y <= C.shape[1] and x <= C.shape[2] then
-    C[y][x] = tmp
-  end
-end, { name = "fast_matmul_lua" })
+-- The Lua kernel is the example's, scripts/fast_matmul.lua.
+local fast_matmul, TPB = loadfile((arg[0]:match("(.*/)") or "./") .. "../fast_matmul.lua")("kernel")
 
 -- The same kernel in CUDA C, as Numba's documentation writes it, 0-based,
 -- int indices, TPB a compile-time constant as in the Lua kernel.

@@ -24,23 +24,8 @@ assert(n >= 1, "usage: glua scripts/bench/warp.lua [log2 elements]")
 local device = B.device_name()
 local reps, samples = B.gpu and 20 or 2, B.gpu and 5 or 2
 
-local warp_sum = kernels.jit(function(total, x)
-  local i = kernels.grid(1)
-  local stride = kernels.gridsize(1)
-  local s = 0.0
-  while i <= #x do
-    s = s + x[i]
-    i = i + stride
-  end
-  local offset = math.floor(kernels.warpsize / 2)
-  while offset >= 1 do
-    s = s + kernels.shfl_down(s, offset)
-    offset = math.floor(offset / 2)
-  end
-  if kernels.laneid() == 1 then
-    kernels.atomic_add(total, 1, s)
-  end
-end, { name = "warp_sum" })
+-- The kernel is the example's, scripts/warp_sum.lua.
+local warp_sum = loadfile((arg[0]:match("(.*/)") or "./") .. "../warp_sum.lua")("kernel")
 
 local x = cuda.rand(n, "float32", 11)
 local total = cuda.zeros(1, "float64")

@@ -1,0 +1,61 @@
+package runtime
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/gluaproject/glua/jit"
+)
+
+// kernelPart is what the runtime keeps of the kernels it runs over arrays:
+// kernels.map's translations, so that a map written inline in a loop is
+// parsed and compiled once, and the count of the temporaries that outputs
+// partly overlapping an input took. Each field has its own lock: the
+// translations' mutex, the counter's atomics.
+type kernelPart struct {
+	maps     mapKernels     // jitmap.go, jitmapreduce.go
+	overlaps overlapCounter // overlap.go
+}
+
+// mapKernels caches kernels.map's translations: one jit.Function per
+// function literal (a closure written inline in a loop is a new Lua value
+// each time round but the same syntax tree), one variant per signature.
+type mapKernels struct {
+	mu  sync.Mutex
+	fns map[*ast.FunctionExpr]*mapFunc
+}
+
+// function parses tree once.
+func (m *mapKernels) function(tree *ast.FunctionExpr, chunk string) (*mapFunc, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if mf, ok := m.fns[tree]; ok {
+		return mf, nil
+	}
+	f, err := jit.ParseMap(tree, chunk)
+	if err != nil {
+		return nil, err
+	}
+	if m.fns == nil {
+		m.fns = map[*ast.FunctionExpr]*mapFunc{}
+	}
+	mf := &mapFunc{fn: f, variants: map[string]*jitVariant{}}
+	m.fns[tree] = mf
+	return mf, nil
+}
+
+// overlapCounter counts the temporaries partial overlaps took, for
+// OverlapTemporaries. Atomic: a host may read it while the runtime works.
+type overlapCounter struct{ n, bytes atomic.Uint64 }
+
+func (c *overlapCounter) count(nbytes uint64) {
+	c.n.Add(1)
+	c.bytes.Add(nbytes)
+}
+
+// temporaries are the count and the bytes of the temporaries taken.
+func (c *overlapCounter) temporaries() (n, nbytes uint64) {
+	return c.n.Load(), c.bytes.Load()
+}
