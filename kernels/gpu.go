@@ -290,6 +290,10 @@ func (g *GPU) RandN(dt device.DType, x device.Ptr, seed, offset uint64, n int, s
 }
 
 func (g *GPU) random(op, prefix string, dt device.DType, x device.Ptr, seed, offset uint64, n int, s device.Stream) error {
+	items := n
+	if op == "RandN" && dt != device.Float64 {
+		items = n/2 + 1 // a thread makes a pair of float32 normals
+	}
 	if err := check(op, dt, n, x); err != nil {
 		return err
 	}
@@ -303,7 +307,7 @@ func (g *GPU) random(op, prefix string, dt device.DType, x device.Ptr, seed, off
 	if err != nil {
 		return wrap(op, err)
 	}
-	return wrap(op, f(gridFor(n), block1D, 0, s, x, int64(n), seed, offset))
+	return wrap(op, f(gridFor(items), block1D, 0, s, x, int64(n), seed, offset))
 }
 
 // Sum is the sum of n elements at x: accumulated in float64 for a float

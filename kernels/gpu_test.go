@@ -311,31 +311,69 @@ func TestGPURandNAtItsExtremesIsBitIdentical(t *testing.T) {
 }
 
 // TestGPURandNFloat32AtItsExtremesIsBitIdentical is the same for the
-// float32 formula, whose uniform is v = (2k + 1)·2^-25 from 23 bits of the
-// hash: the smallest and largest k, either side of where Giles's erfinv
-// changes polynomials (w = 5, between k = 28 308 and 28 309), and both
-// signs.
+// float32 formula, Box–Muller on pairs whose hash h gives u1 = (h>>40 +
+// 1)·2^-24 and the angle k = h>>16 & (2^24-1): the smallest and largest
+// u1 (r = 5.77 and r = 0), either side of where the logarithm's
+// reduction changes (u1 = √½), and angles either side of each quarter and
+// eighth turn, where sin and cos change places or sign. Both values of
+// each pair, and each alone.
 func TestGPURandNFloat32AtItsExtremesIsBitIdentical(t *testing.T) {
 	b := gpu(t)
 	g := kernels.NewGPU(b)
-	var ks []uint64
-	for _, edge := range []uint64{0, 28300, 1 << 22, 1<<23 - 12} {
+	var hs []uint64
+	for _, u := range []uint64{0, 11863276, 1<<24 - 12} { // (11863282 + 1)·2^-24 is float32's √½
 		for d := uint64(0); d < 12; d++ {
-			ks = append(ks, edge+d)
+			hs = append(hs, (u+d)<<40|0x5A5A<<16|0xBEEF)
+		}
+	}
+	for turn := uint64(0); turn < 8; turn++ {
+		for _, k := range []uint64{turn<<21 - 1, turn << 21, turn<<21 + 1} {
+			hs = append(hs, 0x123456<<40|(k&(1<<24-1))<<16|0x77)
 		}
 	}
 	for _, dt := range []device.DType{device.Float32, device.Float16, device.BFloat16} {
-		for _, k := range ks {
-			for _, sign := range []uint64{0, 1 << 63} {
-				offset := kernels.Unmix64(sign | k<<40 | 0xABCDEF)
-				d := place(t, b, make([]byte, dt.Size()), 0)
-				if err := g.RandN(dt, d.ptr(), 0, offset, 1, 0); err != nil {
+		for _, h := range hs {
+			pair := 2 * kernels.Unmix64(h)
+			for _, c := range []struct{ offset, n uint64 }{{pair, 2}, {pair, 1}, {pair + 1, 1}} {
+				d := place(t, b, make([]byte, int(c.n)*dt.Size()), 0)
+				if err := g.RandN(dt, d.ptr(), 0, c.offset, int(c.n), 0); err != nil {
 					t.Fatal(err)
 				}
-				want := make([]byte, dt.Size())
-				kernels.RandN(dt, want, 0, offset)
-				what := fmt.Sprintf("RandN %s v = (2·%d + 1)·2^-25, sign bit %d", dt, k, sign>>63)
+				want := make([]byte, int(c.n)*dt.Size())
+				kernels.RandN(dt, want, 0, c.offset)
+				what := fmt.Sprintf("RandN %s hash %#x, %d from counter %d", dt, h, c.n, c.offset-pair)
 				checkSame(t, what, dt, d.read(t, what), want, nil)
+			}
+		}
+	}
+}
+
+// TestGPURandNIsBitIdenticalWhereverACallStartsAndEnds: the device
+// stores a pair's two values at once where it can, and an element whose
+// pair-mate lies outside the call alone; odd and even offsets, lengths
+// and addresses (half a pair off alignment) all give the reference's
+// bits and leave the bytes around the array alone.
+func TestGPURandNIsBitIdenticalWhereverACallStartsAndEnds(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	for _, dt := range []device.DType{device.Float32, device.Float16, device.BFloat16, device.Float64} {
+		for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 255, 256, 257, 1000, 1001, 65537, 1 << 20, 1<<20 + 3} {
+			for _, offset := range []uint64{0, 1, 2, 3, rng.Uint64() | 1, rng.Uint64() &^ 1} {
+				for _, shift := range []int{0, dt.Size()} {
+					seed := rng.Uint64()
+					d := place(t, b, make([]byte, n*dt.Size()), shift)
+					if err := g.RandN(dt, d.ptr(), seed, offset, n, 0); err != nil {
+						t.Fatal(err)
+					}
+					want := make([]byte, n*dt.Size())
+					kernels.RandN(dt, want, seed, offset)
+					what := fmt.Sprintf("RandN %s n=%d seed %d offset %d shifted %d bytes", dt, n, seed, offset, shift)
+					if got := d.read(t, what); !bytes.Equal(got, want) {
+						i, _ := sameElements(dt, got, want)
+						t.Fatalf("%s: element %d is %s, want %s", what, i, formatElem(dt, got, i), formatElem(dt, want, i))
+					}
+				}
 			}
 		}
 	}

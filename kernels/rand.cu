@@ -1,8 +1,9 @@
 // rand.cu: uniform [0, 1) and standard normal values by the counter-based
 // formulas of kernels.Rand and kernels.RandN: element i is splitmix64's
 // finalizer applied to seed*golden + offset + i, its top bits scaled by a
-// power of two (rand), or the normal quantile of a uniform made from them
-// (randn: in float64 for float64, in float32 for the other dtypes). Every
+// power of two (rand), or normal values made from them (randn: the normal
+// quantile in float64 for float64, Box–Muller in float32 on pairs of
+// counters for the other dtypes). Every
 // step is exact or rounded as IEEE 754 says, so the bits equal the Go
 // implementation's. rand's divisions are by powers of two, hence exact.
 
@@ -142,37 +143,30 @@ extern "C" __global__ void glua_randn_float64(double* x, i64 n, u64 seed, u64 of
     for (i64 i = global_thread(); i < n; i += stride) x[i] = normal_at(base + (u64)i);
 }
 
-// randn of float32, float16 and bfloat16: kernels.normal32At, in float32,
-// each operation rounded as it is there: the uniform v = (2k + 1)·2^-25
-// from 23 bits of the hash, z = ±√2·erfinv(1 - 2v) by Giles's
-// polynomials, the sign from the hash's top bit. glua_randn32 holds
+// randn of float32, float16 and bfloat16: kernels.normal32Pair, in
+// float32, each operation rounded as it is there: Box–Muller on two
+// 24-bit uniforms from the hash of pair q = c/2, r = √(-2·log u1) and
+// the angle's sin and cos by sincos_turn. glua_randn32 holds
 // kernels.normal32Bits, word for word (a Go test reads it from this
 // file): the constants as bits, so that no decimal conversion differs.
-__constant__ u32 glua_randn32[26] = {
-    0x32f16588u, 0x34b84b36u, 0xb66c7357u, 0xb6935ac1u, 0x396532dbu, 0xbaa45408u, 0xbb88e4efu, 0x3e7c8f63u, 0x3fc02e2fu,
-    0xb951f09bu, 0x38d3b56bu, 0x3ab0dc72u, 0xbb70bde7u, 0x3bbc127bu, 0xbbf9c5d7u, 0x3c1aa57eu, 0x3f8036dbu, 0x40354f7eu,
-    0x3fb504f3u, 0x3f3504f3u, 0x3f317180u, 0x3717f7d1u, 0x3f2aaaaau, 0x3eccce13u, 0x3e91e9eeu, 0x3e789e26u,
+__constant__ u32 glua_randn32[15] = {
+    0xb816e42du, 0x3b233002u, 0xbda55ddfu, 0x3f490fdbu,
+    0x366d6618u, 0xb9aae4f0u, 0x3c81e0f4u, 0xbe9de9e6u,
+    0x3f3504f3u, 0x3f317180u, 0x3717f7d1u, 0x3f2aaaaau, 0x3eccce13u, 0x3e91e9eeu, 0x3e789e26u,
 };
 
-// Indices into glua_randn32, as kernels's erfinvCentre and n32*.
-#define GLUA_N32_TAIL 9
-#define GLUA_N32_SQRT2 18
-#define GLUA_N32_SQRT_HALF 19
-#define GLUA_N32_LN2_HI 20
-#define GLUA_N32_LN2_LO 21
-#define GLUA_N32_LG1 22
+// Indices into glua_randn32, as kernels's n32*.
+#define GLUA_N32_SIN 0
+#define GLUA_N32_COS 4
+#define GLUA_N32_SQRT_HALF 8
+#define GLUA_N32_LN2_HI 9
+#define GLUA_N32_LN2_LO 10
+#define GLUA_N32_LG1 11
 
 __device__ inline float n32(int i) { return __uint_as_float(glua_randn32[i]); }
 __device__ inline float sqrt_rn(float a) { float r; asm("sqrt.rn.f32 %0, %1;" : "=f"(r) : "f"(a)); return r; }
-
-// horner9 is the degree-8 polynomial whose coefficients start at
-// glua_randn32[at], at w, as kernels.horner32.
-__device__ inline float horner9(int at, float w) {
-    float p = n32(at);
-#pragma unroll
-    for (int i = 1; i < 9; i++) p = add_rn(mul_rn(p, w), n32(at + i));
-    return p;
-}
+// fma_rn is a·b + c rounded once, as kernels.fma32.
+__device__ inline float fma_rn(float a, float b, float c) { float r; asm("fma.rn.f32 %0, %1, %2, %3;" : "=f"(r) : "f"(a), "f"(b), "f"(c)); return r; }
 
 // log_unit32 is log(x) for a normal float32 x in (0, 1], as
 // kernels.logUnit32.
@@ -189,45 +183,114 @@ __device__ inline float log_unit32(float x) {
     float s = div_rn(f, add_rn(2.0f, f));
     float z = mul_rn(s, s);
     float w = mul_rn(z, z);
-    float t1 = mul_rn(w, add_rn(n32(GLUA_N32_LG1 + 1), mul_rn(w, n32(GLUA_N32_LG1 + 3))));
-    float t2 = mul_rn(z, add_rn(n32(GLUA_N32_LG1), mul_rn(w, n32(GLUA_N32_LG1 + 2))));
-    float R = add_rn(t1, t2);
+    float t2 = mul_rn(z, fma_rn(w, n32(GLUA_N32_LG1 + 2), n32(GLUA_N32_LG1)));
+    float R = fma_rn(w, fma_rn(w, n32(GLUA_N32_LG1 + 3), n32(GLUA_N32_LG1 + 1)), t2);
     float hfsq = mul_rn(mul_rn(0.5f, f), f);
-    return sub_rn(mul_rn(k, n32(GLUA_N32_LN2_HI)),
-                  sub_rn(sub_rn(hfsq, add_rn(mul_rn(s, add_rn(hfsq, R)), mul_rn(k, n32(GLUA_N32_LN2_LO)))), f));
+    return fma_rn(k, n32(GLUA_N32_LN2_HI),
+                  -sub_rn(sub_rn(hfsq, fma_rn(s, add_rn(hfsq, R), mul_rn(k, n32(GLUA_N32_LN2_LO)))), f));
 }
 
-// normal32_at is the float32 normal value of counter c, as
-// kernels.normal32At.
-__device__ inline float normal32_at(u64 c) {
-    u64 h = mix64(c);
-    float v = mul_rn((float)(u32)(((h >> 40) & 0x7FFFFFull) * 2 + 1), __uint_as_float(0x33000000u)); // · 2^-25, exact
-    float x = sub_rn(1.0f, mul_rn(2.0f, v));
-    float w = -log_unit32(mul_rn(mul_rn(4.0f, v), sub_rn(1.0f, v)));
-    float p;
-    if (w < 5.0f) {
-        p = horner9(0, sub_rn(w, 2.5f));
-    } else {
-        p = horner9(GLUA_N32_TAIL, sub_rn(sqrt_rn(w), 3.0f));
+// sincos_turn is sin and cos of 2π·k/2^24 for k < 2^24, as
+// kernels.sinCosTurn: j quarter turns and x = (k - j·2^22)·2^-21 eighths,
+// both exact.
+__device__ inline void sincos_turn(u32 k, float& sin_out, float& cos_out) {
+    u32 j = (k + (1u << 21)) >> 22;
+    float x = mul_rn((float)((int)k - (int)(j << 22)), __uint_as_float(0x35000000u)); // · 2^-21, exact
+    float x2 = mul_rn(x, x);
+    float s = n32(GLUA_N32_SIN), c = n32(GLUA_N32_COS);
+#pragma unroll
+    for (int i = 1; i < 4; i++) {
+        s = fma_rn(s, x2, n32(GLUA_N32_SIN + i));
+        c = fma_rn(c, x2, n32(GLUA_N32_COS + i));
     }
-    float z = mul_rn(mul_rn(p, x), n32(GLUA_N32_SQRT2));
-    return (h >> 63) ? -z : z;
+    s = mul_rn(s, x);
+    c = fma_rn(c, x2, 1.0f);
+    switch (j & 3) {
+    case 0: sin_out = s; cos_out = c; break;
+    case 1: sin_out = c; cos_out = -s; break;
+    case 2: sin_out = -s; cos_out = -c; break;
+    default: sin_out = -c; cos_out = s; break;
+    }
+}
+
+// normal32_pair is the pair of float32 normal values of pair q, as
+// kernels.normal32Pair.
+__device__ inline void normal32_pair(u64 q, float& z0, float& z1) {
+    u64 h = mix64(q);
+    float u1 = mul_rn((float)(u32)((h >> 40) + 1), __uint_as_float(0x33800000u)); // · 2^-24, exact
+    float r = sqrt_rn(mul_rn(-2.0f, log_unit32(u1)));
+    float s, c;
+    sincos_turn((u32)(h >> 16) & 0xFFFFFFu, s, c);
+    z0 = mul_rn(r, c);
+    z1 = mul_rn(r, s);
+}
+
+// The stores of randn32_fill: a dtype's element, the rounding from
+// float32, and two elements as one word (the first at the lower address)
+// that a single aligned store writes.
+struct randn_f32 {
+    typedef float T; typedef u64 T2;
+    __device__ static float of(float v) { return v; }
+    __device__ static u64 two(float a, float b) { return (u64)__float_as_uint(a) | ((u64)__float_as_uint(b) << 32); }
+};
+struct randn_f16 {
+    typedef u16 T; typedef u32 T2;
+    __device__ static u16 of(float v) { return f32_to_f16(v); }
+    __device__ static u32 two(u16 a, u16 b) { return (u32)a | ((u32)b << 16); }
+};
+struct randn_bf16 {
+    typedef u16 T; typedef u32 T2;
+    __device__ static u16 of(float v) { return f32_to_bf16(v); }
+    __device__ static u32 two(u16 a, u16 b) { return (u32)a | ((u32)b << 16); }
+};
+
+// randn32_fill writes element i of x from counter base + i. Each thread
+// makes whole pairs and stores both halves at once where the first half's
+// address is aligned for two; an element whose pair-mate lies outside the
+// range (the first when base is odd, the last when the rest is odd) is
+// thread 0's, alone.
+template <typename D>
+__device__ inline void randn32_fill(typename D::T* x, i64 n, u64 seed, u64 offset) {
+    typedef typename D::T T;
+    typedef typename D::T2 T2;
+    u64 base = seed * GLUA_GOLDEN + offset;
+    i64 head = n > 0 ? (i64)(base & 1) : 0;
+    i64 pairs = (n - head) >> 1;
+    T* y = x + head;
+    u64 q0 = (base + (u64)head) >> 1;
+    bool whole = ((u64)y & (sizeof(T2) - 1)) == 0;
+    i64 stride = grid_threads();
+    for (i64 p = global_thread(); p < pairs; p += stride) {
+        float z0, z1;
+        normal32_pair(q0 + (u64)p, z0, z1);
+        if (whole) {
+            reinterpret_cast<T2*>(y)[p] = D::two(D::of(z0), D::of(z1));
+        } else {
+            y[2 * p] = D::of(z0);
+            y[2 * p + 1] = D::of(z1);
+        }
+    }
+    if (global_thread() == 0) {
+        float z0, z1;
+        if (head) {
+            normal32_pair(base >> 1, z0, z1);
+            x[0] = D::of(z1);
+        }
+        if (head + 2 * pairs < n) {
+            normal32_pair((base + (u64)(n - 1)) >> 1, z0, z1);
+            x[n - 1] = D::of(z0);
+        }
+    }
 }
 
 extern "C" __global__ void glua_randn_float32(float* x, i64 n, u64 seed, u64 offset) {
-    u64 base = seed * GLUA_GOLDEN + offset;
-    i64 stride = grid_threads();
-    for (i64 i = global_thread(); i < n; i += stride) x[i] = normal32_at(base + (u64)i);
+    randn32_fill<randn_f32>(x, n, seed, offset);
 }
 
 extern "C" __global__ void glua_randn_float16(u16* x, i64 n, u64 seed, u64 offset) {
-    u64 base = seed * GLUA_GOLDEN + offset;
-    i64 stride = grid_threads();
-    for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_f16(normal32_at(base + (u64)i));
+    randn32_fill<randn_f16>(x, n, seed, offset);
 }
 
 extern "C" __global__ void glua_randn_bfloat16(u16* x, i64 n, u64 seed, u64 offset) {
-    u64 base = seed * GLUA_GOLDEN + offset;
-    i64 stride = grid_threads();
-    for (i64 i = global_thread(); i < n; i += stride) x[i] = f32_to_bf16(normal32_at(base + (u64)i));
+    randn32_fill<randn_bf16>(x, n, seed, offset);
 }

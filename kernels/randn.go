@@ -7,34 +7,43 @@ import (
 )
 
 // RandN fills x with standard normal values, counter-based as Rand is:
-// element i is the normal quantile of a uniform drawn from h, Rand's hash
-// of seed*golden + offset + i. float64 takes it in float64:
+// element i is a function of the counter c = seed*golden + offset + i
+// alone. float64 takes the normal quantile of a uniform drawn from h,
+// Rand's hash of c, in float64:
 //
 //	u = (h>>12 + 1/2) · 2^-52    // in (0, 1), never 0 or 1, symmetric about 1/2
 //	z = Φ⁻¹(u)                   // Wichura's AS 241 (PPND16), |z| < 8.2
 //
-// float32, float16 and bfloat16 take it in float32 (normal32At), the
-// 2-byte floats rounded from there as Rand's values are:
+// float32, float16 and bfloat16 take Box–Muller in float32
+// (normal32Pair), the 2-byte floats rounded from there as Rand's values
+// are. Counters 2q and 2q+1 are the two values of pair q, from one hash
+// h = mix64(q):
 //
-//	v = (2·(h>>40 & (2^23-1)) + 1) · 2^-25   // in (0, 1/2), exact
-//	z = ±Φ⁻¹(1 - v) = ±√2·erfinv(1 - 2v)     // Giles's erfinv, sign from h's top bit, |z| < 5.4
+//	u1 = (h>>40 + 1) · 2^-24             // in (0, 1], exact
+//	k  = h>>16 & (2^24 - 1)              // the angle 2π·k/2^24
+//	r  = √(-2·log u1)                    // at most 5.77
+//	z(2q) = r·cos(2π·k/2^24), z(2q+1) = r·sin(2π·k/2^24)
 //
-// The float64 quantile costs some 120 float64 operations an element on
-// the GPU, with a branch that splits almost every warp (3.2 ms for 2^28
-// float32 on an H100, where rand takes 0.38); the float32 one a logarithm
-// and a polynomial of degree 8, one branch that 0.34% of the elements
-// take. One draw per element keeps element i a function of its counter
-// alone, so a call takes n counters, as Rand does.
+// A pair costs one hash, one logarithm, one square root and two short
+// polynomials, half of each per element, where the quantile cost a
+// logarithm and a polynomial of degree 8 per element (2^28 float32 on an
+// H100: 0.95 ms that way, 0.55 in pairs, 0.37 for rand) and the float64
+// one some 120 float64 operations with a branch that splits almost every
+// warp. Which values a call draws still depends on its counters alone: a
+// call that starts or ends inside a pair computes the pair and keeps its
+// half.
 //
-// The GPU must give the same bits, and a library's log or sqrt need not
-// round as Go's does, so both quantiles are spelled out in operations
-// that IEEE 754 rounds exactly: each product, sum and quotient rounded on
-// its own (mul_rn, add_rn and div_rn in rand.cu; float64 or float32
-// conversions here, which keep Go from fusing), square roots correctly
-// rounded on both sides, and the logarithm fdlibm's (Go's math.log; in
-// float32 with FreeBSD's logf polynomial), whose reduction and polynomial
-// use nothing else. The constants are the same literals in both files,
-// a test checks.
+// The GPU must give the same bits, and a library's log, sqrt, sin or cos
+// need not round as Go's do, so every function is spelled out in
+// operations that IEEE 754 rounds exactly: each product, sum and quotient
+// rounded on its own (mul_rn, add_rn and div_rn in rand.cu; float64 or
+// float32 conversions here, which keep Go from fusing), the float32
+// polynomials' fused multiply-adds rounded once (fma_rn there, fma32
+// here), square roots correctly rounded on both sides, the logarithm
+// fdlibm's (Go's math.log; in float32 with FreeBSD's logf polynomial),
+// and sin and cos Cephes's minimax polynomials on an exactly reduced
+// argument (sinCosTurn). The constants are the same literals in both
+// files, a test checks.
 func RandN(dt device.DType, x []byte, seed, offset uint64) error {
 	if err := checkRand("randn", dt, x); err != nil {
 		return err
@@ -43,7 +52,7 @@ func RandN(dt device.DType, x []byte, seed, offset uint64) error {
 		fillCounters(dt, x, seed*golden+offset, normalAt)
 		return nil
 	}
-	fillCounters(dt, x, seed*golden+offset, func(c uint64) float64 { return float64(normal32At(c)) })
+	fillCounters(dt, x, seed*golden+offset, normal32Stream())
 	return nil
 }
 
@@ -151,66 +160,88 @@ func logUnit(x float64) float64 {
 	return float64(k*ln2Hi) - ((hfsq - (float64(s*(hfsq+R)) + float64(k*ln2Lo))) - f)
 }
 
-// normal32Bits are the float32 constants of normal32At and logUnit32, as
-// bits, so that no decimal conversion can differ between Go and rand.cu's
-// glua_randn32 table, which holds the same words in the same order (a
-// test checks).
+// normal32Bits are the float32 constants of normal32Pair, sinCosTurn and
+// logUnit32, as bits, so that no decimal conversion can differ between Go
+// and rand.cu's glua_randn32 table, which holds the same words in the
+// same order (a test checks).
 var normal32Bits = [...]uint32{
-	// Giles's erfinv in float32, w = -log((1-x)(1+x)) < 5, in w - 2.5,
-	// highest degree first: 2.81022636e-08 ... 1.50140941
-	0x32f16588, 0x34b84b36, 0xb66c7357, 0xb6935ac1, 0x396532db, 0xbaa45408, 0xbb88e4ef, 0x3e7c8f63, 0x3fc02e2f,
-	// and w >= 5, in √w - 3: -0.000200214257 ... 2.83297682
-	0xb951f09b, 0x38d3b56b, 0x3ab0dc72, 0xbb70bde7, 0x3bbc127b, 0xbbf9c5d7, 0x3c1aa57e, 0x3f8036db, 0x40354f7e,
-	// √2; logf's √½, ln2 split in two, and the polynomial Lg1..Lg4 in
-	// s² (FreeBSD's e_logf.c, |error| < 2^-34.24)
-	0x3fb504f3, 0x3f3504f3, 0x3f317180, 0x3717f7d1, 0x3f2aaaaa, 0x3eccce13, 0x3e91e9ee, 0x3e789e26,
+	// sin(π/4·x)/x and cos(π/4·x) - 1 for x in [-1, 1], polynomials in
+	// x², highest degree first: Cephes's sinf and cosf minimax
+	// coefficients for [-π/4, π/4], each times (π/4)^degree
+	0xb816e42d, 0x3b233002, 0xbda55ddf, 0x3f490fdb,
+	0x366d6618, 0xb9aae4f0, 0x3c81e0f4, 0xbe9de9e6,
+	// logf's √½, ln2 split in two, and the polynomial Lg1..Lg4 in s²
+	// (FreeBSD's e_logf.c, |error| < 2^-34.24)
+	0x3f3504f3, 0x3f317180, 0x3717f7d1, 0x3f2aaaaa, 0x3eccce13, 0x3e91e9ee, 0x3e789e26,
 }
 
 // Indices into normal32Bits.
 const (
-	erfinvCentre = 0
-	erfinvTail   = 9
-	n32Sqrt2     = 18
-	n32SqrtHalf  = 19
-	n32Ln2Hi     = 20
-	n32Ln2Lo     = 21
-	n32Lg1       = 22 // to 25: Lg1..Lg4
+	n32Sin      = 0 // to 3
+	n32Cos      = 4 // to 7
+	n32SqrtHalf = 8
+	n32Ln2Hi    = 9
+	n32Ln2Lo    = 10
+	n32Lg1      = 11 // to 14: Lg1..Lg4
 )
 
 func n32(i int) float32 { return math.Float32frombits(normal32Bits[i]) }
 
-// normal32At is the float32 normal value of counter c: ±Φ⁻¹(1 - v) for
-// the v of RandN's comment, each operation rounded to float32 on its own.
-func normal32At(c uint64) float32 {
-	h := mix64(c)
-	v := float32(h>>40&(1<<23-1)*2+1) * 0x1p-25 // exact: 24 bits
-	x := 1 - float32(2*v)                       // exact: a multiple of 2^-24 below 1
-	w := -logUnit32(float32(float32(4*v) * float32(1-v)))
-	var p float32
-	if w < 5 {
-		p = horner32(erfinvCentre, w-2.5)
-	} else {
-		p = horner32(erfinvTail, float32(math.Sqrt(float64(w)))-3) // float64's root rounds to float32's
-	}
-	z := float32(float32(p*x) * n32(n32Sqrt2))
-	if h>>63 != 0 {
-		return -z
-	}
-	return z
+// normal32Pair is the pair of float32 normal values of pair q, those of
+// counters 2q and 2q+1: Box–Muller on the two uniforms of RandN's comment,
+// each operation rounded to float32 as the device rounds it.
+func normal32Pair(q uint64) (z0, z1 float32) {
+	h := mix64(q)
+	u1 := float32(h>>40+1) * 0x1p-24                     // exact: at most 2^24
+	r := float32(math.Sqrt(float64(-2 * logUnit32(u1)))) // float64's root rounds to float32's
+	sin, cos := sinCosTurn(uint32(h>>16) & (1<<24 - 1))
+	return float32(r * cos), float32(r * sin)
 }
 
-// horner32 is the degree-8 polynomial whose coefficients start at
-// normal32Bits[at], at w, each product rounded before its sum.
-func horner32(at int, w float32) float32 {
-	p := n32(at)
-	for i := at + 1; i < at+9; i++ {
-		p = float32(p*w) + n32(i)
+// normal32Stream is normal32Pair for one counter at a time, in increasing
+// order: it keeps the last pair, so that a run of counters costs one
+// pair each two.
+func normal32Stream() func(c uint64) float64 {
+	var pair [2]float32
+	at, have := uint64(0), false
+	return func(c uint64) float64 {
+		if !have || c>>1 != at {
+			at, have = c>>1, true
+			pair[0], pair[1] = normal32Pair(at)
+		}
+		return float64(pair[c&1])
 	}
-	return p
+}
+
+// sinCosTurn is sin and cos of 2π·k/2^24, for k < 2^24. The reduction is
+// exact: k is j quarter turns (the nearest) and x eighths of a turn, with
+// x = (k - j·2^22)·2^-21 in [-1, 1) an integer scaled by a power of two,
+// so no multiple of π is ever rounded; the polynomials take it from there.
+func sinCosTurn(k uint32) (sin, cos float32) {
+	j := (k + 1<<21) >> 22 // 0 to 4
+	x := float32(int32(k)-int32(j<<22)) * 0x1p-21
+	x2 := float32(x * x)
+	s, c := n32(n32Sin), n32(n32Cos)
+	for i := 1; i < 4; i++ {
+		s = fma32(s, x2, n32(n32Sin+i))
+		c = fma32(c, x2, n32(n32Cos+i))
+	}
+	s = float32(s * x)
+	c = fma32(c, x2, 1)
+	switch j & 3 {
+	case 0:
+		return s, c
+	case 1:
+		return c, -s
+	case 2:
+		return -s, -c
+	}
+	return -c, s
 }
 
 // logUnit32 is log(x) for a normal float32 x in (0, 1]: logUnit's
-// reduction and formula in float32, with logf's shorter polynomial.
+// reduction and formula in float32, with logf's shorter polynomial, a
+// product and a sum fused where the formula has one.
 func logUnit32(x float32) float32 {
 	b := math.Float32bits(x)
 	ki := int32(b>>23) - 126 // x = f1·2^ki with f1 in [1/2, 1)
@@ -224,9 +255,29 @@ func logUnit32(x float32) float32 {
 	s := f / (2 + f)
 	z := float32(s * s)
 	w := float32(z * z)
-	t1 := float32(w * (n32(n32Lg1+1) + float32(w*n32(n32Lg1+3))))
-	t2 := float32(z * (n32(n32Lg1) + float32(w*n32(n32Lg1+2))))
-	R := t1 + t2
+	t2 := float32(z * fma32(w, n32(n32Lg1+2), n32(n32Lg1)))
+	R := fma32(w, fma32(w, n32(n32Lg1+3), n32(n32Lg1+1)), t2)
 	hfsq := float32(float32(0.5*f) * f)
-	return float32(k*n32(n32Ln2Hi)) - ((hfsq - (float32(s*(hfsq+R)) + float32(k*n32(n32Ln2Lo)))) - f)
+	return fma32(k, n32(n32Ln2Hi), -((hfsq - fma32(s, hfsq+R, float32(k*n32(n32Ln2Lo)))) - f))
+}
+
+// fma32 is x·y + z rounded once to float32, as CUDA's fma.rn.f32 (C's
+// fmaf) gives it, for finite operands and a result that is neither
+// subnormal nor overflows. x·y is exact in float64 (48 bits), so the sum
+// is rounded twice, to float64 and then to float32; the second rounding
+// errs only when the first lands exactly halfway between two float32s
+// and was inexact, and then the sum's exact remainder (Knuth's TwoSum)
+// says which way to go.
+func fma32(x, y, z float32) float32 {
+	xy := float64(x) * float64(y)
+	s := xy + float64(z)
+	if math.Float64bits(s)&(1<<29-1) != 1<<28 {
+		return float32(s)
+	}
+	zz := s - xy
+	e := (xy - (s - zz)) + (float64(z) - zz) // xy + z = s + e exactly
+	if e == 0 {
+		return float32(s) // a true tie: to even
+	}
+	return float32(math.Nextafter(s, math.Copysign(math.Inf(1), e)))
 }

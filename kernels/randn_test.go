@@ -3,6 +3,7 @@ package kernels
 import (
 	"bytes"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/gluaproject/glua/device"
@@ -136,33 +137,147 @@ func TestRandNRejectsIntegerDTypes(t *testing.T) {
 	}
 }
 
-// Every uniform the float32 generator can draw, 2^23 of them and each
-// with either sign, against the float64 quantile: Giles's erfinv and the
-// float32 logarithm stay within 5 float32 ulps of Φ⁻¹ (measured: 4.4),
-// and the logarithm within one of math.Log.
-func TestRandNFloat32IsTheQuantileWithinFiveULPsForEveryUniform(t *testing.T) {
-	for k := uint64(0); k < 1<<23; k++ {
-		v := float32(k*2+1) * 0x1p-25
-		m := float32(float32(4*v) * float32(1-v))
-		got, want := logUnit32(m), math.Log(float64(m))
+// Every u1 and every angle the float32 generator can draw, 2^24 of each:
+// the logarithm within one float32 ulp of math.Log, sin and cos within
+// 2^-23 of math.Sin and math.Cos, an ulp of values below 1 (measured:
+// 1.44·2^-24).
+func TestRandNFloat32LogSinAndCosAreWithinAnULPForEveryUniform(t *testing.T) {
+	for k := uint32(0); k < 1<<24; k++ {
+		u1 := float32(k+1) * 0x1p-24
+		got, want := logUnit32(u1), math.Log(float64(u1))
 		if ulp := math.Abs(float64(math.Nextafter32(float32(want), 0)) - want); math.Abs(float64(got)-want) > ulp {
-			t.Fatalf("logUnit32(%v) = %v, math.Log gives %v", m, got, want)
+			t.Fatalf("logUnit32(%v) = %v, math.Log gives %v", u1, got, want)
 		}
-		ref := normalQuantile(1 - float64(v)) // 1 - v is exact in float64
-		r := float32(ref)
-		ulp := float64(math.Nextafter32(r, float32(math.Inf(1))) - r)
-		for sign, c := range [2]uint64{unmix64(k << 40), unmix64(1<<63 | k<<40)} {
-			z := float64(normal32At(c))
-			if sign == 1 {
-				z = -z
-			}
-			if math.Abs(z-ref) > 5*ulp {
-				t.Fatalf("v = (2·%d + 1)·2^-25, sign %d: z = %v, Φ⁻¹(1 - v) = %v", k, sign, z, ref)
+		s, c := sinCosTurn(k)
+		a := 2 * math.Pi * float64(k) * 0x1p-24
+		if math.Abs(float64(s)-math.Sin(a)) > 0x1p-23 || math.Abs(float64(c)-math.Cos(a)) > 0x1p-23 {
+			t.Fatalf("sinCosTurn(%d) = %v, %v; math gives %v, %v", k, s, c, math.Sin(a), math.Cos(a))
+		}
+	}
+}
+
+// A pair is r·cos and r·sin of its hash's uniforms, as float64 computes
+// them, within a few float32 ulps of r: at the smallest u1 (the largest
+// r, 5.77), at u1 = 1 (r = 0), at the quarter turns, and at random.
+func TestRandNFloat32PairIsBoxMullerOfItsHash(t *testing.T) {
+	rng := newRand(t)
+	hs := []uint64{0, 1<<24 - 1, 1<<40 - 1, 1<<64 - 1, 1 << 38, 1 << 39, 3 << 38, 1<<40 | 1<<37, 0xFFFFFF<<40 | 0x400000<<16}
+	for range 100000 {
+		hs = append(hs, rng.Uint64())
+	}
+	for _, h := range hs {
+		z0, z1 := normal32Pair(unmix64(h))
+		u1 := float64(h>>40+1) * 0x1p-24
+		r := math.Sqrt(-2 * math.Log(u1))
+		a := 2 * math.Pi * float64(h>>16&(1<<24-1)) * 0x1p-24
+		tol := 4 * 0x1p-24 * max(r, 0x1p-20)
+		if math.Abs(float64(z0)-r*math.Cos(a)) > tol || math.Abs(float64(z1)-r*math.Sin(a)) > tol {
+			t.Fatalf("hash %#x: pair %v, %v; want %v, %v", h, z0, z1, r*math.Cos(a), r*math.Sin(a))
+		}
+	}
+	if z0, z1 := normal32Pair(unmix64(0)); !(z0 > 5.76 && z0 < 5.77 && z1 == 0) {
+		t.Errorf("the smallest uniform at angle 0 gives %v, %v; want about 5.768 and 0", z0, z1)
+	}
+}
+
+// Draws from every counter, whatever call they come from: the first n
+// values from offset k are values k to k+n-1 of the stream from 0, for
+// odd and even offsets and lengths, where a call starts or ends inside a
+// pair.
+func TestRandNIsOneStreamWhereverACallStartsAndEnds(t *testing.T) {
+	for _, dt := range floatDTypes {
+		whole := make([]byte, 40*dt.Size())
+		RandN(dt, whole, 99, 0)
+		for offset := 0; offset < 8; offset++ {
+			for n := 0; n <= 9; n++ {
+				part := make([]byte, n*dt.Size())
+				RandN(dt, part, 99, uint64(offset))
+				if !bytes.Equal(part, whole[offset*dt.Size():(offset+n)*dt.Size()]) {
+					t.Errorf("%s: %d values from offset %d are not the stream's", dt, n, offset)
+				}
 			}
 		}
 	}
-	if z := normal32At(unmix64(0)); !(z > 5.4 && z < 5.42) {
-		t.Errorf("the smallest uniform gives %v, want about 5.41", z)
+}
+
+// normalCDF is Φ.
+func normalCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+
+// TestRandNPassesKolmogorovSmirnovOverTwoMillionDraws: the largest
+// distance between the draws' distribution function and Φ, times √n, is
+// below 1.95 with probability 0.999 for normal draws. The 2-byte floats
+// are left out: their rounding alone moves the function by more.
+func TestRandNPassesKolmogorovSmirnovOverTwoMillionDraws(t *testing.T) {
+	const n = 2_000_000
+	for _, dt := range []device.DType{device.Float32, device.Float64} {
+		x := make([]byte, n*dt.Size())
+		if err := RandN(dt, x, 31337, 1); err != nil {
+			t.Fatal(err)
+		}
+		zs := make([]float64, n)
+		for i := range zs {
+			zs[i] = device.Get(dt, x, i)
+		}
+		slices.Sort(zs)
+		d := 0.0
+		for i, z := range zs {
+			p := normalCDF(z)
+			d = max(d, math.Abs(p-float64(i)/n), math.Abs(float64(i+1)/n-p))
+		}
+		if d*math.Sqrt(n) > 1.95 {
+			t.Errorf("%s: Kolmogorov–Smirnov distance %.3g, √n·D = %.3f", dt, d, d*math.Sqrt(n))
+		}
+	}
+}
+
+// TestRandNHasNormalTailsAndIndependentHalves: over 2·10^6 draws, the
+// counts beyond ±3 and ±4 are within five standard deviations of
+// 2·10^6·2Φ(-t); the two values of a pair, which share a hash, have a
+// correlation within five standard deviations (1/√10^6) of 0, and so do
+// neighbours from different pairs. No float32 draw lies beyond ±5.768.
+func TestRandNHasNormalTailsAndIndependentHalves(t *testing.T) {
+	const n = 2_000_000
+	for _, dt := range floatDTypes {
+		x := make([]byte, n*dt.Size())
+		if err := RandN(dt, x, 4242, 0); err != nil {
+			t.Fatal(err)
+		}
+		beyond3, beyond4, largest := 0, 0, 0.0
+		var within, across float64
+		for i := range n {
+			z := device.Get(dt, x, i)
+			largest = max(largest, math.Abs(z))
+			if math.Abs(z) > 3 {
+				beyond3++
+			}
+			if math.Abs(z) > 4 {
+				beyond4++
+			}
+			if i%2 == 1 {
+				within += z * device.Get(dt, x, i-1)
+			} else if i > 0 {
+				across += z * device.Get(dt, x, i-1)
+			}
+		}
+		for _, c := range []struct {
+			t     float64
+			count int
+		}{{3, beyond3}, {4, beyond4}} {
+			want := n * 2 * normalCDF(-c.t)
+			if math.Abs(float64(c.count)-want) > 5*math.Sqrt(want) {
+				t.Errorf("%s: %d draws beyond ±%v, want about %.0f", dt, c.count, c.t, want)
+			}
+		}
+		if r := within / (n / 2); math.Abs(r) > 5/math.Sqrt(n/2) {
+			t.Errorf("%s: the halves of a pair have correlation %.4f", dt, r)
+		}
+		if r := across / (n/2 - 1); math.Abs(r) > 5/math.Sqrt(n/2) {
+			t.Errorf("%s: neighbours from two pairs have correlation %.4f", dt, r)
+		}
+		// bfloat16 rounds 5.768 up to 5.78125
+		if dt != device.Float64 && largest > 5.782 || dt == device.Float32 && largest > 5.769 {
+			t.Errorf("%s: a draw of %v, beyond Box–Muller's 5.768", dt, largest)
+		}
 	}
 }
 

@@ -127,7 +127,7 @@ func TestRandNCUDAHasTheGoFloat32Words(t *testing.T) {
 			t.Errorf("rand.cu: glua_randn32[%d] is 0x%s, randn.go has %#08x", i, w[1], normal32Bits[i])
 		}
 	}
-	index := map[string]int{"GLUA_N32_TAIL": erfinvTail, "GLUA_N32_SQRT2": n32Sqrt2, "GLUA_N32_SQRT_HALF": n32SqrtHalf,
+	index := map[string]int{"GLUA_N32_SIN": n32Sin, "GLUA_N32_COS": n32Cos, "GLUA_N32_SQRT_HALF": n32SqrtHalf,
 		"GLUA_N32_LN2_HI": n32Ln2Hi, "GLUA_N32_LN2_LO": n32Ln2Lo, "GLUA_N32_LG1": n32Lg1}
 	defines := regexp.MustCompile(`(?m)^#define (GLUA_N32_\w+) (\d+)$`).FindAllStringSubmatch(string(src), -1)
 	if len(defines) != len(index) {
