@@ -53,8 +53,9 @@
 //     bits, NaN payloads included.
 //
 // Reductions (Sum, Norm, MaxAbsDiff) return a float64. On the float dtypes
-// they accumulate in float64, and their order of summation is unspecified,
-// so Sum and Norm agree across backends within rounding, not bit for bit.
+// they accumulate in float64, in an order that depends on the element
+// count only (reduce.cu's comment tells it), which the Go implementations
+// follow too: Sum and Norm agree across backends and devices bit for bit.
 // On the integer dtypes Sum accumulates in int64, wrapping modulo 2^64 as
 // NumPy's sum does, and rounds the total to float64 once, and MaxAbsDiff
 // takes each |x - y| exactly (in uint64) and rounds the largest once: both

@@ -28,10 +28,8 @@ type Device interface {
 // GPU runs the built-in kernels on a CUDA device. It is the launch side of
 // the CUDA C in *.cu: the runtime makes one GPU per backend with NewGPU and
 // calls its methods with device pointers, element counts and a stream. The
-// results equal the Go implementations in this package (bit for bit for
-// elementwise kernels, Rand and RandN, and for Sum of an integer dtype;
-// within rounding for the other Sums and Norm, whose order of summation
-// differs; exactly for MaxAbsDiff).
+// results equal the Go implementations in this package bit for bit: the
+// reductions' Go references combine the elements in the kernels' order.
 //
 //	g := kernels.NewGPU(backend)              // *cuda.Backend is a Device
 //	err := g.Axpy(device.Float32, y, 2.5, x, n, stream)
@@ -78,27 +76,32 @@ const (
 	// any current GPU several times over. The kernels of the elementwise
 	// table have a shape of their own (ElementwiseShape).
 	maxBlocks = 8192
-	// Reductions use a grid that depends on n only (so that the order of
-	// summation, and the result, does not depend on the device), each
-	// thread taking at least reducePerThread elements, and at most
+	// Reductions use a grid that depends on n only, so that the order of
+	// summation, and the result, does not depend on the device; the CPU
+	// backend's reference (blockedSum) follows the same order. Each block
+	// takes at least reducePerBlock elements, and there are at most
 	// reduceMaxBlocks partials, which one block of reduceFinishThreads
-	// threads combines.
+	// threads combines. reduceThreads, reduceAccumulators and
+	// reduceFinishThreads are reduce.cu's GLUA_REDUCE_THREADS,
+	// GLUA_REDUCE_ACCS and GLUA_FINISH_THREADS.
 	reduceThreads       = 256
-	reducePerThread     = 8
-	reduceMaxBlocks     = 1024
+	reduceAccumulators  = 2
+	reducePerBlock      = 2048
+	reduceMaxBlocks     = 4096
 	reduceFinishThreads = 1024
 )
 
 // ReduceScratchBytes is the device memory Sum, Norm and MaxAbsDiff need as
 // scratch for n elements: 8 bytes per block (a float64, or an integer
-// dtype's 64-bit partial) plus the result. It is at most 8200 bytes; a
-// buffer of that size serves every n.
+// dtype's 64-bit partial) plus the result. It is at most
+// 8*(reduceMaxBlocks+1) bytes; a buffer of that size serves every n.
 func ReduceScratchBytes(n int) uint64 {
 	return 8 * uint64(reduceBlocks(n)+1)
 }
 
+// reduceBlocks is the reductions' grid for n elements, on both backends.
 func reduceBlocks(n int) int {
-	b := (n + reduceThreads*reducePerThread - 1) / (reduceThreads * reducePerThread)
+	b := (n + reducePerBlock - 1) / reducePerBlock
 	return min(max(b, 1), reduceMaxBlocks)
 }
 
@@ -343,7 +346,7 @@ func (g *GPU) MaxAbsDiff(dt device.DType, x, y device.Ptr, n int, scratch device
 }
 
 // reduce checks the arguments, launches the partial reduction
-// prefix<dtype>(arrays..., n, extra..., partials) and then finish over the
+// prefix<dtype>(arrays..., n, extra..., vec, partials) and then finish over the
 // partials, and returns the 8 bytes of the result, which the caller reads
 // as its type. n = 0 gives 0.
 func (g *GPU) reduce(op, prefix, finish string, dt device.DType, n int, scratch device.Ptr, s device.Stream, arrays []device.Ptr, extra ...any) (uint64, error) {
@@ -356,10 +359,14 @@ func (g *GPU) reduce(op, prefix, finish string, dt device.DType, n int, scratch 
 	}
 	blocks := reduceBlocks(n)
 	var args []any
+	vec := int32(1) // every array 16-byte aligned: whole vectors load at once
 	for _, p := range arrays {
 		args = append(args, p)
+		if p%16 != 0 {
+			vec = 0
+		}
 	}
-	args = append(append(append(args, int64(n)), extra...), scratch)
+	args = append(append(append(args, int64(n)), extra...), vec, scratch)
 	if err := partial([3]uint32{uint32(blocks), 1, 1}, [3]uint32{reduceThreads, 1, 1}, 0, s, args...); err != nil {
 		return 0, wrap(op, err)
 	}

@@ -412,28 +412,32 @@ func TestGPUReductionsMatchTheGoReference(t *testing.T) {
 		for _, n := range []int{1, 255, 2049, 300001} {
 			x := finite(dt, hostileValues(rng, dt, n))
 			xd := place(t, b, x, dt.Size())
-			var abs, sq float64
+			var abs, plain float64
 			for i := range n {
 				v := device.Get(dt, x, i)
 				abs += math.Abs(v)
-				sq += v * v
+				plain += v
+			}
+			if !dt.IsFloat() {
+				plain = kernels.Sum(dt, x) // modulo 2^64, which a float64 loop is not
 			}
 			what := fmt.Sprintf("%s n=%d", dt, n)
-			// Both sides round in a different order; 1e-10 of the
-			// magnitude is far above that and far below a lost element.
+			// The reference adds in the kernels' order: the same bits.
 			sum, err := g.Sum(dt, xd.ptr(), n, scratch, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Integers sum exactly, modulo 2^64, in any order.
-			if want := kernels.Sum(dt, x); math.Abs(sum-want) > 1e-10*abs || !dt.IsFloat() && sum != want {
+			if want := kernels.Sum(dt, x); math.Float64bits(sum) != math.Float64bits(want) {
 				t.Errorf("Sum %s: %v, the Go reference gives %v", what, sum, want)
+			}
+			if math.Abs(sum-plain) > 1e-10*abs {
+				t.Errorf("Sum %s: %v, a float64 loop gives %v", what, sum, plain)
 			}
 			norm, err := g.Norm(dt, xd.ptr(), n, scratch, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := kernels.Norm(dt, x); math.Abs(norm-want) > 1e-10*math.Sqrt(sq) {
+			if want := kernels.Norm(dt, x); math.Float64bits(norm) != math.Float64bits(want) {
 				t.Errorf("Norm %s: %v, the Go reference gives %v", what, norm, want)
 			}
 			// y differs from x in scattered places, specials included.
@@ -451,6 +455,83 @@ func TestGPUReductionsMatchTheGoReference(t *testing.T) {
 				t.Errorf("MaxAbsDiff %s: %v, the Go reference gives %v", what, mad, want)
 			}
 			xd.read(t, what)
+		}
+	}
+}
+
+// spreadValues are n finite elements of dt over many binades (a few for
+// float16), so that a sum in float64 rounds, and another order than the
+// reference's would round differently.
+func spreadValues(rng *rand.Rand, dt device.DType, n int) []byte {
+	x := make([]byte, n*dt.Size())
+	spread := map[device.DType]int{device.Float64: 30, device.Float32: 60, device.BFloat16: 60, device.Float16: 6}[dt]
+	for i := range n {
+		switch {
+		case dt == device.Uint8:
+			device.Set(dt, x, i, float64(rng.IntN(256)))
+		case !dt.IsFloat():
+			device.Set(dt, x, i, float64(rng.IntN(2_000_001)-1_000_000))
+		default:
+			device.Set(dt, x, i, (rng.Float64()*2-1)*math.Pow(2, float64(rng.IntN(2*spread+1)-spread)))
+		}
+	}
+	return x
+}
+
+// TestGPUReductionsGiveTheCPUBackendsBits: sizes around a vector (16
+// bytes), a row of a block's 256 threads, a block's share (2048
+// elements) and the largest grid (4096 blocks), from aligned arrays
+// (16-byte loads) and from views one element in (one element at a time).
+func TestGPUReductionsGiveTheCPUBackendsBits(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	rng := newRand(t)
+	scratch := reduceScratch(t, b)
+	for _, dt := range device.DTypes {
+		lanes := 16 / dt.Size()
+		sizes := []int{1, 2, lanes - 1, lanes, lanes + 1, 256*lanes - 1, 256*lanes + 1, 2047, 2048, 2049,
+			2048*5 + lanes/2, 1<<20 + 3}
+		if dt == device.Float32 || dt == device.Float64 || dt == device.Int32 {
+			sizes = append(sizes, 2048*4096-1, 2048*4096+lanes+1)
+		}
+		for _, n := range sizes {
+			if n < 1 {
+				continue
+			}
+			x := spreadValues(rng, dt, n)
+			// y differs from x at one place, near the end: the largest
+			// difference must be found wherever the element falls. A
+			// float is negated (x's floats span so many binades that
+			// adding a small number could change nothing), an integer
+			// moved by 50.
+			y := append([]byte(nil), x...)
+			at := n - 1 - rng.IntN(min(n, 7))
+			switch v := device.Get(dt, x, at); {
+			case dt.IsFloat() && v != 0:
+				device.Set(dt, y, at, -v)
+			case v < 100:
+				device.Set(dt, y, at, v+50)
+			default:
+				device.Set(dt, y, at, v-50)
+			}
+			for _, shift := range []int{0, dt.Size()} {
+				xd, yd := place(t, b, x, shift), place(t, b, y, shift)
+				what := fmt.Sprintf("%s n=%d at byte %d of a 16-byte line", dt, n, (guard+shift)%16)
+				sum, err := g.Sum(dt, xd.ptr(), n, scratch, 0)
+				if want := kernels.Sum(dt, x); err != nil || math.Float64bits(sum) != math.Float64bits(want) {
+					t.Errorf("Sum %s: %v (%v), the CPU backend gives %v", what, sum, err, want)
+				}
+				norm, err := g.Norm(dt, xd.ptr(), n, scratch, 0)
+				if want := kernels.Norm(dt, x); err != nil || math.Float64bits(norm) != math.Float64bits(want) {
+					t.Errorf("Norm %s: %v (%v), the CPU backend gives %v", what, norm, err, want)
+				}
+				mad, err := g.MaxAbsDiff(dt, xd.ptr(), yd.ptr(), n, scratch, 0)
+				if want := kernels.MaxAbsDiff(dt, x, y); err != nil || mad != want || want == 0 {
+					t.Errorf("MaxAbsDiff %s: %v (%v), the CPU backend gives %v", what, mad, err, want)
+				}
+				xd.read(t, what)
+				yd.read(t, what)
+			}
 		}
 	}
 }

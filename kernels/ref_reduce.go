@@ -39,51 +39,153 @@ func Norm(dt device.DType, x []byte) float64 {
 	return math.Sqrt(accumulate("Norm", dt, x, true))
 }
 
+// accumulate is the float64 sum of x's elements, or of their squares, in
+// the order of the GPU's kernels (blockedSum), so that both backends give
+// the same bits.
 func accumulate(op string, dt device.DType, x []byte, square bool) float64 {
 	n := count(op, dt, x)
+	lanes := 16 / dt.Size() // elements in the kernels' 16-byte vector
 	switch dt {
 	case device.Float64:
-		xs, _ := view[float64](x)
-		return sumOf(xs, square)
+		return blockedSum(viewOf[float64](x), lanes, square)
 	case device.Float32:
-		xs, _ := view[float32](x)
-		return sumOf(xs, square)
-	}
-	var s float64
-	if dt.IsHalf() {
-		xs, _ := view[uint16](x)
+		return blockedSum(viewOf[float32](x), lanes, square)
+	case device.Float16, device.BFloat16:
 		load, _ := halfCodec(dt)
-		for _, h := range xs {
-			v := float64(load(h))
-			if square {
-				v *= v
-			}
-			s += v
+		wide := make([]float32, n)
+		for i, h := range viewOf[uint16](x) {
+			wide[i] = load(h)
 		}
-		return s
+		return blockedSum(wide, lanes, square)
+	case device.Int32:
+		return blockedSum(viewOf[int32](x), lanes, square)
+	case device.Int64:
+		return blockedSum(viewOf[int64](x), lanes, square)
+	case device.Uint8:
+		return blockedSum(x[:n], lanes, square)
 	}
-	for i := 0; i < n; i++ {
-		v := device.Get(dt, x, i)
-		if square {
-			v *= v
-		}
-		s += v
-	}
-	return s
+	panic("kernels." + op + ": no dtype " + dt.String())
 }
 
-func sumOf[T float32 | float64](xs []T, square bool) float64 {
-	var s float64
-	if square {
-		for _, v := range xs {
-			s += float64(v) * float64(v)
+// viewOf is x's elements as a read-only slice.
+func viewOf[T word](x []byte) []T {
+	xs, _ := view[T](x)
+	return xs
+}
+
+// blockedSum adds xs (or their squares) in float64 in reduce.cu's order:
+// xs in vectors of lanes elements (16 bytes of the dtype), a contiguous
+// run of them per block of reduceBlocks(len(xs)), thread t of a block
+// taking the run's vectors t, t + reduceThreads, ..., its k-th into its
+// accumulator k % reduceAccumulators; a thread's accumulators added in
+// order, the block's threads in a tree, the partials by finishSum.
+func blockedSum[E float32 | float64 | int32 | int64 | uint8](xs []E, lanes int, square bool) float64 {
+	n := len(xs)
+	vectors := (n + lanes - 1) / lanes
+	blocks := reduceBlocks(n)
+	perBlock := (vectors + blocks - 1) / blocks
+	partials := make([]float64, blocks)
+	var acc [reduceAccumulators][reduceThreads]float64
+	var tree [reduceThreads]float64
+	for b := range partials {
+		lo, hi := min(b*perBlock*lanes, n), min((b+1)*perBlock*lanes, n)
+		partials[b] = blockSum(xs[lo:hi], lanes, square, &acc, &tree)
+	}
+	return finishSum(partials)
+}
+
+// blockSum is one block's partial over its run xs: row r of the run's
+// vectors (vectors r*reduceThreads to r*reduceThreads + reduceThreads - 1)
+// goes to accumulator r % reduceAccumulators of threads 0, 1, .... Each
+// product and sum is rounded on its own (the explicit float64
+// conversions forbid a fused multiply-add), as the GPU's mul.rn and
+// add.rn are.
+func blockSum[E float32 | float64 | int32 | int64 | uint8](xs []E, lanes int, square bool,
+	acc *[reduceAccumulators][reduceThreads]float64, tree *[reduceThreads]float64) float64 {
+	vectors := (len(xs) + lanes - 1) / lanes
+	used := min(vectors, reduceThreads)
+	for a := range acc {
+		clear(acc[a][:used])
+	}
+	rowLen := reduceThreads * lanes
+	for r := 0; r*rowLen < len(xs); r++ {
+		row := &acc[r%reduceAccumulators]
+		seg := xs[r*rowLen : min((r+1)*rowLen, len(xs))]
+		if len(seg) == rowLen {
+			// A whole row: element k of every thread's vector, then
+			// element k + 1; each thread still adds its elements in
+			// order, and the threads' independent sums keep the CPU's
+			// adders busy (several times faster than thread by thread).
+			for k := range lanes {
+				if square {
+					for t := range row {
+						w := float64(seg[t*lanes+k])
+						row[t] = float64(row[t] + float64(w*w))
+					}
+				} else {
+					for t := range row {
+						row[t] = float64(row[t] + float64(seg[t*lanes+k]))
+					}
+				}
+			}
+			continue
 		}
-		return s
+		for t := 0; t*lanes < len(seg); t++ {
+			s := row[t]
+			if square {
+				for _, v := range seg[t*lanes : min(t*lanes+lanes, len(seg))] {
+					w := float64(v)
+					s = float64(s + float64(w*w))
+				}
+			} else {
+				for _, v := range seg[t*lanes : min(t*lanes+lanes, len(seg))] {
+					s = float64(s + float64(v))
+				}
+			}
+			row[t] = s
+		}
 	}
-	for _, v := range xs {
-		s += float64(v)
+	for t := range used {
+		s := acc[0][t]
+		for a := 1; a < reduceAccumulators; a++ {
+			s = float64(s + acc[a][t])
+		}
+		tree[t] = s
 	}
-	return s
+	return treeSum(tree[:], used)
+}
+
+// finishSum adds the blocks' partials as reduce.cu's finishing kernel
+// does: thread t of reduceFinishThreads adds partials t, t +
+// reduceFinishThreads, ... in order, then the threads combine in a tree.
+func finishSum(partials []float64) float64 {
+	var f [reduceFinishThreads]float64
+	for i, p := range partials {
+		f[i%reduceFinishThreads] += p
+	}
+	return treeSum(f[:], min(len(partials), reduceFinishThreads))
+}
+
+// treeSum is the shared-memory tree of a block of len(s) threads, a power
+// of two: thread t adds t + w for w = len(s)/2, ..., 1; it overwrites s.
+// Only the first used threads hold a value: the others hold 0 on the GPU,
+// and adding 0 changes no sum here (none is -0: every accumulator starts
+// at +0, and only -0 + -0 rounds to -0), so the tree starts at the
+// smallest width that holds them.
+func treeSum(s []float64, used int) float64 {
+	w := 1
+	for w < used {
+		w *= 2
+	}
+	for i := used; i < w; i++ {
+		s[i] = 0
+	}
+	for w /= 2; w > 0; w /= 2 {
+		for t := range w {
+			s[t] += s[t+w]
+		}
+	}
+	return s[0]
 }
 
 // MaxAbsDiff is the largest |x[i] - y[i]|: NaN if either holds a NaN, and 0

@@ -179,8 +179,9 @@ func TestCUDATraitsAndReductionsMatchWhatTheHostLaunches(t *testing.T) {
 		"GLUA_DTYPES(GLUA_SUM)",
 		"GLUA_FLOAT_DTYPES(GLUA_MAXABSDIFF)",
 		"GLUA_INT_DTYPES(GLUA_INT_REDUCE)",
-		`extern "C" __global__ void glua_isum_##NAME(const T::S* x, i64 n, u64* partials)`,
-		`extern "C" __global__ void glua_maxabsdiff_##NAME(const T::S* x, const T::S* y, i64 n, u64* partials)`,
+		`extern "C" __global__ void glua_sum_##NAME(const T::S* x, i64 n, int square, int vec, double* partials)`,
+		`extern "C" __global__ void glua_isum_##NAME(const T::S* x, i64 n, int vec, u64* partials)`,
+		`extern "C" __global__ void glua_maxabsdiff_##NAME(const T::S* x, const T::S* y, i64 n, int vec, u64* partials)`,
 		`extern "C" __global__ void glua_finish_isum(const u64* partials, int count, u64* out)`,
 		`extern "C" __global__ void glua_finish_umax(const u64* partials, int count, u64* out)`,
 	} {

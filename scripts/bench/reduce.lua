@@ -1,0 +1,47 @@
+-- Reductions of 2^28 elements (2^16 on the CPU backend) in float32, float64
+-- and int32: kernels.sum, kernels.norm, kernels.max_abs_diff and a
+-- kernels.map_reduce sum, device time per call (B.device_time) and GB/s
+-- read. Each call waits for its number, as a Lua caller does.
+-- Peer: reduce.py (torch.sum, torch.linalg.norm, (a - b).abs().max()).
+--   glua scripts/bench/reduce.lua [log2 elements] [dtype,...]
+local B = dofile((arg[0]:match("(.*/)") or "./") .. "_bench.lua")
+local cuda, kernels = require("cuda"), require("kernels")
+
+local n = math.floor(2 ^ (tonumber(arg[1]) or (B.gpu and 28 or 16)))
+local dtypes = {}
+for d in (arg[2] or "float32,float64,int32"):gmatch("[^,]+") do dtypes[#dtypes + 1] = d end
+local device = B.device_name()
+local reps, samples = B.gpu and 10 or 2, B.gpu and 5 or 2
+local size = { float32 = 4, float64 = 8, float16 = 2, bfloat16 = 2, int32 = 4, int64 = 8, uint8 = 1 }
+
+-- random data of a dtype: uniform [0, 1) for the floats, integers below
+-- 2^20 for the others (never all zeros, which a broken kernel could sum).
+local function random(dtype, seed)
+  if dtype:match("^float") or dtype == "bfloat16" then return cuda.rand(n, dtype, seed) end
+  local f = cuda.rand(n, "float32", seed)
+  kernels.scale(f, 2 ^ 20)
+  local x = cuda.device_array(n, dtype)
+  kernels.copy(x, f)
+  f:free()
+  return x
+end
+
+local identity = function(v) return v end
+for _, dtype in ipairs(dtypes) do
+  local x, y = random(dtype, 1), random(dtype, 2)
+  local bytes = size[dtype] * n
+  local cases = {
+    { "sum", function() return kernels.sum(x) end, bytes },
+    { "norm", function() return kernels.norm(x) end, bytes },
+    { "max_abs_diff", function() return kernels.max_abs_diff(x, y) end, 2 * bytes },
+    { "map_reduce_sum", function() return kernels.map_reduce(identity, "sum", x) end, bytes },
+  }
+  for _, c in ipairs(cases) do
+    local name, fn, read = c[1], c[2], c[3]
+    local t = B.device_time(fn, reps, samples)
+    B.emit({ bench = "reduce_" .. name, impl = "glua", device = device, dtype = dtype, n = n, ms = t * 1e3,
+      gbs = read / t / 1e9, value = fn() })
+  end
+  x:free()
+  y:free()
+end

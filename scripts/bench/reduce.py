@@ -1,0 +1,45 @@
+"""Peer of reduce.lua: torch.sum, torch.linalg.norm and (a - b).abs().max()
+of 2^28 elements in float32, float64 and int32, and for float32 also
+torch.sum(dtype=torch.float64), the accumulation glua does. Device time per
+call from CUDA events. Each case runs twice: with the result left on the
+device (the kernels' time alone), and as <case>_item with .item(), which
+waits for the number as a glua reduction, which returns a Lua number,
+always does.
+
+    python3 reduce.py [log2 elements] [dtype,...]
+"""
+import sys
+
+import torch
+
+from _peer import device_time, emit, device_name
+
+n = 2 ** (int(sys.argv[1]) if len(sys.argv) > 1 else 28)
+dtypes = (sys.argv[2] if len(sys.argv) > 2 else "float32,float64,int32").split(",")
+reps, samples = 10, 5
+
+
+def random(dtype, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    if dtype.is_floating_point:
+        return torch.rand(n, dtype=dtype, device="cuda", generator=g)
+    return torch.randint(0, 2 ** 20, (n,), dtype=dtype, device="cuda", generator=g)
+
+
+for name in dtypes:
+    dtype = getattr(torch, name)
+    x, y = random(dtype, 1), random(dtype, 2)
+    nbytes = x.element_size() * n
+    cases = [("sum", lambda: torch.sum(x), nbytes)]
+    if dtype == torch.float32:
+        cases.append(("sum_float64", lambda: torch.sum(x, dtype=torch.float64), nbytes))
+    if dtype.is_floating_point:
+        cases.append(("norm", lambda: torch.linalg.norm(x), nbytes))
+    cases.append(("max_abs_diff", lambda: (x - y).abs().max(), 2 * nbytes))
+    cases += [(case + "_item", lambda fn=fn: fn().item(), read) for case, fn, read in cases]
+    for case, fn, read in cases:
+        t = device_time(fn, reps, samples)
+        emit(bench="reduce_" + case, impl="pytorch", device=device_name(), dtype=name, n=n, ms=t * 1e3,
+             gbs=read / t / 1e9, value=float(fn()))
+    del x, y
+    torch.cuda.empty_cache()
