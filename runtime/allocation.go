@@ -8,19 +8,28 @@ import (
 	"github.com/gluaproject/glua/pool"
 )
 
-// alloc takes a buffer for an array of the given shape from the pool.
-func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
+// arrayBytes checks what every new array, on the device or the host, must
+// be (a usable runtime, a dtype, a shape) and returns its size.
+func (rt *Runtime) arrayBytes(shape []int, dt device.DType) (uint64, error) {
 	if err := rt.usable(); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if !dt.Valid() {
-		return nil, fmt.Errorf("invalid dtype %s", dt)
+		return 0, fmt.Errorf("invalid dtype %s", dt)
 	}
 	if err := checkShape(shape); err != nil {
+		return 0, err
+	}
+	return uint64(product(shape)) * uint64(dt.Size()), nil
+}
+
+// alloc takes a buffer for an array of the given shape from the pool.
+func (rt *Runtime) alloc(shape []int, dt device.DType) (*buffer, error) {
+	nbytes, err := rt.arrayBytes(shape, dt)
+	if err != nil {
 		return nil, err
 	}
 	rt.drain()
-	nbytes := uint64(product(shape)) * uint64(dt.Size())
 	b := &buffer{rt: rt, dtype: dt}
 	if err := rt.pool.AllocInto(&b.blk, nbytes, rt.orderStream()); err != nil {
 		rt.explainOOM(err)

@@ -45,16 +45,10 @@ func (rt *Runtime) NewStaging(n int, dt device.DType) (*HostArray, error) {
 }
 
 func (rt *Runtime) newHostArray(shape []int, dt device.DType, pinned, zero bool) (*HostArray, error) {
-	if err := rt.usable(); err != nil {
+	nbytes, err := rt.arrayBytes(shape, dt)
+	if err != nil {
 		return nil, err
 	}
-	if !dt.Valid() {
-		return nil, fmt.Errorf("invalid dtype %s", dt)
-	}
-	if err := checkShape(shape); err != nil {
-		return nil, err
-	}
-	nbytes := uint64(product(shape)) * uint64(dt.Size())
 	if err := rt.reserveHost(nbytes); err != nil {
 		return nil, err
 	}
