@@ -17,6 +17,15 @@ type heldComm struct{ device.Comm }
 func (heldComm) DeviceBytes() uint64 { return 300 << 20 }
 func (heldComm) Close() error        { return nil }
 
+// newCPUWith is a CPU runtime whose backend wrap wraps, for fakes of
+// what the CPU backend lacks (communicators, priorities).
+func newCPUWith(t *testing.T, wrap func(*cpu.Backend) runtime.Backend) *runtime.Runtime {
+	t.Helper()
+	restore := runtime.WrapBackend(func(b runtime.Backend) runtime.Backend { return wrap(b.(*cpu.Backend)) })
+	defer restore()
+	return newCPU(t, runtime.Options{})
+}
+
 type heldCommBackend struct{ *cpu.Backend }
 
 func (heldCommBackend) OpenComm(context.Context, device.CommConfig) (device.Comm, error) {
@@ -26,12 +35,7 @@ func (heldCommBackend) OpenComm(context.Context, device.CommConfig) (device.Comm
 // The device memory a group holds outside the pool is in pool.status()
 // while the group is open, and gone from it once it is closed.
 func TestStatusShowsWhatAGroupHoldsOutsideThePool(t *testing.T) {
-	restore := runtime.WrapBackend(func(b runtime.Backend) runtime.Backend { return heldCommBackend{b.(*cpu.Backend)} })
-	var rt *runtime.Runtime
-	func() {
-		defer restore()
-		rt = newCPU(t, runtime.Options{})
-	}()
+	rt := newCPUWith(t, func(b *cpu.Backend) runtime.Backend { return heldCommBackend{b} })
 	c, err := rt.OpenComm(context.Background(), device.CommConfig{Rank: 0, Size: 2, Addr: "127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
@@ -72,12 +76,7 @@ func (b abortableBackend) OpenComm(context.Context, device.CommConfig) (device.C
 func TestAbortCommsAbortsEveryGroupOnceInsteadOfClosingIt(t *testing.T) {
 	var closed, aborted int
 	fake := abortableComm{closed: &closed, aborted: &aborted}
-	restore := runtime.WrapBackend(func(b runtime.Backend) runtime.Backend { return abortableBackend{b.(*cpu.Backend), fake} })
-	var rt *runtime.Runtime
-	func() {
-		defer restore()
-		rt = newCPU(t, runtime.Options{})
-	}()
+	rt := newCPUWith(t, func(b *cpu.Backend) runtime.Backend { return abortableBackend{b, fake} })
 	for range 2 {
 		if _, err := rt.OpenComm(context.Background(), device.CommConfig{Rank: 0, Size: 2, Addr: "127.0.0.1:1"}); err != nil {
 			t.Fatal(err)
@@ -128,14 +127,9 @@ func (b priorityBackend) NewPriorityStream() (device.Stream, error) {
 // instead of after that product's last wave.
 func TestAsynchronousGatherRunsOnAPriorityStream(t *testing.T) {
 	var on, high []device.Stream
-	restore := runtime.WrapBackend(func(b runtime.Backend) runtime.Backend {
-		return priorityBackend{b.(*cpu.Backend), gatherComm{on: &on}, &high}
+	rt := newCPUWith(t, func(b *cpu.Backend) runtime.Backend {
+		return priorityBackend{b, gatherComm{on: &on}, &high}
 	})
-	var rt *runtime.Runtime
-	func() {
-		defer restore()
-		rt = newCPU(t, runtime.Options{})
-	}()
 	c, err := rt.OpenComm(context.Background(), device.CommConfig{Rank: 0, Size: 2, Addr: "127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
