@@ -9,3 +9,11 @@ var (
 	IntScalars    = intScalars
 	IntAt         = intAt
 )
+
+// The GPU tests place sizes around a row of a block's threads, a block's
+// share and the largest grid.
+const (
+	ReduceThreads   = reduceThreads
+	ReducePerBlock  = reducePerBlock
+	ReduceMaxBlocks = reduceMaxBlocks
+)

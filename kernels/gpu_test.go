@@ -479,9 +479,10 @@ func spreadValues(rng *rand.Rand, dt device.DType, n int) []byte {
 }
 
 // TestGPUReductionsGiveTheCPUBackendsBits: sizes around a vector (16
-// bytes), a row of a block's 256 threads, a block's share (2048
-// elements) and the largest grid (4096 blocks), from aligned arrays
-// (16-byte loads) and from views one element in (one element at a time).
+// bytes), a row of a block's threads, a block's share
+// (kernels.ReducePerBlock elements) and the largest grid
+// (kernels.ReduceMaxBlocks blocks), from aligned arrays (16-byte loads)
+// and from views one element in (one element at a time).
 func TestGPUReductionsGiveTheCPUBackendsBits(t *testing.T) {
 	b := gpu(t)
 	g := kernels.NewGPU(b)
@@ -489,10 +490,11 @@ func TestGPUReductionsGiveTheCPUBackendsBits(t *testing.T) {
 	scratch := reduceScratch(t, b)
 	for _, dt := range device.DTypes {
 		lanes := 16 / dt.Size()
-		sizes := []int{1, 2, lanes - 1, lanes, lanes + 1, 256*lanes - 1, 256*lanes + 1, 2047, 2048, 2049,
-			2048*5 + lanes/2, 1<<20 + 3}
+		row, per, full := kernels.ReduceThreads*lanes, kernels.ReducePerBlock, kernels.ReducePerBlock*kernels.ReduceMaxBlocks
+		sizes := []int{1, 2, lanes - 1, lanes, lanes + 1, row - 1, row + 1, per - 1, per, per + 1,
+			per*5 + lanes/2, 1<<20 + 3}
 		if dt == device.Float32 || dt == device.Float64 || dt == device.Int32 {
-			sizes = append(sizes, 2048*4096-1, 2048*4096+lanes+1)
+			sizes = append(sizes, full-1, full+lanes+1)
 		}
 		for _, n := range sizes {
 			if n < 1 {

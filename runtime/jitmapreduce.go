@@ -85,12 +85,15 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, 
 func (rt *Runtime) mapReduceOnDevice(v *mapReduceVariant, n int, args []any) (float64, error) {
 	d := v.first.prog.Params[0].Array.DType
 	g := jit.ReduceGrid(n)
-	partials, err := rt.Zeros([]int{g}, d)
+	// Neither needs zeros: every block of the first kernel has an element
+	// and writes its partial, and the second always writes the result; a
+	// memset each would be two more operations on the stream per call.
+	partials, err := rt.DeviceArray([]int{g}, d)
 	if err != nil {
 		return 0, err
 	}
 	defer partials.Free()
-	result, err := rt.Zeros([]int{1}, d)
+	result, err := rt.DeviceArray([]int{1}, d)
 	if err != nil {
 		return 0, err
 	}

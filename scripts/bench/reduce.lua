@@ -1,7 +1,10 @@
 -- Reductions of 2^28 elements (2^16 on the CPU backend) in float32, float64
 -- and int32: kernels.sum, kernels.norm, kernels.max_abs_diff and a
--- kernels.map_reduce sum, device time per call (B.device_time) and GB/s
--- read. Each call waits for its number, as a Lua caller does.
+-- kernels.map_reduce sum: device time per call (B.device_time, ms and
+-- gbs) and host time per call (B.wall_time, wall_ms and wall_gbs), GB/s
+-- counting the bytes read. Each call waits for its number, as a Lua
+-- caller does, so the fair peers are reduce.py's <case>_item lines on
+-- either clock, and its plain lines' device time as the kernels' bound.
 -- Peer: reduce.py (torch.sum, torch.linalg.norm, (a - b).abs().max()).
 --   glua scripts/bench/reduce.lua [log2 elements] [dtype,...]
 local B = dofile((arg[0]:match("(.*/)") or "./") .. "_bench.lua")
@@ -39,8 +42,9 @@ for _, dtype in ipairs(dtypes) do
   for _, c in ipairs(cases) do
     local name, fn, read = c[1], c[2], c[3]
     local t = B.device_time(fn, reps, samples)
+    local w = B.wall_time(fn, reps, samples)
     B.emit({ bench = "reduce_" .. name, impl = "glua", device = device, dtype = dtype, n = n, ms = t * 1e3,
-      gbs = read / t / 1e9, value = fn() })
+      gbs = read / t / 1e9, wall_ms = w * 1e3, wall_gbs = read / w / 1e9, value = fn() })
   end
   x:free()
   y:free()

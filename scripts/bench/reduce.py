@@ -1,10 +1,11 @@
 """Peer of reduce.lua: torch.sum, torch.linalg.norm and (a - b).abs().max()
 of 2^28 elements in float32, float64 and int32, and for float32 also
-torch.sum(dtype=torch.float64), the accumulation glua does. Device time per
-call from CUDA events. Each case runs twice: with the result left on the
-device (the kernels' time alone), and as <case>_item with .item(), which
-waits for the number as a glua reduction, which returns a Lua number,
-always does.
+torch.sum(dtype=torch.float64), the accumulation glua does. Each case runs
+twice: with the result left on the device (the kernels' time alone), and
+as <case>_item with .item(), which waits for the number as a glua
+reduction, which returns a Lua number, always does. Each line has both
+clocks: ms (device time per call from CUDA events) and wall_ms (host
+time per call, synchronizing after each sample), as reduce.lua's.
 
     python3 reduce.py [log2 elements] [dtype,...]
 """
@@ -12,7 +13,7 @@ import sys
 
 import torch
 
-from _peer import device_time, emit, device_name
+from _peer import device_name, device_time, emit, wall_time
 
 n = 2 ** (int(sys.argv[1]) if len(sys.argv) > 1 else 28)
 dtypes = (sys.argv[2] if len(sys.argv) > 2 else "float32,float64,int32").split(",")
@@ -39,7 +40,8 @@ for name in dtypes:
     cases += [(case + "_item", lambda fn=fn: fn().item(), read) for case, fn, read in cases]
     for case, fn, read in cases:
         t = device_time(fn, reps, samples)
+        w = wall_time(fn, reps, samples)
         emit(bench="reduce_" + case, impl="pytorch", device=device_name(), dtype=name, n=n, ms=t * 1e3,
-             gbs=read / t / 1e9, value=float(fn()))
+             gbs=read / t / 1e9, wall_ms=w * 1e3, wall_gbs=read / w / 1e9, value=float(fn()))
     del x, y
     torch.cuda.empty_cache()

@@ -1,0 +1,44 @@
+package runtime_test
+
+import (
+	"math"
+	"testing"
+)
+
+// kernels.map_reduce combines in an order that depends on the number of
+// elements only, so the GPU gives the CPU evaluator's bits: for each
+// named op and a function op, over sizes that leave a block partly
+// empty, fill exactly one block, and pass the largest grid (1024 blocks
+// of 256), in float32, float64 and int32.
+func TestGPUMapReduceGivesTheCPUBackendsBits(t *testing.T) {
+	gpu, cpu := onGPUAndCPU(t, `
+cuda, kernels = require("cuda"), require("kernels")
+got = {}
+for _, n in ipairs({ 1, 255, 256, 257, 256 * 1024 - 1, 256 * 1024 + 1 }) do
+  for _, dtype in ipairs({ "float32", "float64", "int32" }) do
+    local x = cuda.rand(n, "float32", SEED)
+    kernels.scale(x, 2000)
+    kernels.add_scalar(x, -1000)
+    if dtype ~= "float32" then
+      local y = cuda.device_array(n, dtype)
+      kernels.copy(y, x)
+      x:free()
+      x = y
+    end
+    for _, op in ipairs({ "sum", "max", "min" }) do
+      got[#got + 1] = kernels.map_reduce(function(v) return v end, op, x)
+    end
+    got[#got + 1] = kernels.map_reduce(function(v) return v end, function(a, b) return a + b end, x)
+    x:free()
+  end
+end
+`)
+	for i := range gpu {
+		if math.Float64bits(gpu[i]) != math.Float64bits(cpu[i]) {
+			t.Errorf("result %d: the GPU gives %v, the CPU backend %v", i+1, gpu[i], cpu[i])
+		}
+	}
+	if len(gpu) != 6*3*4 {
+		t.Fatalf("%d results, want %d", len(gpu), 6*3*4)
+	}
+}
