@@ -28,14 +28,21 @@ type Config struct {
 	// device.DataCentreLimits. LimitsNote says where they came from.
 	Limits     device.Limits
 	LimitsNote string
+	// LimitsFrom, when set and Limits is zero, gives the limits and their
+	// note at the first launch or Describe instead. Reading a GPU's limits
+	// starts its driver, which costs every process a fraction of a second
+	// and queues behind every other process doing it; a CPU-backend job
+	// that launches no kernel (a launcher, a rank moving data) must not
+	// wait for a GPU it never uses.
+	LimitsFrom func() (device.Limits, string)
 }
 
 // Backend is the host backend. It is safe for concurrent use.
 type Backend struct {
-	capacity   uint64
-	threads    int
-	limits     device.Limits
-	limitsNote string
+	capacity uint64
+	threads  int
+	// limits gives the launch limits and where they came from, read once.
+	limits func() (device.Limits, string)
 
 	mu        sync.Mutex
 	closed    bool
@@ -80,16 +87,20 @@ func New(cfg Config) (*Backend, error) {
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	limits, note := cfg.Limits, cfg.LimitsNote
-	if limits == (device.Limits{}) {
-		limits = device.DataCentreLimits()
-		note = "those of an " + limits.Device
+	limits := func() (device.Limits, string) { return cfg.Limits, cfg.LimitsNote }
+	if cfg.Limits == (device.Limits{}) {
+		limits = func() (device.Limits, string) {
+			l := device.DataCentreLimits()
+			return l, "those of an " + l.Device
+		}
+		if cfg.LimitsFrom != nil {
+			limits = cfg.LimitsFrom
+		}
 	}
 	return &Backend{
 		capacity:   cfg.Capacity,
 		threads:    threads,
-		limits:     limits,
-		limitsNote: note,
+		limits:     sync.OnceValues(limits),
 		live:       btree.NewG(16, func(a, b *allocation) bool { return a.base < b.base }),
 		next:       addressBase,
 		streams:    map[device.Stream]struct{}{},

@@ -16,5 +16,5 @@
 // exception is a stream recording a graph (graph.go): the work queued on
 // it, the runtime's kernels included (through Run), is kept to run at each
 // launch of the graph. Launch limits are those of the GPU the backend
-// stands in for (limits.go).
+// stands in for (limits.go), read at the first launch that needs them.
 package cpu

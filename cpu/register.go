@@ -5,6 +5,7 @@ import (
 
 	"github.com/gluaproject/glua/backend"
 	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/device"
 )
 
 var _ backend.Backend = (*Backend)(nil)
@@ -24,8 +25,8 @@ func open(cfg config.Config) (backend.Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cpu.memory: %w", err)
 	}
-	limits, note := backend.DeviceLimits(cfg)
-	b, err := New(Config{Capacity: capacity, Threads: cfg.CPU.Threads, Limits: limits, LimitsNote: note})
+	limits := func() (device.Limits, string) { return backend.DeviceLimits(cfg) }
+	b, err := New(Config{Capacity: capacity, Threads: cfg.CPU.Threads, LimitsFrom: limits})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -371,5 +372,36 @@ func TestInfoShowsTheRankEnvironmentFound(t *testing.T) {
 	r := runGlua(t, "--nproc", "2", "--allow-oversubscribe", "--info")
 	for rank := range 2 {
 		expect(t, r, 0, fmt.Sprintf(`(?m)^\[%d\] rank environment: rank %d of 2 \(local %d\), from glua; master 127\.0\.0\.1:\d+$`, rank, rank, rank), "")
+	}
+}
+
+// A CPU-backend job that launches no kernel never starts the GPU driver:
+// on a GPU host each start costs a process a fraction of a second, and the
+// driver queues the starts of every process (a launcher, its ranks, many
+// jobs at once). The driver here is a named pipe that never answers, so a
+// glua that opens it hangs.
+func TestACPUJobThatLaunchesNoKernelNeverWaitsForTheGPUDriver(t *testing.T) {
+	t.Parallel()
+	driver := filepath.Join(t.TempDir(), "libcuda.so.1")
+	if err := syscall.Mkfifo(driver, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	script := "local dist, cuda = require('dist'), require('cuda') local x = cuda.ones({10}) " +
+		"dist.all_reduce(x, 'sum') print(dist.rank(), x[1])"
+	cmd := exec.CommandContext(ctx, gluaBin, "--nproc", "2", "--backend", "cpu", "--allow-oversubscribe", "-e", script)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(cleanEnv(t), "GLUA_LIBCUDA="+driver)
+	cmd.WaitDelay = time.Second
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the job was still running after %v: it waited for the GPU driver; output:\n%s", time.Since(start), out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	slices.Sort(lines)
+	if want := []string{"[0] 0\t2", "[1] 1\t2"}; err != nil || !slices.Equal(lines, want) {
+		t.Errorf("glua: %v, output %q, want %q", err, lines, want)
 	}
 }
