@@ -18,6 +18,12 @@ func (e *emitter) mapLoop(st *For) {
 	e.line("{")
 	e.depth++
 	e.line("const i64 glua_n = %s;", e.expr(st.Stop))
+	if e.index != "" {
+		e.mapUnits(st, e.index)
+		e.depth--
+		e.line("}")
+		return
+	}
 	e.line("if (index32(glua_n)) {")
 	e.depth++
 	e.mapUnits(st, "u32")

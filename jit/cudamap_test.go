@@ -123,3 +123,41 @@ func TestMapTrapStopsEveryLoop(t *testing.T) {
 	}
 	containsAll(t, vec, []string{"glua_o.e[glua_j] = (int)(lua_mod_checked(glua_err, glua_stop, 1, l1_x, l2_y));"})
 }
+
+// A launch compiles only the entry it runs: MapCUDA writes one entry with
+// one index type, the vector entry only where the map has one.
+func TestMapCUDAWritesOnlyTheEntryALaunchRuns(t *testing.T) {
+	p, err := checkMap(t, `return function(a, x, y) return a * x + y end`,
+		Signature{floatArg, arr(device.Float32, 1), arr(device.Float32, 1)}, device.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		vector, wide bool
+		entry, ix    string
+	}{
+		{true, false, "glua_map_vec", "u32"},
+		{true, true, "glua_map_vec", "i64"},
+		{false, false, "glua_map", "u32"},
+		{false, true, "glua_map", "i64"},
+	} {
+		src, entry := MapCUDA(p, c.vector, c.wide)
+		other := map[string]string{"u32": "i64", "i64": "u32"}[c.ix]
+		switch {
+		case entry != c.entry:
+			t.Errorf("vector=%v wide=%v: entry %q, want %q", c.vector, c.wide, entry, c.entry)
+		case strings.Count(src, "__global__") != 1 || !strings.Contains(src, `__global__ void `+c.entry+"("):
+			t.Errorf("vector=%v wide=%v: want the one entry %s:\n%s", c.vector, c.wide, c.entry, src)
+		case strings.Contains(src, "index32(glua_n)") || !strings.Contains(src, "for ("+c.ix+" glua_b") || strings.Contains(src, "for ("+other+" glua_b"):
+			t.Errorf("vector=%v wide=%v: want only %s loops:\n%s", c.vector, c.wide, c.ix, src)
+		}
+	}
+	mixed, err := checkMap(t, `return function(h, f) return h * f end`,
+		Signature{arr(device.Float16, 1), arr(device.Float32, 1)}, device.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, entry := MapCUDA(mixed, true, false); entry != "glua_map" {
+		t.Errorf("a map of mixed element sizes has no vector entry; MapCUDA gave %q", entry)
+	}
+}

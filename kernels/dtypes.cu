@@ -75,16 +75,16 @@ __device__ inline u16 f32_to_f16(float f) {
     return h;
 }
 
-// binary16 -> float32, exact.
+// binary16 -> float32, exact. The device's conversion is exact for every
+// number and infinity in one instruction, where decoding with integers
+// and branches held float16 arithmetic to 0.87 of PyTorch's bandwidth on
+// the H100; a NaN keeps its sign and payload (sign|0x7f800000|mant<<13),
+// as device.Float16Value, which the device's conversion does not promise.
 __device__ inline float f16_to_f32(u16 h) {
-    u32 sign = (u32)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-    if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (mant << 13));
-    if (exp == 0) {
-        if (mant == 0) return bits_f32(sign);
-        float v = (float)mant / 16777216.0f; // mant * 2^-24, exact
-        return sign ? -v : v;
-    }
-    return bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    u32 nan = ((u32)(h & 0x8000u) << 16) | 0x7f800000u | ((u32)(h & 0x3ffu) << 13);
+    return (h & 0x7fffu) > 0x7c00u ? bits_f32(nan) : f;
 }
 
 // float32 -> bfloat16, round to nearest even; a NaN is kept quiet, as

@@ -752,3 +752,33 @@ func TestGPUFloat32ToFloat16RoundsAsTheGoReferenceForEveryExponent(t *testing.T)
 		t.Errorf("... %d values in all", bad)
 	}
 }
+
+// float16 -> float32 on the device is exact for all 65536 bit patterns,
+// as device.Float16Value: subnormals, both zeros, both infinities, and
+// NaNs with their sign and payload, quiet or signalling.
+func TestGPUFloat16ToFloat32DecodesEveryBitPatternAsTheGoReference(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	const n = 1 << 16
+	src := make([]byte, 2*n)
+	for h := range n {
+		binary.LittleEndian.PutUint16(src[2*h:], uint16(h))
+	}
+	x := place(t, b, src, 0)
+	y := place(t, b, make([]byte, 4*n), 0)
+	if err := g.Copy(device.Float32, y.ptr(), device.Float16, x.ptr(), n, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := y.read(t, "float16 -> float32")
+	bad := 0
+	for h := range n {
+		if g, w := binary.LittleEndian.Uint32(got[4*h:]), math.Float32bits(device.Float16Value(uint16(h))); g != w {
+			if bad++; bad <= 10 {
+				t.Errorf("float16 %#04x -> float32 %#08x on the device, %#08x in Go", h, g, w)
+			}
+		}
+	}
+	if bad > 10 {
+		t.Errorf("... %d patterns in all", bad)
+	}
+}

@@ -58,3 +58,9 @@ func ElementwiseShape(sms, n, size int, vec bool) (grid, block [3]uint32) {
 // reads (dtypes.cu).
 var unitsDefine = fmt.Sprintf("#define GLUA_VECTORS_PER_THREAD %d\n#define GLUA_ELEMENTS_PER_THREAD %d\n",
 	VectorsPerThread, ElementsPerThread)
+
+// Index32 says whether an elementwise kernel over n elements indexes
+// them with 32 bits: dtypes.cu's index32, which the built-ins test on
+// the device and a map's module, written for one index type, is chosen
+// by (jit.MapCUDA).
+func Index32(n int) bool { return n <= 0x7fff0000 }

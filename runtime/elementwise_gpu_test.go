@@ -154,3 +154,33 @@ got = sums
 		}
 	}
 }
+
+// A map's first launch compiles only the entry it runs (a module of one
+// entry and one index type); a launch that needs another entry, as one
+// over arrays not 16-byte aligned does, compiles that one then, and a
+// launch of an entry already made compiles nothing.
+func TestAMapCompilesEachEntryWhenALaunchFirstNeedsIt(t *testing.T) {
+	g := newCUDA(t)
+	src := `
+cuda, kernels = require("cuda"), require("kernels")
+local function made() local s = kernels.cache_stats(); return s.compiles + s.cache_hits end
+local f = function(a, x, y) return a * x + y end
+local x, y, z = cuda.rand(1025, "float32", 1), cuda.rand(1025, "float32", 2), cuda.rand(1025, "float32", 3)
+local c0 = made()
+kernels.map(f, z, 2, x, y)
+local c1 = made()
+kernels.map(f, z, 3, y, x)
+local c2 = made()
+kernels.map(f, z:rows(2, 1025), 2, x:rows(1, 1024), y:rows(1, 1024))
+local c3 = made()
+kernels.map(f, z:rows(2, 1025), 2, x:rows(2, 1025), y:rows(1, 1024))
+got = {c1 - c0, c2 - c1, c3 - c2, made() - c3}
+`
+	got := luaNumbers(t, g, src)
+	want := []float64{1, 0, 1, 0}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("modules made by launch %d: %v, want %v (all: %v)", i+1, got[i], want[i], got)
+		}
+	}
+}

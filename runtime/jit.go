@@ -26,11 +26,16 @@ type JITKernel struct {
 
 type jitVariant struct {
 	prog   *jit.Program
-	kernel *Kernel // nil on a host backend
-	// vec is a map's entry over 16-byte vectors (jit.Program.VectorEntry),
-	// nil where it has none or on a host backend.
-	vec *Kernel
+	kernel *Kernel // nil on a host backend, and for a map
+	// entries are a map's kernels, each a module of one entry
+	// (jit.MapCUDA), compiled when a launch first needs it; guarded by
+	// kernelPart's maps.mu.
+	entries map[mapEntry]*Kernel
 }
+
+// mapEntry is which entry of a map a launch runs: over 16-byte vectors
+// or over elements, with 64-bit indices or 32-bit ones.
+type mapEntry struct{ vector, wide bool }
 
 // jitOptions are the NVRTC options of translated kernels: no contraction
 // into fma, so that float32 work rounds as the CPU evaluator's does.
@@ -170,19 +175,33 @@ func (rt *Runtime) readyVariant(prog *jit.Program) (*jitVariant, error) {
 	if _, host := rt.backend.(HostMemory); host {
 		return v, nil
 	}
-	cb, source, module, params := rt.backend.(KernelCompiler), jit.CUDA(prog), prog.Name+".cu", jitParams(prog)
+	if prog.Map != nil {
+		v.entries = map[mapEntry]*Kernel{}
+		return v, nil // runMap compiles the entry a launch needs
+	}
 	var err error
-	v.kernel, err = rt.newKernel(cb, source, module, prog.Name, jitOptions, params)
+	v.kernel, err = rt.newKernel(rt.backend.(KernelCompiler), jit.CUDA(prog), prog.Name+".cu", prog.Name, jitOptions, jitParams(prog))
 	if err != nil {
 		return nil, err
 	}
-	if entry := prog.VectorEntry(); entry != "" {
-		// the same module: the second entry costs no compile
-		if v.vec, err = rt.newKernel(cb, source, module, entry, jitOptions, params); err != nil {
-			return nil, err
-		}
-	}
 	return v, nil
+}
+
+// mapKernel is v's entry e, compiled the first time a launch needs it.
+func (rt *Runtime) mapKernel(v *jitVariant, e mapEntry) (*Kernel, error) {
+	maps := &rt.kernels.maps
+	maps.mu.Lock()
+	defer maps.mu.Unlock()
+	if k, ok := v.entries[e]; ok {
+		return k, nil
+	}
+	source, entry := jit.MapCUDA(v.prog, e.vector, e.wide)
+	k, err := rt.newKernel(rt.backend.(KernelCompiler), source, v.prog.Name+".cu", entry, jitOptions, jitParams(v.prog))
+	if err != nil {
+		return nil, err
+	}
+	v.entries[e] = k
+	return k, nil
 }
 
 // jitParams are the translated entry's parameters as Kernel checks them.

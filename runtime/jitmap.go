@@ -24,7 +24,8 @@ type mapFunc struct {
 // elements and ending in `return expr` (jit.ParseMap), each argument an
 // *Array of out's shape (read flat, row-major) or a float64, the same
 // for every element. The result converts to out's dtype as a store into
-// an array does. Translated, and on cuda compiled, once per signature.
+// an array does. Translated once per signature; on cuda each entry
+// (mapEntry) is compiled when a launch first needs it.
 // An argument may be out itself, or a view that partly overlaps it: every
 // argument is read before out is written (overlap.go).
 func (rt *Runtime) Map(tree *ast.FunctionExpr, chunk string, out *Array, args []any) error {
@@ -96,9 +97,10 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 			return jit.Run(v.prog, [3]int{int(grid[0]), 1, 1}, [3]int{int(block[0]), 1, 1}, vals)
 		})
 	}
-	k, vec := v.kernel, v.vec != nil && aligned16(out, args)
-	if vec {
-		k = v.vec
+	vec := v.prog.VectorEntry() != "" && aligned16(out, args)
+	k, err := rt.mapKernel(v, mapEntry{vector: vec, wide: !kernels.Index32(n)})
+	if err != nil {
+		return err
 	}
 	grid, block := kernels.ElementwiseShape(rt.kernels.maps.multiprocessors(rt.backend), n, out.dtype.Size(), vec)
 	vals := []any{out, float64(n)}
