@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -336,6 +337,18 @@ func (d *downloadMemory) cachedBytes() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.cached
+}
+
+// writeDownloadStatus is Status's line on the memory of download arrays,
+// once there is any: it is outside Go's heap and the pool, so that no
+// other figure shows it.
+func (rt *Runtime) writeDownloadStatus(b *strings.Builder) {
+	live, cached := rt.xfer.downloads.live.Load(), rt.xfer.downloads.cachedBytes()
+	if live == 0 && cached == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nHost memory of downloads: %s in new host arrays, %s kept for the next ones (at most %s)",
+		config.FormatSize(uint64(live)), config.FormatSize(uint64(cached)), config.FormatSize(uint64(downloadCacheMax)))
 }
 
 // counts is what take did so far: memory mapped, collections started
