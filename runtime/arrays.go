@@ -75,10 +75,9 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 	if err := a.live(rt, ""); err != nil {
 		return nil, err
 	}
-	fresh := false
 	if dst == nil {
 		var err error
-		if dst, fresh, err = rt.newDownloadArray(a.shape, a.dtype); err != nil {
+		if dst, err = rt.newDownloadArray(a.shape, a.dtype); err != nil {
 			return nil, err
 		}
 	} else if err := sameLayout("destination", dst.shape, dst.dtype, "array", a.shape, a.dtype); err != nil {
@@ -92,7 +91,7 @@ func (a *Array) CopyToHost(dst *HostArray) (*HostArray, error) {
 	if err := rt.uncapturable("a copy to the host"); err != nil {
 		return nil, err
 	}
-	if err := rt.downloadInto(dst, a.ptr(), fresh); err != nil {
+	if err := rt.downloadInto(dst, a.ptr()); err != nil {
 		return nil, err
 	}
 	return dst, nil
@@ -144,15 +143,11 @@ func (a *Array) upload(h *HostArray) error {
 
 // downloadInto copies dst's size in bytes from src into dst; pageable
 // bytes go through a Stager when there are enough of them, and a mapped
-// file's are written by Go code, as upload reads them. fresh says that
-// dst was made for this download in memory not written before
-// (newDownloadArray): its pages may not be there yet. Memory reused from
-// a dropped download array has them, and asking the kernel for them again
-// would cost a walk of their entries beside every piece.
-func (rt *Runtime) downloadInto(dst *HostArray, src device.Ptr, fresh bool) error {
+// file's are written by Go code, as upload reads them.
+func (rt *Runtime) downloadInto(dst *HostArray, src device.Ptr) error {
 	defer goruntime.KeepAlive(dst)
 	if !dst.pinned {
-		if staged, err := rt.stagedDownload(dst.data, src, fresh); staged {
+		if staged, err := rt.stagedDownload(dst.data, src); staged {
 			return err
 		}
 	}

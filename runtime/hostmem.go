@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,31 +142,28 @@ func (rt *Runtime) trackHost(h *HostArray) *HostArray {
 // ran at 5–12 GB/s against 36–50 into existing ones. The memory is given
 // back (for reuse) once the array and its views are unreachable, as a
 // mapped file is unmapped then, and counts against the host limit as any
-// host array does. fresh says that the memory was not written before, so
-// that its pages may not be there yet; reused memory has them all.
-func (rt *Runtime) newDownloadArray(shape []int, dt device.DType) (h *HostArray, fresh bool, err error) {
+// host array does.
+func (rt *Runtime) newDownloadArray(shape []int, dt device.DType) (*HostArray, error) {
 	nbytes := product(shape) * dt.Size()
 	if nbytes < stagedMin {
-		h, err = rt.NewHostArray(shape, dt, false)
-		return h, true, err
+		return rt.NewHostArray(shape, dt, false)
 	}
 	if err := rt.usable(); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if err := rt.reserveHost(uint64(nbytes)); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	m, fresh, err := rt.xfer.downloads.take(nbytes)
+	m, err := rt.xfer.downloads.take(nbytes)
 	if errors.Is(err, anonmem.ErrUnsupported) {
-		h, err = rt.NewHostArray(shape, dt, false)
-		return h, true, err
+		return rt.NewHostArray(shape, dt, false)
 	}
 	if err != nil {
-		return nil, false, &HostOOMError{Requested: uint64(nbytes), Available: config.AvailableMemory()}
+		return nil, &HostOOMError{Requested: uint64(nbytes), Available: config.AvailableMemory()}
 	}
 	owner := &downloadPages{}
 	goruntime.AddCleanup(owner, rt.xfer.downloads.give, m)
-	return rt.trackHost(&HostArray{data: m.Bytes()[:nbytes:nbytes], shape: append([]int(nil), shape...), dtype: dt, owner: owner}), fresh, nil
+	return rt.trackHost(&HostArray{data: m.Bytes()[:nbytes:nbytes], shape: append([]int(nil), shape...), dtype: dt, owner: owner}), nil
 }
 
 // downloadPages owns a download array's mapped memory: its cleanup gives
@@ -226,8 +224,8 @@ const collectWait = 100 * time.Millisecond
 func downloadClass(n int) int { return (n + anonmem.Huge - 1) / anonmem.Huge * anonmem.Huge }
 
 // take is memory for an n-byte download array: a cached mapping of its
-// class, or a new one (fresh).
-func (d *downloadMemory) take(n int) (m *anonmem.Mapping, fresh bool, err error) {
+// class, or a new one.
+func (d *downloadMemory) take(n int) (m *anonmem.Mapping, err error) {
 	class := downloadClass(n)
 	d.mu.Lock()
 	m = d.popLocked(class)
@@ -248,17 +246,18 @@ func (d *downloadMemory) take(n int) (m *anonmem.Mapping, fresh bool, err error)
 	if d.since += int64(n); d.since >= d.paceLocked() && d.ahead == nil && !d.closed {
 		d.collectAheadLocked()
 	}
-	if fresh = m == nil; fresh {
+	fresh := m == nil
+	if fresh {
 		d.maps++
 	}
 	d.mu.Unlock()
 	if fresh {
 		if m, err = anonmem.Map(class); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 	}
 	d.live.Add(int64(class))
-	return m, fresh, nil
+	return m, nil
 }
 
 // paceLocked is how many bytes go out between two collections.
@@ -336,6 +335,18 @@ func (d *downloadMemory) cachedBytes() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.cached
+}
+
+// writeDownloadStatus is Status's line on the memory of download arrays,
+// once there is any: it is outside Go's heap and the pool, so that no
+// other figure shows it.
+func (rt *Runtime) writeDownloadStatus(b *strings.Builder) {
+	live, cached := rt.xfer.downloads.live.Load(), rt.xfer.downloads.cachedBytes()
+	if live == 0 && cached == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nHost memory of downloads: %s in new host arrays, %s kept for the next ones (at most %s)",
+		config.FormatSize(uint64(live)), config.FormatSize(uint64(cached)), config.FormatSize(uint64(downloadCacheMax)))
 }
 
 // counts is what take did so far: memory mapped, collections started

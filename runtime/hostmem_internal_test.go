@@ -7,38 +7,37 @@ import (
 	"github.com/gluaproject/glua/internal/anonmem"
 )
 
-// Memory that a dropped download array gave back has every page already,
-// and take says so: the download into it then skips asking the kernel for
-// its pages, which costs a walk of their entries beside every piece.
-func TestDownloadMemoryCallsOnlyNewMappingsFresh(t *testing.T) {
+// A download array's memory comes from the cache when a dropped array of
+// its huge-page class left some, and is mapped afresh only otherwise.
+func TestDownloadMemoryMapsOnlyWhatTheCacheLacks(t *testing.T) {
 	var d downloadMemory
 	defer d.release(true)
-	m, fresh, err := d.take(5 << 20)
+	m, err := d.take(5 << 20)
 	if errors.Is(err, anonmem.ErrUnsupported) {
 		t.Skip(err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !fresh {
-		t.Error("new memory of the first download is not called fresh")
+	if maps, _, _ := d.counts(); maps != 1 {
+		t.Errorf("the first download mapped %d times, want once", maps)
 	}
 	clear(m.Bytes())
 	d.give(m)
-	again, fresh, err := d.take(5<<20 + 7) // the same huge-page class
+	again, err := d.take(5<<20 + 7) // the same huge-page class
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fresh || again != m {
-		t.Errorf("the second download got fresh %v, the first one's memory %v; want the cached memory, not fresh", fresh, again == m)
+	if maps, _, _ := d.counts(); maps != 1 || again != m {
+		t.Errorf("the second download of the class: %d mappings in all, the first one's memory %v; want the cached memory", maps, again == m)
 	}
 	d.give(again)
-	other, fresh, err := d.take(9 << 20) // a class the cache has none of
+	other, err := d.take(9 << 20) // a class the cache has none of
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !fresh {
-		t.Error("memory mapped for a size the cache has none of is not called fresh")
+	if maps, _, _ := d.counts(); maps != 2 || other == m {
+		t.Errorf("a class the cache has none of: %d mappings in all, want a second one", maps)
 	}
 	d.give(other)
 }

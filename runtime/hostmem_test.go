@@ -260,3 +260,41 @@ func TestDownloadsInALoopOfDroppedArraysLandExactly(t *testing.T) {
 		}
 	})
 }
+
+// The memory of download arrays is outside Go's heap and the pool, so
+// pool.status() has a line of its own for it: what live arrays hold, and
+// what dropped ones left for the next downloads, with the most that is
+// kept. A runtime that downloaded nothing into new arrays has no line.
+func TestMemoryStatusShowsTheMemoryOfDownloadArrays(t *testing.T) {
+	eachBackend(t, func(t *testing.T, rt *runtime.Runtime) {
+		if s := rt.Status(); strings.Contains(s, "downloads") {
+			t.Fatalf("before any download, the status has a line on their memory:\n%s", s)
+		}
+		a, err := rt.Zeros([]int{5 << 20}, runtime.Uint8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Free()
+		h, err := a.CopyToHost(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live, _ := rt.DownloadBytes(); live == 0 {
+			t.Skip("no anonymous mappings on this system")
+		}
+		want := "Host memory of downloads: 6.0 MiB in new host arrays, 0 B kept for the next ones (at most 2.0 GiB)"
+		if s := rt.Status(); !strings.Contains(s, want) {
+			t.Errorf("with a 5 MiB download array live, the status lacks %q:\n%s", want, s)
+		}
+		goruntime.KeepAlive(h)
+		h = nil
+		collectUntil(t, "the dropped download's memory is still held", func() bool {
+			live, _ := rt.DownloadBytes()
+			return live == 0
+		})
+		want = "Host memory of downloads: 0 B in new host arrays, 6.0 MiB kept for the next ones (at most 2.0 GiB)"
+		if s := rt.Status(); !strings.Contains(s, want) {
+			t.Errorf("once the array is dropped, the status lacks %q:\n%s", want, s)
+		}
+	})
+}

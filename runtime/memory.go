@@ -132,6 +132,7 @@ func (rt *Runtime) Status() string {
 		fmt.Fprintf(&b, "Outside the pool: %s of NCCL's for the group of processes (in the effective usage above; not in the pool's usage or its limits)\n", config.FormatSize(n))
 	}
 	rt.writePinnedStatus(&b)
+	rt.writeDownloadStatus(&b)
 	return b.String()
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/gluaproject/glua/device"
-	"github.com/gluaproject/glua/internal/prefault"
 	"github.com/gluaproject/glua/npy"
 )
 
@@ -34,11 +33,10 @@ func (rt *Runtime) stagedUpload(a *Array, data []byte) (ok bool, err error) {
 // stagedDownload is stagedUpload's other direction: the bus writes pieces
 // of src into pinned slots and threads copy each out into data once its
 // copy has ended. The driver's own copy into pageable memory runs at
-// about 15 GB/s on the H100's host, under a third of the bus. fresh says
-// that data's pages may not be there yet (a new download array's).
-func (rt *Runtime) stagedDownload(data []byte, src device.Ptr, fresh bool) (ok bool, err error) {
+// about 15 GB/s on the H100's host, under a third of the bus.
+func (rt *Runtime) stagedDownload(data []byte, src device.Ptr) (ok bool, err error) {
 	return rt.staged(len(data), func(st *Stager, ac AsyncCopier) error {
-		return st.copyOut(ac, rt.streams.own, data, src, fresh)
+		return st.copyOut(ac, rt.streams.own, data, src)
 	})
 }
 
@@ -62,15 +60,17 @@ func (rt *Runtime) staged(n int, copy func(*Stager, AsyncCopier) error) (ok bool
 
 // copyOut copies the bytes at base into data through the slots: each
 // thread keeps a piece in flight on the bus in one slot while it copies
-// the piece before out of the other. Into fresh memory, a thread also
-// asks the kernel for each piece's pages while the bus fills its slot,
-// so that faults, and the zeroing of the pages they bring, are paid
-// beside the transfer rather than after it, in the copy out; where the
-// pages are there already, the request costs a walk of their entries.
-// The request leaves the memory's huge-page advice alone (Populate): the
-// mapping has it, and advising each piece again would take the address
-// space's write lock, so that the threads' requests wait for one another.
-func (st *Stager) copyOut(ac AsyncCopier, handle device.Stream, data []byte, base device.Ptr, fresh bool) error {
+// the piece before out of the other. Where data's pages are not there yet
+// (a new download array's fresh memory, advised for huge pages), the copy
+// out faults them in, each thread its own pieces. Asking the kernel for
+// each piece's pages ahead of the copy (MADV_POPULATE_WRITE) was slower:
+// its requests from many threads wait for one another, where first writes
+// do not. On a 64-core H200 host, 1 GiB of fresh memory filled at 8 GB/s
+// by such requests on 12 threads against 21 GB/s by copies on the same
+// threads (scripts/bench/pagefault.c), and first downloads into new 1 GiB
+// and 4 GiB arrays ran at 36-48 GB/s with the requests and at 43-48
+// without, 0.90-0.96 of downloads into existing arrays.
+func (st *Stager) copyOut(ac AsyncCopier, handle device.Stream, data []byte, base device.Ptr) error {
 	b := st.rt.backend
 	return st.spread(len(data), func(mine []stageSlot, claim func() (lo, hi int, ok bool)) error {
 		type piece struct {
@@ -94,9 +94,6 @@ func (st *Stager) copyOut(ac AsyncCopier, handle device.Stream, data []byte, bas
 				}
 				slot.queued = true
 				queue = append(queue, piece{slot, data[lo:hi]})
-				if fresh { // memory of anonmem.Map, advised for huge pages when mapped
-					_ = prefault.Populate(data[lo:hi]) // refused: the copy out faults the pages in
-				}
 			}
 			if len(queue) == 0 {
 				return nil

@@ -57,18 +57,3 @@ func Pages(b []byte, threads int, stop *atomic.Bool) error {
 	}
 	return nil
 }
-
-// Populate asks the kernel for every page of b, writable, on the calling
-// goroutine, and leaves b's huge-page advice as it is: for memory advised
-// once when it was mapped, faulted in piece by piece by several threads
-// side by side (a download into a new array). Pages advises each b it is
-// given, which takes the address space's write lock, so that threads
-// asking for pieces of one mapping would each wait for all the others'
-// requests in turn. Its answers are Pages'.
-func Populate(b []byte) error {
-	lo, hi := inner(b)
-	if lo >= hi {
-		return nil
-	}
-	return populate(b[lo:hi])
-}

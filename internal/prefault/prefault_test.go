@@ -51,33 +51,6 @@ func TestPagesMakesMemoryResident(t *testing.T) {
 	}
 }
 
-// Populate backs a piece of memory with pages on the caller's goroutine,
-// leaving the pages around it alone and its contents as they are.
-func TestPopulateMakesAPieceResident(t *testing.T) {
-	b := fresh(t, 24<<20)
-	if before, err := resident(b); err != nil {
-		t.Skip("no way to see residency here:", err)
-	} else if before > len(b)/10 {
-		t.Fatalf("%d of %d bytes resident before any write", before, len(b))
-	}
-	b[8<<20] = 7
-	piece := b[8<<20 : 16<<20]
-	if err := Populate(piece); errors.Is(err, ErrRefused) {
-		t.Skip(err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := resident(piece); got != len(piece) {
-		t.Fatalf("%d of %d bytes of the piece resident after Populate", got, len(piece))
-	}
-	if got, _ := resident(b[:4<<20]); got > 2<<20 {
-		t.Errorf("%d bytes resident before the piece; Populate asked for memory outside it", got)
-	}
-	if b[8<<20] != 7 || !bytes.Equal(piece[1:], make([]byte, len(piece)-1)) {
-		t.Fatal("Populate changed the piece's contents")
-	}
-}
-
 // Pages must leave what is written, before it and while it runs, as it is.
 func TestPagesKeepsContents(t *testing.T) {
 	b := fresh(t, 48<<20)

@@ -5,11 +5,15 @@
 -- line's of_existing is their ratio, whose target is 0.9 or more, and its
 -- first_gbs the first such download of the size, into memory not used
 -- before. Peer: transfer.py.
---   glua scripts/bench/transfer.lua [MiB]   (default 256 and 1024 on the GPU, 8 on the CPU)
+-- The floor of first_gbs is the host's rate of faulting in and zeroing
+-- fresh pages: pagefault.c measures it.
+--   glua scripts/bench/transfer.lua [MiB ...]   (default 256 and 1024 on the GPU, 8 on the CPU)
 local B = dofile((arg[0]:match("(.*/)") or "./") .. "_bench.lua")
 local cuda = require("cuda")
 
-local sizes = arg[1] and { tonumber(arg[1]) } or (B.gpu and { 256, 1024 } or { 8 })
+local sizes = {}
+for i = 1, #arg do sizes[i] = tonumber(arg[i]) end
+if #sizes == 0 then sizes = B.gpu and { 256, 1024 } or { 8 } end
 local reps = B.gpu and 10 or 3
 for _, mib in ipairs(sizes) do
   local n = mib * 1024 * 1024 / 4

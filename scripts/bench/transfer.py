@@ -2,7 +2,7 @@
 and downloads into a new tensor (d.cpu(), dropped each time) beside the pageable one into an
 existing tensor of the same run.
 
-    python3 transfer.py [MiB]   (default 256 and 1024, as transfer.lua on the GPU)
+    python3 transfer.py [MiB ...]   (default 256 and 1024, as transfer.lua on the GPU)
 """
 import sys
 import time
@@ -11,7 +11,7 @@ import torch
 
 from _peer import wall_time, emit, device_name
 
-sizes = [int(sys.argv[1])] if len(sys.argv) > 1 else [256, 1024]
+sizes = [int(a) for a in sys.argv[1:]] or [256, 1024]
 for mib in sizes:
     n = mib * 1024 * 1024 // 4
     d = torch.rand(n, device="cuda")
