@@ -116,6 +116,9 @@ func (rt *Runtime) trackHost(h *HostArray) *HostArray {
 	n := int64(len(h.data))
 	if limited {
 		rt.xfer.hostHeld.Add(n)
+		// A dropped download array's cleanup may have cached its memory
+		// after reserveHost made room and before h counted.
+		rt.xfer.downloads.giveWay()
 	}
 	if onHeap {
 		hostArrayBytes.Add(n)
@@ -328,6 +331,27 @@ func (d *downloadMemory) release(closed bool) int64 {
 		}
 	}
 	return freed
+}
+
+// giveWay unmaps cached memory until what remains fits beside the live
+// host arrays under the host limit. Give checks the limit under the same
+// lock, so a cleanup cannot cache memory that a new array's count, made
+// before the call, leaves no room for.
+func (d *downloadMemory) giveWay() {
+	var drop []*anonmem.Mapping
+	d.mu.Lock()
+	for class, ms := range d.cache {
+		for len(ms) > 0 && d.fits != nil && !d.fits(d.cached) {
+			drop = append(drop, ms[len(ms)-1])
+			ms = ms[:len(ms)-1]
+			d.cached -= int64(class)
+		}
+		d.cache[class] = ms
+	}
+	d.mu.Unlock()
+	for _, m := range drop {
+		_ = m.Unmap()
+	}
 }
 
 // cachedBytes is what the cache holds.
