@@ -62,6 +62,9 @@ type Backend struct {
 	nextEvent  device.Event
 	// host holds AllocHost's buffers until FreeHost (hostmem.go).
 	host map[*byte]int
+	// registered holds RegisterHost's ranges, by address, until
+	// UnregisterHost.
+	registered map[uintptr]int
 	// captures are the streams recording a graph, graphs the recordings
 	// ready to launch (graph.go).
 	captures  map[device.Stream]*recording

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"os"
 	"unsafe"
 
 	"github.com/gluaproject/glua/device"
@@ -187,9 +188,12 @@ func (b *Backend) FreeHost(buf []byte) error {
 	}
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	b.mu.Lock()
-	h, ok := b.pinned.Delete(hostBuffer{base: base})
+	h, ok := b.pinned.Get(hostBuffer{base: base})
+	if ok && !h.registered {
+		b.pinned.Delete(h)
+	}
 	b.mu.Unlock()
-	if !ok {
+	if !ok || h.registered {
 		return fmt.Errorf("cuda: FreeHost: the buffer at %#x was not returned by AllocHost (or was freed already)", base)
 	}
 	if err := b.begin(); err != nil {
@@ -210,11 +214,78 @@ func (b *Backend) FreeHost(buf []byte) error {
 }
 
 // hostBuffer is one AllocHost buffer. mapped is the memory mapHost gave,
-// page-locked in place, or nil for cuMemHostAlloc's.
+// page-locked in place, or nil for cuMemHostAlloc's; registered marks
+// memory the caller owns, page-locked by RegisterHost.
 type hostBuffer struct {
-	base   uintptr
-	size   uint64
-	mapped []byte
+	base       uintptr
+	size       uint64
+	mapped     []byte
+	registered bool
+}
+
+// RegisterHost page-locks memory the caller owns, in place, until
+// UnregisterHost: copies to and from it then run by DMA, asynchronously,
+// as from AllocHost's. buf must start and end on a page boundary (the
+// driver locks whole pages, and a page shared with another registration
+// would be locked twice) and must stay mapped until it is unregistered.
+func (b *Backend) RegisterHost(buf []byte) error {
+	base, n := uintptr(unsafe.Pointer(unsafe.SliceData(buf))), uint64(len(buf))
+	page := uintptr(os.Getpagesize())
+	if n == 0 || base%page != 0 || uintptr(n)%page != 0 {
+		return fmt.Errorf("cuda: RegisterHost: %s at %#x is not whole pages", formatBytes(n), base)
+	}
+	if b.drv.cuMemHostRegister == 0 || b.drv.cuMemHostUnregister == 0 {
+		return fmt.Errorf("cuda: RegisterHost: the driver has no cuMemHostRegister")
+	}
+	b.mu.Lock()
+	overlap := b.pinnedOverlapLocked(base, n)
+	b.mu.Unlock()
+	if overlap {
+		return fmt.Errorf("cuda: RegisterHost: %s at %#x overlaps memory that is page-locked already", formatBytes(n), base)
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	if err := b.check("cuMemHostRegister", formatBytes(n), cuResult(b.drv.cuMemHostRegister.call(base, uintptr(n), cuMemHostRegisterPortable))); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.pinned.ReplaceOrInsert(hostBuffer{base: base, size: n, registered: true})
+	b.mu.Unlock()
+	return nil
+}
+
+// UnregisterHost ends RegisterHost's page-locking of buf (the whole slice,
+// as registered). Copies queued to or from it must be over.
+func (b *Backend) UnregisterHost(buf []byte) error {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	b.mu.Lock()
+	h, ok := b.pinned.Get(hostBuffer{base: base})
+	ok = ok && h.registered && h.size == uint64(len(buf))
+	if ok {
+		b.pinned.Delete(h)
+	}
+	b.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cuda: UnregisterHost: %s at %#x was not registered with RegisterHost", formatBytes(uint64(len(buf))), base)
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	return b.check("cuMemHostUnregister", formatBytes(h.size), cuResult(b.drv.cuMemHostUnregister.call(base)))
+}
+
+// pinnedOverlapLocked reports whether n bytes at base share an address
+// with a page-locked buffer. The caller holds mu.
+func (b *Backend) pinnedOverlapLocked(base uintptr, n uint64) bool {
+	overlap := false
+	b.pinned.DescendLessOrEqual(hostBuffer{base: base + uintptr(n) - 1}, func(h hostBuffer) bool {
+		overlap = h.base+uintptr(h.size) > base
+		return false
+	})
+	return overlap
 }
 
 // hostBuffers is AllocHost's buffers in the order of their addresses.

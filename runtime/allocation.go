@@ -124,6 +124,9 @@ func (rt *Runtime) drain() {
 	if host {
 		rt.freePinned(false)
 	}
+	if rt.xfer.downloads.hasUnpin() {
+		rt.unpinDownloads(false)
+	}
 }
 
 // Stats is a snapshot of the pool's counters. On a Shared pool they are

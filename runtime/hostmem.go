@@ -164,17 +164,17 @@ func (rt *Runtime) newDownloadArray(shape []int, dt device.DType) (*HostArray, e
 	if err != nil {
 		return nil, &HostOOMError{Requested: uint64(nbytes), Available: config.AvailableMemory()}
 	}
-	owner := &downloadPages{}
+	owner := &downloadPages{m: m}
 	goruntime.AddCleanup(owner, rt.xfer.downloads.give, m)
 	return rt.trackHost(&HostArray{data: m.Bytes()[:nbytes:nbytes], shape: append([]int(nil), shape...), dtype: dt, owner: owner}), nil
 }
 
 // downloadPages owns a download array's mapped memory: its cleanup gives
 // the memory back once neither the array nor a view of it can be reached.
-// It is 16 bytes because Go packs smaller pointer-free objects into one
-// block (its tiny allocator), and a cleanup then waits until every
-// object in the block is unreachable.
-type downloadPages struct{ _ [16]byte }
+// It holds a pointer (the mapping, for PinInPlace), so Go never packs it
+// into one block with other small objects (its tiny allocator), whose
+// cleanup would then wait until every object in the block is unreachable.
+type downloadPages struct{ m *anonmem.Mapping }
 
 // downloadMemory is the mapped memory of download arrays: what live arrays
 // hold, and a cache of what dropped ones held, by size rounded up to a
@@ -208,6 +208,13 @@ type downloadMemory struct {
 	// fits says whether the live host arrays and n bytes more fit under
 	// the host limit: the cache keeps nothing past it.
 	fits func(n int64) bool
+	// pinned holds the mappings PinInPlace page-locked; unpin, those of
+	// them whose arrays died, for the runtime to unlock (unpinDownloads)
+	// before they are reused or unmapped, and wake tells it there are
+	// some.
+	pinned map[*anonmem.Mapping]bool
+	unpin  []*anonmem.Mapping
+	wake   func()
 	// counts of take's work, for tests: memory mapped, collections
 	// started ahead of need, and those a request waited for whole
 	maps, aheadN, waitedN int64
@@ -296,10 +303,23 @@ func (d *downloadMemory) popLocked(class int) *anonmem.Mapping {
 
 // give is a download array's cleanup: its memory goes to the cache, or
 // back to the system when the cache is full, the host limit has no room
-// for it, or the runtime closed. An
-// unmapping that fails leaves the memory mapped: there is no one to tell,
+// for it, or the runtime closed; memory PinInPlace page-locked goes to
+// the runtime first, to be unlocked. An unmapping that fails leaves the memory mapped: there is no one to tell,
 // and the address space is all that is lost.
 func (d *downloadMemory) give(m *anonmem.Mapping) {
+	d.mu.Lock()
+	if d.pinned[m] {
+		d.unpin = append(d.unpin, m)
+		d.mu.Unlock()
+		d.wake()
+		return
+	}
+	d.mu.Unlock()
+	d.cacheOrUnmap(m)
+}
+
+// cacheOrUnmap is give's work for memory that is not page-locked.
+func (d *downloadMemory) cacheOrUnmap(m *anonmem.Mapping) {
 	class := int64(len(m.Bytes()))
 	d.live.Add(-class)
 	d.mu.Lock()

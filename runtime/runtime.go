@@ -112,7 +112,7 @@ func New(opts Options) (*Runtime, error) {
 		rt.backend.Close()
 		return nil, fmt.Errorf("host memory limit: %w", err)
 	}
-	rt.xfer.downloads.fits = rt.hostFits
+	rt.xfer.downloads.fits, rt.xfer.downloads.wake = rt.hostFits, rt.mem.wake
 	if w, ok := rt.backend.(WorkspaceUser); ok {
 		// cuBLAS's workspace is device memory like any other: the pool
 		// accounts for it and its limits apply. Every stream of the
@@ -247,7 +247,8 @@ func (rt *Runtime) Close() error {
 		rt.shared.pool.Synchronized()
 	}
 	add(rt.streams.Close(rt.backend)) // step 5
-	add(rt.freePinned(true)...)       // step 6
+	add(rt.unpinDownloads(true)...)   // step 6
+	add(rt.freePinned(true)...)
 	rt.xfer.downloads.release(true)
 	add(rt.closeDevice()) // step 7
 	rt.L.Close()          // step 8

@@ -1,0 +1,151 @@
+package runtime_test
+
+import (
+	"bytes"
+	goruntime "runtime"
+	"testing"
+
+	"github.com/gluaproject/glua/runtime"
+)
+
+// A download's new array page-locked in place counts as pinned memory
+// while it lives, and asynchronous copies take it both ways, its bytes
+// exactly; asking again costs nothing more. Once it and its views are
+// dropped its memory is unlocked and reused: the next download's array,
+// on the same memory, locks again (the backend refuses to lock memory
+// twice, so a lock left behind would fail it).
+func TestADownloadArrayPinnedInPlaceCopiesAsynchronouslyUntilItDies(t *testing.T) {
+	eachBackendWith(t, runtime.Options{}, func(t *testing.T, rt *runtime.Runtime) {
+		const n = 6 << 20
+		liveBefore, _, _ := rt.PinnedStats()
+		src := make([]byte, n)
+		fillRandom(src)
+		a, err := rt.DeviceArray([]int{n}, runtime.Uint8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Free()
+		for round := range 2 {
+			hsrc, _ := runtime.HostArrayOf(src, []int{n}, runtime.Uint8)
+			if err := a.CopyFrom(hsrc); err != nil {
+				t.Fatal(err)
+			}
+			h, err := a.CopyToHost(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, ok := rt.PinInPlace(h)
+			if !ok || !p.Pinned() {
+				t.Fatalf("round %d: a download's new array of %d bytes was not page-locked in place", round, n)
+			}
+			live, _, _ := rt.PinnedStats()
+			if live < liveBefore+n {
+				t.Errorf("round %d: pinned memory in use went from %d to %d bytes, want %d more at least", round, liveBefore, live, n)
+			}
+			if again, ok := rt.PinInPlace(h); !ok || !again.Pinned() {
+				t.Errorf("round %d: the second PinInPlace of the same array failed", round)
+			} else if live2, _, _ := rt.PinnedStats(); live2 != live {
+				t.Errorf("round %d: the second PinInPlace counted again: %d bytes in use, was %d", round, live2, live)
+			}
+			// up from the locked memory and back into it, on the copy streams
+			fillRandom(src)
+			copy(p.Bytes(), src)
+			b, err := rt.DeviceArray([]int{n}, runtime.Uint8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			up, err := rt.CopyStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.CopyFromAsync(p, up); err != nil {
+				t.Fatalf("round %d: an upload from the array pinned in place: %v", round, err)
+			}
+			if err := up.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			clear(p.Bytes())
+			down, err := rt.DownloadStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.CopyToHostAsync(p, down); err != nil {
+				t.Fatalf("round %d: a download into the array pinned in place: %v", round, err)
+			}
+			if err := down.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(h.Bytes(), src) {
+				t.Fatalf("round %d: the round trip through the array pinned in place changed its bytes", round)
+			}
+			b.Free()
+			goruntime.KeepAlive(h)
+			h, p = nil, nil
+			collectUntil(t, "the dropped array's memory is still page-locked", func() bool {
+				rt.Synchronize() // the runtime unlocks dropped arrays' memory on its next call
+				live, _, _ := rt.PinnedStats()
+				return live == liveBefore
+			})
+		}
+	})
+}
+
+// Only memory the runtime mapped for a download is locked in place: an
+// ordinary host array is not, and neither is a download's array when
+// [host] pinned_limit has no room for it; a pinned array already is.
+func TestPinInPlaceRefusesWhatItCannotLockAndKeepsThePinned(t *testing.T) {
+	eachBackendWith(t, runtime.Options{PinnedLimit: "4MiB"}, func(t *testing.T, rt *runtime.Runtime) {
+		plain, err := rt.NewHostArray([]int{8 << 20}, runtime.Uint8, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := rt.PinInPlace(plain); ok || p != plain || p.Pinned() {
+			t.Errorf("an ordinary host array was page-locked in place (%v, %v)", ok, p.Pinned())
+		}
+		d, err := rt.Zeros([]int{8 << 20}, runtime.Uint8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := d.CopyToHost(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := rt.PinInPlace(h); ok || p != h {
+			t.Errorf("8 MiB were page-locked in place under a pinned limit of 4 MiB")
+		}
+		if live, _, _ := rt.PinnedStats(); live != 0 {
+			t.Errorf("a refused PinInPlace left %d bytes counted as pinned", live)
+		}
+		pinned, err := rt.NewHostArray([]int{1024}, runtime.Float32, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := rt.PinInPlace(pinned); !ok || p != pinned {
+			t.Errorf("a pinned host array was not returned as it is")
+		}
+	})
+}
+
+// Closing the runtime unlocks memory locked in place whose array is still
+// alive; the array keeps its bytes.
+func TestCloseUnlocksADownloadArrayPinnedInPlaceThatStillLives(t *testing.T) {
+	eachBackendWith(t, runtime.Options{}, func(t *testing.T, rt *runtime.Runtime) {
+		d, err := rt.Full([]int{5 << 20}, 7, runtime.Uint8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := d.CopyToHost(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := rt.PinInPlace(h); !ok {
+			t.Fatal("a download's new array was not page-locked in place")
+		}
+		if err := rt.Close(); err != nil {
+			t.Fatalf("Close with an array pinned in place alive: %v", err)
+		}
+		if b := h.Bytes(); b[0] != 7 || b[len(b)-1] != 7 {
+			t.Errorf("after Close the array holds %d..%d, want 7s", b[0], b[len(b)-1])
+		}
+	})
+}
