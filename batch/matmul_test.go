@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -324,4 +325,55 @@ func checkZeros(t *testing.T, C *runtime.HostArray, m, n int, dt runtime.DType) 
 			t.Fatalf("%dx%d product: element %d is %v, want 0", m, n, i, v)
 		}
 	}
+}
+
+// B downloaded from the device into a new array is page-locked where it
+// lies when there are several rows of tiles to read it again, rather
+// than copied into new pinned memory: the product is right, B stays
+// locked while it lives (a second product then locks nothing more), and
+// no pinned copy of it is left over.
+func TestMatmulPinsADownloadedBInPlace(t *testing.T) {
+	t.Run("cpu", func(t *testing.T) { testMatmulPinsBInPlace(t, newRuntime(t, "")) })
+	t.Run("cuda", func(t *testing.T) { testMatmulPinsBInPlace(t, newCUDA(t)) })
+}
+
+func testMatmulPinsBInPlace(t *testing.T, rt *runtime.Runtime) {
+	const m, k, n = 192, 1100, 1000 // B is 4.2 MiB: a download's new array is mapped memory
+	A, hostB := randomMatrix(t, rt, m, k, runtime.Float32), randomMatrix(t, rt, k, n, runtime.Float32)
+	dB, err := rt.DeviceArray([]int{k, n}, runtime.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dB.CopyFrom(hostB); err != nil {
+		t.Fatal(err)
+	}
+	B, err := dB.CopyToHost(nil)
+	dB.Free()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := product(A.Floats(), B.Floats(), m, k, n)
+	before, _, _ := rt.PinnedStats()
+	budget := uint64(4 * (64*n + 2*(64*512+512*n))) // three rows of tiles of 64 whole rows
+	for call := range 2 {
+		var plan bytes.Buffer
+		C, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Budget: budget, Verbose: &plan})
+		if err != nil {
+			t.Fatalf("call %d: %v", call, err)
+		}
+		if !strings.Contains(plan.String(), "in 3 tiles of C of 64x1000") {
+			t.Fatalf("call %d: the plan is not three rows of whole-row tiles: %s", call, plan.String())
+		}
+		for i, v := range C.Floats() {
+			if math.Abs(v-want[i]) > 1e-5*float64(k) {
+				t.Fatalf("call %d: element %d is %v, want %v", call, i, v, want[i])
+			}
+		}
+		live, _, _ := rt.PinnedStats()
+		if live < before+uint64(B.NBytes()) || live >= before+2*uint64(B.NBytes()) {
+			t.Fatalf("call %d: %d bytes of pinned memory live after the product, want B's %d locked in place beside the %d before, and no copy",
+				call, live, B.NBytes(), before)
+		}
+	}
+	goruntime.KeepAlive(B)
 }

@@ -129,8 +129,12 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, B
 
 // pinB sets pinnedB when C's tiles span whole rows: B itself if it is
 // pinned, else, when there is more than one row of tiles to read B again,
-// a pinned copy if [host] pinned_limit has room for one (staging panel by
-// panel otherwise).
+// B page-locked in place where the runtime can (the memory of a
+// download's new array: PinInPlace), or a pinned copy if [host]
+// pinned_limit has room for one (staging panel by panel otherwise). In
+// place, the first call of a process does not page-lock a gigabyte of new
+// memory for a 16384² float32 B and copy B into it, and later calls with
+// the same B pay nothing.
 func (t *tiler) pinB(B *runtime.HostArray) {
 	p := t.p
 	if p.tn != p.n {
@@ -141,6 +145,10 @@ func (t *tiler) pinB(B *runtime.HostArray) {
 		return
 	}
 	if p.tm >= p.m {
+		return
+	}
+	if h, ok := t.rt.PinInPlace(B); ok {
+		t.pinnedB, _ = h.Reshape([]int{p.k * p.n})
 		return
 	}
 	if h, err := t.rt.NewStaging(p.k*p.n, B.DType()); err == nil {
