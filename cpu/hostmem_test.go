@@ -1,0 +1,63 @@
+package cpu
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gluaproject/glua/internal/anonmem"
+)
+
+// RegisterHost refuses what the cuda backend's refuses, with the same
+// reasons: memory locked already or overlapping it (AllocHost's too),
+// and ranges that are not whole pages; UnregisterHost refuses what was
+// not registered, and after it the memory may be registered again.
+func TestRegisterHostRefusesWhatTheDriverRefuses(t *testing.T) {
+	b, err := New(Config{Capacity: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	m, err := anonmem.Map(4 << 20)
+	if err != nil {
+		t.Skipf("no mapped memory here: %v", err)
+	}
+	defer m.Unmap()
+	buf := m.Bytes()
+	if err := b.RegisterHost(buf); err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := b.AllocHost(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		buf  []byte
+		want string
+	}{
+		{"the same memory", buf, "overlaps memory that is page-locked already"},
+		{"a piece of it", buf[4096 : 3*4096], "overlaps memory that is page-locked already"},
+		{"AllocHost's", pinned[:4096], "overlaps memory that is page-locked already"},
+		{"a part page", buf[1:4097], "is not whole pages"},
+		{"nothing", buf[:0], "is not whole pages"},
+	} {
+		if err := b.RegisterHost(c.buf); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying it %s", c.name, err, c.want)
+		}
+	}
+	if err := b.FreeHost(buf); err == nil {
+		t.Error("FreeHost accepted registered memory")
+	}
+	if err := b.UnregisterHost(buf[:4096]); err == nil || !strings.Contains(err.Error(), "was not registered with RegisterHost") {
+		t.Errorf("unregistering part of a registration: %v", err)
+	}
+	if err := b.UnregisterHost(buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.UnregisterHost(buf); err == nil {
+		t.Error("unregistering twice was not an error")
+	}
+	if err := b.RegisterHost(buf); err != nil {
+		t.Errorf("registering again after UnregisterHost: %v", err)
+	}
+}
