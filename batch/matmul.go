@@ -8,6 +8,7 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/internal/prefault"
@@ -180,15 +181,44 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 		out, stop = allocate(rt, []int{m, n}, dt, p.tm)
 		defer stop()
 	}
+	start := time.Now()
 	t, err := newTiler(rt, p, dt, o.Precision, B)
 	if err != nil {
 		return nil, err
 	}
 	defer t.close()
+	if o.Verbose != nil {
+		fmt.Fprintf(o.Verbose, "batch.matmul: B is read from %s\n", t.bSource)
+	}
 	if err := t.run(A, B, out); err != nil {
 		return nil, err
 	}
-	return out.array()
+	C, err := out.array()
+	if err == nil && o.Verbose != nil {
+		t.report(o.Verbose, time.Since(start))
+	}
+	return C, err
+}
+
+// traffic is what the plan moves over the bus: A once for each column of
+// C's tiles, B once for each row of them, C down once.
+func (p plan) traffic() (a, b, c uint64) {
+	size := uint64(p.size)
+	a = uint64(p.m) * uint64(p.k) * size * uint64(ceilDiv(p.n, p.tn))
+	b = uint64(p.k) * uint64(p.n) * size * uint64(ceilDiv(p.m, p.tm))
+	return a, b, uint64(p.m) * uint64(p.n) * size
+}
+
+// report tells w what the plan predicted would cross the bus and what the
+// tiles queued, with the product's time and the mean rate that makes.
+func (t *tiler) report(w io.Writer, elapsed time.Duration) {
+	a, b, c := t.p.traffic()
+	moved := t.movedA + t.movedB + t.movedC
+	secs := max(elapsed.Seconds(), 1e-9)
+	fmt.Fprintf(w, "batch.matmul: bus traffic planned %s up (A %s, B %s) and %s down; moved %s up (A %s, B %s) and %s down in %.3f s, %.1f GB/s on average\n",
+		config.FormatSize(a+b), config.FormatSize(a), config.FormatSize(b), config.FormatSize(c),
+		config.FormatSize(t.movedA+t.movedB), config.FormatSize(t.movedA), config.FormatSize(t.movedB), config.FormatSize(t.movedC),
+		secs, float64(moved)/secs/1e9)
 }
 
 // sharing names the first of A and B that shares memory with out, or is

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -89,6 +90,7 @@ func testMatmulByTiles(t *testing.T, dtypes ...runtime.DType) {
 				if !strings.HasPrefix(plan.String(), "batch.matmul: ") {
 					t.Fatalf("plan %q", plan.String())
 				}
+				checkTraffic(t, plan.String(), m, k, n, dt.Size())
 			}
 			if live := rt.LiveArrays(); live != 0 {
 				t.Fatalf("%d arrays live after the products", live)
@@ -215,6 +217,9 @@ func TestMatmulReadsBFromPinnedMemory(t *testing.T) {
 		if !strings.Contains(plan.String(), "in 5 tiles of C of 60x9") {
 			t.Fatalf("%s: the plan is not five rows of whole-row tiles: %s", name, plan.String())
 		}
+		if from := map[string]string{"pageable": "a pinned copy", "pinned": "its own pinned memory"}[name]; !strings.Contains(plan.String(), "B is read from "+from) {
+			t.Fatalf("%s: verbose does not say B is read from %s: %s", name, from, plan.String())
+		}
 		for i, v := range C.Floats() {
 			if math.Abs(v-want[i]) > 1e-5*float64(k) {
 				t.Fatalf("%s: element %d is %v, want %v", name, i, v, want[i])
@@ -327,6 +332,24 @@ func checkZeros(t *testing.T, C *runtime.HostArray, m, n int, dt runtime.DType) 
 	}
 }
 
+// checkTraffic checks verbose's account of the bus: what the tiles moved
+// is what the plan predicted (A once for each column of tiles, B once for
+// each row of them, C once), and C's share is all of C.
+func checkTraffic(t *testing.T, plan string, m, k, n, size int) {
+	t.Helper()
+	r := regexp.MustCompile(`bus traffic planned (\S+ \S+) up \(A (\S+ \S+), B (\S+ \S+)\) and (\S+ \S+) down; moved (\S+ \S+) up \(A (\S+ \S+), B (\S+ \S+)\) and (\S+ \S+) down in \S+ s, \S+ GB/s on average`)
+	f := r.FindStringSubmatch(plan)
+	if f == nil {
+		t.Fatalf("verbose does not account for the bus traffic: %q", plan)
+	}
+	if f[1] != f[5] || f[2] != f[6] || f[3] != f[7] || f[4] != f[8] {
+		t.Fatalf("the tiles moved other than the plan predicted: %q", plan)
+	}
+	if want := config.FormatSize(uint64(m * n * size)); f[4] != want {
+		t.Fatalf("C came down as %s, want all of it, %s: %q", f[4], want, plan)
+	}
+}
+
 // B downloaded from the device into a new array is page-locked where it
 // lies when there are several rows of tiles to read it again, rather
 // than copied into new pinned memory: the product is right, B stays
@@ -364,6 +387,10 @@ func testMatmulPinsBInPlace(t *testing.T, rt *runtime.Runtime) {
 		if !strings.Contains(plan.String(), "in 3 tiles of C of 64x1000") {
 			t.Fatalf("call %d: the plan is not three rows of whole-row tiles: %s", call, plan.String())
 		}
+		if !strings.Contains(plan.String(), "B is read from where it lies, page-locked in place") {
+			t.Fatalf("call %d: verbose does not say B is read in place: %s", call, plan.String())
+		}
+		checkTraffic(t, plan.String(), m, k, n, 4)
 		for i, v := range C.Floats() {
 			if math.Abs(v-want[i]) > 1e-5*float64(k) {
 				t.Fatalf("call %d: element %d is %v, want %v", call, i, v, want[i])

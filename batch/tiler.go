@@ -58,6 +58,10 @@ type tiler struct {
 	// into staging again, which halves what the host's memory carries.
 	pinnedB *runtime.HostArray
 	ownB    bool
+	// bSource says where B's panels come from, for verbose; movedA,
+	// movedB and movedC count the bytes queued over the bus.
+	bSource                string
+	movedA, movedB, movedC uint64
 }
 
 func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, B *runtime.HostArray) (*tiler, error) {
@@ -137,22 +141,30 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, B
 // the same B pay nothing.
 func (t *tiler) pinB(B *runtime.HostArray) {
 	p := t.p
+	t.bSource = "pageable memory, panel by panel through pinned staging"
 	if p.tn != p.n {
 		return
 	}
 	if B.Pinned() {
 		t.pinnedB, _ = B.Reshape([]int{p.k * p.n})
+		t.bSource = "its own pinned memory"
+		return
+	}
+	lock := t.rt.PinInPlace
+	if p.tm >= p.m { // B is read once: worth no new page-locking
+		lock = t.rt.PinnedInPlace
+	}
+	if h, ok := lock(B); ok {
+		t.pinnedB, _ = h.Reshape([]int{p.k * p.n})
+		t.bSource = "where it lies, page-locked in place while it lives"
 		return
 	}
 	if p.tm >= p.m {
 		return
 	}
-	if h, ok := t.rt.PinInPlace(B); ok {
-		t.pinnedB, _ = h.Reshape([]int{p.k * p.n})
-		return
-	}
 	if h, err := t.rt.NewStaging(p.k*p.n, B.DType()); err == nil {
 		t.pinnedB, t.ownB = h, true
+		t.bSource = "a pinned copy, made during the first row of tiles"
 	}
 }
 
@@ -338,6 +350,8 @@ func (t *tiler) multiply(slot, stage int, C *runtime.Array, hB *runtime.HostArra
 		t.uploaded[slot].Record(t.copy), t.staged[stage].Record(t.copy)); err != nil {
 		return err
 	}
+	t.movedA += uint64(hA.NBytes())
+	t.movedB += uint64(hB.NBytes())
 	t.used[slot] = true
 	if err := rt.StreamWait(nil, t.uploaded[slot]); err != nil {
 		return err
@@ -398,6 +412,7 @@ func (t *tiler) queueDown(Cb *runtime.Array, s, b, r0, r1 int) error {
 	if err != nil {
 		return err
 	}
+	t.movedC += uint64(hb.NBytes())
 	return errors.Join(t.computedBlock[b].Record(nil), t.rt.StreamWait(t.down, t.computedBlock[b]),
 		Cb.CopyToHostAsync(hb, t.down), t.landed[s][b].Record(t.down))
 }

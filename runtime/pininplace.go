@@ -62,9 +62,38 @@ func (rt *Runtime) PinInPlace(h *HostArray) (*HostArray, bool) {
 		d.mu.Unlock()
 		rt.xfer.pinnedLive += size
 	}
+	return h.pinnedView(), true
+}
+
+// PinnedInPlace is PinInPlace for memory locked already: h's view that
+// asynchronous copies accept when h is pinned or PinInPlace locked its
+// memory and it still lives, else h and false. It locks nothing.
+func (rt *Runtime) PinnedInPlace(h *HostArray) (*HostArray, bool) {
+	if h == nil || len(h.data) == 0 {
+		return h, false
+	}
+	if h.pinned {
+		return h, true
+	}
+	owner, ok := h.owner.(*downloadPages)
+	if !ok {
+		return h, false
+	}
+	d := &rt.xfer.downloads
+	d.mu.Lock()
+	locked := d.pinned[owner.m]
+	d.mu.Unlock()
+	if !locked {
+		return h, false
+	}
+	return h.pinnedView(), true
+}
+
+// pinnedView is a view of all of h that asynchronous copies accept.
+func (h *HostArray) pinnedView() *HostArray {
 	v := h.view(h.data, append([]int(nil), h.shape...))
 	v.pinned = true
-	return v, true
+	return v
 }
 
 // unpinDownloads unlocks the memory PinInPlace locked whose arrays died,
