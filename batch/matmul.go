@@ -276,12 +276,14 @@ type sink struct {
 }
 
 // allocate starts allocating the product's array, and returns its sink
-// and a function that stops the work on it and waits for that. Go zeroes
-// memory it reuses on the thread that asks for it, and a product under a
-// hard limit runs long enough to hide that: 16384² float32 ran at 0.71 of
-// in core when Go gave fresh memory for C and at 0.48 when it zeroed a
-// gigabyte first, alternating from call to call with the collector's
-// cycles, on the H100's host. Fresh memory has no pages yet, and a tile
+// and a function that stops the work on it and waits for that. The tiles
+// write every byte, so the array is a result array (NewResultArray): the
+// memory of a dropped product or download reused as it is. Go would zero
+// memory it reused, on the thread asking for it: 16384² float32 ran at
+// 0.71 of in core when Go gave fresh memory for C and at 0.48 when it
+// zeroed a gigabyte first, alternating from call to call with the
+// collector's cycles, on the H100's host. Fresh memory has no pages yet (a
+// reused mapping has them, and asking is then cheap), and a tile
 // scattered into it faulted them in on the scatter's path, at a quarter of
 // a copy's speed and on every processor, so the pages are asked for ahead:
 // the first band of rows (rows long) at once, each later one once the
@@ -298,7 +300,7 @@ func allocate(rt *runtime.Runtime, shape []int, dt runtime.DType, rows int) (sin
 	var stopping atomic.Bool
 	go func() {
 		defer close(finished)
-		h, err := rt.NewHostArray(shape, dt, false)
+		h, err := rt.NewResultArray(shape, dt)
 		made <- result{h, err}
 		if err != nil {
 			return

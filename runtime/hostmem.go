@@ -169,6 +169,19 @@ func (rt *Runtime) newDownloadArray(shape []int, dt device.DType) (*HostArray, e
 	return rt.trackHost(&HostArray{data: m.Bytes()[:nbytes:nbytes], shape: append([]int(nil), shape...), dtype: dt, owner: owner}), nil
 }
 
+// NewResultArray is a host array for a result that will write every one
+// of its bytes (batch.Matmul's product): a download's new array, whose
+// memory, from stagedMin bytes, is that of a dropped download or result
+// array reused as it is, neither zeroed nor faulted in again, or else new
+// mapped memory. Its contents are unspecified until written. A smaller
+// one is an ordinary zeroed host array.
+func (rt *Runtime) NewResultArray(shape []int, dt device.DType) (*HostArray, error) {
+	if _, err := rt.arrayBytes(shape, dt); err != nil {
+		return nil, err
+	}
+	return rt.newDownloadArray(shape, dt)
+}
+
 // downloadPages owns a download array's mapped memory: its cleanup gives
 // the memory back once neither the array nor a view of it can be reached.
 // It holds a pointer (the mapping, for PinInPlace), so Go never packs it

@@ -149,3 +149,44 @@ func TestCloseUnlocksADownloadArrayPinnedInPlaceThatStillLives(t *testing.T) {
 		}
 	})
 }
+
+// A result array from stagedMin bytes reuses the memory of a dropped
+// download or result array as it is, mapping nothing new; a smaller one
+// is an ordinary zeroed array. Bad shapes and dtypes are refused.
+func TestAResultArrayReusesADroppedArraysMemory(t *testing.T) {
+	rt := newCPU(t, runtime.Options{})
+	small, err := rt.NewResultArray([]int{1000}, runtime.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range small.Floats() {
+		if v != 0 {
+			t.Fatalf("a small result array holds %v at %d, want zeros", v, i)
+		}
+	}
+	first, err := rt.NewResultArray([]int{1024, 1536}, runtime.Float32) // 6 MiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillRandom(first.Bytes())
+	first = nil
+	maps, _, _ := rt.DownloadCounts()
+	collectUntil(t, "the dropped result array's memory is not cached", func() bool {
+		_, cached := rt.DownloadBytes()
+		return cached > 0
+	})
+	second, err := rt.NewResultArray([]int{1536, 1024}, runtime.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _ := rt.DownloadCounts(); again != maps {
+		t.Errorf("a result array the size of a dropped one mapped new memory (%d maps, was %d)", again, maps)
+	}
+	goruntime.KeepAlive(second)
+	if _, err := rt.NewResultArray([]int{-1}, runtime.Float32); err == nil {
+		t.Error("a result array of shape {-1} was made")
+	}
+	if _, err := rt.NewResultArray([]int{4}, runtime.DType(99)); err == nil {
+		t.Error("a result array of an invalid dtype was made")
+	}
+}
