@@ -111,10 +111,15 @@ func even(length, most int) int {
 // panelDepths are the inner dimensions a panel may have when C's tiles
 // span whole rows, shallowest first. On the H100, 16384² float32 under
 // 512 MiB ran at 0.68 of in-core cuBLAS with panels 1024 deep (four rows
-// of tiles) against 0.61 with 512 (three rows), in one run. minRows is
+// of tiles) against 0.61 with 512 (three rows), in one run. On an H200,
+// alternating, panels 2048 deep (eight rows of 2048: B crosses the bus
+// twice as often, 9 GiB up in all, near the bus's rate) ran later calls
+// at a median of 0.835 against 0.81 with 1024, and the process's first
+// call at 0.63-0.65 against 0.41-0.52, its tiles of C, which the first
+// call page-locks anew, being half as tall. minRows is
 // the shortest whole-row tile worth having before squares are better;
 // tallRows, the shortest for which a deeper panel is taken.
-var panelDepths = []int{512, 1024}
+var panelDepths = []int{512, 1024, 2048}
 
 const (
 	minRows  = 64

@@ -3,7 +3,8 @@ package batch
 import "testing"
 
 // Whole-row tiles take the deepest panels that keep them tallRows tall:
-// 1024 for 16384² float32 under 512 MiB, 512 when the shallow panels let
+// 2048 for 16384² float32 under 512 MiB, 1024 under 400 MiB (2048 deep
+// would leave tiles of 1843 rows), 512 when the shallow panels let
 // one tile hold all of C (the seed's 10000² float64 under nine tenths of
 // 1 GiB) or when deeper ones would make the tile short; every plan fits.
 func TestWholeRowPlansTakeTheDeepestPanelsThatKeepTheRows(t *testing.T) {
@@ -12,7 +13,8 @@ func TestWholeRowPlansTakeTheDeepestPanelsThatKeepTheRows(t *testing.T) {
 		budget         uint64
 		wantTK, wantTM int
 	}{
-		{16384, 16384, 16384, 4, 512 << 20, 1024, 4096},
+		{16384, 16384, 16384, 4, 512 << 20, 2048, 2731},
+		{16384, 16384, 16384, 4, 400 << 20, 1024, 3277},
 		{10000, 10000, 10000, 8, 9 << 30 / 10, 512, 10000},
 		{300, 9, 1100, 4, 4 * (70*9 + 2*(70*512+512*9)), 512, 60},
 		{5000, 100, 600, 4, 64 << 20, 600, 5000}, // k under every depth: the whole of it
