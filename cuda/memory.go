@@ -304,30 +304,12 @@ func (b *Backend) isPinned(buf []byte) bool {
 	hi := lo + uintptr(len(buf))
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var first hostBuffer
-	found := false
+	in := false
 	b.pinned.DescendLessOrEqual(hostBuffer{base: lo}, func(h hostBuffer) bool {
-		first, found = h, lo < h.base+uintptr(h.size)
+		in = hi <= h.base+uintptr(h.size)
 		return false
 	})
-	end := first.base + uintptr(first.size)
-	if !found || hi <= end {
-		return found
-	}
-	// Registered ranges that touch are one piece of the caller's memory,
-	// locked in several calls (runtime.PinInPlaceAhead); AllocHost's
-	// buffers are each their own.
-	if !first.registered {
-		return false
-	}
-	b.pinned.AscendGreaterOrEqual(hostBuffer{base: end}, func(h hostBuffer) bool {
-		if h.base != end || !h.registered {
-			return false
-		}
-		end = h.base + uintptr(h.size)
-		return hi > end
-	})
-	return hi <= end
+	return in
 }
 
 // UploadAsync queues a copy from pinned memory (a slice of an AllocHost

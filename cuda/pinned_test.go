@@ -43,36 +43,3 @@ func TestIsPinnedFindsTheBufferARangeLiesIn(t *testing.T) {
 		t.Error("freeing one buffer lost its neighbour")
 	}
 }
-
-// Ranges registered apart that touch are one piece of the caller's
-// memory: a range across them is pinned, across a gap or into an
-// AllocHost buffer it is not.
-func TestIsPinnedSpansRegisteredRangesThatTouch(t *testing.T) {
-	mem := make([]byte, 1<<16)
-	at := func(off, n int) []byte { return unsafe.Slice(&mem[off], n) }
-	b := &Backend{pinned: newHostBuffers()}
-	add := func(off, size int, registered bool) {
-		b.pinned.ReplaceOrInsert(hostBuffer{base: uintptr(unsafe.Pointer(&mem[off])), size: uint64(size), registered: registered})
-	}
-	add(0x1000, 0x1000, true)
-	add(0x2000, 0x1000, true)
-	add(0x3000, 0x2000, true)
-	add(0x5000, 0x1000, false) // AllocHost's, touching
-	add(0x7000, 0x1000, true)  // after a gap
-	for _, c := range []struct {
-		off, n int
-		want   bool
-	}{
-		{0x1800, 0x1000, true},  // across two
-		{0x1000, 0x4000, true},  // all three
-		{0x2800, 0x2000, true},  // from the second into the third
-		{0x4800, 0x1000, false}, // into AllocHost's
-		{0x3000, 0x4800, false}, // across the gap
-		{0x5800, 0x1000, false}, // from AllocHost's on
-		{0x7000, 0x1001, false}, // past the last
-	} {
-		if got := b.isPinned(at(c.off, c.n)); got != c.want {
-			t.Errorf("[%#x, %#x): isPinned = %t, want %t", c.off, c.off+c.n, got, c.want)
-		}
-	}
-}

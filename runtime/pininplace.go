@@ -1,9 +1,7 @@
 package runtime
 
 import (
-	"errors"
 	"slices"
-	"unsafe"
 
 	"github.com/gluaproject/glua/internal/anonmem"
 )
@@ -11,8 +9,7 @@ import (
 // HostRegisterer is implemented by backends that page-lock memory the
 // caller owns, in place (the cuda backend, and the CPU backend as its
 // stand-in): RegisterHost takes whole pages that stay mapped until
-// UnregisterHost. Ranges registered apart that touch are copied to and
-// from as one.
+// UnregisterHost.
 type HostRegisterer interface {
 	RegisterHost(buf []byte) error
 	UnregisterHost(buf []byte) error
@@ -23,8 +20,8 @@ type HostRegisterer interface {
 // copies accept, so that a host array read many times (batch.Matmul's B,
 // once for each row of C's tiles) moves over the bus from where it is
 // instead of through a pinned copy. Page-locking memory whose pages are
-// there costs the driver tens of milliseconds a gigabyte, where a pinned
-// copy costs a gigabyte of new pinned memory and a pass over the data. A
+// there costs the driver about 40 ms a gigabyte, where a pinned copy
+// costs a gigabyte of new pinned memory and a pass over the data. A
 // later call on the same memory costs nothing.
 //
 // Only the new arrays of downloads (CopyToHost with no destination, from
@@ -34,70 +31,43 @@ type HostRegisterer interface {
 // backend cannot, PinInPlace returns h and false. An array that is pinned
 // already is returned as it is, with true.
 func (rt *Runtime) PinInPlace(h *HostArray) (*HostArray, bool) {
-	v, ready, ok := rt.PinInPlaceAhead(h)
-	if !ok || v == h {
-		return v, ok
-	}
-	if ready(len(h.data)) != nil {
-		rt.unlockNow(h)
+	if h == nil || len(h.data) == 0 {
 		return h, false
 	}
-	return v, true
-}
-
-// PinInPlaceAhead is PinInPlace that returns at once: the memory is
-// locked from its start, in pieces (inPlacePiece bytes), on a goroutine of
-// its own, and ready(n) waits until the view's first n bytes are, or says
-// why they could not be. A reader that goes through the array in order
-// (batch.Matmul's first row of tiles) then waits only for the first piece.
-func (rt *Runtime) PinInPlaceAhead(h *HostArray) (*HostArray, func(n int) error, bool) {
-	none := func(int) error { return nil }
-	if h == nil || len(h.data) == 0 {
-		return h, none, false
-	}
 	if h.pinned {
-		return h, none, true
+		return h, true
 	}
 	owner, ok := h.owner.(*downloadPages)
 	reg, canRegister := rt.backend.(HostRegisterer)
 	ph, canPin := rt.backend.(PinnedHost)
 	if !ok || !canRegister || !canPin || rt.usable() != nil {
-		return h, none, false
+		return h, false
 	}
 	rt.drain()
 	d, m := &rt.xfer.downloads, owner.m
 	d.mu.Lock()
-	st := d.pinned[m]
+	pinned := d.pinned[m]
 	d.mu.Unlock()
-	if st == nil {
+	if !pinned {
 		size := uint64(len(m.Bytes()))
 		limit, err := rt.pinnedLimit()
-		if err != nil || rt.xfer.makeRoom(ph, size, limit) != nil {
-			return h, none, false
+		if err != nil || rt.xfer.makeRoom(ph, size, limit) != nil || reg.RegisterHost(m.Bytes()) != nil {
+			return h, false
 		}
-		st = newInPlace(m.Bytes(), inPlacePiece)
 		d.mu.Lock()
 		if d.pinned == nil {
-			d.pinned = map[*anonmem.Mapping]*inPlace{}
+			d.pinned = map[*anonmem.Mapping]bool{}
 		}
-		d.pinned[m] = st
+		d.pinned[m] = true
 		d.mu.Unlock()
 		rt.xfer.pinnedLive += size
-		go st.lock(reg)
 	}
-	// h may be a view that starts past the mapping's start
-	offset := int(uintptrOf(h.data) - uintptrOf(m.Bytes()))
-	return h.pinnedView(), func(n int) error { return st.ready(offset + n) }, true
+	return h.pinnedView(), true
 }
-
-// inPlacePiece is how much memory PinInPlaceAhead locks in one call of
-// the driver: the wait of a reader that starts at once.
-const inPlacePiece = 64 << 20
 
 // PinnedInPlace is PinInPlace for memory locked already: h's view that
 // asynchronous copies accept when h is pinned or PinInPlace locked its
-// memory (waiting for the locking under way, if any) and it still lives,
-// else h and false. It locks nothing.
+// memory and it still lives, else h and false. It locks nothing.
 func (rt *Runtime) PinnedInPlace(h *HostArray) (*HostArray, bool) {
 	if h == nil || len(h.data) == 0 {
 		return h, false
@@ -111,9 +81,9 @@ func (rt *Runtime) PinnedInPlace(h *HostArray) (*HostArray, bool) {
 	}
 	d := &rt.xfer.downloads
 	d.mu.Lock()
-	st := d.pinned[owner.m]
+	locked := d.pinned[owner.m]
 	d.mu.Unlock()
-	if st == nil || st.ready(len(owner.m.Bytes())) != nil {
+	if !locked {
 		return h, false
 	}
 	return h.pinnedView(), true
@@ -124,99 +94,6 @@ func (h *HostArray) pinnedView() *HostArray {
 	v := h.view(h.data, append([]int(nil), h.shape...))
 	v.pinned = true
 	return v
-}
-
-// inPlace is the page-locking of one mapping, piece after piece from its
-// start on a goroutine (lock); locked[i] is closed once piece i is
-// locked (ok[i]) or the locking stopped before it, and done once lock
-// returns. ok[i] and err are written before the channel that publishes
-// them closes, and not again; n is read once done is closed.
-type inPlace struct {
-	pieces [][]byte
-	locked []chan struct{}
-	ok     []bool
-	done   chan struct{}
-	n      int   // pieces locked, from the first
-	err    error // why the next one was not
-}
-
-func newInPlace(mem []byte, piece int) *inPlace {
-	st := &inPlace{done: make(chan struct{})}
-	for off := 0; off < len(mem); {
-		end := min(off+piece, len(mem))
-		if len(mem)-end < piece/2 { // no small last piece: one more call for little
-			end = len(mem)
-		}
-		st.pieces = append(st.pieces, mem[off:end:end])
-		st.locked = append(st.locked, make(chan struct{}))
-		off = end
-	}
-	st.ok = make([]bool, len(st.pieces))
-	return st
-}
-
-func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
-
-func (st *inPlace) lock(reg HostRegisterer) {
-	defer close(st.done)
-	for i, p := range st.pieces {
-		if st.err == nil {
-			if st.err = reg.RegisterHost(p); st.err == nil {
-				st.n++
-				st.ok[i] = true
-			}
-		}
-		close(st.locked[i])
-	}
-}
-
-// ready waits until the mapping's first n bytes are locked.
-func (st *inPlace) ready(n int) error {
-	if n <= 0 {
-		return nil
-	}
-	end := 0
-	for i, p := range st.pieces {
-		end += len(p)
-		if end >= n || i == len(st.pieces)-1 {
-			<-st.locked[i]
-			if !st.ok[i] {
-				return errors.Join(errors.New("page-locking in place"), st.err)
-			}
-			return nil
-		}
-	}
-	return nil
-}
-
-// unlock waits for the locking to end and unlocks what it locked; an
-// error leaves the rest locked (unmapping it then would leave the driver
-// a stale range).
-func (st *inPlace) unlock(reg HostRegisterer) error {
-	<-st.done
-	for st.n > 0 {
-		if err := reg.UnregisterHost(st.pieces[st.n-1]); err != nil {
-			return err
-		}
-		st.n--
-	}
-	return nil
-}
-
-// unlockNow undoes PinInPlaceAhead for h's memory at once, h being alive:
-// PinInPlace's way out when the locking failed.
-func (rt *Runtime) unlockNow(h *HostArray) {
-	m := h.owner.(*downloadPages).m
-	d := &rt.xfer.downloads
-	d.mu.Lock()
-	st := d.pinned[m]
-	d.mu.Unlock()
-	if st != nil && st.unlock(rt.backend.(HostRegisterer)) == nil {
-		d.mu.Lock()
-		delete(d.pinned, m)
-		d.mu.Unlock()
-		rt.xfer.pinnedLive -= min(rt.xfer.pinnedLive, uint64(len(m.Bytes())))
-	}
 }
 
 // unpinDownloads unlocks the memory PinInPlace locked whose arrays died,
@@ -251,12 +128,9 @@ func (rt *Runtime) unpinDownloads(all bool) []error {
 	}
 	reg := rt.backend.(HostRegisterer)
 	unlock := func(m *anonmem.Mapping) bool {
-		d.mu.Lock()
-		st := d.pinned[m]
-		d.mu.Unlock()
-		if err := st.unlock(reg); err != nil {
+		if err := reg.UnregisterHost(m.Bytes()); err != nil {
 			errs = append(errs, err)
-			return false
+			return false // still locked: unmapping it would leave the driver a stale range
 		}
 		d.mu.Lock()
 		delete(d.pinned, m)

@@ -2,11 +2,9 @@ package runtime_test
 
 import (
 	"bytes"
-	"errors"
 	goruntime "runtime"
 	"testing"
 
-	"github.com/gluaproject/glua/cpu"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -191,123 +189,4 @@ func TestAResultArrayReusesADroppedArraysMemory(t *testing.T) {
 	if _, err := rt.NewResultArray([]int{4}, runtime.DType(99)); err == nil {
 		t.Error("a result array of an invalid dtype was made")
 	}
-}
-
-// A large array is locked piece by piece from its start: ready answers
-// for its first bytes, then for all of them, and a copy across the
-// pieces' seams goes through as one; dropped, every piece is unlocked.
-func TestAnArrayLockedAheadCopiesAcrossItsPieces(t *testing.T) {
-	eachBackendWith(t, runtime.Options{}, func(t *testing.T, rt *runtime.Runtime) {
-		const n = 160 << 20 // pieces of 64, 64 and 32 MiB
-		liveBefore, _, _ := rt.PinnedStats()
-		d, err := rt.DeviceArray([]int{n}, runtime.Uint8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Free()
-		h, err := d.CopyToHost(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, ready, ok := rt.PinInPlaceAhead(h)
-		if !ok {
-			t.Fatal("a download's new array of 160 MiB was not locked ahead")
-		}
-		for _, upTo := range []int{1, 64 << 20, 64<<20 + 1, n} {
-			if err := ready(upTo); err != nil {
-				t.Fatalf("ready(%d): %v", upTo, err)
-			}
-		}
-		across, err := p.Rows(60<<20+1, 140<<20) // over both seams
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := make([]byte, across.NBytes())
-		fillRandom(want)
-		copy(across.Bytes(), want)
-		part, err := d.Rows(1, int(across.NBytes()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := rt.CopyStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := part.CopyFromAsync(across, s); err != nil {
-			t.Fatalf("an upload across the pieces' seams: %v", err)
-		}
-		if err := s.Synchronize(); err != nil {
-			t.Fatal(err)
-		}
-		got, err := part.CopyToHost(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Fatal("the upload across the pieces' seams changed the bytes")
-		}
-		goruntime.KeepAlive(h)
-		h, p, across, got = nil, nil, nil, nil
-		collectUntil(t, "the dropped array's pieces are still page-locked", func() bool {
-			rt.Synchronize()
-			live, _, _ := rt.PinnedStats()
-			return live == liveBefore
-		})
-	})
-}
-
-// failingRegister is the CPU backend whose page-locking in place fails
-// from the second piece on, as the driver's can (out of memory).
-type failingRegister struct {
-	*cpu.Backend
-	calls, live int
-}
-
-func (b *failingRegister) RegisterHost(buf []byte) error {
-	if b.calls++; b.calls > 1 {
-		return errors.New("cpu: RegisterHost: out of memory (a test's)")
-	}
-	b.live++
-	return b.Backend.RegisterHost(buf)
-}
-
-func (b *failingRegister) UnregisterHost(buf []byte) error {
-	b.live--
-	return b.Backend.UnregisterHost(buf)
-}
-
-// When a piece cannot be locked, ready says why, PinInPlace gives the
-// array back unpinned, and the pieces locked before are unlocked.
-func TestPinInPlaceUndoesALockingThatFails(t *testing.T) {
-	var fb *failingRegister
-	rt := newCPUWith(t, func(b *cpu.Backend) runtime.Backend {
-		fb = &failingRegister{Backend: b}
-		return fb
-	})
-	d, err := rt.DeviceArray([]int{160 << 20}, runtime.Uint8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := d.CopyToHost(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, ok := rt.PinInPlace(h); ok || p != h || p.Pinned() {
-		t.Fatal("PinInPlace reported success where the second piece failed")
-	}
-	if fb.live != 0 {
-		t.Errorf("%d pieces still locked after the locking failed", fb.live)
-	}
-	if live, _, _ := rt.PinnedStats(); live != 0 {
-		t.Errorf("%d bytes counted as pinned after the locking failed", live)
-	}
-	fb.calls = -10 // the next locking succeeds
-	_, ready, ok := rt.PinInPlaceAhead(h)
-	if !ok {
-		t.Fatal("locking again after a failure did not start")
-	}
-	if err := ready(160 << 20); err != nil {
-		t.Fatalf("locking again after a failure: %v", err)
-	}
-	goruntime.KeepAlive(h)
 }
