@@ -61,3 +61,61 @@ func TestRegisterHostRefusesWhatTheDriverRefuses(t *testing.T) {
 		t.Errorf("registering again after UnregisterHost: %v", err)
 	}
 }
+
+// Asynchronous copies take only pinned memory, as the cuda backend's do:
+// a range inside one AllocHost buffer or one registration, not pageable
+// memory and not a range across two registrations that touch (the
+// driver refuses that copy too).
+func TestAsynchronousCopiesTakeOnlyOnePinnedRange(t *testing.T) {
+	b, err := New(Config{Capacity: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	m, err := anonmem.Map(4 << 20)
+	if err != nil {
+		t.Skipf("no mapped memory here: %v", err)
+	}
+	defer m.Unmap()
+	buf := m.Bytes()
+	half := len(buf) / 2
+	for _, r := range [][]byte{buf[:half], buf[half:]} {
+		if err := b.RegisterHost(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pinned, err := b.AllocHost(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.Alloc(2 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		host []byte
+		ok   bool
+	}{
+		{"one registration", buf[half-4096 : half], true},
+		{"the other", buf[half : half+4096], true},
+		{"AllocHost's", pinned[100:2000], true},
+		{"across the seam", buf[half-4096 : half+4096], false},
+		{"pageable", make([]byte, 4096), false},
+	} {
+		up := b.UploadAsync(p, c.host, s)
+		down := b.DownloadAsync(c.host, p, s)
+		for what, err := range map[string]error{"UploadAsync": up, "DownloadAsync": down} {
+			if c.ok && err != nil {
+				t.Errorf("%s of %s: %v", what, c.name, err)
+			}
+			if !c.ok && (err == nil || !strings.Contains(err.Error(), "is not pinned memory")) {
+				t.Errorf("%s of %s: %v, want a refusal", what, c.name, err)
+			}
+		}
+	}
+}

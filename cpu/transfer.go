@@ -1,6 +1,11 @@
 package cpu
 
-import "github.com/gluaproject/glua/device"
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/gluaproject/glua/device"
+)
 
 // The transfers below find their memory under b.mu and copy without it, as
 // Gemm and the runtime's kernels (through Bytes) do: several runtimes may
@@ -119,11 +124,41 @@ func (b *Backend) regionsLocked(op string, s device.Stream, rs ...region) (out [
 
 // UploadAsync is Upload: the CPU backend finishes a copy before the call
 // returns, which satisfies every ordering an asynchronous copy promises.
+// It refuses the host memory the cuda backend refuses: memory not inside
+// one AllocHost buffer or one RegisterHost range.
 func (b *Backend) UploadAsync(dst device.Ptr, src []byte, s device.Stream) error {
+	if len(src) > 0 && !b.isPinned(src) {
+		return fmt.Errorf("cpu: UploadAsync: the source is not pinned memory (one buffer from AllocHost, or one range from RegisterHost); use Upload")
+	}
 	return b.Upload(dst, src, s)
 }
 
-// DownloadAsync is Download, for the same reason.
+// DownloadAsync is Download, for the same reason, and refuses what
+// UploadAsync refuses.
 func (b *Backend) DownloadAsync(dst []byte, src device.Ptr, s device.Stream) error {
+	if len(dst) > 0 && !b.isPinned(dst) {
+		return fmt.Errorf("cpu: DownloadAsync: the destination is not pinned memory (one buffer from AllocHost, or one range from RegisterHost); use Download")
+	}
 	return b.Download(dst, src, s)
+}
+
+// isPinned reports whether buf lies inside one AllocHost buffer or one
+// RegisterHost range, as the cuda backend's check does; the driver
+// refuses a copy across two, even where they touch.
+func (b *Backend) isPinned(buf []byte) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	hi := lo + uintptr(len(buf))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for p, size := range b.host {
+		if base := uintptr(unsafe.Pointer(p)); lo >= base && hi <= base+uintptr(size) {
+			return true
+		}
+	}
+	for base, size := range b.registered {
+		if lo >= base && hi <= base+uintptr(size) {
+			return true
+		}
+	}
+	return false
 }

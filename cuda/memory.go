@@ -295,8 +295,10 @@ func newHostBuffers() hostBuffers {
 	return btree.NewG(8, func(x, y hostBuffer) bool { return x.base < y.base })
 }
 
-// isPinned reports whether buf lies inside one AllocHost buffer: the one
-// that begins nearest below it. Every asynchronous copy asks, from each
+// isPinned reports whether buf lies inside one AllocHost buffer or one
+// RegisterHost range: the one that begins nearest below it. A range
+// across two registrations that touch is not: the driver refuses a copy
+// across them (CUDA_ERROR_INVALID_VALUE on an H200). Every asynchronous copy asks, from each
 // of a Stager's threads, so the answer must not cost a pass over every
 // pinned buffer of the program.
 func (b *Backend) isPinned(buf []byte) bool {
@@ -325,7 +327,7 @@ func (b *Backend) UploadAsync(dst device.Ptr, src []byte, s device.Stream) error
 		return nil
 	}
 	if !b.isPinned(src) {
-		return fmt.Errorf("cuda: UploadAsync: the source is not pinned memory from AllocHost; use Upload")
+		return fmt.Errorf("cuda: UploadAsync: the source is not pinned memory (one buffer from AllocHost, or one range from RegisterHost); use Upload")
 	}
 	if err := b.begin(); err != nil {
 		return err
@@ -346,7 +348,7 @@ func (b *Backend) DownloadAsync(dst []byte, src device.Ptr, s device.Stream) err
 		return nil
 	}
 	if !b.isPinned(dst) {
-		return fmt.Errorf("cuda: DownloadAsync: the destination is not pinned memory from AllocHost; use Download")
+		return fmt.Errorf("cuda: DownloadAsync: the destination is not pinned memory (one buffer from AllocHost, or one range from RegisterHost); use Download")
 	}
 	if err := b.begin(); err != nil {
 		return err

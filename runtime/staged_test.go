@@ -66,9 +66,6 @@ type pinnedCPU struct {
 	gate chan struct{}
 }
 
-func (p *pinnedCPU) AllocHost(nbytes uint64) ([]byte, error) { return make([]byte, nbytes), nil }
-func (p *pinnedCPU) FreeHost([]byte) error                   { return nil }
-
 func (p *pinnedCPU) Upload(dst device.Ptr, src []byte, s device.Stream) error {
 	p.uploads.Add(1)
 	return p.Backend.Upload(dst, src, s)
