@@ -7,22 +7,29 @@ import (
 	"github.com/gluaproject/glua/internal/anonmem"
 )
 
+// backendAndMapping is a CPU backend and 4 MiB of mapped memory, both
+// given back when the test ends.
+func backendAndMapping(t *testing.T) (*Backend, []byte) {
+	t.Helper()
+	b, err := New(Config{Capacity: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	m, err := anonmem.Map(4 << 20)
+	if err != nil {
+		t.Skipf("no mapped memory here: %v", err)
+	}
+	t.Cleanup(func() { m.Unmap() })
+	return b, m.Bytes()
+}
+
 // RegisterHost refuses what the cuda backend's refuses, with the same
 // reasons: memory locked already or overlapping it (AllocHost's too),
 // and ranges that are not whole pages; UnregisterHost refuses what was
 // not registered, and after it the memory may be registered again.
 func TestRegisterHostRefusesWhatTheDriverRefuses(t *testing.T) {
-	b, err := New(Config{Capacity: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	m, err := anonmem.Map(4 << 20)
-	if err != nil {
-		t.Skipf("no mapped memory here: %v", err)
-	}
-	defer m.Unmap()
-	buf := m.Bytes()
+	b, buf := backendAndMapping(t)
 	if err := b.RegisterHost(buf); err != nil {
 		t.Fatal(err)
 	}
@@ -67,17 +74,7 @@ func TestRegisterHostRefusesWhatTheDriverRefuses(t *testing.T) {
 // memory and not a range across two registrations that touch (the
 // driver refuses that copy too).
 func TestAsynchronousCopiesTakeOnlyOnePinnedRange(t *testing.T) {
-	b, err := New(Config{Capacity: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	m, err := anonmem.Map(4 << 20)
-	if err != nil {
-		t.Skipf("no mapped memory here: %v", err)
-	}
-	defer m.Unmap()
-	buf := m.Bytes()
+	b, buf := backendAndMapping(t)
 	half := len(buf) / 2
 	for _, r := range [][]byte{buf[:half], buf[half:]} {
 		if err := b.RegisterHost(r); err != nil {
