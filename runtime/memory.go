@@ -180,7 +180,13 @@ func parseLimit(name, value string, total uint64) (uint64, error) {
 // writePinnedStatus is Status's line on page-locked host memory.
 func (rt *Runtime) writePinnedStatus(b *strings.Builder) {
 	live, cached, limit := rt.PinnedStats()
-	fmt.Fprintf(b, "Pinned host memory: %s in use, %s cached; limit %s", config.FormatSize(live), config.FormatSize(cached), limitString(limit))
+	inUse := config.FormatSize(live)
+	if n := rt.xfer.downloads.pinnedBytes(); n > 0 {
+		// host arrays locked where they lie (PinInPlace) are the
+		// script's own memory, not staging the runtime took
+		inUse += fmt.Sprintf(" (%s of it host arrays page-locked in place)", config.FormatSize(n))
+	}
+	fmt.Fprintf(b, "Pinned host memory: %s in use, %s cached; limit %s", inUse, config.FormatSize(cached), limitString(limit))
 }
 
 // ResetPeak starts the pool's peak figures again from the current ones.

@@ -149,6 +149,17 @@ func (rt *Runtime) unpinDownloads(all bool) []error {
 	return errs
 }
 
+// pinnedBytes is the memory of download arrays PinInPlace locked.
+func (d *downloadMemory) pinnedBytes() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for m := range d.pinned {
+		n += len(m.Bytes())
+	}
+	return uint64(n)
+}
+
 // hasUnpin reports whether arrays PinInPlace locked have died.
 func (d *downloadMemory) hasUnpin() bool {
 	d.mu.Lock()

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"bytes"
 	goruntime "runtime"
+	"strings"
 	"testing"
 
 	"github.com/gluaproject/glua/runtime"
@@ -41,6 +42,9 @@ func TestADownloadArrayPinnedInPlaceCopiesAsynchronouslyUntilItDies(t *testing.T
 			live, _, _ := rt.PinnedStats()
 			if live < liveBefore+n {
 				t.Errorf("round %d: pinned memory in use went from %d to %d bytes, want %d more at least", round, liveBefore, live, n)
+			}
+			if s := rt.Status(); !strings.Contains(s, "(6.0 MiB of it host arrays page-locked in place)") {
+				t.Errorf("round %d: pool.status() does not tell the array locked in place:\n%s", round, s)
 			}
 			if again, ok := rt.PinInPlace(h); !ok || !again.Pinned() {
 				t.Errorf("round %d: the second PinInPlace of the same array failed", round)
