@@ -321,8 +321,9 @@ func (d *downloadMemory) popLocked(class int) *anonmem.Mapping {
 // give is a download array's cleanup: its memory goes to the cache, or
 // back to the system when the cache is full, the host limit has no room
 // for it, or the runtime closed; memory PinInPlace page-locked goes to
-// the runtime first, to be unlocked. An unmapping that fails leaves the memory mapped: there is no one to tell,
-// and the address space is all that is lost.
+// the runtime first, to be unlocked. An unmapping that fails leaves the
+// memory mapped: there is no one to tell, and the address space is all
+// that is lost.
 func (d *downloadMemory) give(m *anonmem.Mapping) {
 	d.mu.Lock()
 	if d.pinned[m] {
