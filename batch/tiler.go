@@ -2,6 +2,7 @@ package batch
 
 import (
 	"errors"
+	"fmt"
 	goruntime "runtime"
 
 	"github.com/gluaproject/glua/runtime"
@@ -62,6 +63,10 @@ type tiler struct {
 	// movedB and movedC count the bytes queued over the bus.
 	bSource                string
 	movedA, movedB, movedC uint64
+	// bReady waits until B's first n bytes are page-locked in place,
+	// where pinnedB is B being locked piece by piece (nil otherwise): the
+	// first row of tiles waits only for the pieces it reads, not all of B.
+	bReady func(n int) error
 }
 
 func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, B *runtime.HostArray) (*tiler, error) {
@@ -150,11 +155,15 @@ func (t *tiler) pinB(B *runtime.HostArray) {
 		t.bSource = "its own pinned memory"
 		return
 	}
-	lock := t.rt.PinInPlace
-	if p.tm >= p.m { // B is read once: worth no new page-locking
-		lock = t.rt.PinnedInPlace
+	// B is locked a panel at a time, so that the first row of tiles
+	// waits only for the panel it reads: the driver refuses a copy
+	// across two pieces, and panels then never cross one.
+	panel := p.tk * p.n * p.size
+	h, ok := t.rt.PinnedInPlace(B, panel)
+	if !ok && p.tm < p.m { // B is read again: worth page-locking in place
+		h, t.bReady, ok = t.rt.PinInPlaceAhead(B, panel)
 	}
-	if h, ok := lock(B); ok {
+	if ok {
 		t.pinnedB, _ = h.Reshape([]int{p.k * p.n})
 		t.bSource = "where it lies, page-locked in place while it lives"
 		return
@@ -321,6 +330,11 @@ func (t *tiler) panelB(B *runtime.HostArray, stage, p0, kp, j0, nj int, first bo
 	if t.ownB && first {
 		if err := parallelCopy(v.Bytes(), B.Bytes()[p0*p.n*size:(p0+kp)*p.n*size]); err != nil {
 			return nil, err
+		}
+	}
+	if t.bReady != nil && first {
+		if err := t.bReady((p0 + kp) * p.n * size); err != nil {
+			return nil, fmt.Errorf("B: %w", err)
 		}
 	}
 	return v.Reshape([]int{kp, nj})
