@@ -188,7 +188,7 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 	}
 	start := time.Now()
 	live, cached, _ := rt.PinnedStats()
-	t, err := newTiler(rt, p, dt, o.Precision, B)
+	t, err := newTiler(rt, p, dt, o.Precision, A, B)
 	if err != nil {
 		return nil, err
 	}
@@ -197,8 +197,8 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 		// what the pinned memory grew by is what was page-locked anew:
 		// the staging's cache hands out memory locked already
 		live2, cached2, _ := rt.PinnedStats()
-		fmt.Fprintf(o.Verbose, "batch.matmul: B is read from %s; set up in %.3f s, page-locking %s anew\n",
-			t.bSource, time.Since(start).Seconds(), config.FormatSize((live2+cached2)-min(live2+cached2, live+cached)))
+		fmt.Fprintf(o.Verbose, "batch.matmul: A is %s; B is %s; set up in %.3f s, page-locking %s anew\n",
+			t.aSource, t.bSource, time.Since(start).Seconds(), config.FormatSize((live2+cached2)-min(live2+cached2, live+cached)))
 	}
 	if err := t.run(A, B, out); err != nil {
 		return nil, err

@@ -217,7 +217,7 @@ func TestMatmulReadsBFromPinnedMemory(t *testing.T) {
 		if !strings.Contains(plan.String(), "in 5 tiles of C of 60x9") {
 			t.Fatalf("%s: the plan is not five rows of whole-row tiles: %s", name, plan.String())
 		}
-		if from := map[string]string{"pageable": "a pinned copy", "pinned": "its own pinned memory"}[name]; !strings.Contains(plan.String(), "B is read from "+from) {
+		if from := map[string]string{"pageable": "read from a pinned copy", "pinned": "read from its own pinned memory"}[name]; !strings.Contains(plan.String(), "; B is "+from) {
 			t.Fatalf("%s: verbose does not say B is read from %s: %s", name, from, plan.String())
 		}
 		for i, v := range C.Floats() {
@@ -387,7 +387,7 @@ func testMatmulPinsBInPlace(t *testing.T, rt *runtime.Runtime) {
 		if !strings.Contains(plan.String(), "in 3 tiles of C of 64x1000") {
 			t.Fatalf("call %d: the plan is not three rows of whole-row tiles: %s", call, plan.String())
 		}
-		if !strings.Contains(plan.String(), "B is read from where it lies, page-locked in place") {
+		if !strings.Contains(plan.String(), "; B is read where it lies, page-locked in place") {
 			t.Fatalf("call %d: verbose does not say B is read in place: %s", call, plan.String())
 		}
 		checkTraffic(t, plan.String(), m, k, n, 4)
@@ -403,4 +403,58 @@ func testMatmulPinsBInPlace(t *testing.T, rt *runtime.Runtime) {
 		}
 	}
 	goruntime.KeepAlive(B)
+}
+
+// A downloaded from the device into a new array is page-locked where it
+// lies, a row of tiles at a time, and its panels go up as blocks of it:
+// with C's tiles spanning whole rows (B locked too) and with square tiles
+// (A's blocks from several columns of tiles), the product is right and
+// verbose says A is read in place.
+func TestMatmulReadsADownloadedAInPlace(t *testing.T) {
+	t.Run("cpu", func(t *testing.T) { testMatmulReadsAInPlace(t, newRuntime(t, "")) })
+	t.Run("cuda", func(t *testing.T) { testMatmulReadsAInPlace(t, newCUDA(t)) })
+}
+
+func testMatmulReadsAInPlace(t *testing.T, rt *runtime.Runtime) {
+	const m, k, n = 1024, 1100, 1000 // A and B over 4 MiB: downloads' arrays are mapped memory
+	download := func(h *runtime.HostArray) *runtime.HostArray {
+		d, err := rt.ToDevice(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Free()
+		got, err := d.CopyToHost(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	hA, hB := randomMatrix(t, rt, m, k, runtime.Float32), randomMatrix(t, rt, k, n, runtime.Float32)
+	want := product(hA.Floats(), hB.Floats(), m, k, n)
+	for _, c := range []struct {
+		name   string
+		budget uint64
+		plan   string
+	}{
+		{"whole rows", uint64(4 * (256*n + 2*(256*512+512*n))), "in 4 tiles of C of 256x1000"},
+		{"squares", 4 << 20, "tiles of C of"},
+	} {
+		// fresh downloads: an A locked for another plan's rows of tiles
+		// is read through staging
+		A, B := download(hA), download(hB)
+		var plan bytes.Buffer
+		C, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Budget: c.budget, Verbose: &plan})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !strings.Contains(plan.String(), c.plan) || !strings.Contains(plan.String(), "A is read where it lies, page-locked in place") {
+			t.Fatalf("%s: the plan or where A is read from is not as expected: %s", c.name, plan.String())
+		}
+		checkTraffic(t, plan.String(), m, k, n, 4)
+		for i, v := range C.Floats() {
+			if math.Abs(v-want[i]) > 1e-5*float64(k) {
+				t.Fatalf("%s: element %d is %v, want %v", c.name, i, v, want[i])
+			}
+		}
+	}
 }

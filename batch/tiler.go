@@ -2,6 +2,7 @@ package batch
 
 import (
 	"errors"
+	"fmt"
 	goruntime "runtime"
 
 	"github.com/gluaproject/glua/runtime"
@@ -62,10 +63,22 @@ type tiler struct {
 	// movedB and movedC count the bytes queued over the bus.
 	bSource                string
 	movedA, movedB, movedC uint64
+	// bReady waits until B's first n bytes are page-locked in place,
+	// where pinnedB is B being locked piece by piece (nil otherwise): the
+	// first row of tiles waits only for the pieces it reads, not all of B.
+	bReady func(n int) error
+	// pinnedA is A itself when it is pinned or locked in place (its
+	// panels then go up as blocks, with no gather on the host and no
+	// staging for them), nil otherwise; aReady waits for A's first n
+	// bytes, aSource says where A is read from.
+	pinnedA *runtime.HostArray
+	aReady  func(n int) error
+	aSource string
 }
 
-func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, B *runtime.HostArray) (*tiler, error) {
+func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, A, B *runtime.HostArray) (*tiler, error) {
 	t := &tiler{rt: rt, p: p, opts: runtime.MatmulOptions{Precision: precision}, prevC: -1}
+	t.pinA(A)
 	t.pinB(B)
 	var err error
 	if t.copy, err = rt.CopyStream(); err != nil {
@@ -118,7 +131,9 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, B
 		t.nstages = stages
 	}
 	for s := range t.nstages {
-		t.sA[s] = host(p.tm * p.tk)
+		if t.pinnedA == nil {
+			t.sA[s] = host(p.tm * p.tk)
+		}
 		if t.pinnedB == nil {
 			t.sB[s] = host(p.tk * p.tn)
 		}
@@ -131,6 +146,31 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, B
 	return t, nil
 }
 
+// pinA sets pinnedA when C has several tiles (A is read for each column
+// of them, and the product runs long enough to pay for locking): A itself
+// if it is pinned, else A page-locked in place where the runtime can (a
+// download's new array), in pieces of one row of tiles, locked from the
+// first while the first tiles run. A's panels then go up as blocks of A
+// by the copy engine instead of being gathered into staging by the
+// host's processors, which share the host's memory with the bus.
+func (t *tiler) pinA(A *runtime.HostArray) {
+	p := t.p
+	t.aSource = "gathered panel by panel into pinned staging"
+	if A.Pinned() {
+		t.pinnedA, t.aReady, t.aSource = A, func(int) error { return nil }, "read from its own pinned memory"
+		return
+	}
+	band := p.tm * p.k * p.size
+	h, ok := t.rt.PinnedInPlace(A, band)
+	ready := func(int) error { return nil }
+	if !ok && (p.tm < p.m || p.tn < p.n) {
+		h, ready, ok = t.rt.PinInPlaceAhead(A, band)
+	}
+	if ok {
+		t.pinnedA, t.aReady, t.aSource = h, ready, "read where it lies, page-locked in place while it lives"
+	}
+}
+
 // pinB sets pinnedB when C's tiles span whole rows: B itself if it is
 // pinned, else, when there is more than one row of tiles to read B again,
 // B page-locked in place where the runtime can (the memory of a
@@ -141,22 +181,26 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, B
 // the same B pay nothing.
 func (t *tiler) pinB(B *runtime.HostArray) {
 	p := t.p
-	t.bSource = "pageable memory, panel by panel through pinned staging"
+	t.bSource = "staged panel by panel through pinned staging"
 	if p.tn != p.n {
 		return
 	}
 	if B.Pinned() {
 		t.pinnedB, _ = B.Reshape([]int{p.k * p.n})
-		t.bSource = "its own pinned memory"
+		t.bSource = "read from its own pinned memory"
 		return
 	}
-	lock := t.rt.PinInPlace
-	if p.tm >= p.m { // B is read once: worth no new page-locking
-		lock = t.rt.PinnedInPlace
+	// B is locked a panel at a time, so that the first row of tiles
+	// waits only for the panel it reads: the driver refuses a copy
+	// across two pieces, and panels then never cross one.
+	panel := p.tk * p.n * p.size
+	h, ok := t.rt.PinnedInPlace(B, panel)
+	if !ok && p.tm < p.m { // B is read again: worth page-locking in place
+		h, t.bReady, ok = t.rt.PinInPlaceAhead(B, panel)
 	}
-	if h, ok := lock(B); ok {
+	if ok {
 		t.pinnedB, _ = h.Reshape([]int{p.k * p.n})
-		t.bSource = "where it lies, page-locked in place while it lives"
+		t.bSource = "read where it lies, page-locked in place while it lives"
 		return
 	}
 	if p.tm >= p.m {
@@ -164,7 +208,7 @@ func (t *tiler) pinB(B *runtime.HostArray) {
 	}
 	if h, err := t.rt.NewStaging(p.k*p.n, B.DType()); err == nil {
 		t.pinnedB, t.ownB = h, true
-		t.bSource = "a pinned copy, made during the first row of tiles"
+		t.bSource = "read from a pinned copy, made during the first row of tiles"
 	}
 }
 
@@ -223,14 +267,18 @@ func (t *tiler) run(A, B *runtime.HostArray, out sink) error {
 						return err
 					}
 				}
-				if err := gather(t.sA[stage].Bytes(), A.Bytes(), size, i0, mi, p0, kp, p.k); err != nil {
-					return err
+				if t.pinnedA == nil {
+					if err := gather(t.sA[stage].Bytes(), A.Bytes(), size, i0, mi, p0, kp, p.k); err != nil {
+						return err
+					}
+				} else if err := t.aReady((i0 + mi) * p.k * size); err != nil {
+					return fmt.Errorf("A: %w", err)
 				}
 				hB, err := t.panelB(B, stage, p0, kp, j0, nj, i0 == 0)
 				if err != nil {
 					return err
 				}
-				if err := t.multiply(step%2, stage, C, hB, p0 == 0, into); err != nil {
+				if err := t.multiply(step%2, stage, C, hB, i0, p0, into); err != nil {
 					return err
 				}
 				step++
@@ -323,6 +371,11 @@ func (t *tiler) panelB(B *runtime.HostArray, stage, p0, kp, j0, nj int, first bo
 			return nil, err
 		}
 	}
+	if t.bReady != nil && first {
+		if err := t.bReady((p0 + kp) * p.n * size); err != nil {
+			return nil, fmt.Errorf("B: %w", err)
+		}
+	}
 	return v.Reshape([]int{kp, nj})
 }
 
@@ -332,9 +385,10 @@ func (t *tiler) panelB(B *runtime.HostArray, stage, p0, kp, j0, nj int, first bo
 // stream once the copies are: block by block when first (C's previous
 // tile must be down first) or when into is a staging to queue C down into
 // (the last panel), in one product otherwise.
-func (t *tiler) multiply(slot, stage int, C *runtime.Array, hB *runtime.HostArray, first bool, into int) error {
+func (t *tiler) multiply(slot, stage int, C *runtime.Array, hB *runtime.HostArray, i0, p0, into int) error {
 	rt := t.rt
 	mi, nj, kp := C.Shape()[0], C.Shape()[1], hB.Shape()[0]
+	first := p0 == 0
 	if t.used[slot] {
 		if err := rt.StreamWait(t.copy, t.computed[slot]); err != nil {
 			return err
@@ -342,15 +396,24 @@ func (t *tiler) multiply(slot, stage int, C *runtime.Array, hB *runtime.HostArra
 	}
 	A, errA := deviceView(t.dA[slot], mi, kp)
 	B, errB := deviceView(t.dB[slot], kp, nj)
-	hA, errHA := hostView(t.sA[stage], mi, kp)
-	if err := errors.Join(errA, errB, errHA); err != nil {
+	if err := errors.Join(errA, errB); err != nil {
 		return err
 	}
-	if err := errors.Join(A.CopyFromAsync(hA, t.copy), B.CopyFromAsync(hB, t.copy),
+	var upA error
+	if t.pinnedA != nil {
+		upA = A.CopyFromBlockAsync(t.pinnedA, i0+1, p0+1, t.copy)
+	} else {
+		hA, err := hostView(t.sA[stage], mi, kp)
+		if err != nil {
+			return err
+		}
+		upA = A.CopyFromAsync(hA, t.copy)
+	}
+	if err := errors.Join(upA, B.CopyFromAsync(hB, t.copy),
 		t.uploaded[slot].Record(t.copy), t.staged[stage].Record(t.copy)); err != nil {
 		return err
 	}
-	t.movedA += uint64(hA.NBytes())
+	t.movedA += uint64(mi * kp * t.p.size)
 	t.movedB += uint64(hB.NBytes())
 	t.used[slot] = true
 	if err := rt.StreamWait(nil, t.uploaded[slot]); err != nil {

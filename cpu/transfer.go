@@ -142,6 +142,27 @@ func (b *Backend) DownloadAsync(dst []byte, src device.Ptr, s device.Stream) err
 	return b.Download(dst, src, s)
 }
 
+// UploadBlockAsync is the cuda backend's block upload, done at once:
+// height rows of width bytes, pitch bytes apart in src, into contiguous
+// memory at dst. It refuses what the cuda backend refuses.
+func (b *Backend) UploadBlockAsync(dst device.Ptr, src []byte, pitch, width, height int, s device.Stream) error {
+	if width <= 0 || height <= 0 {
+		return nil
+	}
+	if pitch < width || len(src) != (height-1)*pitch+width {
+		return fmt.Errorf("cpu: UploadBlockAsync: %d rows of %d bytes, %d apart, are not %d bytes", height, width, pitch, len(src))
+	}
+	if !b.isPinned(src) {
+		return fmt.Errorf("cpu: UploadBlockAsync: the source is not pinned memory (one buffer from AllocHost, or one range from RegisterHost)")
+	}
+	for r := range height {
+		if err := b.Upload(dst+device.Ptr(r*width), src[r*pitch:r*pitch+width], s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // isPinned reports whether buf lies inside one AllocHost buffer or one
 // RegisterHost range, as the cuda backend's check does; the driver
 // refuses a copy across two, even where they touch.

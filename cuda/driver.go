@@ -23,6 +23,7 @@ type driverAPI struct {
 	cuMemcpyHtoD              fn
 	cuMemcpyDtoH              fn
 	cuMemcpyHtoDAsync         fn
+	cuMemcpy2DAsync           fn // optional: UploadBlockAsync says the driver has none
 	cuMemcpyDtoHAsync         fn
 	cuMemcpyDtoDAsync         fn
 	cuMemsetD8Async           fn
@@ -87,6 +88,7 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuMemcpyHtoD_v2", &d.cuMemcpyHtoD, false},
 		{"cuMemcpyDtoH_v2", &d.cuMemcpyDtoH, false},
 		{"cuMemcpyHtoDAsync_v2", &d.cuMemcpyHtoDAsync, false},
+		{"cuMemcpy2DAsync_v2", &d.cuMemcpy2DAsync, true},
 		{"cuMemcpyDtoHAsync_v2", &d.cuMemcpyDtoHAsync, false},
 		{"cuMemcpyDtoDAsync_v2", &d.cuMemcpyDtoDAsync, false},
 		{"cuMemsetD8Async", &d.cuMemsetD8Async, false},

@@ -43,3 +43,30 @@ func TestIsPinnedFindsTheBufferARangeLiesIn(t *testing.T) {
 		t.Error("freeing one buffer lost its neighbour")
 	}
 }
+
+// memcpy2D has CUDA_MEMCPY2D's layout on a 64-bit host: 128 bytes, the
+// destination's fields from byte 56, the width at 112.
+func TestMemcpy2DIsTheDriversLayout(t *testing.T) {
+	var c memcpy2D
+	if s := unsafe.Sizeof(c); s != 128 {
+		t.Errorf("memcpy2D is %d bytes, want 128", s)
+	}
+	for _, f := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"srcMemoryType", unsafe.Offsetof(c.srcMemoryType), 16},
+		{"srcHost", unsafe.Offsetof(c.srcHost), 24},
+		{"srcPitch", unsafe.Offsetof(c.srcPitch), 48},
+		{"dstXInBytes", unsafe.Offsetof(c.dstXInBytes), 56},
+		{"dstMemoryType", unsafe.Offsetof(c.dstMemoryType), 72},
+		{"dstDevice", unsafe.Offsetof(c.dstDevice), 88},
+		{"dstPitch", unsafe.Offsetof(c.dstPitch), 104},
+		{"widthInBytes", unsafe.Offsetof(c.widthInBytes), 112},
+		{"height", unsafe.Offsetof(c.height), 120},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s at byte %d, want %d", f.name, f.got, f.want)
+		}
+	}
+}

@@ -225,7 +225,7 @@ type downloadMemory struct {
 	// them whose arrays died, for the runtime to unlock (unpinDownloads)
 	// before they are reused or unmapped, and wake tells it there are
 	// some.
-	pinned map[*anonmem.Mapping]bool
+	pinned map[*anonmem.Mapping]*inPlace
 	unpin  []*anonmem.Mapping
 	wake   func()
 	// counts of take's work, for tests: memory mapped, collections
@@ -326,7 +326,7 @@ func (d *downloadMemory) popLocked(class int) *anonmem.Mapping {
 // that is lost.
 func (d *downloadMemory) give(m *anonmem.Mapping) {
 	d.mu.Lock()
-	if d.pinned[m] {
+	if d.pinned[m] != nil {
 		d.unpin = append(d.unpin, m)
 		d.mu.Unlock()
 		d.wake()

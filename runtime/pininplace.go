@@ -1,7 +1,10 @@
 package runtime
 
 import (
+	"errors"
+	"os"
 	"slices"
+	"unsafe"
 
 	"github.com/gluaproject/glua/internal/anonmem"
 )
@@ -9,7 +12,8 @@ import (
 // HostRegisterer is implemented by backends that page-lock memory the
 // caller owns, in place (the cuda backend, and the CPU backend as its
 // stand-in): RegisterHost takes whole pages that stay mapped until
-// UnregisterHost.
+// UnregisterHost. Ranges registered apart that touch are copied to and
+// from as one.
 type HostRegisterer interface {
 	RegisterHost(buf []byte) error
 	UnregisterHost(buf []byte) error
@@ -20,8 +24,8 @@ type HostRegisterer interface {
 // copies accept, so that a host array read many times (batch.Matmul's B,
 // once for each row of C's tiles) moves over the bus from where it is
 // instead of through a pinned copy. Page-locking memory whose pages are
-// there costs the driver about 40 ms a gigabyte, where a pinned copy
-// costs a gigabyte of new pinned memory and a pass over the data. A
+// there costs the driver tens of milliseconds a gigabyte, where a pinned
+// copy costs a gigabyte of new pinned memory and a pass over the data. A
 // later call on the same memory costs nothing.
 //
 // Only the new arrays of downloads (CopyToHost with no destination, from
@@ -31,44 +35,76 @@ type HostRegisterer interface {
 // backend cannot, PinInPlace returns h and false. An array that is pinned
 // already is returned as it is, with true.
 func (rt *Runtime) PinInPlace(h *HostArray) (*HostArray, bool) {
-	if h == nil || len(h.data) == 0 {
+	v, ready, ok := rt.PinInPlaceAhead(h, 0)
+	if !ok || v == h {
+		return v, ok
+	}
+	if ready(len(h.data)) != nil {
+		rt.unlockNow(h)
 		return h, false
 	}
+	return v, true
+}
+
+// PinInPlaceAhead is PinInPlace that returns at once: the memory is
+// locked from its start in pieces of piece bytes (a multiple of the page
+// size; 0 or any other size: one piece), on a goroutine of its own, and
+// ready(n) waits until the view's first n bytes are, or says why they
+// could not be. A reader that goes through the array in order
+// (batch.Matmul's first row of tiles) then waits only for the first
+// piece. An asynchronous copy must lie inside one piece: the driver
+// refuses a copy across two registrations, even where they touch.
+func (rt *Runtime) PinInPlaceAhead(h *HostArray, piece int) (*HostArray, func(n int) error, bool) {
+	none := func(int) error { return nil }
+	if h == nil || len(h.data) == 0 {
+		return h, none, false
+	}
 	if h.pinned {
-		return h, true
+		return h, none, true
 	}
 	owner, ok := h.owner.(*downloadPages)
 	reg, canRegister := rt.backend.(HostRegisterer)
 	ph, canPin := rt.backend.(PinnedHost)
 	if !ok || !canRegister || !canPin || rt.usable() != nil {
-		return h, false
+		return h, none, false
 	}
 	rt.drain()
 	d, m := &rt.xfer.downloads, owner.m
+	// h may be a view that starts past the mapping's start
+	offset := int(uintptrOf(h.data) - uintptrOf(m.Bytes()))
 	d.mu.Lock()
-	pinned := d.pinned[m]
+	st := d.pinned[m]
 	d.mu.Unlock()
-	if !pinned {
+	if st == nil {
 		size := uint64(len(m.Bytes()))
 		limit, err := rt.pinnedLimit()
-		if err != nil || rt.xfer.makeRoom(ph, size, limit) != nil || reg.RegisterHost(m.Bytes()) != nil {
-			return h, false
+		if err != nil || rt.xfer.makeRoom(ph, size, limit) != nil {
+			return h, none, false
 		}
+		if piece <= 0 || piece%os.Getpagesize() != 0 || offset%piece != 0 {
+			piece = len(m.Bytes())
+		}
+		st = newInPlace(m.Bytes(), piece)
 		d.mu.Lock()
 		if d.pinned == nil {
-			d.pinned = map[*anonmem.Mapping]bool{}
+			d.pinned = map[*anonmem.Mapping]*inPlace{}
 		}
-		d.pinned[m] = true
+		d.pinned[m] = st
 		d.mu.Unlock()
 		rt.xfer.pinnedLive += size
+		go st.lock(reg)
+	} else if !st.fits(piece, offset) {
+		return h, none, false // locked in other pieces: a copy could cross them
 	}
-	return h.pinnedView(), true
+	return h.pinnedView(), func(n int) error { return st.ready(offset + n) }, true
 }
 
-// PinnedInPlace is PinInPlace for memory locked already: h's view that
-// asynchronous copies accept when h is pinned or PinInPlace locked its
-// memory and it still lives, else h and false. It locks nothing.
-func (rt *Runtime) PinnedInPlace(h *HostArray) (*HostArray, bool) {
+// PinnedInPlace is PinInPlaceAhead for memory locked already, in one
+// piece or in pieces that copies of piece bytes from multiples of piece
+// (counted from h's start) cannot cross: h's view that asynchronous copies accept (once the
+// locking under way, if any, is over), else h and false. It locks
+// nothing.
+func (rt *Runtime) PinnedInPlace(h *HostArray, piece int) (*HostArray, bool) {
 	if h == nil || len(h.data) == 0 {
 		return h, false
 	}
@@ -81,9 +117,10 @@ func (rt *Runtime) PinnedInPlace(h *HostArray) (*HostArray, bool) {
 	}
 	d := &rt.xfer.downloads
 	d.mu.Lock()
-	locked := d.pinned[owner.m]
+	st := d.pinned[owner.m]
 	d.mu.Unlock()
-	if !locked {
+	offset := int(uintptrOf(h.data) - uintptrOf(owner.m.Bytes()))
+	if st == nil || !st.fits(piece, offset) || st.ready(len(owner.m.Bytes())) != nil {
 		return h, false
 	}
 	return h.pinnedView(), true
@@ -94,6 +131,107 @@ func (h *HostArray) pinnedView() *HostArray {
 	v := h.view(h.data, append([]int(nil), h.shape...))
 	v.pinned = true
 	return v
+}
+
+// inPlace is the page-locking of one mapping, piece after piece from its
+// start on a goroutine (lock); locked[i] is closed once piece i is
+// locked (ok[i]) or the locking stopped before it, and done once lock
+// returns. ok[i] and err are written before the channel that publishes
+// them closes, and not again; n is read once done is closed.
+type inPlace struct {
+	piece  int // the pieces' size, but the last's
+	pieces [][]byte
+	locked []chan struct{}
+	ok     []bool
+	done   chan struct{}
+	n      int   // pieces locked, from the first
+	err    error // why the next one was not
+}
+
+func newInPlace(mem []byte, piece int) *inPlace {
+	st := &inPlace{piece: piece, done: make(chan struct{})}
+	for off := 0; off < len(mem); {
+		end := min(off+piece, len(mem))
+		if len(mem)-end < piece/2 { // no small last piece: one more call for little
+			end = len(mem)
+		}
+		st.pieces = append(st.pieces, mem[off:end:end])
+		st.locked = append(st.locked, make(chan struct{}))
+		off = end
+	}
+	st.ok = make([]bool, len(st.pieces))
+	return st
+}
+
+func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// fits says whether copies of piece bytes (0: of any size, from
+// anywhere) starting at multiples of piece past offset bytes into the
+// mapping lie inside one piece.
+func (st *inPlace) fits(piece, offset int) bool {
+	return len(st.pieces) == 1 || piece > 0 && st.piece%piece == 0 && offset%piece == 0
+}
+
+func (st *inPlace) lock(reg HostRegisterer) {
+	defer close(st.done)
+	for i, p := range st.pieces {
+		if st.err == nil {
+			if st.err = reg.RegisterHost(p); st.err == nil {
+				st.n++
+				st.ok[i] = true
+			}
+		}
+		close(st.locked[i])
+	}
+}
+
+// ready waits until the mapping's first n bytes are locked.
+func (st *inPlace) ready(n int) error {
+	if n <= 0 {
+		return nil
+	}
+	end := 0
+	for i, p := range st.pieces {
+		end += len(p)
+		if end >= n || i == len(st.pieces)-1 {
+			<-st.locked[i]
+			if !st.ok[i] {
+				return errors.Join(errors.New("page-locking in place"), st.err)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// unlock waits for the locking to end and unlocks what it locked; an
+// error leaves the rest locked (unmapping it then would leave the driver
+// a stale range).
+func (st *inPlace) unlock(reg HostRegisterer) error {
+	<-st.done
+	for st.n > 0 {
+		if err := reg.UnregisterHost(st.pieces[st.n-1]); err != nil {
+			return err
+		}
+		st.n--
+	}
+	return nil
+}
+
+// unlockNow undoes PinInPlaceAhead for h's memory at once, h being alive:
+// PinInPlace's way out when the locking failed.
+func (rt *Runtime) unlockNow(h *HostArray) {
+	m := h.owner.(*downloadPages).m
+	d := &rt.xfer.downloads
+	d.mu.Lock()
+	st := d.pinned[m]
+	d.mu.Unlock()
+	if st != nil && st.unlock(rt.backend.(HostRegisterer)) == nil {
+		d.mu.Lock()
+		delete(d.pinned, m)
+		d.mu.Unlock()
+		rt.xfer.pinnedLive -= min(rt.xfer.pinnedLive, uint64(len(m.Bytes())))
+	}
 }
 
 // unpinDownloads unlocks the memory PinInPlace locked whose arrays died,
@@ -128,9 +266,12 @@ func (rt *Runtime) unpinDownloads(all bool) []error {
 	}
 	reg := rt.backend.(HostRegisterer)
 	unlock := func(m *anonmem.Mapping) bool {
-		if err := reg.UnregisterHost(m.Bytes()); err != nil {
+		d.mu.Lock()
+		st := d.pinned[m]
+		d.mu.Unlock()
+		if err := st.unlock(reg); err != nil {
 			errs = append(errs, err)
-			return false // still locked: unmapping it would leave the driver a stale range
+			return false
 		}
 		d.mu.Lock()
 		delete(d.pinned, m)

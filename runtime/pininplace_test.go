@@ -2,10 +2,13 @@ package runtime_test
 
 import (
 	"bytes"
+	"errors"
 	goruntime "runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/gluaproject/glua/cpu"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -193,4 +196,160 @@ func TestAResultArrayReusesADroppedArraysMemory(t *testing.T) {
 	if _, err := rt.NewResultArray([]int{4}, runtime.DType(99)); err == nil {
 		t.Error("a result array of an invalid dtype was made")
 	}
+}
+
+// A large array is locked piece by piece from its start: ready answers
+// for its first bytes, then for all of them; a copy inside a piece goes
+// through, and one across a seam is refused, as the driver refuses it
+// (CUDA_ERROR_INVALID_VALUE on an H200), with glua's message. Only a
+// reader whose copies cannot cross the pieces finds the memory locked.
+// Dropped, every piece is unlocked.
+func TestAnArrayLockedAheadCopiesInsideItsPieces(t *testing.T) {
+	eachBackendWith(t, runtime.Options{}, func(t *testing.T, rt *runtime.Runtime) {
+		const n, piece = 160 << 20, 64 << 20 // pieces of 64, 64 and 32 MiB
+		liveBefore, _, _ := rt.PinnedStats()
+		d, err := rt.DeviceArray([]int{n}, runtime.Uint8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Free()
+		h, err := d.CopyToHost(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, ready, ok := rt.PinInPlaceAhead(h, piece)
+		if !ok {
+			t.Fatal("a download's new array of 160 MiB was not locked ahead")
+		}
+		for _, upTo := range []int{1, piece, piece + 1, n} {
+			if err := ready(upTo); err != nil {
+				t.Fatalf("ready(%d): %v", upTo, err)
+			}
+		}
+		s, err := rt.CopyStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			first, last int // bytes, 1-based, inclusive
+			ok          bool
+		}{
+			{1, piece, true},
+			{piece + 1, 2 * piece, true},
+			{2*piece + 1, n, true},
+			{piece - 4095, piece + 4096, false},
+		} {
+			part, err := p.Rows(c.first, c.last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]byte, part.NBytes())
+			fillRandom(want)
+			copy(part.Bytes(), want)
+			dst, err := d.Rows(1, int(part.NBytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = dst.CopyFromAsync(part, s)
+			if !c.ok {
+				if err == nil || !strings.Contains(err.Error(), "not pinned memory") {
+					t.Errorf("bytes %d..%d, across a seam: %v, want a refusal", c.first, c.last, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("bytes %d..%d: %v", c.first, c.last, err)
+			}
+			if err := s.Synchronize(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := dst.CopyToHost(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("bytes %d..%d changed on the way up", c.first, c.last)
+			}
+		}
+		for _, c := range []struct {
+			piece int
+			ok    bool
+		}{{piece, true}, {piece / 2, true}, {48 << 20, false}, {0, false}} {
+			if _, ok := rt.PinnedInPlace(h, c.piece); ok != c.ok {
+				t.Errorf("PinnedInPlace for copies of %d bytes: %v, want %v", c.piece, ok, c.ok)
+			}
+		}
+		goruntime.KeepAlive(h)
+		h, p = nil, nil
+		collectUntil(t, "the dropped array's pieces are still page-locked", func() bool {
+			rt.Synchronize()
+			live, _, _ := rt.PinnedStats()
+			return live == liveBefore
+		})
+	})
+}
+
+// failingRegister is the CPU backend whose page-locking in place fails
+// from the failAt'th call on, as the driver's can (out of memory).
+type failingRegister struct {
+	*cpu.Backend
+	calls, failAt int
+	live          atomic.Int32
+}
+
+func (b *failingRegister) RegisterHost(buf []byte) error {
+	if b.calls++; b.calls >= b.failAt {
+		return errors.New("cpu: RegisterHost: out of memory (a test's)")
+	}
+	b.live.Add(1)
+	return b.Backend.RegisterHost(buf)
+}
+
+func (b *failingRegister) UnregisterHost(buf []byte) error {
+	b.live.Add(-1)
+	return b.Backend.UnregisterHost(buf)
+}
+
+// When locking fails, PinInPlace gives the array back unpinned with
+// nothing left locked or counted; locked ahead in pieces, ready says why
+// for the bytes past the piece that failed, and the pieces locked before
+// are unlocked when the array dies.
+func TestPinInPlaceUndoesALockingThatFails(t *testing.T) {
+	var fb *failingRegister
+	rt := newCPUWith(t, func(b *cpu.Backend) runtime.Backend {
+		fb = &failingRegister{Backend: b, failAt: 1}
+		return fb
+	})
+	d, err := rt.DeviceArray([]int{160 << 20}, runtime.Uint8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := d.CopyToHost(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := rt.PinInPlace(h); ok || p != h || p.Pinned() {
+		t.Fatal("PinInPlace reported success where the locking failed")
+	}
+	if live, _, _ := rt.PinnedStats(); live != 0 || fb.live.Load() != 0 {
+		t.Errorf("%d bytes counted as pinned, %d pieces locked after the locking failed", live, fb.live.Load())
+	}
+	fb.calls, fb.failAt = 0, 2 // the second piece fails
+	_, ready, ok := rt.PinInPlaceAhead(h, 64<<20)
+	if !ok {
+		t.Fatal("locking ahead after a failure did not start")
+	}
+	if err := ready(64 << 20); err != nil {
+		t.Errorf("the first piece: %v", err)
+	}
+	if err := ready(64<<20 + 1); err == nil || !strings.Contains(err.Error(), "out of memory (a test's)") {
+		t.Errorf("past the piece that failed: %v, want its error", err)
+	}
+	goruntime.KeepAlive(h)
+	h = nil
+	collectUntil(t, "the pieces locked before the failure are still locked", func() bool {
+		rt.Synchronize()
+		live, _, _ := rt.PinnedStats()
+		return live == 0 && fb.live.Load() == 0
+	})
 }
