@@ -7,3 +7,11 @@ func SplitEveryTile() (restore func()) {
 	splitMin = 0
 	return func() { splitMin = old }
 }
+
+// PanelsInPieces makes whole-row plans split B's panels into q pieces,
+// however narrow, until the returned function restores the choice.
+func PanelsInPieces(q int) (restore func()) {
+	oldQ, oldCols := onlyPieces, minPieceCols
+	onlyPieces, minPieceCols = q, 1
+	return func() { onlyPieces, minPieceCols = oldQ, oldCols }
+}

@@ -31,69 +31,148 @@ type MatmulOptions struct {
 }
 
 // plan is a tiling of C = A·B: C in tiles of tm×tn, each the sum over
-// panels of A (tm×tk) times panels of B (tk×tn).
+// panels of A (tm×tk) times panels of B (tk×tq). B's panels are as wide
+// as C's tiles (tq = tn) unless C's tiles span whole rows and B's panels
+// are split into pieces of tq columns: each A panel then serves every
+// piece of its B panel, and C's tile is held on the device piece by
+// piece (each tm×tq, contiguous), so the tile can be taller in the same
+// memory.
 type plan struct {
-	m, n, k, tm, tn, tk, size int
+	m, n, k, tm, tn, tk, tq, size int
 }
 
 // bytes is the device memory the plan holds: two buffers each of A's and
 // B's panels (one uploading while the other is in use) and C's tile.
 func (p plan) bytes() uint64 {
-	return uint64(p.size) * uint64(2*p.tm*p.tk+2*p.tk*p.tn+p.tm*p.tn)
+	return uint64(p.size) * uint64(2*p.tm*p.tk+2*p.tk*p.tq+p.tm*p.tn)
 }
+
+// pieces is how many pieces of columns B's panels (and C's tile) are in.
+func (p plan) pieces() int { return ceilDiv(p.tn, p.tq) }
 
 // planTiles chooses how to tile C = A·B under the budget. Where one row of
 // tiles fits, C's tile spans whole rows of C and B's panels whole rows of
-// B, streamed along the inner dimension in panels of panelDepth: B then
-// moves in contiguous pieces, once for each row of tiles, and the tile is
-// made as tall as the budget allows, which sets how often B moves.
-// Otherwise the tiles are squares, first with whole rows of A and columns
-// of B, then with square panels too.
-func planTiles(m, n, k, size int, budget uint64) (plan, error) {
-	whole := plan{m, n, k, m, n, k, size}
+// B (or pieces of them), streamed along the inner dimension: B then moves
+// once for each row of tiles, and the panels' depth and pieces are
+// chosen by what the product is expected to take (wholeRows). Otherwise
+// the tiles are squares, first with whole rows of A and columns of B,
+// then with square panels too. busRatio is how many flops a product of
+// this dtype runs while one byte crosses the bus.
+func planTiles(m, n, k, size int, budget uint64, busRatio float64) (plan, error) {
+	whole := plan{m, n, k, m, n, k, n, size}
 	if whole.bytes() <= budget {
 		return whole, nil
 	}
 	words := float64(budget) / float64(size)
-	if p, ok := wholeRows(m, n, k, size, words); ok {
+	if p, ok := wholeRows(m, n, k, size, words, busRatio); ok {
 		return p, nil
 	}
 	// t² + 4kt ≤ words, with tk = k
 	if t := int(math.Sqrt(4*float64(k)*float64(k)+words) - 2*float64(k)); t >= 1 {
-		return plan{m, n, k, even(m, t), even(n, t), k, size}, nil
+		tn := even(n, t)
+		return plan{m, n, k, even(m, t), tn, k, tn, size}, nil
 	}
 	// 5t² ≤ words, with tm = tn = tk = t
 	if t := int(math.Sqrt(words / 5)); t >= 1 {
-		return plan{m, n, k, even(m, t), even(n, t), even(k, t), size}, nil
+		tn := even(n, t)
+		return plan{m, n, k, even(m, t), tn, even(k, t), tn, size}, nil
 	}
-	smallest := plan{m, n, k, 1, 1, 1, size}
+	smallest := plan{m, n, k, 1, 1, 1, 1, size}
 	return plan{}, fmt.Errorf("a budget of %s leaves no room for any tiling; the smallest that works is %s (tiles of one element)",
 		config.FormatSize(budget), config.FormatSize(smallest.bytes()))
 }
 
 // wholeRows plans C's tiles spanning whole rows, when a tile of minRows
-// fits: tm·n + 2·tk·n + 2·tm·tk ≤ words. Each panel's product reads and
-// writes the whole tile of C, so deeper panels do that fewer times and
-// run cuBLAS at a better rate, while the shorter tiles they leave read B
-// once more for each extra row of tiles: from pinned memory (pinB), over
-// the bus only, which a tile of tallRows rows computes long enough to
-// hide. So the panels are the deepest that keep the tile that tall, and
-// the shallowest when with them one tile holds the whole of C (B is then
-// read once, straight from its staging).
-func wholeRows(m, n, k, size int, words float64) (plan, bool) {
-	var best plan
-	for i, depth := range panelDepths {
-		tk := min(k, depth)
-		tm := int((words - 2*float64(tk)*float64(n)) / float64(n+2*tk))
-		if tm < min(m, minRows) || (i > 0 && tm < min(m, tallRows)) {
-			break
+// fits: tm·n + 2·tk·tq + 2·tm·tk ≤ words. Of the panel depths and pieces
+// that fit, it takes the one expected to take least: the longer of the
+// products' time, at the rate cuBLAS keeps at that depth (panelRate), and
+// the bus's, B crossing it once for each row of tiles and A once, which
+// the products hide only up to hidden of their time. Deeper panels run
+// cuBLAS at a better rate, and splitting B's panels into pieces leaves
+// room for taller tiles, which read B fewer times. Of plans expected to
+// take about as long, it takes the fewest pieces, then the least bus
+// traffic, then the deepest panels: a plan whose bus is hidden gains
+// nothing from taller tiles, and how cuBLAS runs tiles of other heights
+// is not modelled.
+func wholeRows(m, n, k, size int, words, busRatio float64) (plan, bool) {
+	type option struct {
+		p                   plan
+		cost, bus, products float64
+	}
+	var best option
+	better := func(o option) bool {
+		switch {
+		case best.p.tm == 0 || o.cost < best.cost*(1-costTies):
+			return true
+		case o.cost > best.cost*(1+costTies):
+			return false
+		case o.p.pieces() != best.p.pieces():
+			return o.p.pieces() < best.p.pieces()
+		case o.bus != best.bus:
+			return o.bus < best.bus
 		}
-		best = plan{m, n, k, even(m, tm), n, tk, size}
-		if best.tm == m {
+		return o.products < best.products
+	}
+	for _, depth := range panelDepths {
+		tk := min(k, depth)
+		for q := 1; q <= maxPieces && (q == 1 || ceilDiv(n, q) >= minPieceCols); q *= 2 {
+			if onlyPieces > 0 && q != onlyPieces {
+				continue
+			}
+			tq := ceilDiv(n, q)
+			tm := int((words - 2*float64(tk)*float64(tq)) / float64(n+2*tk))
+			if tm < min(m, minRows) {
+				continue
+			}
+			p := plan{m, n, k, even(m, tm), n, tk, tq, size}
+			a, b, _ := p.traffic()
+			o := option{p: p, products: 2 * float64(m) * float64(n) * float64(k) / panelRate(tk), bus: float64(a+b) * busRatio}
+			o.cost = max(o.products, o.bus/hidden)
+			if better(o) {
+				best = o
+			}
+		}
+		if tk == k {
 			break
 		}
 	}
-	return best, best.tm > 0
+	return best.p, best.p.tm > 0
+}
+
+// hidden is how much of the products' time the bus's can take and still
+// be hidden behind them; plans within costTies of each other are taken
+// to cost the same.
+const (
+	hidden   = 0.85
+	costTies = 0.02
+)
+
+// panelRate is the rate cuBLAS keeps, as a fraction of one product of the
+// whole of A and B, when C is summed over panels depth deep: 16384²
+// float32 in tiles of 2048 to 4096 whole rows ran at 0.93 of the in-core
+// product with panels 2048 deep, 0.89 with 1024 and 0.83-0.85 with 512
+// (an H200, 2026-11-28), whether B's panels were whole or in two or four
+// pieces.
+func panelRate(depth int) float64 {
+	switch {
+	case depth >= 2048:
+		return 0.93
+	case depth >= 1024:
+		return 0.89
+	}
+	return 0.84
+}
+
+// busRatio is the flops a product of dt (in precision) runs while a byte
+// crosses the bus. On an H200, float32 on the multiprocessors' own units
+// ran at 54 TFLOPS and the bus at 54 GB/s: a thousand. float64's products
+// run at about that rate on the cards glua targets; the 16-bit types and
+// tf32, on tensor cores, at ten to fifteen times it.
+func busRatio(dt runtime.DType, precision string) float64 {
+	if (dt == runtime.Float32 && precision != "tf32") || dt == runtime.Float64 {
+		return 1000
+	}
+	return 12000
 }
 
 // even is the tile length that splits length into the fewest tiles of at
@@ -109,27 +188,32 @@ func even(length, most int) int {
 }
 
 // panelDepths are the inner dimensions a panel may have when C's tiles
-// span whole rows, shallowest first. On the H100, 16384² float32 under
-// 512 MiB ran at 0.68 of in-core cuBLAS with panels 1024 deep (four rows
-// of tiles) against 0.61 with 512 (three rows), in one run. On an H200,
-// alternating, panels 2048 deep (eight rows of 2048: B crosses the bus
-// twice as often, 9 GiB up in all, near the bus's rate) ran later calls
-// at a median of 0.835 against 0.81 with 1024, and the process's first
-// call at 0.63-0.65 against 0.41-0.52, its tiles of C, which the first
-// call page-locks anew, being half as tall. minRows is
-// the shortest whole-row tile worth having before squares are better;
-// tallRows, the shortest for which a deeper panel is taken.
+// span whole rows, shallowest first; maxPieces is the most pieces a panel
+// of B is split into, each at least minPieceCols columns, so that each
+// piece's product still fills the device. minRows is the shortest
+// whole-row tile worth having before squares are better.
 var panelDepths = []int{512, 1024, 2048}
 
+var minPieceCols = 2048
+
+// onlyPieces, when not 0, is the only number of pieces whole-row plans
+// consider (tests set it, with minPieceCols, to split small products).
+var onlyPieces = 0
+
 const (
-	minRows  = 64
-	tallRows = 2048
+	maxPieces = 4
+	minRows   = 64
 )
 
 func (p plan) String() string {
 	tiles := ceilDiv(p.m, p.tm) * ceilDiv(p.n, p.tn)
-	return fmt.Sprintf("%dx%d · %dx%d in %d tiles of C of %dx%d, each over %d panels of A %dx%d and B %dx%d: %s on the device",
-		p.m, p.k, p.k, p.n, tiles, p.tm, p.tn, ceilDiv(p.k, p.tk), p.tm, p.tk, p.tk, p.tn, config.FormatSize(p.bytes()))
+	panels := ceilDiv(p.k, p.tk)
+	b := fmt.Sprintf("B %dx%d", p.tk, p.tn)
+	if q := p.pieces(); q > 1 {
+		b += fmt.Sprintf(" in %d pieces of %dx%d", q, p.tk, p.tq)
+	}
+	return fmt.Sprintf("%dx%d · %dx%d in %d tiles of C of %dx%d, each over %d panels of A %dx%d and %s: %s on the device",
+		p.m, p.k, p.k, p.n, tiles, p.tm, p.tn, panels, p.tm, p.tk, b, config.FormatSize(p.bytes()))
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -173,7 +257,7 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 	if budget == 0 {
 		budget = freeBudget(rt)
 	}
-	p, err := planTiles(m, n, k, dt.Size(), budget)
+	p, err := planTiles(m, n, k, dt.Size(), budget, busRatio(dt, o.Precision))
 	if err != nil {
 		return nil, err
 	}

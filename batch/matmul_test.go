@@ -55,6 +55,10 @@ func TestMatmulByTilesEqualsTheProduct(t *testing.T) {
 		defer batch.SplitEveryTile()()
 		testMatmulByTiles(t, runtime.Float64, runtime.Float32)
 	})
+	t.Run("panels of B in pieces", func(t *testing.T) {
+		defer batch.PanelsInPieces(2)()
+		testMatmulByTiles(t, runtime.Float64, runtime.Float32)
+	})
 }
 
 func testMatmulByTiles(t *testing.T, dtypes ...runtime.DType) {
@@ -417,18 +421,7 @@ func TestMatmulReadsADownloadedAInPlace(t *testing.T) {
 
 func testMatmulReadsAInPlace(t *testing.T, rt *runtime.Runtime) {
 	const m, k, n = 1024, 1100, 1000 // A and B over 4 MiB: downloads' arrays are mapped memory
-	download := func(h *runtime.HostArray) *runtime.HostArray {
-		d, err := rt.ToDevice(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Free()
-		got, err := d.CopyToHost(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
+	download := func(h *runtime.HostArray) *runtime.HostArray { return downloaded(t, rt, h) }
 	hA, hB := randomMatrix(t, rt, m, k, runtime.Float32), randomMatrix(t, rt, k, n, runtime.Float32)
 	want := product(hA.Floats(), hB.Floats(), m, k, n)
 	for _, c := range []struct {
@@ -457,4 +450,74 @@ func testMatmulReadsAInPlace(t *testing.T, rt *runtime.Runtime) {
 			}
 		}
 	}
+}
+
+// With B's panels in pieces of columns, C's tile held piece by piece, the
+// product is right whether B is pageable (a pinned copy made during the
+// first row of tiles, each piece then a block of it), pinned, or, with
+// A, a download's array page-locked in place; and the tiles move what the
+// plan says: A once, B once for each row of tiles.
+func TestMatmulWithBsPanelsInPieces(t *testing.T) {
+	t.Run("cpu", func(t *testing.T) { testMatmulInPieces(t, newRuntime(t, "")) })
+	t.Run("cuda", func(t *testing.T) { testMatmulInPieces(t, newCUDA(t)) })
+}
+
+func testMatmulInPieces(t *testing.T, rt *runtime.Runtime) {
+	defer batch.PanelsInPieces(2)()
+	const m, k, n = 1024, 1100, 1000 // over 4 MiB: downloads' arrays are mapped memory
+	hA, hB := randomMatrix(t, rt, m, k, runtime.Float32), randomMatrix(t, rt, k, n, runtime.Float32)
+	want := product(hA.Floats(), hB.Floats(), m, k, n)
+	pinned, err := rt.NewHostArray([]int{k, n}, runtime.Float32, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(pinned.Bytes(), hB.Bytes())
+	download := func(h *runtime.HostArray) *runtime.HostArray { return downloaded(t, rt, h) }
+	budget := uint64(4 * (256*n + 2*(256*512+512*n/2))) // four rows of tiles of 256 whole rows
+	for _, c := range []struct {
+		name  string
+		A, B  *runtime.HostArray
+		where string
+	}{
+		{"pageable", hA, hB, "B is read from a pinned copy"},
+		{"pinned", hA, pinned, "B is read from its own pinned memory"},
+		{"downloaded", download(hA), download(hB), "A is read where it lies, page-locked in place while it lives; B is read where it lies"},
+	} {
+		var plan bytes.Buffer
+		C, err := batch.Matmul(rt, c.A, c.B, batch.MatmulOptions{Budget: budget, Verbose: &plan})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !strings.Contains(plan.String(), "in 4 tiles of C of 256x1000, each over 3 panels of A 256x512 and B 512x1000 in 2 pieces of 512x500") {
+			t.Fatalf("%s: the plan is not four rows of tiles over panels in two pieces: %s", c.name, plan.String())
+		}
+		if !strings.Contains(plan.String(), c.where) {
+			t.Fatalf("%s: verbose does not say %q: %s", c.name, c.where, plan.String())
+		}
+		checkTraffic(t, plan.String(), m, k, n, 4)
+		for i, v := range C.Floats() {
+			if math.Abs(v-want[i]) > 1e-5*float64(k) {
+				t.Fatalf("%s: element %d is %v, want %v", c.name, i, v, want[i])
+			}
+		}
+	}
+	if live := rt.LiveArrays(); live != 0 {
+		t.Fatalf("%d arrays live after the products", live)
+	}
+}
+
+// downloaded is h copied to the device and back into a download's new
+// array: mapped memory, which the runtime can page-lock in place.
+func downloaded(t *testing.T, rt *runtime.Runtime, h *runtime.HostArray) *runtime.HostArray {
+	t.Helper()
+	d, err := rt.ToDevice(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free()
+	got, err := d.CopyToHost(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

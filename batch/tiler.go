@@ -28,37 +28,45 @@ type tiler struct {
 	// tiles); the second is there only with several tiles.
 	sC    [2]*runtime.HostArray
 	nextC int
-	// block is the rows of C's tile that come down in one copy. The last
-	// panel's product is queued block by block, each block queued down as
-	// soon as it is computed, and the next tile's first product, which
-	// overwrites the tile, block by block, each once its rows are down:
-	// the download then overlaps those two products instead of standing
-	// between them, and the last tile's blocks are scattered as they land.
+	// block is the rows of C's tile that come down in one copy, where
+	// B's panels are whole (each piece of a tile in pieces comes down in
+	// one). The last panel's product is queued piece by piece, each piece
+	// queued down as soon as it is computed, and the next tile's first
+	// product, which overwrites the tile, piece by piece, each once the
+	// pieces it overwrites are down: the download then overlaps those two
+	// products instead of standing between them, and the last tile's
+	// pieces are scattered as they land.
 	block int
-	// computedBlock is recorded after a block's product; landed[s][b]
-	// after block b's copy into sC[s]. prevC is the staging the previous
-	// tile came down into (-1: none), prevRows and prevCols its shape.
-	computedBlock             [downBlocks]*runtime.Event
-	landed                    [2][downBlocks]*runtime.Event
-	prevC, prevRows, prevCols int
-	// uploaded is recorded on the copy stream after a slot's copies,
-	// computed on the runtime's stream after the product that read them;
-	// staged after the copies out of a staging slot.
+	// computedPiece is recorded after a piece's product; landed[s][b]
+	// after piece b's copy into sC[s]. prevC is the staging the previous
+	// tile came down into (-1: none), prevPieces its pieces.
+	computedPiece [maxDown]*runtime.Event
+	landed        [2][maxDown]*runtime.Event
+	prevC         int
+	prevPieces    []piece
+	// uploaded is recorded on the copy stream after a B slot's copies
+	// (and the A panel's queued before them), computed on the runtime's
+	// stream after the product that read them, aComputed after the last
+	// product that read an A slot; staged after the copies out of a
+	// staging slot. A's slots go by panel, B's by step: with B's panels
+	// in pieces, one A panel serves several steps.
 	uploaded, computed [2]*runtime.Event
-	used               [2]bool
+	aComputed          [2]*runtime.Event
+	used, aUsed        [2]bool
 	staged             [stages]*runtime.Event
 	nstages            int // the staging slots in use: 2, or stages for a long product
 	// scatter[s] reports when the tile in sC[s] is in out (nil when none
 	// is on its way).
 	scatter [2]chan error
-	// pinnedB is all of B in pinned memory, flat, when C's tiles span
-	// whole rows: B's panels are then contiguous pieces of it that upload
-	// without staging. It is B itself when B is pinned; otherwise a copy,
+	// pinnedB is all of B in pinned memory (k×n) when C's tiles span
+	// whole rows: B's panels are then contiguous rows of it, or blocks of
+	// them, that upload without staging. It is B itself when B is pinned; otherwise a copy,
 	// filled panel by panel during the first row of tiles (ownB), so that
 	// each later row moves B over the bus alone instead of copying it
 	// into staging again, which halves what the host's memory carries.
 	pinnedB *runtime.HostArray
 	ownB    bool
+	bCopy   *runtime.HostArray // the pinned copy, flat, when ownB
 	// bSource says where B's panels come from, for verbose; movedA,
 	// movedB and movedC count the bytes queued over the bus.
 	bSource                string
@@ -119,12 +127,12 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, A
 	if p.tm*p.tn*p.size >= splitMin {
 		t.block = ceilDiv(p.tm, downBlocks)
 	}
-	for b := range ceilDiv(p.tm, t.block) {
-		t.computedBlock[b], t.landed[0][b], t.landed[1][b] = event(), event(), event()
+	for b := range len(t.tilePieces(p.tm, p.tn)) {
+		t.computedPiece[b], t.landed[0][b], t.landed[1][b] = event(), event(), event()
 	}
 	for s := range 2 {
-		t.dA[s], t.dB[s] = device(p.tm*p.tk), device(p.tk*p.tn)
-		t.uploaded[s], t.computed[s] = event(), event()
+		t.dA[s], t.dB[s] = device(p.tm*p.tk), device(p.tk*p.tq)
+		t.uploaded[s], t.computed[s], t.aComputed[s] = event(), event(), event()
 	}
 	t.nstages = 2
 	if p.tm < p.m { // several rows of tiles: long enough to pay for more staging
@@ -135,7 +143,7 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, A
 			t.sA[s] = host(p.tm * p.tk)
 		}
 		if t.pinnedB == nil {
-			t.sB[s] = host(p.tk * p.tn)
+			t.sB[s] = host(p.tk * p.tq)
 		}
 		t.staged[s] = event()
 	}
@@ -186,7 +194,7 @@ func (t *tiler) pinB(B *runtime.HostArray) {
 		return
 	}
 	if B.Pinned() {
-		t.pinnedB, _ = B.Reshape([]int{p.k * p.n})
+		t.pinnedB = B
 		t.bSource = "read from its own pinned memory"
 		return
 	}
@@ -199,7 +207,7 @@ func (t *tiler) pinB(B *runtime.HostArray) {
 		h, t.bReady, ok = t.rt.PinInPlaceAhead(B, panel)
 	}
 	if ok {
-		t.pinnedB, _ = h.Reshape([]int{p.k * p.n})
+		t.pinnedB = h
 		t.bSource = "read where it lies, page-locked in place while it lives"
 		return
 	}
@@ -207,7 +215,8 @@ func (t *tiler) pinB(B *runtime.HostArray) {
 		return
 	}
 	if h, err := t.rt.NewStaging(p.k*p.n, B.DType()); err == nil {
-		t.pinnedB, t.ownB = h, true
+		t.bCopy, t.ownB = h, true
+		t.pinnedB, _ = h.Reshape([]int{p.k, p.n})
 		t.bSource = "read from a pinned copy, made during the first row of tiles"
 	}
 }
@@ -227,7 +236,7 @@ func (t *tiler) close() {
 	}
 	staging := append(append([]*runtime.HostArray{t.sC[0], t.sC[1]}, t.sA[:]...), t.sB[:]...)
 	if t.ownB {
-		staging = append(staging, t.pinnedB)
+		staging = append(staging, t.bCopy)
 	}
 	for _, h := range staging {
 		if h != nil {
@@ -239,54 +248,80 @@ func (t *tiler) close() {
 // run computes out = A·B tile by tile; out is asked for once the first
 // tile has come down.
 func (t *tiler) run(A, B *runtime.HostArray, out sink) error {
-	p, size := t.p, t.p.size
-	step := 0
+	p := t.p
+	step, panel := 0, 0
 	for i0 := 0; i0 < p.m; i0 += p.tm {
 		mi := min(p.tm, p.m-i0)
 		for j0 := 0; j0 < p.n; j0 += p.tn {
 			nj := min(p.tn, p.n-j0)
-			C, err := deviceView(t.dC, mi, nj)
-			if err != nil {
-				return err
-			}
+			tile := t.tilePieces(mi, nj)
 			into := -1 // the staging C's tile comes down into
 			for p0 := 0; p0 < p.k; p0 += p.tk {
 				kp := min(p.tk, p.k-p0)
-				if p0+kp == p.k { // the last panel's product queues the tile down
+				if p0+kp == p.k { // the last panel's products queue the tile down
+					var err error
 					if into, err = t.takeC(); err != nil {
 						return err
 					}
 				}
-				// The host stages up to stages panels ahead of the copy
-				// stream, so that a slow gather is not a gap between
-				// products; a staging slot is written again once the
-				// copies out of it are done.
-				stage := step % t.nstages
-				if step >= t.nstages { // the slot held an earlier panel
-					if err := t.staged[stage].Synchronize(); err != nil {
+				for c0 := 0; c0 < nj; c0 += p.tq {
+					// The host stages up to stages steps ahead of the copy
+					// stream, so that a slow gather is not a gap between
+					// products; a staging slot is written again once the
+					// copies out of it are done.
+					stage := step % t.nstages
+					if step >= t.nstages { // the slot held an earlier step's
+						if err := t.staged[stage].Synchronize(); err != nil {
+							return err
+						}
+					}
+					var upA func(*runtime.Array) error // A's panel goes up with its first piece of B
+					if c0 == 0 {
+						var err error
+						if upA, err = t.panelA(A, stage, i0, mi, p0, kp); err != nil {
+							return err
+						}
+					}
+					upB, err := t.panelB(B, stage, p0, kp, j0, c0, min(p.tq, nj-c0), i0 == 0)
+					if err != nil {
 						return err
 					}
-				}
-				if t.pinnedA == nil {
-					if err := gather(t.sA[stage].Bytes(), A.Bytes(), size, i0, mi, p0, kp, p.k); err != nil {
+					s := stepOf{n: step, panel: panel, stage: stage, mi: mi, nj: nj, kp: kp, c0: c0,
+						first: p0 == 0, lastPiece: c0+p.tq >= nj, into: into, tile: tile}
+					if err := t.multiply(s, upA, upB); err != nil {
 						return err
 					}
-				} else if err := t.aReady((i0 + mi) * p.k * size); err != nil {
-					return fmt.Errorf("A: %w", err)
+					step++
 				}
-				hB, err := t.panelB(B, stage, p0, kp, j0, nj, i0 == 0)
-				if err != nil {
-					return err
-				}
-				if err := t.multiply(step%2, stage, C, hB, i0, p0, into); err != nil {
-					return err
-				}
-				step++
+				panel++
 			}
-			t.scatterTile(into, out, i0, mi, j0, nj)
+			t.scatterTile(into, out, i0, j0, nj, tile)
+			t.prevC, t.prevPieces = into, tile
 		}
 	}
 	return t.scattered()
+}
+
+// piece is a part of C's tile that comes down in one copy: off elements
+// into dC (and into the staging it comes down into, laid out alike),
+// rows×cols packed, landing at row r0 and column c0 of the tile.
+type piece struct{ off, r0, rows, c0, cols int }
+
+// tilePieces is how a mi×nj tile lies in dC and comes down: in blocks of
+// t.block rows, or, where B's panels are in pieces, one piece of tq
+// columns after another, each tm×tq apart and mi rows tall.
+func (t *tiler) tilePieces(mi, nj int) []piece {
+	var ps []piece
+	if t.p.pieces() > 1 {
+		for c0 := 0; c0 < nj; c0 += t.p.tq {
+			ps = append(ps, piece{c0 * t.p.tm, 0, mi, c0, min(t.p.tq, nj-c0)})
+		}
+		return ps
+	}
+	for r0 := 0; r0 < mi; r0 += t.block {
+		ps = append(ps, piece{r0 * nj, r0, min(t.block, mi-r0), 0, nj})
+	}
+	return ps
 }
 
 // takeC is the staging C's next tile comes down into, once the scatter
@@ -299,18 +334,16 @@ func (t *tiler) takeC() (int, error) {
 	return s, t.scatteredBuf(s)
 }
 
-// scatterTile scatters the tile coming down into sC[s] into out, block by
-// block as each lands, on another goroutine, so that the next tile's
+// scatterTile scatters the tile coming down into sC[s] into out, piece
+// by piece as each lands, on another goroutine, so that the next tile's
 // panels are gathered and multiplied meanwhile.
-func (t *tiler) scatterTile(s int, out sink, i0, mi, j0, nj int) {
+func (t *tiler) scatterTile(s int, out sink, i0, j0, nj int, tile []piece) {
 	done := make(chan error, 1)
 	t.scatter[s] = done
-	t.prevC, t.prevRows, t.prevCols = s, mi, nj
 	landed, staged, p := t.landed[s], t.sC[s], t.p
 	go func() {
 		var dst *runtime.HostArray
-		for b, r0 := 0, 0; r0 < mi; b, r0 = b+1, r0+t.block {
-			rows := min(t.block, mi-r0)
+		for b, pc := range tile {
 			if err := landed[b].Synchronize(); err != nil {
 				done <- err
 				return
@@ -322,8 +355,8 @@ func (t *tiler) scatterTile(s int, out sink, i0, mi, j0, nj int) {
 					return
 				}
 			}
-			src := staged.Bytes()[r0*nj*p.size : (r0+rows)*nj*p.size]
-			if err := scatter(dst.Bytes(), src, p.size, i0+r0, rows, j0, nj, p.n); err != nil {
+			src := staged.Bytes()[pc.off*p.size : (pc.off+pc.rows*pc.cols)*p.size]
+			if err := scatter(dst.Bytes(), src, p.size, i0+pc.r0, pc.rows, j0+pc.c0, pc.cols, p.n); err != nil {
 				done <- err
 				return
 			}
@@ -351,87 +384,146 @@ func (t *tiler) scattered() error {
 	return errors.Join(t.scatteredBuf(t.nextC^1), t.scatteredBuf(t.nextC))
 }
 
-// panelB is B's rows p0..p0+kp-1, columns j0..j0+nj-1, in pinned memory:
-// a piece of pinnedB (copied there from B on the first row of tiles when
-// pinnedB is a copy), or gathered into the staging slot.
-func (t *tiler) panelB(B *runtime.HostArray, stage, p0, kp, j0, nj int, first bool) (*runtime.HostArray, error) {
+// panelA is what puts A's rows i0..i0+mi-1, columns p0..p0+kp-1 into
+// a device panel: a block copy of A where A is pinned (once the rows are
+// locked), or a copy of them gathered into the staging slot.
+func (t *tiler) panelA(A *runtime.HostArray, stage, i0, mi, p0, kp int) (func(*runtime.Array) error, error) {
 	p, size := t.p, t.p.size
-	if t.pinnedB == nil {
-		if err := gather(t.sB[stage].Bytes(), B.Bytes(), size, p0, kp, j0, nj, p.n); err != nil {
-			return nil, err
+	if t.pinnedA != nil {
+		if err := t.aReady((i0 + mi) * p.k * size); err != nil {
+			return nil, fmt.Errorf("A: %w", err)
 		}
-		return hostView(t.sB[stage], kp, nj)
+		return func(d *runtime.Array) error { return d.CopyFromBlockAsync(t.pinnedA, i0+1, p0+1, t.copy) }, nil
 	}
-	v, err := t.pinnedB.Rows(p0*p.n+1, (p0+kp)*p.n)
+	if err := gather(t.sA[stage].Bytes(), A.Bytes(), size, i0, mi, p0, kp, p.k); err != nil {
+		return nil, err
+	}
+	h, err := hostView(t.sA[stage], mi, kp)
 	if err != nil {
 		return nil, err
 	}
-	if t.ownB && first {
-		if err := parallelCopy(v.Bytes(), B.Bytes()[p0*p.n*size:(p0+kp)*p.n*size]); err != nil {
-			return nil, err
-		}
-	}
-	if t.bReady != nil && first {
-		if err := t.bReady((p0 + kp) * p.n * size); err != nil {
-			return nil, fmt.Errorf("B: %w", err)
-		}
-	}
-	return v.Reshape([]int{kp, nj})
+	return func(d *runtime.Array) error { return d.CopyFromAsync(h, t.copy) }, nil
 }
 
-// multiply uploads the A panel in staging slot stage and hB into device
-// slot slot on the copy stream, once the product that last read that
-// slot's device buffers is done, and queues C (+)= A·B on the runtime's
-// stream once the copies are: block by block when first (C's previous
-// tile must be down first) or when into is a staging to queue C down into
-// (the last panel), in one product otherwise.
-func (t *tiler) multiply(slot, stage int, C *runtime.Array, hB *runtime.HostArray, i0, p0, into int) error {
-	rt := t.rt
-	mi, nj, kp := C.Shape()[0], C.Shape()[1], hB.Shape()[0]
-	first := p0 == 0
-	if t.used[slot] {
-		if err := rt.StreamWait(t.copy, t.computed[slot]); err != nil {
-			return err
+// panelB is what puts B's rows p0..p0+kp-1, columns j0+c0 on (as many as
+// the device panel has) into a device panel: from pinnedB (copied there
+// from B on the first row of tiles when pinnedB is a copy), whole rows
+// in one contiguous copy or a piece of them as a block; else gathered
+// into the staging slot.
+func (t *tiler) panelB(B *runtime.HostArray, stage, p0, kp, j0, c0, wc int, first bool) (func(*runtime.Array) error, error) {
+	p, size := t.p, t.p.size
+	if t.pinnedB == nil {
+		if err := gather(t.sB[stage].Bytes(), B.Bytes(), size, p0, kp, j0+c0, wc, p.n); err != nil {
+			return nil, err
+		}
+		h, err := hostView(t.sB[stage], kp, wc)
+		if err != nil {
+			return nil, err
+		}
+		return func(d *runtime.Array) error { return d.CopyFromAsync(h, t.copy) }, nil
+	}
+	if first && c0 == 0 {
+		if t.ownB {
+			rows := B.Bytes()[p0*p.n*size : (p0+kp)*p.n*size]
+			if err := parallelCopy(t.bCopy.Bytes()[p0*p.n*size:(p0+kp)*p.n*size], rows); err != nil {
+				return nil, err
+			}
+		}
+		if t.bReady != nil {
+			if err := t.bReady((p0 + kp) * p.n * size); err != nil {
+				return nil, fmt.Errorf("B: %w", err)
+			}
 		}
 	}
-	A, errA := deviceView(t.dA[slot], mi, kp)
-	B, errB := deviceView(t.dB[slot], kp, nj)
+	if wc < p.n {
+		return func(d *runtime.Array) error { return d.CopyFromBlockAsync(t.pinnedB, p0+1, j0+c0+1, t.copy) }, nil
+	}
+	v, err := t.pinnedB.Rows(p0+1, p0+kp)
+	if err != nil {
+		return nil, err
+	}
+	return func(d *runtime.Array) error { return d.CopyFromAsync(v, t.copy) }, nil
+}
+
+// stepOf is one step of the product: the n-th, in the panel-th panel,
+// out of staging slot stage, multiplying C's mi×nj tile's columns c0 on
+// by a panel kp deep; first and lastPiece say whether it is the tile's
+// first panel and its panel's last piece of B, into is the staging the
+// tile comes down into when this is its last panel (-1 otherwise).
+type stepOf struct {
+	n, panel, stage, mi, nj, kp, c0 int
+	first, lastPiece                bool
+	into                            int
+	tile                            []piece
+}
+
+// multiply queues a step: A's panel (upA, nil when the panel's earlier
+// step put it up) and B's panel or piece of one (upB) go up into their
+// device slots on the copy stream, once the products that last read
+// those slots are done, and C (+)= A·B on the runtime's stream once they
+// are: in blocks of rows when it is the first panel (C's previous tile
+// must be down first) or the last (C is queued down as it is computed)
+// and B's panels are whole, in one product otherwise.
+func (t *tiler) multiply(s stepOf, upA, upB func(*runtime.Array) error) error {
+	rt, p := t.rt, t.p
+	aslot, bslot := s.panel%2, s.n%2
+	wc := min(p.tq, s.nj-s.c0)
+	A, errA := deviceView(t.dA[aslot], s.mi, s.kp)
+	B, errB := deviceView(t.dB[bslot], s.kp, wc)
 	if err := errors.Join(errA, errB); err != nil {
 		return err
 	}
-	var upA error
-	if t.pinnedA != nil {
-		upA = A.CopyFromBlockAsync(t.pinnedA, i0+1, p0+1, t.copy)
-	} else {
-		hA, err := hostView(t.sA[stage], mi, kp)
-		if err != nil {
+	if upA != nil {
+		if t.aUsed[aslot] {
+			if err := rt.StreamWait(t.copy, t.aComputed[aslot]); err != nil {
+				return err
+			}
+		}
+		if err := upA(A); err != nil {
 			return err
 		}
-		upA = A.CopyFromAsync(hA, t.copy)
+		t.movedA += uint64(s.mi * s.kp * p.size)
+		t.aUsed[aslot] = true
 	}
-	if err := errors.Join(upA, B.CopyFromAsync(hB, t.copy),
-		t.uploaded[slot].Record(t.copy), t.staged[stage].Record(t.copy)); err != nil {
+	if t.used[bslot] {
+		if err := rt.StreamWait(t.copy, t.computed[bslot]); err != nil {
+			return err
+		}
+	}
+	if err := errors.Join(upB(B), t.uploaded[bslot].Record(t.copy), t.staged[s.stage].Record(t.copy)); err != nil {
 		return err
 	}
-	t.movedA += uint64(mi * kp * t.p.size)
-	t.movedB += uint64(hB.NBytes())
-	t.used[slot] = true
-	if err := rt.StreamWait(nil, t.uploaded[slot]); err != nil {
+	t.movedB += uint64(s.kp * wc * p.size)
+	t.used[bslot] = true
+	if err := rt.StreamWait(nil, t.uploaded[bslot]); err != nil {
+		return err
+	}
+	// C's piece for this step: the whole tile, or the piece of columns
+	base, b0 := 0, 0
+	if p.pieces() > 1 {
+		b0 = s.c0 / p.tq
+		base = s.tile[b0].off
+	}
+	C, err := t.dC.Rows(base+1, base+s.mi*wc)
+	if err == nil {
+		C, err = C.Reshape([]int{s.mi, wc})
+	}
+	if err != nil {
 		return err
 	}
 	o := t.opts
-	if !first {
+	if !s.first {
 		o.Beta = 1
 	}
-	wait := first && t.prevC >= 0
-	rows := mi
-	if wait || into >= 0 {
+	wait := s.first && t.prevPieces != nil
+	rows := s.mi
+	if p.pieces() == 1 && (wait || s.into >= 0) {
 		rows = t.block
 	}
-	waited := 0 // the previous tile's blocks this product has waited for
-	for b, r0 := 0, 0; r0 < mi; b, r0 = b+1, r0+rows {
-		r1 := min(r0+rows, mi)
-		for ; wait && waited < blocksBefore(r1*nj, t.prevRows, t.prevCols, t.block); waited++ {
+	waited := 0 // the previous tile's pieces this product has waited for
+	for b, r0 := b0, 0; r0 < s.mi; b, r0 = b+1, r0+rows {
+		r1 := min(r0+rows, s.mi)
+		for ; wait && waited < piecesBefore(t.prevPieces, base+r1*wc); waited++ {
 			if err := rt.StreamWait(nil, t.landed[t.prevC][waited]); err != nil {
 				return err
 			}
@@ -444,39 +536,47 @@ func (t *tiler) multiply(slot, stage int, C *runtime.Array, hB *runtime.HostArra
 		if err := rt.Matmul(Cb, Ab, B, o); err != nil {
 			return err
 		}
-		if into >= 0 {
-			if err := t.queueDown(Cb, into, b, r0, r1); err != nil {
+		if s.into >= 0 {
+			if err := t.queueDown(Cb, s.into, b, base+r0*wc); err != nil {
 				return err
 			}
 		}
 	}
-	return t.computed[slot].Record(nil)
-}
-
-// blocksBefore is how many blocks (of block rows) of a rows×cols tile laid
-// flat in dC hold elements before element end: those a product writing
-// dC up to end must wait to be down. A tile of another width lays its rows
-// over other elements (C's last column of tiles is narrower than the next
-// row's first), so the count goes by elements, not rows.
-func blocksBefore(end, rows, cols, block int) int {
-	return min(ceilDiv(rows, block), ceilDiv(end, block*cols))
-}
-
-// queueDown queues rows r0..r1-1 of C's tile, block b, down into the
-// same rows of staging s on the download stream, once their product is
-// done.
-func (t *tiler) queueDown(Cb *runtime.Array, s, b, r0, r1 int) error {
-	nj := Cb.Shape()[1]
-	hostC, err := hostView(t.sC[s], r1, nj)
-	if err != nil {
+	if err := t.computed[bslot].Record(nil); err != nil {
 		return err
 	}
-	hb, err := hostC.Rows(r0+1, r1)
+	if s.lastPiece {
+		return t.aComputed[aslot].Record(nil)
+	}
+	return nil
+}
+
+// piecesBefore is how many of a tile's pieces hold elements of dC before
+// element end: those a product writing dC up to end must wait to be
+// down. A tile of another shape lays its pieces over other elements (C's
+// last column of tiles is narrower than the next row's first, the last
+// row of tiles shorter), so the count goes by elements, not rows.
+func piecesBefore(tile []piece, end int) int {
+	n := 0
+	for n < len(tile) && tile[n].off < end {
+		n++
+	}
+	return n
+}
+
+// queueDown queues Cb, piece b of C's tile, down into staging s at off
+// elements, where it lies in dC, on the download stream once its product
+// is done.
+func (t *tiler) queueDown(Cb *runtime.Array, s, b, off int) error {
+	hb, err := t.sC[s].Rows(off+1, off+Cb.Size())
+	if err == nil {
+		hb, err = hb.Reshape(Cb.Shape())
+	}
 	if err != nil {
 		return err
 	}
 	t.movedC += uint64(hb.NBytes())
-	return errors.Join(t.computedBlock[b].Record(nil), t.rt.StreamWait(t.down, t.computedBlock[b]),
+	return errors.Join(t.computedPiece[b].Record(nil), t.rt.StreamWait(t.down, t.computedPiece[b]),
 		Cb.CopyToHostAsync(hb, t.down), t.landed[s][b].Record(t.down))
 }
 
@@ -533,7 +633,11 @@ const stages = 4
 
 // downBlocks is how many blocks of rows C's tile comes down in, when it is
 // at least splitMin bytes (a smaller one comes down in one copy, where a
-// block's product would be too small to keep the device busy).
-const downBlocks = 4
+// block's product would be too small to keep the device busy); maxDown
+// is the most pieces a tile comes down in, either way.
+const (
+	downBlocks = 4
+	maxDown    = max(downBlocks, maxPieces)
+)
 
 var splitMin = 32 << 20
