@@ -146,19 +146,42 @@ func (b *Backend) DownloadAsync(dst []byte, src device.Ptr, s device.Stream) err
 // height rows of width bytes, pitch bytes apart in src, into contiguous
 // memory at dst. It refuses what the cuda backend refuses.
 func (b *Backend) UploadBlockAsync(dst device.Ptr, src []byte, pitch, width, height int, s device.Stream) error {
-	if width <= 0 || height <= 0 {
-		return nil
-	}
-	if pitch < width || len(src) != (height-1)*pitch+width {
-		return fmt.Errorf("cpu: UploadBlockAsync: %d rows of %d bytes, %d apart, are not %d bytes", height, width, pitch, len(src))
-	}
-	if !b.isPinned(src) {
-		return fmt.Errorf("cpu: UploadBlockAsync: the source is not pinned memory (one buffer from AllocHost, or one range from RegisterHost)")
+	if err := b.checkBlock("UploadBlockAsync", "source", src, pitch, width, height); err != nil || width <= 0 || height <= 0 {
+		return err
 	}
 	for r := range height {
 		if err := b.Upload(dst+device.Ptr(r*width), src[r*pitch:r*pitch+width], s); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// DownloadBlockAsync is the cuda backend's block download, done at once:
+// height·width contiguous bytes at src into height rows of width bytes,
+// pitch bytes apart in dst. It refuses what the cuda backend refuses.
+func (b *Backend) DownloadBlockAsync(dst []byte, pitch, width, height int, src device.Ptr, s device.Stream) error {
+	if err := b.checkBlock("DownloadBlockAsync", "destination", dst, pitch, width, height); err != nil || width <= 0 || height <= 0 {
+		return err
+	}
+	for r := range height {
+		if err := b.Download(dst[r*pitch:r*pitch+width], src+device.Ptr(r*width), s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkBlock is the cuda backend's checks of a block copy's host side.
+func (b *Backend) checkBlock(call, what string, host []byte, pitch, width, height int) error {
+	if width <= 0 || height <= 0 {
+		return nil
+	}
+	if pitch < width || len(host) != (height-1)*pitch+width {
+		return fmt.Errorf("cpu: %s: %d rows of %d bytes, %d apart, are not %d bytes", call, height, width, pitch, len(host))
+	}
+	if !b.isPinned(host) {
+		return fmt.Errorf("cpu: %s: the %s is not pinned memory (one buffer from AllocHost, or one range from RegisterHost)", call, what)
 	}
 	return nil
 }

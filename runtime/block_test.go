@@ -8,11 +8,12 @@ import (
 )
 
 // A block of a pinned matrix goes up into a device matrix of its shape,
-// element for element, from any row and column: from page-locked memory
-// and from a download's array locked in place. Blocks past the source,
-// pageable sources, other dtypes and other ranks are refused, naming
-// the problem.
-func TestABlockOfAPinnedMatrixUploadsExactly(t *testing.T) {
+// and a device matrix comes down into a block, element for element, at
+// any row and column, the rest of the host matrix untouched: in
+// page-locked memory and in a download's array locked in place. Blocks
+// past the host matrix, pageable ones, other dtypes and other ranks are
+// refused, naming the problem.
+func TestABlockOfAPinnedMatrixCopiesExactly(t *testing.T) {
 	eachBackendWith(t, runtime.Options{}, func(t *testing.T, rt *runtime.Runtime) {
 		const rows, cols = 1100, 1000 // 4.2 MiB of float32: a download's array is mapped memory
 		pinned, err := rt.NewHostArray([]int{rows, cols}, runtime.Float32, true)
@@ -61,6 +62,28 @@ func TestABlockOfAPinnedMatrixUploadsExactly(t *testing.T) {
 						}
 					}
 				}
+				fillRandom(got.Bytes())
+				if err := dst.CopyFrom(got); err != nil {
+					t.Fatal(err)
+				}
+				before := append([]float64(nil), src.Floats()...)
+				if err := dst.CopyToBlockAsync(src, i, j, s); err != nil {
+					t.Fatalf("%s: %dx%d down to (%d, %d): %v", name, r, c, i, j, err)
+				}
+				if err := s.Synchronize(); err != nil {
+					t.Fatal(err)
+				}
+				after, g := src.Floats(), got.Floats()
+				for e := range after {
+					y, x := e/cols-(i-1), e%cols-(j-1)
+					want := before[e]
+					if y >= 0 && y < r && x >= 0 && x < c {
+						want = g[y*c+x]
+					}
+					if after[e] != want && !(after[e] != after[e] && want != want) {
+						t.Fatalf("%s: %dx%d down to (%d, %d): element %d is %v, want %v", name, r, c, i, j, e, after[e], want)
+					}
+				}
 				dst.Free()
 			}
 		}
@@ -84,6 +107,10 @@ func TestABlockOfAPinnedMatrixUploadsExactly(t *testing.T) {
 		} {
 			if err := small.CopyFromBlockAsync(c.src, c.i, c.j, s); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+			}
+			want := strings.ReplaceAll(c.want, "source", "destination")
+			if err := small.CopyToBlockAsync(c.src, c.i, c.j, s); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s, down: %v, want an error saying %q", c.name, err, want)
 			}
 		}
 	})
