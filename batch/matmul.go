@@ -57,14 +57,15 @@ func (p plan) pieces() int { return ceilDiv(p.tn, p.tq) }
 // chosen by what the product is expected to take (wholeRows). Otherwise
 // the tiles are squares, first with whole rows of A and columns of B,
 // then with square panels too. busRatio is how many flops a product of
-// this dtype runs while one byte crosses the bus.
-func planTiles(m, n, k, size int, budget uint64, busRatio float64) (plan, error) {
+// this dtype runs while one byte crosses the bus; sms, the device's
+// multiprocessors.
+func planTiles(m, n, k, size int, budget uint64, busRatio float64, sms int) (plan, error) {
 	whole := plan{m, n, k, m, n, k, n, size}
 	if whole.bytes() <= budget {
 		return whole, nil
 	}
 	words := float64(budget) / float64(size)
-	if p, ok := wholeRows(m, n, k, size, words, busRatio); ok {
+	if p, ok := wholeRows(m, n, k, size, words, busRatio, sms); ok {
 		return p, nil
 	}
 	// t² + 4kt ≤ words, with tk = k
@@ -85,7 +86,8 @@ func planTiles(m, n, k, size int, budget uint64, busRatio float64) (plan, error)
 // wholeRows plans C's tiles spanning whole rows, when a tile of minRows
 // fits: tm·n + 2·tk·tq + 2·tm·tk ≤ words. Of the panel depths and pieces
 // that fit, it takes the one expected to take least: the longer of the
-// products' time, at the rate cuBLAS keeps at that depth (panelRate), and
+// products' time, at the rate cuBLAS keeps at that depth (panelRate) on
+// the waves of thread blocks a piece of C's tile makes (waveFill), and
 // the bus's, B crossing it once for each row of tiles and A once, which
 // the products hide only up to hidden of their time. Deeper panels run
 // cuBLAS at a better rate, and splitting B's panels into pieces leaves
@@ -94,7 +96,7 @@ func planTiles(m, n, k, size int, budget uint64, busRatio float64) (plan, error)
 // traffic, then the deepest panels: a plan whose bus is hidden gains
 // nothing from taller tiles, and how cuBLAS runs tiles of other heights
 // is not modelled.
-func wholeRows(m, n, k, size int, words, busRatio float64) (plan, bool) {
+func wholeRows(m, n, k, size int, words, busRatio float64, sms int) (plan, bool) {
 	type option struct {
 		p                   plan
 		cost, bus, products float64
@@ -126,7 +128,8 @@ func wholeRows(m, n, k, size int, words, busRatio float64) (plan, bool) {
 			}
 			p := plan{m, n, k, even(m, tm), n, tk, tq, size}
 			a, b, _ := p.traffic()
-			o := option{p: p, products: 2 * float64(m) * float64(n) * float64(k) / panelRate(tk), bus: float64(a+b) * busRatio}
+			rate := panelRate(tk) * waveFill(p.tm, tq, sms)
+			o := option{p: p, products: 2 * float64(m) * float64(n) * float64(k) / rate, bus: float64(a+b) * busRatio}
 			o.cost = max(o.products, o.bus/hidden)
 			if better(o) {
 				best = o
@@ -148,20 +151,41 @@ const (
 )
 
 // panelRate is the rate cuBLAS keeps, as a fraction of one product of the
-// whole of A and B, when C is summed over panels depth deep: 16384²
-// float32 in tiles of 2048 to 4096 whole rows ran at 0.93 of the in-core
-// product with panels 2048 deep, 0.89 with 1024 and 0.83-0.85 with 512
-// (an H200, 2026-11-28), whether B's panels were whole or in two or four
-// pieces.
+// whole of A and B, when C is summed over panels depth deep, its thread
+// blocks filling their waves: 16384² float32 in tiles of 2048 to 4096
+// whole rows, whose blocks fill 0.97 of their waves, ran at 0.93 of the
+// in-core product with panels 2048 deep, 0.89 with 1024 and 0.83-0.85
+// with 512 (an H200, 2026-11-28), whether B's panels were whole or in two
+// or four pieces.
 func panelRate(depth int) float64 {
 	switch {
 	case depth >= 2048:
-		return 0.93
+		return 0.96
 	case depth >= 1024:
-		return 0.89
+		return 0.92
 	}
-	return 0.84
+	return 0.86
 }
+
+// waveFill is the share of the device's multiprocessors that the thread
+// blocks of a product writing rows×cols of C keep busy over their waves,
+// cuBLAS's float32 blocks being taken as gemmRows×gemmCols of C: in the
+// same runs, tiles of 3277 whole rows in two pieces (832 blocks, seven
+// waves on 132 multiprocessors, 0.90 filled) ran at 0.865 of in core
+// against 0.929 for 4096 rows (1024 blocks, 0.97), and 5462 rows in four
+// pieces at 0.863 (0.87).
+func waveFill(rows, cols, sms int) float64 {
+	blocks := ceilDiv(rows, gemmRows) * ceilDiv(cols, gemmCols)
+	return float64(blocks) / float64(ceilDiv(blocks, sms)*sms)
+}
+
+const (
+	gemmRows = 128
+	gemmCols = 256
+	// defaultMultiprocessors stands in for a device that does not say
+	// (the CPU backend, which then plans as for an H100 or H200).
+	defaultMultiprocessors = 132
+)
 
 // busRatio is the flops a product of dt (in precision) runs while a byte
 // crosses the bus. On an H200, float32 on the multiprocessors' own units
@@ -257,7 +281,7 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 	if budget == 0 {
 		budget = freeBudget(rt)
 	}
-	p, err := planTiles(m, n, k, dt.Size(), budget, busRatio(dt, o.Precision))
+	p, err := planTiles(m, n, k, dt.Size(), budget, busRatio(dt, o.Precision), multiprocessors(rt))
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +296,7 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 	}
 	start := time.Now()
 	live, cached, _ := rt.PinnedStats()
-	t, err := newTiler(rt, p, dt, o.Precision, A, B)
+	t, err := newTiler(rt, p, dt, o.Precision, A, B, out)
 	if err != nil {
 		return nil, err
 	}
@@ -281,8 +305,8 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 		// what the pinned memory grew by is what was page-locked anew:
 		// the staging's cache hands out memory locked already
 		live2, cached2, _ := rt.PinnedStats()
-		fmt.Fprintf(o.Verbose, "batch.matmul: A is %s; B is %s; set up in %.3f s, page-locking %s anew\n",
-			t.aSource, t.bSource, time.Since(start).Seconds(), config.FormatSize((live2+cached2)-min(live2+cached2, live+cached)))
+		fmt.Fprintf(o.Verbose, "batch.matmul: A is %s; B is %s; C %s; set up in %.3f s, page-locking %s anew\n",
+			t.aSource, t.bSource, t.cSource, time.Since(start).Seconds(), config.FormatSize((live2+cached2)-min(live2+cached2, live+cached)))
 	}
 	if err := t.run(A, B, out); err != nil {
 		return nil, err
@@ -439,6 +463,16 @@ const (
 	prefaultThreads = 4
 	prefaultMin     = 16 << 20
 )
+
+// multiprocessors is the GPU's count, or defaultMultiprocessors on a
+// backend that is not a GPU, so that the CPU backend plans as the GPU it
+// stands in for.
+func multiprocessors(rt *runtime.Runtime) int {
+	if info, err := rt.Device(); err == nil && info.ComputeCapability[0] > 0 && info.Multiprocessors > 0 {
+		return info.Multiprocessors
+	}
+	return defaultMultiprocessors
+}
 
 // freeBudget is nine tenths of what the pool's hard limit leaves, or of
 // the device's free memory where there is no limit.

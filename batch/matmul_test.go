@@ -455,16 +455,20 @@ func testMatmulReadsAInPlace(t *testing.T, rt *runtime.Runtime) {
 // With B's panels in pieces of columns, C's tile held piece by piece, the
 // product is right whether B is pageable (a pinned copy made during the
 // first row of tiles, each piece then a block of it), pinned, or, with
-// A, a download's array page-locked in place; and the tiles move what the
-// plan says: A once, B once for each row of tiles.
+// A, a download's array page-locked in place; and the tiles move what
+// the plan says: A once, B once for each row of tiles.
 func TestMatmulWithBsPanelsInPieces(t *testing.T) {
 	t.Run("cpu", func(t *testing.T) { testMatmulInPieces(t, newRuntime(t, "")) })
 	t.Run("cuda", func(t *testing.T) { testMatmulInPieces(t, newCUDA(t)) })
 }
 
+// m, k and n for the products that page-lock C in place: C, A and B over
+// stagedMin (4 MiB), so that new results and downloads are mapped memory.
+const bigM, bigK, bigN = 1024, 1100, 1100
+
 func testMatmulInPieces(t *testing.T, rt *runtime.Runtime) {
 	defer batch.PanelsInPieces(2)()
-	const m, k, n = 1024, 1100, 1000 // over 4 MiB: downloads' arrays are mapped memory
+	const m, k, n = bigM, bigK, bigN
 	hA, hB := randomMatrix(t, rt, m, k, runtime.Float32), randomMatrix(t, rt, k, n, runtime.Float32)
 	want := product(hA.Floats(), hB.Floats(), m, k, n)
 	pinned, err := rt.NewHostArray([]int{k, n}, runtime.Float32, true)
@@ -472,7 +476,6 @@ func testMatmulInPieces(t *testing.T, rt *runtime.Runtime) {
 		t.Fatal(err)
 	}
 	copy(pinned.Bytes(), hB.Bytes())
-	download := func(h *runtime.HostArray) *runtime.HostArray { return downloaded(t, rt, h) }
 	budget := uint64(4 * (256*n + 2*(256*512+512*n/2))) // four rows of tiles of 256 whole rows
 	for _, c := range []struct {
 		name  string
@@ -481,28 +484,107 @@ func testMatmulInPieces(t *testing.T, rt *runtime.Runtime) {
 	}{
 		{"pageable", hA, hB, "B is read from a pinned copy"},
 		{"pinned", hA, pinned, "B is read from its own pinned memory"},
-		{"downloaded", download(hA), download(hB), "A is read where it lies, page-locked in place while it lives; B is read where it lies"},
+		{"downloaded", downloaded(t, rt, hA), downloaded(t, rt, hB), "A is read where it lies, page-locked in place while it lives; B is read where it lies"},
 	} {
 		var plan bytes.Buffer
 		C, err := batch.Matmul(rt, c.A, c.B, batch.MatmulOptions{Budget: budget, Verbose: &plan})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if !strings.Contains(plan.String(), "in 4 tiles of C of 256x1000, each over 3 panels of A 256x512 and B 512x1000 in 2 pieces of 512x500") {
+		if !strings.Contains(plan.String(), "in 4 tiles of C of 256x1100, each over 3 panels of A 256x512 and B 512x1100 in 2 pieces of 512x550") {
 			t.Fatalf("%s: the plan is not four rows of tiles over panels in two pieces: %s", c.name, plan.String())
 		}
 		if !strings.Contains(plan.String(), c.where) {
 			t.Fatalf("%s: verbose does not say %q: %s", c.name, c.where, plan.String())
 		}
 		checkTraffic(t, plan.String(), m, k, n, 4)
-		for i, v := range C.Floats() {
-			if math.Abs(v-want[i]) > 1e-5*float64(k) {
-				t.Fatalf("%s: element %d is %v, want %v", c.name, i, v, want[i])
-			}
-		}
+		checkProduct(t, c.name, C, want, k)
 	}
 	if live := rt.LiveArrays(); live != 0 {
 		t.Fatalf("%d arrays live after the products", live)
+	}
+}
+
+func checkProduct(t *testing.T, name string, C *runtime.HostArray, want []float64, k int) {
+	t.Helper()
+	for i, v := range C.Floats() {
+		if math.Abs(v-want[i]) > 1e-5*float64(k) {
+			t.Fatalf("%s: element %d is %v, want %v", name, i, v, want[i])
+		}
+	}
+}
+
+// C comes down into out where it lies, with no staging, when out is
+// pinned or a download's array locked in place, with whole-row tiles
+// (blocks of whole rows, one contiguous copy each), with B's panels in
+// pieces (blocks of C's columns) and with square tiles; a new result, a
+// pageable out and a download's array not locked go through staging.
+// Every product is right.
+func TestMatmulWritesCWhereItLies(t *testing.T) {
+	t.Run("cpu", func(t *testing.T) { testMatmulWritesCInPlace(t, newRuntime(t, "")) })
+	t.Run("cuda", func(t *testing.T) { testMatmulWritesCInPlace(t, newCUDA(t)) })
+}
+
+func testMatmulWritesCInPlace(t *testing.T, rt *runtime.Runtime) {
+	const m, k, n = bigM, bigK, bigN
+	A, B := randomMatrix(t, rt, m, k, runtime.Float32), randomMatrix(t, rt, k, n, runtime.Float32)
+	want := product(A.Floats(), B.Floats(), m, k, n)
+	outs := map[string]func() *runtime.HostArray{
+		"a new result": func() *runtime.HostArray { return nil },
+		"a pageable out": func() *runtime.HostArray {
+			h, err := rt.NewHostArray([]int{m, n}, runtime.Float32, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		},
+		"a pinned out": func() *runtime.HostArray {
+			h, err := rt.NewHostArray([]int{m, n}, runtime.Float32, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		},
+		"a download's array": func() *runtime.HostArray { return downloaded(t, rt, randomMatrix(t, rt, m, n, runtime.Float32)) },
+		"a locked download": func() *runtime.HostArray {
+			h := downloaded(t, rt, randomMatrix(t, rt, m, n, runtime.Float32))
+			if _, ok := rt.PinInPlace(h); !ok {
+				t.Fatal("a download's array was not locked in place")
+			}
+			return h
+		},
+	}
+	where := map[string]string{
+		"a new result":       "C comes down through pinned staging",
+		"a pageable out":     "C comes down through pinned staging",
+		"a pinned out":       "C is written into its own pinned memory",
+		"a download's array": "C comes down through pinned staging",
+		"a locked download":  "C is written where it lies, page-locked in place;",
+	}
+	for _, plan := range []struct {
+		name   string
+		pieces int
+		budget uint64
+		want   string
+	}{
+		{"whole rows", 1, uint64(4 * (256*n + 2*(256*512+512*n))), "in 4 tiles of C of 256x1100, each over 3 panels of A 256x512 and B 512x1100:"},
+		{"pieces", 2, uint64(4 * (256*n + 2*(256*512+512*n/2))), "B 512x1100 in 2 pieces of 512x550"},
+		{"squares", 1, 4 << 20, "tiles of C of"},
+	} {
+		restore := batch.PanelsInPieces(plan.pieces)
+		for name, out := range outs {
+			var verbose bytes.Buffer
+			C, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Budget: plan.budget, Out: out(), Verbose: &verbose})
+			if err != nil {
+				t.Fatalf("%s, %s: %v", plan.name, name, err)
+			}
+			if !strings.Contains(verbose.String(), plan.want) || !strings.Contains(verbose.String(), where[name]) {
+				t.Fatalf("%s, %s: verbose does not say %q and %q: %s", plan.name, name, plan.want, where[name], verbose.String())
+			}
+			checkTraffic(t, verbose.String(), m, k, n, 4)
+			checkProduct(t, plan.name+", "+name, C, want, k)
+		}
+		restore()
 	}
 }
 

@@ -82,12 +82,21 @@ type tiler struct {
 	pinnedA *runtime.HostArray
 	aReady  func(n int) error
 	aSource string
+	// pinnedC is the product's array itself when it is pinned or locked
+	// in place (C's pieces then come down into it as blocks of it, with
+	// no staging and no scatter on the host), nil otherwise; cSource says
+	// how C comes down.
+	pinnedC *runtime.HostArray
+	cSource string
 }
 
-func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, A, B *runtime.HostArray) (*tiler, error) {
+func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, A, B *runtime.HostArray, out sink) (*tiler, error) {
 	t := &tiler{rt: rt, p: p, opts: runtime.MatmulOptions{Precision: precision}, prevC: -1}
 	t.pinA(A)
 	t.pinB(B)
+	if err := t.pinC(out); err != nil {
+		return nil, err
+	}
 	var err error
 	if t.copy, err = rt.CopyStream(); err != nil {
 		return nil, err
@@ -119,9 +128,12 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, A
 	// C's tile first: the largest buffer takes the pool's largest free
 	// block before the panels could split it (a cached segment that a
 	// small block splits can no longer be released for a large one).
-	t.dC, t.sC[0] = device(p.tm*p.tn), host(p.tm*p.tn)
-	if p.tm < p.m || p.tn < p.n {
-		t.sC[1] = host(p.tm * p.tn)
+	t.dC = device(p.tm * p.tn)
+	if t.pinnedC == nil {
+		t.sC[0] = host(p.tm * p.tn)
+		if p.tm < p.m || p.tn < p.n {
+			t.sC[1] = host(p.tm * p.tn)
+		}
 	}
 	t.block = p.tm
 	if p.tm*p.tn*p.size >= splitMin {
@@ -221,6 +233,32 @@ func (t *tiler) pinB(B *runtime.HostArray) {
 	}
 }
 
+// pinC sets pinnedC when C has several tiles and the product's array is
+// pinned, or page-locked in place already (a download's array that
+// PinInPlace locked): C's pieces then come down into it where it lies,
+// rather than into pinned staging as large as two tiles and from there,
+// on the host's processors, into C. A new array is not locked for the
+// product: page-locking a gigabyte costs tens of milliseconds, more than
+// the staging's copies save, and the driver serializes it with the
+// product's own calls.
+func (t *tiler) pinC(out sink) error {
+	p := t.p
+	t.cSource = "comes down through pinned staging"
+	if p.tm >= p.m && p.tn >= p.n {
+		return nil
+	}
+	C, err := out.array()
+	if err != nil {
+		return err
+	}
+	if C.Pinned() {
+		t.pinnedC, t.cSource = C, "is written into its own pinned memory"
+	} else if h, ok := t.rt.PinnedInPlace(C, p.tm*p.n*p.size); ok {
+		t.pinnedC, t.cSource = h, "is written where it lies, page-locked in place"
+	}
+	return nil
+}
+
 // close frees the device buffers once the work on them is done, and gives
 // the pinned staging back to the runtime's cache for the next product.
 func (t *tiler) close() {
@@ -286,7 +324,7 @@ func (t *tiler) run(A, B *runtime.HostArray, out sink) error {
 					if err != nil {
 						return err
 					}
-					s := stepOf{n: step, panel: panel, stage: stage, mi: mi, nj: nj, kp: kp, c0: c0,
+					s := stepOf{n: step, panel: panel, stage: stage, i0: i0, j0: j0, mi: mi, nj: nj, kp: kp, c0: c0,
 						first: p0 == 0, lastPiece: c0+p.tq >= nj, into: into, tile: tile}
 					if err := t.multiply(s, upA, upB); err != nil {
 						return err
@@ -295,9 +333,14 @@ func (t *tiler) run(A, B *runtime.HostArray, out sink) error {
 				}
 				panel++
 			}
-			t.scatterTile(into, out, i0, j0, nj, tile)
+			if t.pinnedC == nil {
+				t.scatterTile(into, out, i0, j0, nj, tile)
+			}
 			t.prevC, t.prevPieces = into, tile
 		}
+	}
+	if t.pinnedC != nil { // C is there once its last pieces are down
+		return t.down.Synchronize()
 	}
 	return t.scattered()
 }
@@ -325,8 +368,11 @@ func (t *tiler) tilePieces(mi, nj int) []piece {
 }
 
 // takeC is the staging C's next tile comes down into, once the scatter
-// out of it is done.
+// out of it is done; or 0 where C is written in place.
 func (t *tiler) takeC() (int, error) {
+	if t.pinnedC != nil {
+		return 0, nil
+	}
 	s := t.nextC
 	if t.sC[1] != nil {
 		t.nextC ^= 1
@@ -451,10 +497,10 @@ func (t *tiler) panelB(B *runtime.HostArray, stage, p0, kp, j0, c0, wc int, firs
 // first panel and its panel's last piece of B, into is the staging the
 // tile comes down into when this is its last panel (-1 otherwise).
 type stepOf struct {
-	n, panel, stage, mi, nj, kp, c0 int
-	first, lastPiece                bool
-	into                            int
-	tile                            []piece
+	n, panel, stage, i0, j0, mi, nj, kp, c0 int
+	first, lastPiece                        bool
+	into                                    int
+	tile                                    []piece
 }
 
 // multiply queues a step: A's panel (upA, nil when the panel's earlier
@@ -537,7 +583,7 @@ func (t *tiler) multiply(s stepOf, upA, upB func(*runtime.Array) error) error {
 			return err
 		}
 		if s.into >= 0 {
-			if err := t.queueDown(Cb, s.into, b, base+r0*wc); err != nil {
+			if err := t.queueDown(Cb, s, b); err != nil {
 				return err
 			}
 		}
@@ -564,20 +610,39 @@ func piecesBefore(tile []piece, end int) int {
 	return n
 }
 
-// queueDown queues Cb, piece b of C's tile, down into staging s at off
-// elements, where it lies in dC, on the download stream once its product
-// is done.
-func (t *tiler) queueDown(Cb *runtime.Array, s, b, off int) error {
-	hb, err := t.sC[s].Rows(off+1, off+Cb.Size())
-	if err == nil {
-		hb, err = hb.Reshape(Cb.Shape())
-	}
-	if err != nil {
+// queueDown queues Cb, piece b of step s's tile, down on the download
+// stream once its product is done: into C where it lies when C is
+// written in place, else into the staging s.into, where it lies in dC.
+func (t *tiler) queueDown(Cb *runtime.Array, s stepOf, b int) error {
+	pc := s.tile[b]
+	if err := errors.Join(t.computedPiece[b].Record(nil), t.rt.StreamWait(t.down, t.computedPiece[b])); err != nil {
 		return err
 	}
-	t.movedC += uint64(hb.NBytes())
-	return errors.Join(t.computedPiece[b].Record(nil), t.rt.StreamWait(t.down, t.computedPiece[b]),
-		Cb.CopyToHostAsync(hb, t.down), t.landed[s][b].Record(t.down))
+	var down error
+	switch {
+	case t.pinnedC == nil:
+		hb, err := t.sC[s.into].Rows(pc.off+1, pc.off+Cb.Size())
+		if err == nil {
+			hb, err = hb.Reshape(Cb.Shape())
+		}
+		if err != nil {
+			return err
+		}
+		down = Cb.CopyToHostAsync(hb, t.down)
+	case pc.cols == t.p.n: // whole rows of C: one contiguous copy
+		hb, err := t.pinnedC.Rows(s.i0+pc.r0+1, s.i0+pc.r0+pc.rows)
+		if err != nil {
+			return err
+		}
+		down = Cb.CopyToHostAsync(hb, t.down)
+	default:
+		down = Cb.CopyToBlockAsync(t.pinnedC, s.i0+pc.r0+1, s.j0+pc.c0+1, t.down)
+	}
+	if down != nil {
+		return down
+	}
+	t.movedC += uint64(Cb.Size() * t.p.size)
+	return t.landed[s.into][b].Record(t.down)
 }
 
 // deviceView is the first r×c elements of a flat buffer as an r×c matrix.
