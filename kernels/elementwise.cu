@@ -15,11 +15,28 @@ union Pack {
     typename T::S e[16 / sizeof(typename T::S)];
 };
 
+// plain_loads<T>::type is T, or for float16 F16Plain, with which a
+// vector that nan_free passes is loaded; nan_free is true for every other
+// dtype, so that its other branch is never compiled in.
+template <class T> struct plain_loads { typedef T type; };
+template <> struct plain_loads<F16> { typedef F16Plain type; };
+
+template <class T> __device__ inline bool nan_free(const v16&) { return true; }
+
+// A float16 is NaN when its low 15 bits pass 0x7c00, which adding 0x3ff
+// carries into the top bit of its half of the word, and no further.
+template <> __device__ inline bool nan_free<F16>(const v16& v) {
+    u32 m = ((v.x & 0x7fff7fffu) + 0x03ff03ffu) | ((v.y & 0x7fff7fffu) + 0x03ff03ffu) |
+            ((v.z & 0x7fff7fffu) + 0x03ff03ffu) | ((v.w & 0x7fff7fffu) + 0x03ff03ffu);
+    return (m & 0x80008000u) == 0;
+}
+
 // elementwise_loop sets out[i] = op(y[i], x[i]) for i < n; a one-array
 // kernel passes x = 0 and an op that ignores its second operand, which is
-// never loaded.
-template <class T, class I, bool TWO, class Op>
-__device__ inline void elementwise_loop(typename T::S* out, const typename T::S* y, const typename T::S* x, I n, int vec, Op op) {
+// never loaded. plain is op for plain_loads<T>::type, used on vectors
+// that nan_free passes.
+template <class T, class I, bool TWO, class Op, class Plain>
+__device__ inline void elementwise_loop(typename T::S* out, const typename T::S* y, const typename T::S* x, I n, int vec, Op op, Plain plain) {
     typedef typename T::S S;
     if (vec) {
         const int U = GLUA_VECTORS_PER_THREAD;
@@ -42,8 +59,13 @@ __device__ inline void elementwise_loop(typename T::S* out, const typename T::S*
             for (int k = 0; k < U; k++) {
                 I v = b + (I)k * (I)blockDim.x;
                 if (v < nv) {
+                    if (nan_free<T>(a[k].v) && (!TWO || nan_free<T>(c[k].v))) {
 #pragma unroll
-                    for (int j = 0; j < P; j++) a[k].e[j] = op(a[k].e[j], TWO ? c[k].e[j] : S());
+                        for (int j = 0; j < P; j++) a[k].e[j] = plain(a[k].e[j], TWO ? c[k].e[j] : S());
+                    } else {
+#pragma unroll
+                        for (int j = 0; j < P; j++) a[k].e[j] = op(a[k].e[j], TWO ? c[k].e[j] : S());
+                    }
                     ov[v] = a[k].v;
                 }
             }
@@ -72,12 +94,12 @@ __device__ inline void elementwise_loop(typename T::S* out, const typename T::S*
     }
 }
 
-template <class T, bool TWO, class Op>
-__device__ inline void elementwise(typename T::S* out, const typename T::S* y, const typename T::S* x, i64 n, int vec, Op op) {
+template <class T, bool TWO, class Op, class Plain>
+__device__ inline void elementwise(typename T::S* out, const typename T::S* y, const typename T::S* x, i64 n, int vec, Op op, Plain plain) {
     if (index32(n)) {
-        elementwise_loop<T, u32, TWO>(out, y, x, (u32)n, vec, op);
+        elementwise_loop<T, u32, TWO>(out, y, x, (u32)n, vec, op, plain);
     } else {
-        elementwise_loop<T, i64, TWO>(out, y, x, n, vec, op);
+        elementwise_loop<T, i64, TWO>(out, y, x, n, vec, op, plain);
     }
 }
 
@@ -119,7 +141,8 @@ __device__ inline void elementwise(typename T::S* out, const typename T::S* y, c
 #define GLUA_TWO_ARRAYS_ENTRY(OP, NAME, T)                                                      \
     extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* y, const T::S* x, i64 n, T::A a, int vec) { \
         glua_##OP##_fn<T> op = {T::scalar(a)};                                                  \
-        elementwise<T, true>(out, y, x, n, vec, op);                                            \
+        glua_##OP##_fn<plain_loads<T>::type> plain = {T::scalar(a)};                            \
+        elementwise<T, true>(out, y, x, n, vec, op, plain);                                     \
     }
 
 #define GLUA_ONE_ARRAY(OP, ...)                                                                 \
@@ -135,7 +158,8 @@ __device__ inline void elementwise(typename T::S* out, const typename T::S* y, c
 #define GLUA_ONE_ARRAY_ENTRY(OP, NAME, T)                                                       \
     extern "C" __global__ void glua_##OP##_##NAME(T::S* out, const T::S* x, i64 n, T::A a, int vec) { \
         glua_##OP##_fn<T> op = {T::scalar(a)};                                                  \
-        elementwise<T, false>(out, x, (const T::S*)0, n, vec, op);                              \
+        glua_##OP##_fn<plain_loads<T>::type> plain = {T::scalar(a)};                            \
+        elementwise<T, false>(out, x, (const T::S*)0, n, vec, op, plain);                       \
     }
 
 // glua_fill writes a 16-byte pattern (lo, then hi, little-endian) over

@@ -782,3 +782,35 @@ func TestGPUFloat16ToFloat32DecodesEveryBitPatternAsTheGoReference(t *testing.T)
 		t.Errorf("... %d patterns in all", bad)
 	}
 }
+
+// float16 kernels load a vector with no NaN by the device's conversion
+// alone, and one with a NaN as before: every one of the 65536 patterns,
+// added to its negation (inf - inf among them) and to a scattering of
+// the others, NaN-free vectors beside vectors with NaNs of every payload,
+// gives the Go reference's bits.
+func TestGPUFloat16AddOfEveryPatternIsTheGoReferences(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	add := kernels.LookupElementwise("add")
+	const n = 1 << 16
+	y := make([]byte, 2*n)
+	for h := range n {
+		binary.LittleEndian.PutUint16(y[2*h:], uint16(h))
+	}
+	for name, partner := range map[string]func(h int) uint16{
+		"negation":  func(h int) uint16 { return uint16(h) ^ 0x8000 },
+		"scattered": func(h int) uint16 { return uint16(h * 40503) },
+	} {
+		x := make([]byte, 2*n)
+		for h := range n {
+			binary.LittleEndian.PutUint16(x[2*h:], partner(h))
+		}
+		yd, xd := place(t, b, y, 0), place(t, b, x, 0)
+		if err := g.Elementwise(add, device.Float16, yd.ptr(), 0, xd.ptr(), n, 0); err != nil {
+			t.Fatal(err)
+		}
+		want := append([]byte(nil), y...)
+		add.Apply(device.Float16, want, 0, x)
+		checkSame(t, "float16 add, each pattern and its "+name, device.Float16, yd.read(t, name), want, nil)
+	}
+}
