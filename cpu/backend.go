@@ -70,6 +70,8 @@ type Backend struct {
 	captures  map[device.Stream]*recording
 	graphs    map[device.Graph]*recording
 	nextGraph device.Graph
+	// order follows which work is ordered before which (order.go).
+	order order
 }
 
 // errClosed is returned by every call made after Close.
@@ -151,6 +153,7 @@ func (b *Backend) Synchronize() error {
 	if b.closed {
 		return fmt.Errorf("synchronize: %w", errClosed)
 	}
+	b.hostWaitedAll()
 	return nil
 }
 

@@ -61,6 +61,9 @@ func (b *Backend) Gemm(g device.Gemm) error {
 			err = b.locate(m, esize)
 		}
 	}
+	if err == nil && g.M > 0 && g.N > 0 {
+		err = b.follow("matmul", g.Stream, a.use(esize, false), bm.use(esize, false), c.use(esize, true))
+	}
 	b.mu.Unlock()
 	if err != nil {
 		return err
@@ -250,4 +253,14 @@ func validGemm(g device.Gemm) error {
 		return fmt.Errorf("matmul: %w", err)
 	}
 	return nil
+}
+
+// use is the device bytes m spans, from its first element to its last,
+// for order.
+func (m *matrix) use(esize int, write bool) use {
+	n := uint64(0)
+	if m.rows > 0 && m.cols > 0 {
+		n = uint64(((m.rows-1)*m.ld + m.cols) * esize)
+	}
+	return use{m.name, m.p, n, write}
 }

@@ -77,6 +77,14 @@ func (b *Backend) LaunchGraph(g device.Graph, s device.Stream) error {
 	if err != nil {
 		return err
 	}
+	b.mu.Lock()
+	b.order.replaying++
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.order.replaying--
+		b.mu.Unlock()
+	}()
 	for _, op := range rec.ops {
 		if err := op(); err != nil {
 			return err

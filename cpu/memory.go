@@ -103,6 +103,7 @@ func (b *Backend) Free(p device.Ptr, nbytes uint64) error {
 	}
 	b.live.Delete(a)
 	b.allocated -= a.size
+	b.forget(a)
 	return a.release()
 }
 

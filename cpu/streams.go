@@ -62,7 +62,11 @@ func (b *Backend) DestroyStream(s device.Stream) error {
 func (b *Backend) StreamSynchronize(s device.Stream) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.checkStream("stream synchronize", s)
+	if err := b.checkStream("stream synchronize", s); err != nil {
+		return err
+	}
+	b.hostWaitedStream(s)
+	return nil
 }
 
 // NewEvent returns a new, unrecorded event handle, never 0 and never
@@ -125,6 +129,7 @@ func (b *Backend) Record(e device.Event, s device.Stream) error {
 		return err
 	}
 	ev.recorded, ev.at = true, now
+	b.recordOrder(e, s)
 	return nil
 }
 
@@ -137,7 +142,11 @@ func (b *Backend) StreamWaitEvent(s device.Stream, e device.Event) error {
 	if _, err := b.lookupEvent("stream wait event", e); err != nil {
 		return err
 	}
-	return b.checkStream("stream wait event", s)
+	if err := b.checkStream("stream wait event", s); err != nil {
+		return err
+	}
+	b.waitOrder(s, e)
+	return nil
 }
 
 // EventSynchronize returns at once for any live event. An event never
@@ -145,8 +154,11 @@ func (b *Backend) StreamWaitEvent(s device.Stream, e device.Event) error {
 func (b *Backend) EventSynchronize(e device.Event) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	_, err := b.lookupEvent("event synchronize", e)
-	return err
+	if _, err := b.lookupEvent("event synchronize", e); err != nil {
+		return err
+	}
+	b.hostWaitedEvent(e)
+	return nil
 }
 
 // EventDone is true for every live event, recorded or not (cuEventQuery
@@ -157,6 +169,7 @@ func (b *Backend) EventDone(e device.Event) (bool, error) {
 	if _, err := b.lookupEvent("event query", e); err != nil {
 		return false, err
 	}
+	b.hostWaitedEvent(e)
 	return true, nil
 }
 

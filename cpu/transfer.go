@@ -18,12 +18,18 @@ import (
 // device: the pool hands a block to another caller only after the first
 // freed it, and both steps take the pool's lock.
 
-// Upload copies src into device memory at dst.
+// Upload copies src into device memory at dst; the host waits for it.
 func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
+	return b.upload(dst, src, s, false)
+}
+
+// upload is Upload, or with async an asynchronous one, which the host
+// does not wait for.
+func (b *Backend) upload(dst device.Ptr, src []byte, s device.Stream, async bool) error {
 	if err := b.refuseInCapture("a copy from the host", s); err != nil {
 		return err
 	}
-	d, err := b.regions("upload", s, region{"destination", dst, uint64(len(src))})
+	d, err := b.transfer("upload", s, !async, region{"destination", dst, uint64(len(src))})
 	if err != nil {
 		return err
 	}
@@ -31,12 +37,18 @@ func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
 	return nil
 }
 
-// Download copies len(dst) bytes from device memory at src into dst.
+// Download copies len(dst) bytes from device memory at src into dst; the
+// host waits for it.
 func (b *Backend) Download(dst []byte, src device.Ptr, s device.Stream) error {
+	return b.download(dst, src, s, false)
+}
+
+// download is Download, or with async an asynchronous one.
+func (b *Backend) download(dst []byte, src device.Ptr, s device.Stream, async bool) error {
 	if err := b.refuseInCapture("a copy to the host", s); err != nil {
 		return err
 	}
-	v, err := b.regions("download", s, region{"source", src, uint64(len(dst))})
+	v, err := b.transfer("download", s, !async, region{"source", src, uint64(len(dst))})
 	if err != nil {
 		return err
 	}
@@ -53,7 +65,7 @@ func (b *Backend) Copy(dst, src device.Ptr, nbytes uint64, s device.Stream) erro
 		func() error { return b.Copy(dst, src, nbytes, 0) }); rec {
 		return err
 	}
-	v, err := b.regions("copy", s, region{"source", src, nbytes}, region{"destination", dst, nbytes})
+	v, err := b.transfer("copy", s, false, region{"source", src, nbytes}, region{"destination", dst, nbytes})
 	if err != nil {
 		return err
 	}
@@ -67,7 +79,7 @@ func (b *Backend) Memset(dst device.Ptr, value byte, nbytes uint64, s device.Str
 		func() error { return b.Memset(dst, value, nbytes, 0) }); rec {
 		return err
 	}
-	v, err := b.regions("memset", s, region{"destination", dst, nbytes})
+	v, err := b.transfer("memset", s, false, region{"destination", dst, nbytes})
 	if err != nil {
 		return err
 	}
@@ -94,13 +106,29 @@ type region struct {
 	nbytes uint64
 }
 
-// regions checks stream s and finds the bytes of each operand (at most
-// two) for the call named op, under b.mu; the caller copies after it
-// returns. An array, not a slice, so that a transfer allocates nothing.
-func (b *Backend) regions(op string, s device.Stream, rs ...region) (out [2][]byte, err error) {
+// transfer checks stream s and finds the bytes of each operand (at most
+// two) for the call named op, under b.mu, and notes their use on s (a
+// "destination" is written, the rest read), refusing a use no order
+// makes safe (order.go); the caller copies after it returns. With
+// blocking set the host waits for the transfer. An array, not a slice, so
+// that a transfer allocates nothing.
+func (b *Backend) transfer(op string, s device.Stream, blocking bool, rs ...region) (out [2][]byte, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.regionsLocked(op, s, rs...)
+	if out, err = b.regionsLocked(op, s, rs...); err != nil {
+		return out, err
+	}
+	var uses [2]use
+	for i, r := range rs {
+		uses[i] = use{r.what, r.p, r.nbytes, r.what == "destination"}
+	}
+	if err := b.follow(op, s, uses[:len(rs)]...); err != nil {
+		return out, err
+	}
+	if blocking {
+		b.hostWaitedStream(s)
+	}
+	return out, nil
 }
 
 // checkRegions is regions' check alone, for an operation recorded into a
@@ -130,7 +158,7 @@ func (b *Backend) UploadAsync(dst device.Ptr, src []byte, s device.Stream) error
 	if len(src) > 0 && !b.isPinned(src) {
 		return fmt.Errorf("cpu: UploadAsync: the source is not pinned memory (one buffer from AllocHost, or one range from RegisterHost); use Upload")
 	}
-	return b.Upload(dst, src, s)
+	return b.upload(dst, src, s, true)
 }
 
 // DownloadAsync is Download, for the same reason, and refuses what
@@ -139,7 +167,7 @@ func (b *Backend) DownloadAsync(dst []byte, src device.Ptr, s device.Stream) err
 	if len(dst) > 0 && !b.isPinned(dst) {
 		return fmt.Errorf("cpu: DownloadAsync: the destination is not pinned memory (one buffer from AllocHost, or one range from RegisterHost); use Download")
 	}
-	return b.Download(dst, src, s)
+	return b.download(dst, src, s, true)
 }
 
 // UploadBlockAsync is the cuda backend's block upload, done at once:
@@ -150,7 +178,7 @@ func (b *Backend) UploadBlockAsync(dst device.Ptr, src []byte, pitch, width, hei
 		return err
 	}
 	for r := range height {
-		if err := b.Upload(dst+device.Ptr(r*width), src[r*pitch:r*pitch+width], s); err != nil {
+		if err := b.upload(dst+device.Ptr(r*width), src[r*pitch:r*pitch+width], s, true); err != nil {
 			return err
 		}
 	}
@@ -165,7 +193,7 @@ func (b *Backend) DownloadBlockAsync(dst []byte, pitch, width, height int, src d
 		return err
 	}
 	for r := range height {
-		if err := b.Download(dst[r*pitch:r*pitch+width], src+device.Ptr(r*width), s); err != nil {
+		if err := b.download(dst[r*pitch:r*pitch+width], src+device.Ptr(r*width), s, true); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,183 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/gluaproject/glua/device"
+)
+
+// The CPU backend finishes each piece of work before the call that queued
+// it returns, so work on two streams that nothing orders still runs here
+// in the order it was queued: a download queued before the wait for the
+// product it reads gets the product here, and the product's old contents
+// on a GPU. order finds such work, so that the CPU backend refuses what
+// would read or write the wrong bytes on a GPU, as it refuses what the
+// driver refuses.
+//
+// Each stream has a vector clock: for every stream, how many of its
+// operations the stream's next operation is ordered after. An operation
+// ticks its stream's own count; recording an event copies the stream's
+// clock into it; waiting on an event on a stream, and the host waiting
+// (synchronizing a stream, an event or everything, a blocking copy, an
+// event found done), merge that clock in; and what the host has waited
+// for orders everything it queues after. Transfers, memsets and matrix
+// products note the device bytes they read and write, with their
+// stream's tick; one that touches bytes that another stream's
+// unordered operation wrote (or writes bytes it read) is refused, naming
+// both. Kernels and collectives, which run as closures, and graph
+// replays are not followed: they are neither checked nor noted, so what
+// order misses it misses quietly, and it reports only real hazards.
+type order struct {
+	streams map[device.Stream]clock
+	events  map[device.Event]clock
+	host    clock
+	// touched holds each allocation's most recent accesses, at most
+	// maxAccesses of them: older ones are forgotten, never misreported.
+	touched map[*allocation][]access
+	// replaying counts graph launches under way, whose operations are
+	// not followed.
+	replaying int
+}
+
+type clock map[device.Stream]uint64
+
+// access is an operation's read or write of [lo, hi) on stream at tick.
+type access struct {
+	lo, hi device.Ptr
+	write  bool
+	stream device.Stream
+	tick   uint64
+	op     string
+}
+
+const maxAccesses = 64
+
+// merge sets c to the later of c and o for every stream.
+func (c clock) merge(o clock) {
+	for s, t := range o {
+		if t > c[s] {
+			c[s] = t
+		}
+	}
+}
+
+func (c clock) copy() clock {
+	d := make(clock, len(c))
+	d.merge(c)
+	return d
+}
+
+// streamClock is s's clock, made on first use. b.mu must be held.
+func (o *order) streamClock(s device.Stream) clock {
+	if o.streams == nil {
+		o.streams, o.events, o.host, o.touched = map[device.Stream]clock{}, map[device.Event]clock{}, clock{}, map[*allocation][]access{}
+	}
+	c := o.streams[s]
+	if c == nil {
+		c = clock{}
+		o.streams[s] = c
+	}
+	return c
+}
+
+// use is one device range an operation reads or writes.
+type use struct {
+	what   string // "source", "destination", "A", "B", "C"
+	p      device.Ptr
+	nbytes uint64
+	write  bool
+}
+
+// follow notes op's uses of device memory on stream s, one tick of s,
+// or refuses op when a use is unordered with another stream's access of
+// the same bytes that it conflicts with. b.mu must be held.
+func (b *Backend) follow(op string, s device.Stream, uses ...use) error {
+	o := &b.order
+	if o.replaying > 0 {
+		return nil
+	}
+	c := o.streamClock(s)
+	c.merge(o.host)
+	tick := c[s] + 1
+	for _, u := range uses {
+		a := b.containing(u.p)
+		if a == nil || u.nbytes == 0 {
+			continue
+		}
+		lo, hi := u.p, u.p+device.Ptr(u.nbytes)
+		for _, x := range o.touched[a] {
+			if x.stream == s || x.hi <= lo || hi <= x.lo || !(x.write || u.write) || c[x.stream] >= x.tick {
+				continue
+			}
+			verb, other := "reads", "writes"
+			if u.write {
+				verb = "writes"
+				if !x.write {
+					other = "reads"
+				}
+			}
+			return fmt.Errorf("cpu: %s on stream %d %s device memory (its %s, %d bytes at %#x) that a %s on stream %d %s, with nothing ordering the two: "+
+				"no event recorded after the %s is waited for on stream %d, and the host has not waited for it. On a GPU they may run in either order; wait for an event (StreamWait) first",
+				op, s, verb, u.what, u.nbytes, uint64(u.p), x.op, x.stream, other, x.op, s)
+		}
+	}
+	c[s] = tick
+	for _, u := range uses {
+		a := b.containing(u.p)
+		if a == nil || u.nbytes == 0 {
+			continue
+		}
+		xs := append(o.touched[a], access{u.p, u.p + device.Ptr(u.nbytes), u.write, s, tick, op})
+		if len(xs) > maxAccesses {
+			xs = append(xs[:0:0], xs[len(xs)-maxAccesses:]...)
+		}
+		o.touched[a] = xs
+	}
+	return nil
+}
+
+// recordOrder copies s's clock into e. b.mu must be held.
+func (b *Backend) recordOrder(e device.Event, s device.Stream) {
+	o := &b.order
+	c := o.streamClock(s)
+	c.merge(o.host)
+	o.events[e] = c.copy()
+}
+
+// waitOrder orders s's later work after e's recording. b.mu must be held.
+func (b *Backend) waitOrder(s device.Stream, e device.Event) {
+	o := &b.order
+	c := o.streamClock(s)
+	if ec := o.events[e]; ec != nil {
+		c.merge(ec)
+	}
+}
+
+// hostWaitedStream and hostWaitedEvent note that the host waited for
+// the work on s, or before e. b.mu must be held.
+func (b *Backend) hostWaitedStream(s device.Stream) {
+	o := &b.order
+	o.host.merge(o.streamClock(s))
+}
+
+func (b *Backend) hostWaitedEvent(e device.Event) {
+	o := &b.order
+	o.streamClock(0)
+	if ec := o.events[e]; ec != nil {
+		o.host.merge(ec)
+	}
+}
+
+// hostWaitedAll notes a Synchronize. b.mu must be held.
+func (b *Backend) hostWaitedAll() {
+	o := &b.order
+	o.streamClock(0)
+	for _, c := range o.streams {
+		o.host.merge(c)
+	}
+}
+
+// forget drops what order knows of a freed allocation. b.mu must be held.
+func (b *Backend) forget(a *allocation) {
+	delete(b.order.touched, a)
+}
