@@ -55,6 +55,7 @@ func (b *Backend) DestroyStream(s device.Stream) error {
 		return err
 	}
 	delete(b.streams, s)
+	delete(b.order.streams, s)
 	return nil
 }
 
@@ -113,6 +114,7 @@ func (b *Backend) DestroyEvent(e device.Event) error {
 		return err
 	}
 	delete(b.events, e)
+	delete(b.order.events, e)
 	return nil
 }
 
