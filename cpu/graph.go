@@ -106,13 +106,21 @@ func (b *Backend) DestroyGraph(g device.Graph) error {
 
 // Run runs op, work on the backend's memory queued on stream s, now, or,
 // while s records a graph, adds it to the recording to run at each
-// launch instead.
-func (b *Backend) Run(s device.Stream, op func() error) error {
+// launch instead. Run refuses op when one of its uses conflicts with
+// another stream's work that nothing orders before it (order.go).
+func (b *Backend) Run(s device.Stream, op func() error, uses ...device.Access) error {
 	b.mu.Lock()
 	err := b.checkStream("run", s)
 	rec := b.captures[s]
 	if err == nil && rec != nil {
 		rec.ops = append(rec.ops, op)
+	}
+	if err == nil && rec == nil && len(uses) > 0 {
+		us := make([]use, len(uses))
+		for i, u := range uses {
+			us[i] = use{u.What, u.P, u.N, u.Write}
+		}
+		err = b.follow("kernel", s, us...)
 	}
 	b.mu.Unlock()
 	if err != nil || rec != nil {

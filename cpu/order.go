@@ -20,13 +20,14 @@ import (
 // clock into it; waiting on an event on a stream, and the host waiting
 // (synchronizing a stream, an event or everything, a blocking copy, an
 // event found done), merge that clock in; and what the host has waited
-// for orders everything it queues after. Transfers, memsets and matrix
-// products note the device bytes they read and write, with their
-// stream's tick; one that touches bytes that another stream's
-// unordered operation wrote (or writes bytes it read) is refused, naming
-// both. Kernels and collectives, which run as closures, and graph
-// replays are not followed: they are neither checked nor noted, so what
-// order misses it misses quietly, and it reports only real hazards.
+// for orders everything it queues after. Transfers, memsets, matrix
+// products and the runtime's built-in kernels (which tell Run what they
+// use) note the device bytes they read and write, with their stream's
+// tick; one that touches bytes that another stream's unordered operation
+// wrote (or writes bytes it read) is refused, naming both. Kernels that
+// do not say what they use (kernels.jit's), reductions, collectives and
+// graph replays are not followed: they are neither checked nor noted, so
+// what order misses it misses quietly, and it reports only real hazards.
 type order struct {
 	streams map[device.Stream]clock
 	events  map[device.Event]clock

@@ -47,6 +47,15 @@ type Info struct {
 // freeing cached memory can help.
 var ErrOutOfMemory = errors.New("out of device memory")
 
+// Access is device memory a piece of work reads, or writes: What names
+// it in messages (a kernel's "output").
+type Access struct {
+	What  string
+	P     Ptr
+	N     uint64
+	Write bool
+}
+
 // Gemm is one matrix product C = alpha·op(A)·op(B) + beta·C on row-major
 // arrays, or a batch of them: C[i] = alpha·op(A[i])·op(B[i]) + beta·C[i]
 // for i below Batch, each operand's i-th matrix Stride elements after its

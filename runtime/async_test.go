@@ -170,3 +170,46 @@ func TestSyncEventsWaitButDoNotTime(t *testing.T) {
 		}
 	})
 }
+
+// On the CPU backend a copy on another stream of an array that a kernel
+// on the runtime's stream writes is refused until that stream waits for
+// an event recorded after the kernel: on a GPU it could copy the array's
+// old bytes. The runtime's own streams keep that order (batch, Stager).
+func TestACopyThatNothingOrdersAfterTheKernelIsRefused(t *testing.T) {
+	rt := newCPU(t, runtime.Options{})
+	x, err := rt.DeviceArray([]int{1 << 16}, runtime.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := rt.NewHostArray([]int{1 << 16}, runtime.Float32, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := rt.CopyStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Fill(x, 3); err != nil {
+		t.Fatal(err)
+	}
+	err = x.CopyToHostAsync(h, s)
+	if err == nil || !strings.Contains(err.Error(), "reads device memory") || !strings.Contains(err.Error(), "that a kernel on stream") {
+		t.Fatalf("a copy queued before its wait: %v; want it refused, naming the kernel", err)
+	}
+	e, err := rt.NewSyncEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(e.Record(nil), rt.StreamWait(s, e)); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.CopyToHostAsync(h, s); err != nil {
+		t.Fatalf("after the wait: %v", err)
+	}
+	if err := s.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	if h.Floats()[12345] != 3 {
+		t.Fatalf("element 12345 came down as %v, want 3", h.Floats()[12345])
+	}
+}

@@ -22,9 +22,12 @@ type HostMemory interface {
 // HostQueue is implemented by host backends that record graphs (the CPU
 // backend): the runtime's kernels run on their memory directly, so they
 // queue each on the stream it belongs to, which runs it now or, while the
-// stream records a graph, adds it to the recording.
+// stream records a graph, adds it to the recording. uses are the device
+// memory op reads and writes, where the runtime knows it (the built-in
+// kernels), for the backend to check the work's order against other
+// streams'.
 type HostQueue interface {
-	Run(s device.Stream, op func() error) error
+	Run(s device.Stream, op func() error, uses ...device.Access) error
 }
 
 // The optional abilities below are asked of a backend by type assertion,

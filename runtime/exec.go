@@ -62,7 +62,7 @@ func (h hostExec) fill(x span, v float64) error {
 	return h.rt.onHost(h.rt.streams.own, func() error {
 		kernels.Fill(x.dtype, xb, v)
 		return nil
-	})
+	}, x.writes("output"))
 }
 
 func (h hostExec) elementwise(op *kernels.ElementwiseOp, out, y span, a float64, x span) error {
@@ -71,10 +71,14 @@ func (h hostExec) elementwise(op *kernels.ElementwiseOp, out, y span, a float64,
 		xb = h.bytes(x)
 	}
 	ob, yb := h.bytes(out), h.bytes(y)
+	uses := []device.Access{y.reads("first operand"), out.writes("output")}
+	if op.Arrays == 2 {
+		uses = append(uses, x.reads("second operand"))
+	}
 	return h.rt.onHost(h.rt.streams.own, func() error {
 		op.ApplyTo(y.dtype, ob, yb, a, xb)
 		return nil
-	})
+	}, uses...)
 }
 
 func (h hostExec) copy(dst, src span) error {
@@ -82,7 +86,7 @@ func (h hostExec) copy(dst, src span) error {
 	return h.rt.onHost(h.rt.streams.own, func() error {
 		kernels.Copy(dst.dtype, db, src.dtype, sb)
 		return nil
-	})
+	}, src.reads("source"), dst.writes("destination"))
 }
 
 func (h hostExec) sum(x span) (float64, error) { return kernels.Sum(x.dtype, h.bytes(x)), nil }
@@ -95,12 +99,12 @@ func (h hostExec) maxAbsDiff(x, y span) (float64, error) {
 
 func (h hostExec) rand(x span, seed, offset uint64) error {
 	xb := h.bytes(x)
-	return h.rt.onHost(h.rt.streams.own, func() error { return kernels.Rand(x.dtype, xb, seed, offset) })
+	return h.rt.onHost(h.rt.streams.own, func() error { return kernels.Rand(x.dtype, xb, seed, offset) }, x.writes("output"))
 }
 
 func (h hostExec) randn(x span, seed, offset uint64) error {
 	xb := h.bytes(x)
-	return h.rt.onHost(h.rt.streams.own, func() error { return kernels.RandN(x.dtype, xb, seed, offset) })
+	return h.rt.onHost(h.rt.streams.own, func() error { return kernels.RandN(x.dtype, xb, seed, offset) }, x.writes("output"))
 }
 
 // onHost runs op, work of a host backend's kernels on its memory, queued
@@ -108,9 +112,18 @@ func (h hostExec) randn(x span, seed, offset uint64) error {
 // op must hold everything it reads (memory views, numbers) from the
 // moment it was queued: a replay may come after the arrays are freed,
 // when the graph alone keeps their memory.
-func (rt *Runtime) onHost(s device.Stream, op func() error) error {
+func (rt *Runtime) onHost(s device.Stream, op func() error, uses ...device.Access) error {
 	if q, ok := rt.backend.(HostQueue); ok {
-		return q.Run(s, op)
+		return q.Run(s, op, uses...)
 	}
 	return op()
+}
+
+// reads and writes are x's memory as a kernel's use of it.
+func (s span) reads(what string) device.Access {
+	return device.Access{What: what, P: s.ptr, N: s.nbytes()}
+}
+
+func (s span) writes(what string) device.Access {
+	return device.Access{What: what, P: s.ptr, N: s.nbytes(), Write: true}
 }
