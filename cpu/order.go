@@ -25,9 +25,11 @@ import (
 // use) note the device bytes they read and write, with their stream's
 // tick; one that touches bytes that another stream's unordered operation
 // wrote (or writes bytes it read) is refused, naming both. Kernels that
-// do not say what they use (kernels.jit's), reductions, collectives and
-// graph replays are not followed: they are neither checked nor noted, so
-// what order misses it misses quietly, and it reports only real hazards.
+// do not say what they use (kernels.jit's launches; kernels.map's do),
+// reductions, collectives and graph replays are not followed: they are
+// neither checked nor noted, so what order misses it misses quietly, and
+// it reports only real hazards.
+// (kernels.map launches say what they use; other kernels.jit ones do not.)
 type order struct {
 	streams map[device.Stream]clock
 	events  map[device.Event]clock

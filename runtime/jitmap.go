@@ -85,9 +85,11 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 			return jit.HostArray{DType: a.dtype, Shape: []int{n}, Data: mem.Bytes(a.ptr(), a.NBytes())}
 		}
 		vals := []any{flat(out)}
-		for _, a := range args {
+		uses := []device.Access{out.span().writes("output")}
+		for i, a := range args {
 			if arr, ok := a.(*Array); ok {
 				vals = append(vals, flat(arr))
+				uses = append(uses, arr.span().reads(fmt.Sprintf("argument %d", i+1)))
 			} else {
 				vals = append(vals, a)
 			}
@@ -95,7 +97,7 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 		grid, block := kernels.ElementwiseShape(0, n, out.dtype.Size(), false)
 		return rt.onHost(rt.streams.own, func() error {
 			return jit.Run(v.prog, [3]int{int(grid[0]), 1, 1}, [3]int{int(block[0]), 1, 1}, vals)
-		})
+		}, uses...)
 	}
 	vec := v.prog.VectorEntry() != "" && aligned16(out, args)
 	k, err := rt.mapKernel(v, mapEntry{vector: vec, wide: !kernels.Index32(n)})
