@@ -34,8 +34,14 @@ type order struct {
 	streams map[device.Stream]clock
 	events  map[device.Event]clock
 	host    clock
-	// touched holds each allocation's most recent accesses, at most
-	// maxAccesses of them: older ones are forgotten, never misreported.
+	// hostWaits counts the host's waits; merged[s], the count when s's
+	// clock last took the host's in, so that an operation merges it only
+	// when it changed.
+	hostWaits uint64
+	merged    map[device.Stream]uint64
+	// touched holds each allocation's most recent accesses, from
+	// maxAccesses to twice that: older ones are forgotten, never
+	// misreported.
 	touched map[*allocation][]access
 	// replaying counts graph launches under way, whose operations are
 	// not followed.
@@ -74,6 +80,7 @@ func (c clock) copy() clock {
 func (o *order) streamClock(s device.Stream) clock {
 	if o.streams == nil {
 		o.streams, o.events, o.host, o.touched = map[device.Stream]clock{}, map[device.Event]clock{}, clock{}, map[*allocation][]access{}
+		o.merged = map[device.Stream]uint64{}
 	}
 	c := o.streams[s]
 	if c == nil {
@@ -99,8 +106,7 @@ func (b *Backend) follow(op string, s device.Stream, uses ...use) error {
 	if o.replaying > 0 {
 		return nil
 	}
-	c := o.streamClock(s)
-	c.merge(o.host)
+	c := o.current(s)
 	tick := c[s] + 1
 	for _, u := range uses {
 		a := b.containing(u.p)
@@ -131,20 +137,29 @@ func (b *Backend) follow(op string, s device.Stream, uses ...use) error {
 			continue
 		}
 		xs := append(o.touched[a], access{u.p, u.p + device.Ptr(u.nbytes), u.write, s, tick, op})
-		if len(xs) > maxAccesses {
-			xs = append(xs[:0:0], xs[len(xs)-maxAccesses:]...)
+		if len(xs) >= 2*maxAccesses { // the newest half stays, in place
+			xs = xs[:copy(xs, xs[len(xs)-maxAccesses:])]
 		}
 		o.touched[a] = xs
 	}
 	return nil
 }
 
+// current is s's clock with what the host has waited for merged in.
+// b.mu must be held.
+func (o *order) current(s device.Stream) clock {
+	c := o.streamClock(s)
+	if o.merged[s] != o.hostWaits {
+		c.merge(o.host)
+		o.merged[s] = o.hostWaits
+	}
+	return c
+}
+
 // recordOrder copies s's clock into e. b.mu must be held.
 func (b *Backend) recordOrder(e device.Event, s device.Stream) {
 	o := &b.order
-	c := o.streamClock(s)
-	c.merge(o.host)
-	o.events[e] = c.copy()
+	o.events[e] = o.current(s).copy()
 }
 
 // waitOrder orders s's later work after e's recording. b.mu must be held.
@@ -161,6 +176,7 @@ func (b *Backend) waitOrder(s device.Stream, e device.Event) {
 func (b *Backend) hostWaitedStream(s device.Stream) {
 	o := &b.order
 	o.host.merge(o.streamClock(s))
+	o.hostWaits++
 }
 
 func (b *Backend) hostWaitedEvent(e device.Event) {
@@ -168,6 +184,7 @@ func (b *Backend) hostWaitedEvent(e device.Event) {
 	o.streamClock(0)
 	if ec := o.events[e]; ec != nil {
 		o.host.merge(ec)
+		o.hostWaits++
 	}
 }
 
@@ -178,6 +195,7 @@ func (b *Backend) hostWaitedAll() {
 	for _, c := range o.streams {
 		o.host.merge(c)
 	}
+	o.hostWaits++
 }
 
 // forget drops what order knows of a freed allocation. b.mu must be held.

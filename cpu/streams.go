@@ -56,6 +56,7 @@ func (b *Backend) DestroyStream(s device.Stream) error {
 	}
 	delete(b.streams, s)
 	delete(b.order.streams, s)
+	delete(b.order.merged, s)
 	return nil
 }
 
