@@ -3,7 +3,6 @@ package batch
 import (
 	"errors"
 	"fmt"
-	goruntime "runtime"
 
 	"github.com/gluaproject/glua/runtime"
 )
@@ -166,99 +165,6 @@ func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, A
 	return t, nil
 }
 
-// pinA sets pinnedA when C has several tiles (A is read for each column
-// of them, and the product runs long enough to pay for locking): A itself
-// if it is pinned, else A page-locked in place where the runtime can (a
-// download's new array), in pieces of one row of tiles, locked from the
-// first while the first tiles run. A's panels then go up as blocks of A
-// by the copy engine instead of being gathered into staging by the
-// host's processors, which share the host's memory with the bus.
-func (t *tiler) pinA(A *runtime.HostArray) {
-	p := t.p
-	t.aSource = "gathered panel by panel into pinned staging"
-	if A.Pinned() {
-		t.pinnedA, t.aReady, t.aSource = A, func(int) error { return nil }, "read from its own pinned memory"
-		return
-	}
-	band := p.tm * p.k * p.size
-	h, ok := t.rt.PinnedInPlace(A, band)
-	ready := func(int) error { return nil }
-	if !ok && (p.tm < p.m || p.tn < p.n) {
-		h, ready, ok = t.rt.PinInPlaceAhead(A, band)
-	}
-	if ok {
-		t.pinnedA, t.aReady, t.aSource = h, ready, "read where it lies, page-locked in place while it lives"
-	}
-}
-
-// pinB sets pinnedB when C's tiles span whole rows: B itself if it is
-// pinned, else, when there is more than one row of tiles to read B again,
-// B page-locked in place where the runtime can (the memory of a
-// download's new array: PinInPlace), or a pinned copy if [host]
-// pinned_limit has room for one (staging panel by panel otherwise). In
-// place, the first call of a process does not page-lock a gigabyte of new
-// memory for a 16384² float32 B and copy B into it, and later calls with
-// the same B pay nothing.
-func (t *tiler) pinB(B *runtime.HostArray) {
-	p := t.p
-	t.bSource = "staged panel by panel through pinned staging"
-	if p.tn != p.n {
-		return
-	}
-	if B.Pinned() {
-		t.pinnedB = B
-		t.bSource = "read from its own pinned memory"
-		return
-	}
-	// B is locked a panel at a time, so that the first row of tiles
-	// waits only for the panel it reads: the driver refuses a copy
-	// across two pieces, and panels then never cross one.
-	panel := p.tk * p.n * p.size
-	h, ok := t.rt.PinnedInPlace(B, panel)
-	if !ok && p.tm < p.m { // B is read again: worth page-locking in place
-		h, t.bReady, ok = t.rt.PinInPlaceAhead(B, panel)
-	}
-	if ok {
-		t.pinnedB = h
-		t.bSource = "read where it lies, page-locked in place while it lives"
-		return
-	}
-	if p.tm >= p.m {
-		return
-	}
-	if h, err := t.rt.NewStaging(p.k*p.n, B.DType()); err == nil {
-		t.bCopy, t.ownB = h, true
-		t.pinnedB, _ = h.Reshape([]int{p.k, p.n})
-		t.bSource = "read from a pinned copy, made during the first row of tiles"
-	}
-}
-
-// pinC sets pinnedC when C has several tiles and the product's array is
-// pinned, or page-locked in place already (a download's array that
-// PinInPlace locked): C's pieces then come down into it where it lies,
-// rather than into pinned staging as large as two tiles and from there,
-// on the host's processors, into C. A new array is not locked for the
-// product: page-locking a gigabyte costs tens of milliseconds, more than
-// the staging's copies save, and the driver serializes it with the
-// product's own calls.
-func (t *tiler) pinC(out sink) error {
-	p := t.p
-	t.cSource = "comes down through pinned staging"
-	if p.tm >= p.m && p.tn >= p.n {
-		return nil
-	}
-	C, err := out.array()
-	if err != nil {
-		return err
-	}
-	if C.Pinned() {
-		t.pinnedC, t.cSource = C, "is written into its own pinned memory"
-	} else if h, ok := t.rt.PinnedInPlace(C, p.tm*p.n*p.size); ok {
-		t.pinnedC, t.cSource = h, "is written where it lies, page-locked in place"
-	}
-	return nil
-}
-
 // close frees the device buffers once the work on them is done, and gives
 // the pinned staging back to the runtime's cache for the next product.
 func (t *tiler) close() {
@@ -343,91 +249,6 @@ func (t *tiler) run(A, B *runtime.HostArray, out sink) error {
 		return t.down.Synchronize()
 	}
 	return t.scattered()
-}
-
-// piece is a part of C's tile that comes down in one copy: off elements
-// into dC (and into the staging it comes down into, laid out alike),
-// rows×cols packed, landing at row r0 and column c0 of the tile.
-type piece struct{ off, r0, rows, c0, cols int }
-
-// tilePieces is how a mi×nj tile lies in dC and comes down: in blocks of
-// t.block rows, or, where B's panels are in pieces, one piece of tq
-// columns after another, each tm×tq apart and mi rows tall.
-func (t *tiler) tilePieces(mi, nj int) []piece {
-	var ps []piece
-	if t.p.pieces() > 1 {
-		for c0 := 0; c0 < nj; c0 += t.p.tq {
-			ps = append(ps, piece{c0 * t.p.tm, 0, mi, c0, min(t.p.tq, nj-c0)})
-		}
-		return ps
-	}
-	for r0 := 0; r0 < mi; r0 += t.block {
-		ps = append(ps, piece{r0 * nj, r0, min(t.block, mi-r0), 0, nj})
-	}
-	return ps
-}
-
-// takeC is the staging C's next tile comes down into, once the scatter
-// out of it is done; or 0 where C is written in place.
-func (t *tiler) takeC() (int, error) {
-	if t.pinnedC != nil {
-		return 0, nil
-	}
-	s := t.nextC
-	if t.sC[1] != nil {
-		t.nextC ^= 1
-	}
-	return s, t.scatteredBuf(s)
-}
-
-// scatterTile scatters the tile coming down into sC[s] into out, piece
-// by piece as each lands, on another goroutine, so that the next tile's
-// panels are gathered and multiplied meanwhile.
-func (t *tiler) scatterTile(s int, out sink, i0, j0, nj int, tile []piece) {
-	done := make(chan error, 1)
-	t.scatter[s] = done
-	landed, staged, p := t.landed[s], t.sC[s], t.p
-	go func() {
-		var dst *runtime.HostArray
-		for b, pc := range tile {
-			if err := landed[b].Synchronize(); err != nil {
-				done <- err
-				return
-			}
-			if dst == nil {
-				var err error
-				if dst, err = out.array(); err != nil {
-					done <- err
-					return
-				}
-			}
-			src := staged.Bytes()[pc.off*p.size : (pc.off+pc.rows*pc.cols)*p.size]
-			if err := scatter(dst.Bytes(), src, p.size, i0+pc.r0, pc.rows, j0+pc.c0, pc.cols, p.n); err != nil {
-				done <- err
-				return
-			}
-		}
-		goruntime.KeepAlive(dst) // a mapped out must outlive the writes
-		if j0+nj == p.n {
-			out.landed(i0)
-		}
-		done <- nil
-	}()
-}
-
-// scatteredBuf waits for the scatter out of sC[s], if one is under way.
-func (t *tiler) scatteredBuf(s int) error {
-	if t.scatter[s] == nil {
-		return nil
-	}
-	err := <-t.scatter[s]
-	t.scatter[s] = nil
-	return err
-}
-
-// scattered waits for the tiles' scatters under way.
-func (t *tiler) scattered() error {
-	return errors.Join(t.scatteredBuf(t.nextC^1), t.scatteredBuf(t.nextC))
 }
 
 // panelA is what puts A's rows i0..i0+mi-1, columns p0..p0+kp-1 into
@@ -597,54 +418,6 @@ func (t *tiler) multiply(s stepOf, upA, upB func(*runtime.Array) error) error {
 	return nil
 }
 
-// piecesBefore is how many of a tile's pieces hold elements of dC before
-// element end: those a product writing dC up to end must wait to be
-// down. A tile of another shape lays its pieces over other elements (C's
-// last column of tiles is narrower than the next row's first, the last
-// row of tiles shorter), so the count goes by elements, not rows.
-func piecesBefore(tile []piece, end int) int {
-	n := 0
-	for n < len(tile) && tile[n].off < end {
-		n++
-	}
-	return n
-}
-
-// queueDown queues Cb, piece b of step s's tile, down on the download
-// stream once its product is done: into C where it lies when C is
-// written in place, else into the staging s.into, where it lies in dC.
-func (t *tiler) queueDown(Cb *runtime.Array, s stepOf, b int) error {
-	pc := s.tile[b]
-	if err := errors.Join(t.computedPiece[b].Record(nil), t.rt.StreamWait(t.down, t.computedPiece[b])); err != nil {
-		return err
-	}
-	var down error
-	switch {
-	case t.pinnedC == nil:
-		hb, err := t.sC[s.into].Rows(pc.off+1, pc.off+Cb.Size())
-		if err == nil {
-			hb, err = hb.Reshape(Cb.Shape())
-		}
-		if err != nil {
-			return err
-		}
-		down = Cb.CopyToHostAsync(hb, t.down)
-	case pc.cols == t.p.n: // whole rows of C: one contiguous copy
-		hb, err := t.pinnedC.Rows(s.i0+pc.r0+1, s.i0+pc.r0+pc.rows)
-		if err != nil {
-			return err
-		}
-		down = Cb.CopyToHostAsync(hb, t.down)
-	default:
-		down = Cb.CopyToBlockAsync(t.pinnedC, s.i0+pc.r0+1, s.j0+pc.c0+1, t.down)
-	}
-	if down != nil {
-		return down
-	}
-	t.movedC += uint64(Cb.Size() * t.p.size)
-	return t.landed[s.into][b].Record(t.down)
-}
-
 // deviceView is the first r×c elements of a flat buffer as an r×c matrix.
 func deviceView(a *runtime.Array, r, c int) (*runtime.Array, error) {
 	v, err := a.Rows(1, r*c)
@@ -660,30 +433,6 @@ func hostView(h *runtime.HostArray, r, c int) (*runtime.HostArray, error) {
 		return nil, err
 	}
 	return v.Reshape([]int{r, c})
-}
-
-// gather copies rows r0..r0+nr-1, columns c0..c0+nc-1 of a row-major
-// matrix of width columns (src) into dst, packed; whole rows are one
-// contiguous copy, and either way the rows are shared among threads.
-func gather(dst, src []byte, size, r0, nr, c0, nc, width int) error {
-	if nc == width {
-		return parallelCopy(dst[:nr*nc*size], src[r0*width*size:(r0+nr)*width*size])
-	}
-	return parallelRows(nr, nc*size, func(r int) {
-		from := ((r0+r)*width + c0) * size
-		copy(dst[r*nc*size:(r+1)*nc*size], src[from:from+nc*size])
-	})
-}
-
-// scatter is gather's reverse: packed src into rows and columns of dst.
-func scatter(dst, src []byte, size, r0, nr, c0, nc, width int) error {
-	if nc == width {
-		return parallelCopy(dst[r0*width*size:(r0+nr)*width*size], src[:nr*nc*size])
-	}
-	return parallelRows(nr, nc*size, func(r int) {
-		to := ((r0+r)*width + c0) * size
-		copy(dst[to:to+nc*size], src[r*nc*size:(r+1)*nc*size])
-	})
 }
 
 // stages is how many panels the host may stage ahead of the copy stream
