@@ -116,8 +116,7 @@ func (t *tiler) queueDown(Cb *runtime.Array, s stepOf, b int) error {
 		return err
 	}
 	var down error
-	switch {
-	case t.pinnedC == nil:
+	if t.pinnedC == nil {
 		hb, err := t.sC[s.into].Rows(pc.off+1, pc.off+Cb.Size())
 		if err == nil {
 			hb, err = hb.Reshape(Cb.Shape())
@@ -126,13 +125,7 @@ func (t *tiler) queueDown(Cb *runtime.Array, s stepOf, b int) error {
 			return err
 		}
 		down = Cb.CopyToHostAsync(hb, t.down)
-	case pc.cols == t.p.n: // whole rows of C: one contiguous copy
-		hb, err := t.pinnedC.Rows(s.i0+pc.r0+1, s.i0+pc.r0+pc.rows)
-		if err != nil {
-			return err
-		}
-		down = Cb.CopyToHostAsync(hb, t.down)
-	default:
+	} else { // whole rows of C are one contiguous copy, which the block copy makes
 		down = Cb.CopyToBlockAsync(t.pinnedC, s.i0+pc.r0+1, s.j0+pc.c0+1, t.down)
 	}
 	if down != nil {

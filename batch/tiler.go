@@ -302,14 +302,8 @@ func (t *tiler) panelB(B *runtime.HostArray, stage, p0, kp, j0, c0, wc int, firs
 			}
 		}
 	}
-	if wc < p.n {
-		return func(d *runtime.Array) error { return d.CopyFromBlockAsync(t.pinnedB, p0+1, j0+c0+1, t.copy) }, nil
-	}
-	v, err := t.pinnedB.Rows(p0+1, p0+kp)
-	if err != nil {
-		return nil, err
-	}
-	return func(d *runtime.Array) error { return d.CopyFromAsync(v, t.copy) }, nil
+	// whole rows of B are one contiguous copy, which the block copy makes
+	return func(d *runtime.Array) error { return d.CopyFromBlockAsync(t.pinnedB, p0+1, j0+c0+1, t.copy) }, nil
 }
 
 // stepOf is one step of the product: the n-th, in the panel-th panel,
