@@ -76,12 +76,17 @@ func (c clock) copy() clock {
 	return d
 }
 
-// streamClock is s's clock, made on first use. b.mu must be held.
-func (o *order) streamClock(s device.Stream) clock {
+// start makes order's maps, at its first use. b.mu must be held.
+func (o *order) start() {
 	if o.streams == nil {
 		o.streams, o.events, o.host, o.touched = map[device.Stream]clock{}, map[device.Event]clock{}, clock{}, map[*allocation][]access{}
 		o.merged = map[device.Stream]uint64{}
 	}
+}
+
+// streamClock is s's clock, made on first use. b.mu must be held.
+func (o *order) streamClock(s device.Stream) clock {
+	o.start()
 	c := o.streams[s]
 	if c == nil {
 		c = clock{}
@@ -108,8 +113,11 @@ func (b *Backend) follow(op string, s device.Stream, uses ...use) error {
 	}
 	c := o.current(s)
 	tick := c[s] + 1
+	var buf [4]*allocation
+	allocs := buf[:0]
 	for _, u := range uses {
 		a := b.containing(u.p)
+		allocs = append(allocs, a)
 		if a == nil || u.nbytes == 0 {
 			continue
 		}
@@ -131,8 +139,8 @@ func (b *Backend) follow(op string, s device.Stream, uses ...use) error {
 		}
 	}
 	c[s] = tick
-	for _, u := range uses {
-		a := b.containing(u.p)
+	for i, u := range uses {
+		a := allocs[i]
 		if a == nil || u.nbytes == 0 {
 			continue
 		}
@@ -181,7 +189,7 @@ func (b *Backend) hostWaitedStream(s device.Stream) {
 
 func (b *Backend) hostWaitedEvent(e device.Event) {
 	o := &b.order
-	o.streamClock(0)
+	o.start()
 	if ec := o.events[e]; ec != nil {
 		o.host.merge(ec)
 		o.hostWaits++
@@ -191,7 +199,7 @@ func (b *Backend) hostWaitedEvent(e device.Event) {
 // hostWaitedAll notes a Synchronize. b.mu must be held.
 func (b *Backend) hostWaitedAll() {
 	o := &b.order
-	o.streamClock(0)
+	o.start()
 	for _, c := range o.streams {
 		o.host.merge(c)
 	}
