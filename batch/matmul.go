@@ -337,6 +337,9 @@ func (t *tiler) report(w io.Writer, elapsed time.Duration) {
 		config.FormatSize(a+b), config.FormatSize(a), config.FormatSize(b), config.FormatSize(c),
 		config.FormatSize(t.movedA+t.movedB), config.FormatSize(t.movedA), config.FormatSize(t.movedB), config.FormatSize(t.movedC),
 		secs, float64(moved)/secs/1e9)
+	if t.lockWait > 0 {
+		fmt.Fprintf(w, "batch.matmul: waited %.3f s for A and B to be page-locked in place\n", t.lockWait.Seconds())
+	}
 }
 
 // sharing names the first of A and B that shares memory with out, or is

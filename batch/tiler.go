@@ -3,6 +3,7 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gluaproject/glua/runtime"
 )
@@ -87,6 +88,18 @@ type tiler struct {
 	// how C comes down.
 	pinnedC *runtime.HostArray
 	cSource string
+	// lockWait is how long the product waited for A's and B's pieces to
+	// be page-locked in place, for verbose.
+	lockWait time.Duration
+}
+
+// locked waits, through ready, until the first n bytes of an operand
+// being page-locked in place are, counting the wait.
+func (t *tiler) locked(ready func(int) error, n int) error {
+	start := time.Now()
+	err := ready(n)
+	t.lockWait += time.Since(start)
+	return err
 }
 
 func newTiler(rt *runtime.Runtime, p plan, dt runtime.DType, precision string, A, B *runtime.HostArray, out sink) (*tiler, error) {
@@ -257,7 +270,7 @@ func (t *tiler) run(A, B *runtime.HostArray, out sink) error {
 func (t *tiler) panelA(A *runtime.HostArray, stage, i0, mi, p0, kp int) (func(*runtime.Array) error, error) {
 	p, size := t.p, t.p.size
 	if t.pinnedA != nil {
-		if err := t.aReady((i0 + mi) * p.k * size); err != nil {
+		if err := t.locked(t.aReady, (i0+mi)*p.k*size); err != nil {
 			return nil, fmt.Errorf("A: %w", err)
 		}
 		return func(d *runtime.Array) error { return d.CopyFromBlockAsync(t.pinnedA, i0+1, p0+1, t.copy) }, nil
@@ -297,7 +310,7 @@ func (t *tiler) panelB(B *runtime.HostArray, stage, p0, kp, j0, c0, wc int, firs
 			}
 		}
 		if t.bReady != nil {
-			if err := t.bReady((p0 + kp) * p.n * size); err != nil {
+			if err := t.locked(t.bReady, (p0+kp)*p.n*size); err != nil {
 				return nil, fmt.Errorf("B: %w", err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gluaproject/glua/cpu"
 	"github.com/gluaproject/glua/runtime"
@@ -348,6 +349,57 @@ func TestPinInPlaceUndoesALockingThatFails(t *testing.T) {
 	goruntime.KeepAlive(h)
 	h = nil
 	collectUntil(t, "the pieces locked before the failure are still locked", func() bool {
+		rt.Synchronize()
+		live, _, _ := rt.PinnedStats()
+		return live == 0 && fb.live.Load() == 0
+	})
+}
+
+// Locked ahead, an array's pieces are page-locked as a reader asks for
+// them, not all at once: the driver holds back the process's other calls
+// while it locks. An array dropped before it was read through has only
+// the pieces it reached locked, and those are unlocked.
+func TestLockingAheadLocksWhatTheReaderAsksFor(t *testing.T) {
+	var fb *failingRegister
+	rt := newCPUWith(t, func(b *cpu.Backend) runtime.Backend {
+		fb = &failingRegister{Backend: b, failAt: 1 << 30}
+		return fb
+	})
+	const piece, pieces = 4 << 20, 8
+	d, err := rt.DeviceArray([]int{piece * pieces}, runtime.Uint8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := d.CopyToHost(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lockedNow := func(want int32) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); fb.live.Load() < want && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond) // time to go past want, if it would
+		if got := fb.live.Load(); got != want {
+			t.Fatalf("%d pieces locked, want %d", got, want)
+		}
+	}
+	_, ready, ok := rt.PinInPlaceAhead(h, piece)
+	if !ok {
+		t.Fatal("a download's new array was not locked ahead")
+	}
+	lockedNow(0)
+	if err := ready(1); err != nil {
+		t.Fatal(err)
+	}
+	lockedNow(1)
+	if err := ready(3*piece + 1); err != nil { // the fourth piece
+		t.Fatal(err)
+	}
+	lockedNow(4)
+	goruntime.KeepAlive(h)
+	h = nil
+	collectUntil(t, "the pieces locked before the array died are still locked", func() bool {
 		rt.Synchronize()
 		live, _, _ := rt.PinnedStats()
 		return live == 0 && fb.live.Load() == 0
