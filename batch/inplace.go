@@ -84,7 +84,10 @@ func (t *tiler) pinB(B *runtime.HostArray) {
 func (t *tiler) pinC(out sink) error {
 	p := t.p
 	t.cSource = "comes down through pinned staging"
-	if p.tm >= p.m && p.tn >= p.n {
+	if p.tm >= p.m && p.tn >= p.n || out.result {
+		// a new result is not asked for here: it may wait for a
+		// collection (NewResultArray), which then runs beside the first
+		// row of tiles
 		return nil
 	}
 	C, err := out.array()

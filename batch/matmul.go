@@ -288,7 +288,7 @@ func Matmul(rt *runtime.Runtime, A, B *runtime.HostArray, o MatmulOptions) (*run
 	if o.Verbose != nil {
 		fmt.Fprintf(o.Verbose, "batch.matmul: %s\n", p)
 	}
-	out := sink{func() (*runtime.HostArray, error) { return o.Out, nil }, func(int) {}}
+	out := sink{array: func() (*runtime.HostArray, error) { return o.Out, nil }, landed: func(int) {}}
 	if o.Out == nil {
 		var stop func()
 		out, stop = allocate(rt, []int{m, n}, dt, p.tm)
@@ -390,10 +390,13 @@ func emptyProduct(rt *runtime.Runtime, m, k, n int, dt runtime.DType, o MatmulOp
 }
 
 // sink is where C's tiles land: array waits for the array, and landed
-// tells it that the tiles of the band of rows from r on are in it.
+// tells it that the tiles of the band of rows from r on are in it;
+// result says that the array is a new result array (allocate), which is
+// never pinned or page-locked.
 type sink struct {
 	array  func() (*runtime.HostArray, error)
 	landed func(r int)
+	result bool
 }
 
 // allocate starts allocating the product's array, and returns its sink
@@ -451,7 +454,7 @@ func allocate(rt *runtime.Runtime, shape []int, dt runtime.DType, rows int) (sin
 		default: // full only if told of a band twice; the pages are asked for already
 		}
 	}
-	return sink{array, landed}, func() {
+	return sink{array: array, landed: landed, result: true}, func() {
 		stopping.Store(true)
 		close(next)
 		<-finished

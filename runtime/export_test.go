@@ -44,3 +44,11 @@ func SetDownloadPaceMin(n int64) (restore func()) {
 	downloadPaceMin = n
 	return func() { downloadPaceMin = old }
 }
+
+// SetCollectFirstMin sets the smallest result array that collects before
+// it maps fresh memory, until restore is called.
+func SetCollectFirstMin(n int64) (restore func()) {
+	old := collectFirstMin
+	collectFirstMin = n
+	return func() { collectFirstMin = old }
+}

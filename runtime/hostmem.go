@@ -147,6 +147,13 @@ func (rt *Runtime) trackHost(h *HostArray) *HostArray {
 // mapped file is unmapped then, and counts against the host limit as any
 // host array does.
 func (rt *Runtime) newDownloadArray(shape []int, dt device.DType) (*HostArray, error) {
+	return rt.newMappedArray(shape, dt, false)
+}
+
+// newMappedArray is newDownloadArray, or NewResultArray's array when
+// result is set: a large result collects before it maps fresh memory
+// (take).
+func (rt *Runtime) newMappedArray(shape []int, dt device.DType, result bool) (*HostArray, error) {
 	nbytes := product(shape) * dt.Size()
 	if nbytes < stagedMin {
 		return rt.NewHostArray(shape, dt, false)
@@ -157,7 +164,7 @@ func (rt *Runtime) newDownloadArray(shape []int, dt device.DType) (*HostArray, e
 	if err := rt.reserveHost(uint64(nbytes)); err != nil {
 		return nil, err
 	}
-	m, err := rt.xfer.downloads.take(nbytes)
+	m, err := rt.xfer.downloads.take(nbytes, result)
 	if errors.Is(err, anonmem.ErrUnsupported) {
 		return rt.NewHostArray(shape, dt, false)
 	}
@@ -179,7 +186,7 @@ func (rt *Runtime) NewResultArray(shape []int, dt device.DType) (*HostArray, err
 	if _, err := rt.arrayBytes(shape, dt); err != nil {
 		return nil, err
 	}
-	return rt.newDownloadArray(shape, dt)
+	return rt.newMappedArray(shape, dt, true)
 }
 
 // downloadPages owns a download array's mapped memory: its cleanup gives
@@ -245,14 +252,27 @@ var (
 	downloadCacheMax int64 = 2 << 30
 )
 
+// collectFirstMin is the smallest result array that collects before it
+// maps fresh memory (take).
+var collectFirstMin int64 = 256 << 20
+
 // collectWait is how long a collection waits for its cleanups.
 const collectWait = 100 * time.Millisecond
 
 func downloadClass(n int) int { return (n + anonmem.Huge - 1) / anonmem.Huge * anonmem.Huge }
 
 // take is memory for an n-byte download array: a cached mapping of its
-// class, or a new one.
-func (d *downloadMemory) take(n int) (m *anonmem.Mapping, err error) {
+// class, or a new one. A result of collectFirstMin bytes or more
+// (collectFirst) that the cache cannot serve collects first, when memory
+// went out since the last collection: a loop of products drops each
+// result before the next, but the pace counts the operands that survive
+// the collections too, so the dropped result was often not collected yet
+// and the new one was fresh memory, whose pages the kernel faulted in
+// and zeroed beside the product (a gigabyte: about 50 ms of twelve
+// threads on an H200's host), where a collection costs a millisecond or
+// two. A loop of downloads goes on collecting ahead instead: there a
+// collection on the request's time cost more than the pages.
+func (d *downloadMemory) take(n int, collectFirst bool) (m *anonmem.Mapping, err error) {
 	class := downloadClass(n)
 	d.mu.Lock()
 	m = d.popLocked(class)
@@ -262,7 +282,7 @@ func (d *downloadMemory) take(n int) (m *anonmem.Mapping, err error) {
 		d.mu.Lock()
 		m = d.popLocked(class)
 	}
-	if m == nil && d.since > 0 && d.since+int64(n) > 2*d.paceLocked() {
+	if m == nil && d.since > 0 && (d.since+int64(n) > 2*d.paceLocked() || collectFirst && int64(n) >= collectFirstMin) {
 		d.waitedN++
 		d.mu.Unlock()
 		collectAndWait(collectWait)

@@ -12,7 +12,7 @@ import (
 func TestDownloadMemoryMapsOnlyWhatTheCacheLacks(t *testing.T) {
 	var d downloadMemory
 	defer d.release(true)
-	m, err := d.take(5 << 20)
+	m, err := d.take(5<<20, false)
 	if errors.Is(err, anonmem.ErrUnsupported) {
 		t.Skip(err)
 	}
@@ -24,7 +24,7 @@ func TestDownloadMemoryMapsOnlyWhatTheCacheLacks(t *testing.T) {
 	}
 	clear(m.Bytes())
 	d.give(m)
-	again, err := d.take(5<<20 + 7) // the same huge-page class
+	again, err := d.take(5<<20+7, false) // the same huge-page class
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestDownloadMemoryMapsOnlyWhatTheCacheLacks(t *testing.T) {
 		t.Errorf("the second download of the class: %d mappings in all, the first one's memory %v; want the cached memory", maps, again == m)
 	}
 	d.give(again)
-	other, err := d.take(9 << 20) // a class the cache has none of
+	other, err := d.take(9<<20, false) // a class the cache has none of
 	if err != nil {
 		t.Fatal(err)
 	}

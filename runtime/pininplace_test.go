@@ -199,6 +199,39 @@ func TestAResultArrayReusesADroppedArraysMemory(t *testing.T) {
 	}
 }
 
+// A loop of products that drops each result beside operands that live
+// on reuses the dropped result's memory from the second call on: a large
+// result the cache cannot serve collects before it maps fresh memory.
+// (Without that, all twelve results here were fresh memory: the 96 MiB
+// they take is under the pace of collections.)
+func TestALoopOfResultArraysReusesTheDroppedOnes(t *testing.T) {
+	defer runtime.SetCollectFirstMin(8 << 20)()
+	rt := newCPU(t, runtime.Options{})
+	d, err := rt.DeviceArray([]int{8 << 20}, runtime.Uint8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	A, errA := d.CopyToHost(nil)
+	B, errB := d.CopyToHost(nil)
+	if err := errors.Join(errA, errB); err != nil {
+		t.Fatal(err)
+	}
+	maps0, _, _ := rt.DownloadCounts()
+	const calls = 12
+	for range calls {
+		C, err := rt.NewResultArray([]int{1024, 8192}, runtime.Uint8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		C.Bytes()[0] = 1
+	}
+	if maps, _, _ := rt.DownloadCounts(); maps-maps0 > 2 {
+		t.Errorf("%d of %d dropped results mapped fresh memory, want 2 at most", maps-maps0, calls)
+	}
+	goruntime.KeepAlive(A)
+	goruntime.KeepAlive(B)
+}
+
 // A large array is locked piece by piece from its start: ready answers
 // for its first bytes, then for all of them; a copy inside a piece goes
 // through, and one across a seam is refused, as the driver refuses it
