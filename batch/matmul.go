@@ -340,7 +340,17 @@ func (t *tiler) report(w io.Writer, elapsed time.Duration) {
 	if t.lockWait > 0 {
 		fmt.Fprintf(w, "batch.matmul: waited %.3f s for A and B to be page-locked in place\n", t.lockWait.Seconds())
 	}
+	if t.slowestLaunch >= slowLaunch && onGPU(t.rt) {
+		fmt.Fprintf(w, "batch.matmul: a product of tiles took %.3f s to launch: on a process's first product of this shape, "+
+			"the CUDA driver loading cuBLAS's kernel for it (CUDA_MODULE_LOADING=EAGER loads every kernel when the process starts instead)\n",
+			t.slowestLaunch.Seconds())
+	}
 }
+
+// slowLaunch is the launch of a tile's product that verbose reports: a
+// launch returns in microseconds, but the first of a shape in a process
+// waits while the driver loads its kernel (32-50 ms on an H200's host).
+const slowLaunch = 5 * time.Millisecond
 
 // sharing names the first of A and B that shares memory with out, or is
 // "".
@@ -478,6 +488,13 @@ func multiprocessors(rt *runtime.Runtime) int {
 		return info.Multiprocessors
 	}
 	return defaultMultiprocessors
+}
+
+// onGPU says whether rt runs on a GPU, whose launches queue the work
+// (the CPU backend's do it before they return).
+func onGPU(rt *runtime.Runtime) bool {
+	info, err := rt.Device()
+	return err == nil && info.ComputeCapability[0] > 0
 }
 
 // freeBudget is nine tenths of what the pool's hard limit leaves, or of

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gluaproject/glua/batch"
 	"github.com/gluaproject/glua/config"
@@ -591,6 +592,26 @@ func testMatmulWritesCInPlace(t *testing.T, rt *runtime.Runtime) {
 			checkProduct(t, plan.name+", "+name, C, want, k)
 		}
 		restore()
+	}
+}
+
+// Verbose blames a slow launch on the driver's kernel loading only on a
+// GPU: the CPU backend's products run before their launch returns, and
+// these take longer than a loading would.
+func TestVerboseBlamesNoKernelLoadingOnTheCPU(t *testing.T) {
+	rt := newRuntime(t, "")
+	const m, k, n = 768, 512, 768
+	A, B := randomMatrix(t, rt, m, k, runtime.Float32), randomMatrix(t, rt, k, n, runtime.Float32)
+	var verbose bytes.Buffer
+	start := time.Now()
+	if _, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Budget: uint64(4 * (256*n + 2*(256*k+k*n))), Verbose: &verbose}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 20*time.Millisecond {
+		t.Skipf("the product took %v: too fast to tell", took)
+	}
+	if v := verbose.String(); strings.Contains(v, "to launch") {
+		t.Errorf("verbose blames kernel loading on the CPU backend:\n%s", v)
 	}
 }
 

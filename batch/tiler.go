@@ -89,8 +89,10 @@ type tiler struct {
 	pinnedC *runtime.HostArray
 	cSource string
 	// lockWait is how long the product waited for A's and B's pieces to
-	// be page-locked in place, for verbose.
-	lockWait time.Duration
+	// be page-locked in place, for verbose; slowestLaunch the longest a
+	// product's call took to return, which is long when the driver loads
+	// cuBLAS's kernel for the tiles on its first use in the process.
+	lockWait, slowestLaunch time.Duration
 }
 
 // locked waits, through ready, until the first n bytes of an operand
@@ -407,9 +409,11 @@ func (t *tiler) multiply(s stepOf, upA, upB func(*runtime.Array) error) error {
 		if err := errors.Join(errC, errA); err != nil {
 			return err
 		}
+		launch := time.Now()
 		if err := rt.Matmul(Cb, Ab, B, o); err != nil {
 			return err
 		}
+		t.slowestLaunch = max(t.slowestLaunch, time.Since(launch))
 		if s.into >= 0 {
 			if err := t.queueDown(Cb, s, b); err != nil {
 				return err
