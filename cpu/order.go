@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gluaproject/glua/device"
 )
@@ -21,15 +22,14 @@ import (
 // (synchronizing a stream, an event or everything, a blocking copy, an
 // event found done), merge that clock in; and what the host has waited
 // for orders everything it queues after. Transfers, memsets, matrix
-// products and the runtime's built-in kernels (which tell Run what they
-// use) note the device bytes they read and write, with their stream's
-// tick; one that touches bytes that another stream's unordered operation
-// wrote (or writes bytes it read) is refused, naming both. Kernels that
-// do not say what they use (kernels.jit's launches; kernels.map's do),
-// reductions, collectives and graph replays are not followed: they are
-// neither checked nor noted, so what order misses it misses quietly, and
-// it reports only real hazards.
-// (kernels.map launches say what they use; other kernels.jit ones do not.)
+// products and the runtime's built-in kernels, maps and reductions
+// (which tell Run what they use) note the device bytes they read and
+// write, with their stream's tick; one that touches bytes that another
+// stream's unordered operation wrote (or writes bytes it read) is
+// refused, naming both. Kernels that do not say what they use
+// (kernels.jit's launches), collectives and graph replays are not
+// followed: they are neither checked nor noted, so what order misses it
+// misses quietly, and it reports only real hazards.
 type order struct {
 	streams map[device.Stream]clock
 	events  map[device.Event]clock
@@ -133,9 +133,9 @@ func (b *Backend) follow(op string, s device.Stream, uses ...use) error {
 					other = "reads"
 				}
 			}
-			return fmt.Errorf("cpu: %s on stream %d %s device memory (its %s, %d bytes at %#x) that a %s on stream %d %s, with nothing ordering the two: "+
+			return fmt.Errorf("cpu: %s on stream %d %s device memory (its %s, %d bytes at %#x) that %s on stream %d %s, with nothing ordering the two: "+
 				"no event recorded after the %s is waited for on stream %d, and the host has not waited for it. On a GPU they may run in either order; wait for an event (StreamWait) first",
-				op, s, verb, u.what, u.nbytes, uint64(u.p), x.op, x.stream, other, x.op, s)
+				op, s, verb, u.what, u.nbytes, uint64(u.p), article(x.op), x.stream, other, x.op, s)
 		}
 	}
 	c[s] = tick
@@ -209,4 +209,12 @@ func (b *Backend) hostWaitedAll() {
 // forget drops what order knows of a freed allocation. b.mu must be held.
 func (b *Backend) forget(a *allocation) {
 	delete(b.order.touched, a)
+}
+
+// article is op with "a" or "an" before it.
+func article(op string) string {
+	if op != "" && strings.ContainsRune("aeiou", rune(op[0])) {
+		return "an " + op
+	}
+	return "a " + op
 }

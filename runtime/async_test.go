@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -211,5 +212,58 @@ func TestACopyThatNothingOrdersAfterTheKernelIsRefused(t *testing.T) {
 	}
 	if h.Floats()[12345] != 3 {
 		t.Fatalf("element 12345 came down as %v, want 3", h.Floats()[12345])
+	}
+}
+
+// On the CPU backend a reduction to a number of an array that an upload
+// on another stream writes is refused until the runtime's stream waits
+// for the upload: on a GPU it would reduce half-written memory. After
+// the wait each gives the number of what was uploaded.
+func TestAReductionThatNothingOrdersAfterAnUploadIsRefused(t *testing.T) {
+	rt := newCPU(t, runtime.Options{})
+	const n = 1 << 16
+	x, errX := rt.DeviceArray([]int{n}, runtime.Float32)
+	y, errY := rt.Zeros([]int{n}, runtime.Float32)
+	h, errH := rt.NewHostArray([]int{n}, runtime.Float32, true)
+	if err := errors.Join(errX, errY, errH); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		h.Set(i, 2)
+	}
+	s, err := rt.CopyStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity := runtime.FunctionTree(t, "return function(v) return v end")
+	reductions := []struct {
+		name string
+		run  func() (float64, error)
+		want float64
+	}{
+		{"Sum", func() (float64, error) { return rt.Sum(x) }, 2 * n},
+		{"Norm", func() (float64, error) { return rt.Norm(x) }, math.Sqrt(4 * n)},
+		{"MaxAbsDiff", func() (float64, error) { return rt.MaxAbsDiff(x, y) }, 2},
+		{"MapReduce", func() (float64, error) {
+			return rt.MapReduce(identity, "@k.lua", runtime.ReduceOp{Name: "sum"}, []any{x})
+		}, 2 * n},
+	}
+	for _, r := range reductions {
+		if err := x.CopyFromAsync(h, s); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.run(); err == nil || !strings.Contains(err.Error(), "reads device memory") || !strings.Contains(err.Error(), "that an upload on stream") {
+			t.Fatalf("%s queued before its wait for the upload: %v; want it refused, naming the upload", r.name, err)
+		}
+		e, err := rt.NewSyncEvent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(e.Record(s), rt.StreamWait(nil, e)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.run(); err != nil || got != r.want {
+			t.Fatalf("%s after the wait: %v (%v), want %v", r.name, got, err, r.want)
+		}
 	}
 }

@@ -89,12 +89,34 @@ func (h hostExec) copy(dst, src span) error {
 	}, src.reads("source"), dst.writes("destination"))
 }
 
-func (h hostExec) sum(x span) (float64, error) { return kernels.Sum(x.dtype, h.bytes(x)), nil }
+func (h hostExec) sum(x span) (float64, error) {
+	xb := h.bytes(x)
+	return h.rt.hostReduce(func() float64 { return kernels.Sum(x.dtype, xb) }, x.reads("x"))
+}
 
-func (h hostExec) norm(x span) (float64, error) { return kernels.Norm(x.dtype, h.bytes(x)), nil }
+func (h hostExec) norm(x span) (float64, error) {
+	xb := h.bytes(x)
+	return h.rt.hostReduce(func() float64 { return kernels.Norm(x.dtype, xb) }, x.reads("x"))
+}
 
 func (h hostExec) maxAbsDiff(x, y span) (float64, error) {
-	return kernels.MaxAbsDiff(x.dtype, h.bytes(x), h.bytes(y)), nil
+	xb, yb := h.bytes(x), h.bytes(y)
+	return h.rt.hostReduce(func() float64 { return kernels.MaxAbsDiff(x.dtype, xb, yb) }, x.reads("x"), y.reads("y"))
+}
+
+// hostReduce runs f, a reduction to a number of a host backend's memory,
+// as a GPU runs one: queued on the runtime's stream, reading uses, and
+// then read back by a host that waits for that stream. The CPU backend
+// then refuses a reduction of bytes that another stream's work writes
+// with nothing ordering the two, where a GPU would sum them half written.
+// Reductions are refused in a capture before they come here.
+func (rt *Runtime) hostReduce(f func() float64, uses ...device.Access) (float64, error) {
+	var v float64
+	own := rt.streams.own
+	if err := rt.onHost(own, func() error { v = f(); return nil }, uses...); err != nil {
+		return 0, err
+	}
+	return v, rt.backend.StreamSynchronize(own)
 }
 
 func (h hostExec) rand(x span, seed, offset uint64) error {

@@ -52,3 +52,7 @@ func SetCollectFirstMin(n int64) (restore func()) {
 	collectFirstMin = n
 	return func() { collectFirstMin = old }
 }
+
+// FunctionTree is the syntax tree of the function src returns, as
+// kernels.jit and kernels.map_reduce receive it.
+var FunctionTree = functionTree

@@ -85,11 +85,10 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 			return jit.HostArray{DType: a.dtype, Shape: []int{n}, Data: mem.Bytes(a.ptr(), a.NBytes())}
 		}
 		vals := []any{flat(out)}
-		uses := []device.Access{out.span().writes("output")}
-		for i, a := range args {
+		uses := append([]device.Access{out.span().writes("output")}, argumentReads(args)...)
+		for _, a := range args {
 			if arr, ok := a.(*Array); ok {
 				vals = append(vals, flat(arr))
-				uses = append(uses, arr.span().reads(fmt.Sprintf("argument %d", i+1)))
 			} else {
 				vals = append(vals, a)
 			}

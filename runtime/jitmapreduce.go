@@ -74,7 +74,13 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, 
 	if host {
 		mem := rt.backend.(HostMemory)
 		vals := hostValues(mem, args, n)
-		return jit.RunMapReduce(v.first.prog, v.second.prog, n, vals)
+		var runErr error
+		r, err := rt.hostReduce(func() float64 {
+			var r float64
+			r, runErr = jit.RunMapReduce(v.first.prog, v.second.prog, n, vals)
+			return r
+		}, argumentReads(args)...)
+		return r, errors.Join(runErr, err)
 	}
 	return rt.mapReduceOnDevice(v, n, args)
 }
@@ -297,7 +303,8 @@ func (rt *Runtime) runMapReduceAxis(p *jitVariant, rows, cols, axis int, out *Ar
 		mem := rt.backend.(HostMemory)
 		vals := hostValues(mem, args, n)
 		o := jit.HostArray{DType: out.dtype, Shape: []int{m}, Data: mem.Bytes(out.ptr(), out.NBytes())}
-		return rt.onHost(rt.streams.own, func() error { return jit.RunMapReduceAxis(p.prog, rows, cols, axis, o, vals) })
+		uses := append(argumentReads(args), out.span().writes("output"))
+		return rt.onHost(rt.streams.own, func() error { return jit.RunMapReduceAxis(p.prog, rows, cols, axis, o, vals) }, uses...)
 	}
 	g := jit.AxisGrid(m)
 	vals := []any{out, float64(m), float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}
@@ -404,4 +411,16 @@ func hostValues(mem HostMemory, args []any, n int) []any {
 		}
 	}
 	return vals
+}
+
+// argumentReads are the arrays among a map's arguments as the reads of
+// its kernel, for the CPU backend's check of the streams' order.
+func argumentReads(args []any) []device.Access {
+	var uses []device.Access
+	for i, a := range args {
+		if arr, ok := a.(*Array); ok {
+			uses = append(uses, arr.span().reads(fmt.Sprintf("argument %d", i+1)))
+		}
+	}
+	return uses
 }
