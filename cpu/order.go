@@ -22,12 +22,12 @@ import (
 // (synchronizing a stream, an event or everything, a blocking copy, an
 // event found done), merge that clock in; and what the host has waited
 // for orders everything it queues after. Transfers, memsets, matrix
-// products and the runtime's built-in kernels, maps and reductions
-// (which tell Run what they use) note the device bytes they read and
-// write, with their stream's tick; one that touches bytes that another
-// stream's unordered operation wrote (or writes bytes it read) is
-// refused, naming both. Kernels that do not say what they use
-// (kernels.jit's launches), collectives and graph replays are not
+// products and the runtime's kernels (built-in, maps, reductions, and
+// kernels.jit's, whose program says which arrays it loads from and
+// stores into), which tell Run what they use, note the device bytes
+// they read and write, with their stream's tick; one that touches bytes
+// that another stream's unordered operation wrote (or writes bytes it
+// read) is refused, naming both. Collectives and graph replays are not
 // followed: they are neither checked nor noted, so what order misses it
 // misses quietly, and it reports only real hazards.
 type order struct {

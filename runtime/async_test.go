@@ -9,6 +9,7 @@ import (
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/cuda/cudatest"
+	"github.com/gluaproject/glua/jit"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -220,21 +221,8 @@ func TestACopyThatNothingOrdersAfterTheKernelIsRefused(t *testing.T) {
 // for the upload: on a GPU it would reduce half-written memory. After
 // the wait each gives the number of what was uploaded.
 func TestAReductionThatNothingOrdersAfterAnUploadIsRefused(t *testing.T) {
-	rt := newCPU(t, runtime.Options{})
 	const n = 1 << 16
-	x, errX := rt.DeviceArray([]int{n}, runtime.Float32)
-	y, errY := rt.Zeros([]int{n}, runtime.Float32)
-	h, errH := rt.NewHostArray([]int{n}, runtime.Float32, true)
-	if err := errors.Join(errX, errY, errH); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		h.Set(i, 2)
-	}
-	s, err := rt.CopyStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, x, y, h, s := orderedArrays(t, n, 2)
 	identity := runtime.FunctionTree(t, "return function(v) return v end")
 	reductions := []struct {
 		name string
@@ -255,15 +243,93 @@ func TestAReductionThatNothingOrdersAfterAnUploadIsRefused(t *testing.T) {
 		if _, err := r.run(); err == nil || !strings.Contains(err.Error(), "reads device memory") || !strings.Contains(err.Error(), "that an upload on stream") {
 			t.Fatalf("%s queued before its wait for the upload: %v; want it refused, naming the upload", r.name, err)
 		}
-		e, err := rt.NewSyncEvent()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := errors.Join(e.Record(s), rt.StreamWait(nil, e)); err != nil {
-			t.Fatal(err)
-		}
+		waitFor(t, rt, s)
 		if got, err := r.run(); err != nil || got != r.want {
 			t.Fatalf("%s after the wait: %v (%v), want %v", r.name, got, err, r.want)
 		}
+	}
+}
+
+// On the CPU backend a kernels.jit kernel that reads an array an upload
+// on another stream writes is refused until the runtime's stream waits
+// for the upload, and one that writes an array a download on another
+// stream reads is too; one that only reads an array another stream only
+// reads is not, since reads do not conflict.
+func TestAKernelThatNothingOrdersAfterACopyIsRefused(t *testing.T) {
+	const n = 1 << 12
+	rt, x, y, h, s := orderedArrays(t, n, 3)
+	k, err := rt.JIT(runtime.FunctionTree(t, `return function(x, y)
+		local i = kernels.grid(1)
+		if i <= #x then y[i] = 2 * x[i] end
+	end`), "@k.lua", jit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := runtime.LaunchConfig{Grid: [3]uint32{n / 256, 1, 1}, Block: [3]uint32{256, 1, 1}}
+	if err := x.CopyFromAsync(h, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Launch(cfg, x, y); err == nil || !strings.Contains(err.Error(), "reads device memory (its x") || !strings.Contains(err.Error(), "that an upload on stream") {
+		t.Fatalf("a kernel queued before its wait for the upload: %v; want it refused, naming the upload", err)
+	}
+	waitFor(t, rt, s)
+	if err := k.Launch(cfg, x, y); err != nil {
+		t.Fatalf("after the wait: %v", err)
+	}
+	// the copy stream waits for the kernel, then reads x as the kernel
+	// does again: reads alone are in no order
+	e, err := rt.NewSyncEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(e.Record(nil), rt.StreamWait(s, e), x.CopyToHostAsync(h, s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Launch(cfg, x, y); err != nil {
+		t.Fatalf("a kernel reading what a download on another stream reads: %v", err)
+	}
+	if err := y.CopyToHostAsync(h, s); err == nil || !strings.Contains(err.Error(), "that a kernel on stream") {
+		t.Fatalf("a download of what the kernel writes, queued before its wait: %v; want it refused", err)
+	}
+	if err := rt.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := y.CopyToHost(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Floats()[n-1] != 6 {
+		t.Fatalf("y's last element is %v, want 6", got.Floats()[n-1])
+	}
+}
+
+// orderedArrays is a CPU runtime with x (n float32, uninitialised), y
+// (zeros), h (pinned, every element v) and its copy stream, for the tests
+// of the streams' order.
+func orderedArrays(t *testing.T, n int, v float64) (*runtime.Runtime, *runtime.Array, *runtime.Array, *runtime.HostArray, *runtime.Stream) {
+	t.Helper()
+	rt := newCPU(t, runtime.Options{})
+	x, errX := rt.DeviceArray([]int{n}, runtime.Float32)
+	y, errY := rt.Zeros([]int{n}, runtime.Float32)
+	h, errH := rt.NewHostArray([]int{n}, runtime.Float32, true)
+	s, errS := rt.CopyStream()
+	if err := errors.Join(errX, errY, errH, errS); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		h.Set(i, v)
+	}
+	return rt, x, y, h, s
+}
+
+// waitFor makes the runtime's stream wait for the work queued on s.
+func waitFor(t *testing.T, rt *runtime.Runtime, s *runtime.Stream) {
+	t.Helper()
+	e, err := rt.NewSyncEvent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(e.Record(s), rt.StreamWait(nil, e)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -345,5 +345,24 @@ func (k *JITKernel) runOnHost(p *jit.Program, cfg LaunchConfig, args []any) erro
 		}
 	}
 	dims := func(d [3]uint32) [3]int { return [3]int{int(d[0]), int(d[1]), int(d[2])} }
-	return k.rt.onHost(cfg.stream(k.rt), func() error { return jit.Run(p, dims(cfg.Grid), dims(cfg.Block), vals) })
+	return k.rt.onHost(cfg.stream(k.rt), func() error { return jit.Run(p, dims(cfg.Grid), dims(cfg.Block), vals) }, kernelUses(p, args)...)
+}
+
+// kernelUses are the arrays among args as the kernel p reads and writes
+// them, for the CPU backend's check of the streams' order.
+func kernelUses(p *jit.Program, args []any) []device.Access {
+	reads, writes := p.ArrayAccess()
+	var uses []device.Access
+	for i, a := range args {
+		arr, ok := a.(*Array)
+		if !ok || i >= len(reads) || !reads[i] && !writes[i] {
+			continue
+		}
+		if writes[i] {
+			uses = append(uses, arr.span().writes(p.Params[i].Name))
+		} else {
+			uses = append(uses, arr.span().reads(p.Params[i].Name))
+		}
+	}
+	return uses
 }
