@@ -38,11 +38,6 @@ func (b *Backend) Gemm(g device.Gemm) error {
 		}
 		return nil
 	}
-	replay := g
-	replay.Stream = 0
-	if rec, err := b.recorded(g.Stream, func() error { return b.checkStream("matmul", g.Stream) }, func() error { return b.Gemm(replay) }); rec {
-		return err
-	}
 	a := matrix{name: "A", p: g.A, rows: g.M, cols: g.K, ld: g.LDA}
 	if g.TransA {
 		a.rows, a.cols = g.K, g.M
@@ -52,8 +47,17 @@ func (b *Backend) Gemm(g device.Gemm) error {
 		bm.rows, bm.cols = g.N, g.K
 	}
 	c := matrix{name: "C", p: g.C, rows: g.M, cols: g.N, ld: g.LDC}
-
 	esize := g.DType.Size()
+	var uses []use
+	if g.M > 0 && g.N > 0 {
+		uses = []use{a.use(esize, false), bm.use(esize, false), c.use(esize, true)}
+	}
+	replay := g
+	replay.Stream = 0
+	if rec, err := b.recorded(g.Stream, "matmul", uses, func() error { return b.checkStream("matmul", g.Stream) }, func() error { return b.Gemm(replay) }); rec {
+		return err
+	}
+
 	b.mu.Lock()
 	err := b.checkStream("matmul", g.Stream)
 	for _, m := range []*matrix{&a, &bm, &c} {
@@ -61,8 +65,8 @@ func (b *Backend) Gemm(g device.Gemm) error {
 			err = b.locate(m, esize)
 		}
 	}
-	if err == nil && g.M > 0 && g.N > 0 {
-		err = b.follow("matmul", g.Stream, a.use(esize, false), bm.use(esize, false), c.use(esize, true))
+	if err == nil && len(uses) > 0 {
+		err = b.follow("matmul", g.Stream, uses...)
 	}
 	b.mu.Unlock()
 	if err != nil {

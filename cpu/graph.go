@@ -15,9 +15,21 @@ import (
 // recorded here; the runtime's kernels, which run on the host memory
 // directly, join the recording through Run.
 
-// recording is one stream's capture in progress, or a finished graph.
+// recording is one stream's capture in progress, or a finished graph:
+// its operations, and for each its name and the device bytes it uses,
+// which a launch notes in the streams' order (order.go) as the work of
+// the stream it runs on.
 type recording struct {
-	ops []func() error
+	ops   []func() error
+	names []string
+	uses  [][]use
+}
+
+// add records op, named name, using uses.
+func (r *recording) add(name string, op func() error, uses ...use) {
+	r.ops = append(r.ops, op)
+	r.names = append(r.names, name)
+	r.uses = append(r.uses, uses)
 }
 
 // BeginCapture starts recording the work queued on s.
@@ -61,8 +73,9 @@ func (b *Backend) EndCapture(s device.Stream) (device.Graph, int, error) {
 	return g, len(rec.ops), nil
 }
 
-// LaunchGraph runs g's operations in order; the first that fails ends
-// the replay with its error.
+// LaunchGraph runs g's operations in order, each as work on s that the
+// streams' order follows; the first that fails, or that touches memory
+// another stream's unordered work uses, ends the replay with its error.
 func (b *Backend) LaunchGraph(g device.Graph, s device.Stream) error {
 	b.mu.Lock()
 	err := b.checkStream("launch graph", s)
@@ -77,16 +90,23 @@ func (b *Backend) LaunchGraph(g device.Graph, s device.Stream) error {
 	if err != nil {
 		return err
 	}
-	b.mu.Lock()
-	b.order.replaying++
-	b.mu.Unlock()
-	defer func() {
+	for i, op := range rec.ops {
+		// The operation is followed here, as s's; what it calls to run
+		// (on stream 0) is not followed again.
+		b.mu.Lock()
+		err := b.follow(rec.names[i], s, rec.uses[i]...)
+		if err == nil {
+			b.order.replaying++
+		}
+		b.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		err = op()
 		b.mu.Lock()
 		b.order.replaying--
 		b.mu.Unlock()
-	}()
-	for _, op := range rec.ops {
-		if err := op(); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -112,14 +132,14 @@ func (b *Backend) Run(s device.Stream, op func() error, uses ...device.Access) e
 	b.mu.Lock()
 	err := b.checkStream("run", s)
 	rec := b.captures[s]
+	us := make([]use, len(uses))
+	for i, u := range uses {
+		us[i] = use{u.What, u.P, u.N, u.Write}
+	}
 	if err == nil && rec != nil {
-		rec.ops = append(rec.ops, op)
+		rec.add("kernel", op, us...)
 	}
 	if err == nil && rec == nil && len(uses) > 0 {
-		us := make([]use, len(uses))
-		for i, u := range uses {
-			us[i] = use{u.What, u.P, u.N, u.Write}
-		}
 		err = b.follow("kernel", s, us...)
 	}
 	b.mu.Unlock()
@@ -129,10 +149,11 @@ func (b *Backend) Run(s device.Stream, op func() error, uses ...device.Access) e
 	return op()
 }
 
-// recorded adds op to s's recording and reports true when s records a
-// graph; otherwise the caller runs the operation now. check, run under
-// b.mu, refuses at the capture what the operation would refuse.
-func (b *Backend) recorded(s device.Stream, check func() error, op func() error) (bool, error) {
+// recorded adds op, named name and using uses, to s's recording and
+// reports true when s records a graph; otherwise the caller runs the
+// operation now. check, run under b.mu, refuses at the capture what the
+// operation would refuse.
+func (b *Backend) recorded(s device.Stream, name string, uses []use, check func() error, op func() error) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	rec := b.captures[s]
@@ -142,7 +163,7 @@ func (b *Backend) recorded(s device.Stream, check func() error, op func() error)
 	if err := check(); err != nil {
 		return true, err
 	}
-	rec.ops = append(rec.ops, op)
+	rec.add(name, op, uses...)
 	return true, nil
 }
 

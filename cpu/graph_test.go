@@ -54,7 +54,11 @@ func TestAGraphRunsWhatItsStreamQueuedAtEachLaunchAndNothingAtTheCapture(t *test
 	if got := b.Bytes(dst, 8); runs != 3 || string(got) != "\x01\x02\x03\x04\x09\x09\x09\x09" || math.Abs(float64(f32(c)[0])-13) > 0 {
 		t.Fatalf("after 3 launches: %d runs, dst %v, c %v", runs, got, f32(c)[0])
 	}
-	// work on the stream after the capture runs at once
+	// work on the stream after the capture runs at once, once it is
+	// ordered after the launches (on stream 0), which write dst too
+	if err := b.StreamSynchronize(0); err != nil {
+		t.Fatal(err)
+	}
 	if err := b.Memset(dst, 0, 8, s); err != nil || b.Bytes(dst, 1)[0] != 0 {
 		t.Fatalf("a memset after the capture: %v", err)
 	}

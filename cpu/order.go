@@ -27,7 +27,8 @@ import (
 // stores into), which tell Run what they use, note the device bytes
 // they read and write, with their stream's tick; one that touches bytes
 // that another stream's unordered operation wrote (or writes bytes it
-// read) is refused, naming both. Collectives and graph replays are not
+// read) is refused, naming both; a graph's launch notes each recorded
+// operation as work of the stream it runs on. Collectives are not
 // followed: they are neither checked nor noted, so what order misses it
 // misses quietly, and it reports only real hazards.
 type order struct {
@@ -43,8 +44,9 @@ type order struct {
 	// maxAccesses to twice that: older ones are forgotten, never
 	// misreported.
 	touched map[*allocation][]access
-	// replaying counts graph launches under way, whose operations are
-	// not followed.
+	// replaying is set while a graph's launch runs one of its recorded
+	// operations, which the launch followed as its stream's: what the
+	// operation calls to run is not followed again.
 	replaying int
 }
 

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -184,5 +185,47 @@ func TestWorkThatCannotConflictIsAccepted(t *testing.T) {
 	}
 	if err := g.b.LaunchGraph(graph, g.s); err != nil {
 		t.Fatalf("a replay: %v", err)
+	}
+}
+
+// A graph launched on a stream runs its operations as that stream's
+// work: one that writes what an upload on another stream still writes
+// is refused before anything of the replay runs after it, naming the
+// upload; once the stream waits for the upload the launch runs.
+func TestAGraphLaunchIsFollowedAsItsStreamsWork(t *testing.T) {
+	f := newOrderFixture(t)
+	b := f.b
+	if err := b.StreamSynchronize(0); err != nil { // the fixture's product is done
+		t.Fatal(err)
+	}
+	capture, err := b.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.BeginCapture(capture); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Memset(f.a, 1, 64, capture); err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := b.EndCapture(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.UploadAsync(f.a, f.host[:64], f.s); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, b.LaunchGraph(g, 0), "memset on stream 0", "writes device memory", "an upload on stream")
+	if err := errors.Join(b.Record(f.e, f.s), b.StreamWaitEvent(0, f.e)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.LaunchGraph(g, 0); err != nil {
+		t.Fatalf("after the wait: %v", err)
+	}
+	if err := b.StreamSynchronize(0); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Bytes(f.a, 1)[0]; got != 1 {
+		t.Fatalf("the replayed memset left %d, want 1", got)
 	}
 }

@@ -59,7 +59,7 @@ func (b *Backend) download(dst []byte, src device.Ptr, s device.Stream, async bo
 // Copy copies nbytes from src to dst. Overlapping ranges copy as memmove
 // does, which is what a user moving rows within one array expects.
 func (b *Backend) Copy(dst, src device.Ptr, nbytes uint64, s device.Stream) error {
-	if rec, err := b.recorded(s, func() error {
+	if rec, err := b.recorded(s, "copy", []use{{"source", src, nbytes, false}, {"destination", dst, nbytes, true}}, func() error {
 		return b.checkRegions("copy", s, region{"source", src, nbytes}, region{"destination", dst, nbytes})
 	},
 		func() error { return b.Copy(dst, src, nbytes, 0) }); rec {
@@ -75,7 +75,7 @@ func (b *Backend) Copy(dst, src device.Ptr, nbytes uint64, s device.Stream) erro
 
 // Memset sets nbytes at dst to value.
 func (b *Backend) Memset(dst device.Ptr, value byte, nbytes uint64, s device.Stream) error {
-	if rec, err := b.recorded(s, func() error { return b.checkRegions("memset", s, region{"destination", dst, nbytes}) },
+	if rec, err := b.recorded(s, "memset", []use{{"destination", dst, nbytes, true}}, func() error { return b.checkRegions("memset", s, region{"destination", dst, nbytes}) },
 		func() error { return b.Memset(dst, value, nbytes, 0) }); rec {
 		return err
 	}
