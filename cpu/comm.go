@@ -46,6 +46,21 @@ func (c *comm) bytes(what string, p device.Ptr, count int, dt device.DType, s de
 	return v, nil
 }
 
+// follow notes a collective's use of device memory as work on s in the
+// streams' order (order.go), or refuses it, before the ring call: on a
+// GPU, NCCL runs it on s, after what s waited for and no more.
+func (c *comm) follow(op string, s device.Stream, uses ...use) error {
+	c.b.mu.Lock()
+	defer c.b.mu.Unlock()
+	return c.b.follow(op, s, uses...)
+}
+
+// rooted is how a collective with a root uses buf: the root's is read
+// and the others' written (broadcast), or the other way round (reduce).
+func (c *comm) rooted(buf device.Ptr, n int, root int, rootWrites bool) use {
+	return use{"buf", buf, uint64(n), (c.ring.Rank() == root) == rootWrites}
+}
+
 // ringOp refuses an unknown op here, before the ring call, which would
 // stop every rank's group for it.
 func ringOp(op device.ReduceOp) (ring.Op, error) {
@@ -64,12 +79,18 @@ func (c *comm) AllReduce(buf device.Ptr, count int, dt device.DType, op device.R
 	if err != nil {
 		return err
 	}
+	if err := c.follow("all_reduce", s, use{"buf", buf, uint64(len(b)), true}); err != nil {
+		return err
+	}
 	return commError(c.ring.AllReduce(b, dt, o))
 }
 
 func (c *comm) Broadcast(buf device.Ptr, count int, dt device.DType, root int, s device.Stream) error {
 	b, err := c.bytes("buf", buf, count, dt, s)
 	if err != nil {
+		return err
+	}
+	if err := c.follow("broadcast", s, c.rooted(buf, len(b), root, false)); err != nil {
 		return err
 	}
 	return commError(c.ring.Broadcast(b, root))
@@ -84,6 +105,9 @@ func (c *comm) Reduce(buf device.Ptr, count int, dt device.DType, op device.Redu
 	if err != nil {
 		return err
 	}
+	if err := c.follow("reduce", s, c.rooted(buf, len(b), root, true)); err != nil {
+		return err
+	}
 	return commError(c.ring.Reduce(b, dt, o, root))
 }
 
@@ -94,6 +118,9 @@ func (c *comm) AllGather(out, in device.Ptr, count int, dt device.DType, s devic
 	}
 	ib, err := c.bytes("in", in, count, dt, s)
 	if err != nil {
+		return err
+	}
+	if err := c.follow("all_gather", s, use{"in", in, uint64(len(ib)), false}, use{"out", out, uint64(len(ob)), true}); err != nil {
 		return err
 	}
 	return commError(c.ring.AllGather(ob, ib))
@@ -112,6 +139,9 @@ func (c *comm) ReduceScatter(out, in device.Ptr, count int, dt device.DType, op 
 	if err != nil {
 		return err
 	}
+	if err := c.follow("reduce_scatter", s, use{"in", in, uint64(len(ib)), false}, use{"out", out, uint64(len(ob)), true}); err != nil {
+		return err
+	}
 	return commError(c.ring.ReduceScatter(ob, ib, dt, o))
 }
 
@@ -120,12 +150,18 @@ func (c *comm) Send(buf device.Ptr, count int, dt device.DType, peer int, s devi
 	if err != nil {
 		return err
 	}
+	if err := c.follow("send", s, use{"buf", buf, uint64(len(b)), false}); err != nil {
+		return err
+	}
 	return commError(c.ring.Send(b, peer))
 }
 
 func (c *comm) Recv(buf device.Ptr, count int, dt device.DType, peer int, s device.Stream) error {
 	b, err := c.bytes("buf", buf, count, dt, s)
 	if err != nil {
+		return err
+	}
+	if err := c.follow("recv", s, use{"buf", buf, uint64(len(b)), true}); err != nil {
 		return err
 	}
 	return commError(c.ring.Recv(b, peer))

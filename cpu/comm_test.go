@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -81,5 +82,51 @@ func TestRingFailureBecomesACommErrorNamingTheRank(t *testing.T) {
 	var ce *device.CommError
 	if !errors.As(err, &ce) || ce.Rank != 1 {
 		t.Fatalf("OpenComm without rank 1: %v, want a CommError naming rank 1", err)
+	}
+}
+
+// A collective is followed in the streams' order as work on its stream:
+// an all-reduce of memory an upload on another stream still writes is
+// refused before the ring is called, naming the upload, and runs once
+// its stream waits for the upload; the root's broadcast, which only
+// reads its buffer, is in no conflict with a download reading it too.
+func TestACollectiveThatNothingOrdersIsRefused(t *testing.T) {
+	b := newTestBackend(t)
+	c, err := b.OpenComm(context.Background(), device.CommConfig{Rank: 0, Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf, err := b.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := b.AllocHost(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, errS := b.NewStream()
+	e, errE := b.NewEvent()
+	if err := errors.Join(errS, errE); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.UploadAsync(buf, host, s); err != nil {
+		t.Fatal(err)
+	}
+	err = c.AllReduce(buf, 16, device.Float32, device.ReduceSum, 0)
+	if err == nil || !strings.Contains(err.Error(), "all_reduce on stream 0 writes device memory (its buf") || !strings.Contains(err.Error(), "that an upload on stream") {
+		t.Fatalf("an all-reduce queued before its wait for the upload: %v; want it refused, naming the upload", err)
+	}
+	if err := errors.Join(b.Record(e, s), b.StreamWaitEvent(0, e)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AllReduce(buf, 16, device.Float32, device.ReduceSum, 0); err != nil {
+		t.Fatalf("after the wait: %v", err)
+	}
+	if err := errors.Join(b.Record(e, 0), b.StreamWaitEvent(s, e), b.DownloadAsync(host, buf, s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Broadcast(buf, 16, device.Float32, 0, 0); err != nil {
+		t.Fatalf("the root's broadcast beside a download of its buffer: %v", err)
 	}
 }

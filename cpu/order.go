@@ -28,9 +28,10 @@ import (
 // they read and write, with their stream's tick; one that touches bytes
 // that another stream's unordered operation wrote (or writes bytes it
 // read) is refused, naming both; a graph's launch notes each recorded
-// operation as work of the stream it runs on. Collectives are not
-// followed: they are neither checked nor noted, so what order misses it
-// misses quietly, and it reports only real hazards.
+// operation as work of the stream it runs on, and a collective its
+// buffers as work of its stream (a root's broadcast only reads, the
+// others' write). What order does not see it misses quietly, so that it
+// reports only real hazards.
 type order struct {
 	streams map[device.Stream]clock
 	events  map[device.Event]clock
