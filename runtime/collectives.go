@@ -63,15 +63,23 @@ func (rt *Runtime) CommBytes() uint64 { return rt.comms.deviceBytes() }
 func (c *Comm) Rank() int { return c.rank }
 func (c *Comm) Size() int { return c.size }
 
-// AllReduce reduces x over the ranks, in place.
-func (c *Comm) AllReduce(x *Array, op device.ReduceOp) error {
+// begin is what a collective on one buffer does first: it checks that
+// no graph is being recorded (a collective cannot be captured) and that x
+// is live, and has the stream wait for the asynchronous gathers queued
+// before (Wait).
+func (c *Comm) begin(x *Array) error {
 	if err := c.rt.uncapturable("a collective"); err != nil {
 		return err
 	}
 	if err := x.live(c.rt, "x"); err != nil {
 		return err
 	}
-	if err := c.Wait(); err != nil {
+	return c.Wait()
+}
+
+// AllReduce reduces x over the ranks, in place.
+func (c *Comm) AllReduce(x *Array, op device.ReduceOp) error {
+	if err := c.begin(x); err != nil {
 		return err
 	}
 	return c.comm.AllReduce(x.ptr(), x.size, x.dtype, op, c.rt.streams.own)
@@ -79,13 +87,7 @@ func (c *Comm) AllReduce(x *Array, op device.ReduceOp) error {
 
 // Broadcast copies root's x into every rank's x.
 func (c *Comm) Broadcast(x *Array, root int) error {
-	if err := c.rt.uncapturable("a collective"); err != nil {
-		return err
-	}
-	if err := x.live(c.rt, "x"); err != nil {
-		return err
-	}
-	if err := c.Wait(); err != nil {
+	if err := c.begin(x); err != nil {
 		return err
 	}
 	return c.comm.Broadcast(x.ptr(), x.size, x.dtype, root, c.rt.streams.own)
@@ -93,13 +95,7 @@ func (c *Comm) Broadcast(x *Array, root int) error {
 
 // Reduce leaves the reduction over the ranks in root's x.
 func (c *Comm) Reduce(x *Array, root int, op device.ReduceOp) error {
-	if err := c.rt.uncapturable("a collective"); err != nil {
-		return err
-	}
-	if err := x.live(c.rt, "x"); err != nil {
-		return err
-	}
-	if err := c.Wait(); err != nil {
+	if err := c.begin(x); err != nil {
 		return err
 	}
 	return c.comm.Reduce(x.ptr(), x.size, x.dtype, op, root, c.rt.streams.own)
@@ -236,13 +232,7 @@ func (c *Comm) pair(out, x *Array, outTimes, xTimes int) error {
 
 // Send sends x to peer, whose Recv takes as many elements of its dtype.
 func (c *Comm) Send(x *Array, peer int) error {
-	if err := c.rt.uncapturable("a collective"); err != nil {
-		return err
-	}
-	if err := x.live(c.rt, "x"); err != nil {
-		return err
-	}
-	if err := c.Wait(); err != nil {
+	if err := c.begin(x); err != nil {
 		return err
 	}
 	return c.comm.Send(x.ptr(), x.size, x.dtype, peer, c.rt.streams.own)
@@ -250,13 +240,7 @@ func (c *Comm) Send(x *Array, peer int) error {
 
 // Recv receives into x what peer sends.
 func (c *Comm) Recv(x *Array, peer int) error {
-	if err := c.rt.uncapturable("a collective"); err != nil {
-		return err
-	}
-	if err := x.live(c.rt, "x"); err != nil {
-		return err
-	}
-	if err := c.Wait(); err != nil {
+	if err := c.begin(x); err != nil {
 		return err
 	}
 	return c.comm.Recv(x.ptr(), x.size, x.dtype, peer, c.rt.streams.own)
