@@ -43,6 +43,18 @@ func BenchmarkTinyKernelFromLua(b *testing.B) {
 	benchLua(b, `kernels = require("kernels"); x = require("cuda").ones(1)`, `kernels.scale(x, 1.0)`)
 }
 
+// BenchmarkSmallMatmulFromLua is the per-call cost of kernels.matmul on
+// matrices, and on a batch of them, small enough that the call is all
+// overhead: what a loop of many small products pays beside the device.
+func BenchmarkSmallMatmulFromLua(b *testing.B) {
+	for _, shape := range []string{"{2, 2}", "{2, 2, 2}"} {
+		b.Run(shape, func(b *testing.B) {
+			benchLua(b, fmt.Sprintf(`kernels = require("kernels"); local cuda = require("cuda")
+				A, B, C = cuda.rand(%[1]s), cuda.rand(%[1]s), cuda.device_array(%[1]s)`, shape), `kernels.matmul(C, A, B)`)
+		})
+	}
+}
+
 func BenchmarkEmptyLuaLoop(b *testing.B) {
 	benchLua(b, `x = 1`, `x = x + 0`)
 }

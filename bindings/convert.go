@@ -169,12 +169,17 @@ func optDType(L *lua.LState, name string, n int, def device.DType) device.DType 
 	return dt
 }
 
+// noOptions is the options table of a call that gave none. It is only
+// read, so every call shares it: a new table each time was an allocation
+// on every launch of a kernel that takes options (kernels.matmul).
+var noOptions = &lua.LTable{Metatable: lua.LNil}
+
 // options reads an optional table of named options; any key not in allowed
 // is an error, because a misspelt option silently ignored is a wrong answer.
 func options(L *lua.LState, name string, n int, allowed ...string) *lua.LTable {
 	v := L.Get(n)
 	if v == lua.LNil {
-		return L.NewTable()
+		return noOptions
 	}
 	t, ok := v.(*lua.LTable)
 	if !ok {
