@@ -185,6 +185,9 @@ func (b *Backend) Gemm(g device.Gemm) error {
 			uintptr(c.c), uintptr(c.dataType), uintptr(c.ldc), uintptr(int64(c.strideC)),
 			uintptr(c.batch),
 			uintptr(c.computeType), uintptr(uint32(algo)))
+		if blasOK(st) { // the message is formatted for a failure only: this is every launch's path
+			return nil
+		}
 		return b.blasCheck("cublasGemmStridedBatchedEx", fmt.Sprintf("%s batch=%d M=%d N=%d K=%d", g.DType, g.Batch, g.M, g.N, g.K), st)
 	}
 	st := b.blas.cublasGemmEx.call(h.h, uintptr(c.transA), uintptr(c.transB),
@@ -195,6 +198,9 @@ func (b *Backend) Gemm(g device.Gemm) error {
 		uintptr(unsafe.Pointer(&scal[1])),
 		uintptr(c.c), uintptr(c.dataType), uintptr(c.ldc),
 		uintptr(c.computeType), uintptr(uint32(algo)))
+	if blasOK(st) {
+		return nil
+	}
 	return b.blasCheck("cublasGemmEx", fmt.Sprintf("%s M=%d N=%d K=%d", g.DType, g.M, g.N, g.K), st)
 }
 
@@ -287,10 +293,10 @@ func (b *Backend) destroyHandle(h *blasHandle) error {
 
 // blasCheck turns a cublasStatus_t into an error (nil on success).
 func (b *Backend) blasCheck(call, detail string, r uintptr) error {
-	st := int(int32(uint32(r)))
-	if st == 0 {
+	if blasOK(r) {
 		return nil
 	}
+	st := int(int32(uint32(r)))
 	var name, desc string
 	if b.blas.cublasGetStatusName != 0 {
 		name = resultString(b.blas.cublasGetStatusName.call(uintptr(st)))
@@ -300,3 +306,7 @@ func (b *Backend) blasCheck(call, detail string, r uintptr) error {
 	}
 	return newCublasError(call, detail, st, name, desc)
 }
+
+// blasOK says whether r, a cuBLAS call's return, is CUBLAS_STATUS_SUCCESS
+// (a 32-bit enum in the low bits).
+func blasOK(r uintptr) bool { return int32(uint32(r)) == 0 }
