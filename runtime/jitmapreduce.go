@@ -246,7 +246,7 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 	}
 	rows, cols := first.shape[0], first.shape[1]
 	m, length, _, _ := jit.AxisLayout(rows, cols, axis)
-	if m > 0 {
+	if m > 0 && length == 0 { // a message only for an axis with nothing to reduce
 		what := fmt.Sprintf("the %d elements of axis %d of %s (shape %s)", length, axis, firstName, shapeString(first.shape))
 		if err := emptyReduction(op, length, what); err != nil {
 			return nil, err
