@@ -307,23 +307,26 @@ func matrixGemm(c []int, cname string, a []int, aname string, b []int, bname str
 		LDA: a[1], LDB: b[1], LDC: c[1]}, nil
 }
 
+// threeShapes names the shapes of a product's arrays, for its error
+// messages; it is called only on the way to an error, so that a launch
+// formats nothing.
+func threeShapes(C, A, B *Array) string {
+	return fmt.Sprintf("C is %s, A is %s and B is %s", shapeString(C.shape), shapeString(A.shape), shapeString(B.shape))
+}
+
 // batchedShape is gemmShape for a batch of products, C[i] = op(A[i])·op(B[i])
 // with C of batch×m×n: an operand is 3-D, one matrix per product, or 2-D
 // (or 3-D of one matrix), one matrix every product shares (NumPy's and
 // torch.matmul's broadcast). The matrices of a 3-D array follow each
 // other, so each operand's stride is its matrix's size, or 0 when shared.
 func batchedShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
-	// the three shapes, for a message: not formatted on the way to a launch
-	all := func() string {
-		return fmt.Sprintf("C is %s, A is %s and B is %s", shapeString(C.shape), shapeString(A.shape), shapeString(B.shape))
-	}
 	switch {
 	case A.NDim() == 1 || B.NDim() == 1:
-		return device.Gemm{}, fmt.Errorf("%s; a batch of products needs matrices on both sides, 2-D or 3-D", all())
+		return device.Gemm{}, fmt.Errorf("%s; a batch of products needs matrices on both sides, 2-D or 3-D", threeShapes(C, A, B))
 	case C.NDim() != 3:
-		return device.Gemm{}, fmt.Errorf("%s; C must be 3-D (batch x rows x columns) when A or B is", all())
+		return device.Gemm{}, fmt.Errorf("%s; C must be 3-D (batch x rows x columns) when A or B is", threeShapes(C, A, B))
 	case A.NDim() == 2 && B.NDim() == 2:
-		return device.Gemm{}, fmt.Errorf("%s; a 3-D C needs A or B 3-D, one matrix per product", all())
+		return device.Gemm{}, fmt.Errorf("%s; a 3-D C needs A or B 3-D, one matrix per product", threeShapes(C, A, B))
 	}
 	batch := C.shape[0]
 	matrix := func(x *Array, name string) ([]int, string, int, error) {
@@ -335,7 +338,7 @@ func batchedShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
 		}
 		if x.shape[0] != batch {
 			return nil, "", 0, fmt.Errorf("%s; %s holds %d matrices but C holds %d: batch sizes must match (or %s hold one matrix, for every product)",
-				all(), name, x.shape[0], batch, name)
+				threeShapes(C, A, B), name, x.shape[0], batch, name)
 		}
 		return x.shape[1:], name + "[i]", x.shape[1] * x.shape[2], nil
 	}
@@ -358,17 +361,13 @@ func batchedShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
 // gemvShape is gemmShape with a vector on one side. Its messages name all
 // three shapes, since which one is wrong is less plain than for matrices.
 func gemvShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
-	// the three shapes, for a message: not formatted on the way to a launch
-	all := func() string {
-		return fmt.Sprintf("C is %s, A is %s and B is %s", shapeString(C.shape), shapeString(A.shape), shapeString(B.shape))
-	}
 	switch {
 	case A.NDim() == 1 && B.NDim() == 1:
-		return device.Gemm{}, fmt.Errorf("%s; matmul needs a matrix on one side (the dot product of two vectors is kernels.sum(A * B))", all())
+		return device.Gemm{}, fmt.Errorf("%s; matmul needs a matrix on one side (the dot product of two vectors is kernels.sum(A * B))", threeShapes(C, A, B))
 	case C.NDim() != 1:
-		return device.Gemm{}, fmt.Errorf("%s; C must be 1-D when A or B is", all())
+		return device.Gemm{}, fmt.Errorf("%s; C must be 1-D when A or B is", threeShapes(C, A, B))
 	case A.NDim() == 1 && o.TransA, B.NDim() == 1 && o.TransB:
-		return device.Gemm{}, fmt.Errorf("%s; trans_a and trans_b apply to a matrix, not to the vector", all())
+		return device.Gemm{}, fmt.Errorf("%s; trans_a and trans_b apply to a matrix, not to the vector", threeShapes(C, A, B))
 	}
 	if B.NDim() == 1 { // y = op(A)·x
 		m, k := A.shape[0], A.shape[1]
@@ -376,7 +375,7 @@ func gemvShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
 			m, k = k, m
 		}
 		if k != B.shape[0] || C.shape[0] != m {
-			return device.Gemm{}, fmt.Errorf("%s; %s·B needs B of %d and gives C of %d", all(), opName("A", o.TransA), k, m)
+			return device.Gemm{}, fmt.Errorf("%s; %s·B needs B of %d and gives C of %d", threeShapes(C, A, B), opName("A", o.TransA), k, m)
 		}
 		return device.Gemm{TransA: o.TransA, M: m, N: 1, K: k, LDA: A.shape[1], LDB: 1, LDC: 1}, nil
 	}
@@ -385,7 +384,7 @@ func gemvShape(C, A, B *Array, o MatmulOptions) (device.Gemm, error) {
 		k, n = n, k
 	}
 	if k != A.shape[0] || C.shape[0] != n {
-		return device.Gemm{}, fmt.Errorf("%s; A·%s needs A of %d and gives C of %d", all(), opName("B", o.TransB), k, n)
+		return device.Gemm{}, fmt.Errorf("%s; A·%s needs A of %d and gives C of %d", threeShapes(C, A, B), opName("B", o.TransB), k, n)
 	}
 	return device.Gemm{TransB: o.TransB, M: 1, N: n, K: k, LDA: max(k, 1), LDB: B.shape[1], LDC: max(n, 1)}, nil
 }
