@@ -84,6 +84,7 @@ type Backend struct {
 	modules  map[*Module]struct{}
 	shared   map[string]*Module // Launcher's modules, by source and options
 	pinned   hostBuffers        // AllocHost's buffers, by address
+	words    hostWordPage       // reductions' results (hostword.go)
 	captures map[device.Stream]bool
 
 	compiles  atomic.Int64
@@ -443,6 +444,7 @@ func (b *Backend) Close() error {
 	for _, h := range handles {
 		keep(b.destroyHandle(h))
 	}
+	keep(b.freeHostWords())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for m := range b.modules {

@@ -31,6 +31,7 @@ type driverAPI struct {
 	cuMemFreeHost             fn
 	cuMemHostRegister         fn // optional: AllocHost falls back to cuMemHostAlloc
 	cuMemHostUnregister       fn // optional
+	cuMemHostGetDevicePointer fn // optional: reductions copy their result back instead
 	cuStreamCreate            fn
 	// optional: NewPriorityStream falls back to cuStreamCreate
 	cuStreamCreateWithPriority  fn
@@ -96,6 +97,7 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuMemFreeHost", &d.cuMemFreeHost, false},
 		{"cuMemHostRegister_v2", &d.cuMemHostRegister, true},
 		{"cuMemHostUnregister", &d.cuMemHostUnregister, true},
+		{"cuMemHostGetDevicePointer_v2", &d.cuMemHostGetDevicePointer, true},
 		{"cuStreamCreate", &d.cuStreamCreate, false},
 		{"cuStreamCreateWithPriority", &d.cuStreamCreateWithPriority, true},
 		{"cuCtxGetStreamPriorityRange", &d.cuCtxGetStreamPriorityRange, true},
@@ -141,6 +143,7 @@ const (
 	cuEventDisableTiming = 0x2 // CU_EVENT_DISABLE_TIMING
 
 	cuMemHostAllocPortable    = 0x1 // CU_MEMHOSTALLOC_PORTABLE
+	cuMemHostAllocDeviceMap   = 0x2 // CU_MEMHOSTALLOC_DEVICEMAP
 	cuMemHostRegisterPortable = 0x1 // CU_MEMHOSTREGISTER_PORTABLE
 
 	// CUdevice_attribute

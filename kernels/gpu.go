@@ -25,6 +25,15 @@ type Device interface {
 	Download(dst []byte, src device.Ptr, s device.Stream) error
 }
 
+// hostWords is an optional ability of a Device: words of host memory a
+// kernel writes directly, so that a reduction's result needs no copy back
+// (*cuda.Backend; see TakeHostWord there).
+type hostWords interface {
+	TakeHostWord(s device.Stream) (slot int, dev device.Ptr, err error)
+	ReadHostWord(slot int, s device.Stream) (uint64, error)
+	ReleaseHostWord(slot int)
+}
+
 // GPU runs the built-in kernels on a CUDA device. It is the launch side of
 // the CUDA C in *.cu: the runtime makes one GPU per backend with NewGPU and
 // calls its methods with device pointers, element counts and a stream. The
@@ -394,12 +403,24 @@ func checkReduce(op string, dt device.DType, n int, scratch device.Ptr, ptrs ...
 	return nil
 }
 
-// finish combines the partials in one block and downloads the 8 bytes of
-// the result, which sits after them in scratch.
+// finish combines the partials in one block and returns the 8 bytes of
+// the result: written by the kernel straight into host memory where the
+// device has host words, and otherwise left after the partials in scratch
+// and downloaded.
 func (g *GPU) finish(op, entry string, blocks int, scratch device.Ptr, s device.Stream) (uint64, error) {
 	f, err := g.fn("reduce", entry)
 	if err != nil {
 		return 0, wrap(op, err)
+	}
+	if hw, ok := g.dev.(hostWords); ok {
+		if slot, word, err := hw.TakeHostWord(s); err == nil {
+			if err := f([3]uint32{1, 1, 1}, [3]uint32{reduceFinishThreads, 1, 1}, 0, s, scratch, int32(blocks), word); err != nil {
+				hw.ReleaseHostWord(slot)
+				return 0, wrap(op, err)
+			}
+			v, err := hw.ReadHostWord(slot, s)
+			return v, wrap(op, err)
+		}
 	}
 	result := scratch + device.Ptr(8*blocks)
 	if err := f([3]uint32{1, 1, 1}, [3]uint32{reduceFinishThreads, 1, 1}, 0, s, scratch, int32(blocks), result); err != nil {

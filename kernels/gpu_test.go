@@ -403,8 +403,18 @@ func reduceScratch(t *testing.T, b testDevice) device.Ptr {
 	return p
 }
 
+// copiedBack hides the device's host words, so that reductions copy their
+// result back from device memory.
+type copiedBack struct{ testDevice }
+
+// Reductions give the Go reference's bits both ways a result comes back:
+// written by the kernel into a host word, and copied from device memory.
 func TestGPUReductionsMatchTheGoReference(t *testing.T) {
-	b := gpu(t)
+	t.Run("host words", func(t *testing.T) { testReductionsMatchReference(t, gpu(t)) })
+	t.Run("copied back", func(t *testing.T) { testReductionsMatchReference(t, copiedBack{gpu(t)}) })
+}
+
+func testReductionsMatchReference(t *testing.T, b testDevice) {
 	g := kernels.NewGPU(b)
 	rng := newRand(t)
 	scratch := reduceScratch(t, b)
