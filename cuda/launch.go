@@ -94,9 +94,8 @@ func checkLaunch(l device.Limits, f *Function, grid, block [3]uint32, shared uin
 // marshalArgs stores each kernel argument in its own 8-byte slot, as the
 // kernel's parameter type expects it: the driver copies as many bytes from
 // each slot as the parameter has, which on a little-endian host are the low
-// bytes holding the value.
-func marshalArgs(args []any) ([]uint64, error) {
-	slots := make([]uint64, len(args)+1) // +1 keeps &slots[0] valid with no args
+// bytes holding the value. slots has len(args) elements.
+func marshalArgs(slots []uint64, args []any) error {
 	for i, a := range args {
 		switch v := a.(type) {
 		case device.Ptr:
@@ -114,11 +113,25 @@ func marshalArgs(args []any) ([]uint64, error) {
 		case float64:
 			slots[i] = math.Float64bits(v)
 		default:
-			return nil, fmt.Errorf("argument %d has Go type %T; kernel arguments are device.Ptr, int32, uint32, int64, uint64, float32 or float64", i+1, a)
+			return fmt.Errorf("argument %d has Go type %T; kernel arguments are device.Ptr, int32, uint32, int64, uint64, float32 or float64", i+1, a)
 		}
 	}
-	return slots[:len(args)], nil
+	return nil
 }
+
+// paramBlock is one launch's arguments: each in its slot, and the
+// pointers to the slots that cuLaunchKernel reads. Launches reuse blocks
+// from a pool: a tiny kernel's launch costs a few microseconds, and
+// allocating these each time was a measurable part of it. The driver has
+// copied the arguments when cuLaunchKernel returns.
+type paramBlock struct {
+	slots  [pooledParams]uint64
+	params [pooledParams + 1]unsafe.Pointer // +1 keeps &params[0] valid with no arguments
+}
+
+const pooledParams = 32
+
+var paramBlocks = sync.Pool{New: func() any { return new(paramBlock) }}
 
 // Launch queues f on stream s with the given grid and block dimensions and
 // bytes of dynamic shared memory. args are device.Ptr, int32, uint32,
@@ -134,11 +147,18 @@ func (b *Backend) Launch(f *Function, grid, block [3]uint32, shared uint32, s de
 	if err := checkLaunch(b.limits, f, grid, block, shared); err != nil {
 		return err
 	}
-	slots, err := marshalArgs(args)
-	if err != nil {
+	var slots []uint64
+	var params []unsafe.Pointer
+	if len(args) <= pooledParams {
+		blk := paramBlocks.Get().(*paramBlock)
+		defer paramBlocks.Put(blk)
+		slots, params = blk.slots[:len(args)], blk.params[:len(args)+1]
+	} else {
+		slots, params = make([]uint64, len(args)), make([]unsafe.Pointer, len(args)+1)
+	}
+	if err := marshalArgs(slots, args); err != nil {
 		return fmt.Errorf("cuda: launch %s: %w", f.name, err)
 	}
-	params := make([]unsafe.Pointer, len(slots)+1)
 	for i := range slots {
 		params[i] = unsafe.Pointer(&slots[i])
 	}

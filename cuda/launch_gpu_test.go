@@ -2,7 +2,9 @@ package cuda_test
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -384,4 +386,64 @@ func stickyChild(t *testing.T) {
 		t.Error("Describe does not report the lost context")
 	}
 	t.Log("sticky fault handled")
+}
+
+// Arguments beyond the pooled parameter block's slots still reach the
+// kernel in order, and launches with few and many alternate correctly.
+func TestLaunchesWithManyArguments(t *testing.T) {
+	b := cudatest.Shared(t)
+	rng := newRand(t)
+	const many = 40
+	var params, body strings.Builder
+	params.WriteString("unsigned long long* out") // unsigned: it wraps as Go's int64 does
+	for i := range many {
+		fmt.Fprintf(&params, ", unsigned long long a%d", i)
+		fmt.Fprintf(&body, " s = s * 3 + a%d;", i)
+	}
+	src := fmt.Sprintf(`extern "C" __global__ void many(%s) { unsigned long long s = 0;%s out[0] = s; }
+extern "C" __global__ void one(long long* out, long long a) { out[0] = a; }`, params.String(), body.String())
+	m, err := b.Compile(src, "many.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	manyFn, err := m.Function("many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneFn, err := m.Function("one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := b.Alloc(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free(out, 8)
+	one3 := [3]uint32{1, 1, 1}
+	read := func() int64 {
+		return download(t, b, out, 1, device.Int64, func(r []byte, i int) int64 { return int64(binary.LittleEndian.Uint64(r[8*i:])) })[0]
+	}
+	for range 3 {
+		args := []any{out}
+		var want int64
+		for range many {
+			v := rng.Int64N(1000) - 500
+			args = append(args, v)
+			want = want*3 + v
+		}
+		if err := b.Launch(manyFn, one3, one3, 0, 0, args...); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(); got != want {
+			t.Fatalf("a kernel of %d arguments computed %d, want %d", many, got, want)
+		}
+		v := rng.Int64N(1 << 40)
+		if err := b.Launch(oneFn, one3, one3, 0, 0, out, v); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(); got != v {
+			t.Fatalf("a kernel of 2 arguments wrote %d, want %d", got, v)
+		}
+	}
 }

@@ -61,13 +61,21 @@ type GPU struct {
 	dev Device
 	sms int // the device's multiprocessors, for ElementwiseShape
 
-	mu  sync.Mutex
-	fns map[string]LaunchFunc // by entry point name
+	mu   sync.Mutex
+	fns  map[string]LaunchFunc // by entry point name
+	elem map[elemKey]LaunchFunc
+}
+
+// elemKey names an elementwise kernel without building its entry point's
+// name, which a tiny kernel's launch would otherwise pay for every time.
+type elemKey struct {
+	op *ElementwiseOp
+	dt device.DType
 }
 
 // NewGPU returns a GPU that launches on d.
 func NewGPU(d Device) *GPU {
-	g := &GPU{dev: d, fns: map[string]LaunchFunc{}}
+	g := &GPU{dev: d, fns: map[string]LaunchFunc{}, elem: map[elemKey]LaunchFunc{}}
 	// The device's description is an optional ability of a Device; one
 	// that has none gets ElementwiseShape's default.
 	if info, ok := d.(interface{ Info() (device.Info, error) }); ok {
@@ -137,6 +145,25 @@ func (g *GPU) fn(module, entry string) (LaunchFunc, error) {
 		return nil, err
 	}
 	g.fns[entry] = f
+	return f, nil
+}
+
+// elementwiseFn is op's launcher for dt.
+func (g *GPU) elementwiseFn(op *ElementwiseOp, dt device.DType) (LaunchFunc, error) {
+	k := elemKey{op, dt}
+	g.mu.Lock()
+	f := g.elem[k]
+	g.mu.Unlock()
+	if f != nil {
+		return f, nil
+	}
+	f, err := g.fn("elementwise/"+op.Name, "glua_"+op.Name+"_"+dt.String())
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	g.elem[k] = f
+	g.mu.Unlock()
 	return f, nil
 }
 
@@ -234,7 +261,7 @@ func (g *GPU) ElementwiseTo(op *ElementwiseOp, dt device.DType, out, y device.Pt
 	if n == 0 {
 		return nil
 	}
-	f, err := g.fn("elementwise/"+op.Name, "glua_"+op.Name+"_"+dt.String())
+	f, err := g.elementwiseFn(op, dt)
 	if err != nil {
 		return wrap(name, err)
 	}
