@@ -51,6 +51,7 @@ type Backend struct {
 	drv            driverAPI
 	nvrtc          nvrtcAPI
 	blas           cublasAPI
+	lt             ltState     // small products' plans (gemmlt.go)
 	libs           [3]*library // driver, NVRTC, cuBLAS
 	cacheDir       string      // "" when the kernel cache is off
 	cacheWhy       string      // why the cache is off, when it is
@@ -167,6 +168,7 @@ func Load(cfg Config) (b *Backend, err error) {
 	if err = b.libs[2].resolve(b.blas.symbols()); err != nil {
 		return nil, err
 	}
+	b.openLt()
 	b.cacheDir, b.cacheWhy = kernelCacheDir(cfg.KernelCache)
 	b.initVersions()
 	return b, nil
@@ -444,6 +446,7 @@ func (b *Backend) Close() error {
 	for _, h := range handles {
 		keep(b.destroyHandle(h))
 	}
+	keep(b.closeLt())
 	keep(b.freeHostWords())
 	b.mu.Lock()
 	defer b.mu.Unlock()

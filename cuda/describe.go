@@ -68,6 +68,7 @@ func (b *Backend) Describe() []string {
 	} else {
 		lines = append(lines, "stream-ordered allocator: unavailable")
 	}
+	lines = append(lines, b.describeLt())
 	if e := b.sticky.Load(); e != nil {
 		lines = append(lines, "state: "+strings.SplitN(e.Error(), "\n", 2)[0])
 	}

@@ -25,3 +25,30 @@ func (b *Backend) MappedHost(buf []byte) bool {
 
 // StreamPriority is s's priority; lower numbers are greater.
 func (b *Backend) StreamPriority(s device.Stream) (int, error) { return b.streamPriority(s) }
+
+// PlannedShapes is how many product shapes run through a cuBLASLt plan.
+func (b *Backend) PlannedShapes() int {
+	b.lt.mu.Lock()
+	defer b.lt.mu.Unlock()
+	n := 0
+	for _, p := range b.lt.plans {
+		if p.ok {
+			n++
+		}
+	}
+	return n
+}
+
+// PlanSmallProducts sets whether small products may go through cuBLASLt
+// (when it loaded), until restore is called.
+func (b *Backend) PlanSmallProducts(on bool) (restore func()) {
+	b.lt.mu.Lock()
+	was := b.lt.loaded
+	b.lt.loaded = on && was
+	b.lt.mu.Unlock()
+	return func() {
+		b.lt.mu.Lock()
+		b.lt.loaded = was
+		b.lt.mu.Unlock()
+	}
+}

@@ -110,9 +110,10 @@ func columnMajorGemm(g device.Gemm) (blasGemm, error) {
 // runtimes sharing a backend each run on their own stream, so their
 // matrix products never wait on each other's lock.
 type blasHandle struct {
-	mu        sync.Mutex
-	h         uintptr // 0 once destroyed
-	workspace device.Ptr
+	mu            sync.Mutex
+	h             uintptr // 0 once destroyed
+	workspace     device.Ptr
+	workspaceSize uint64
 	// release returns a workspace that came from SetWorkspaceAllocator's
 	// allocator; nil when the backend allocated it itself.
 	release func()
@@ -172,6 +173,13 @@ func (b *Backend) Gemm(g device.Gemm) error {
 	defer h.mu.Unlock()
 	if h.h == 0 {
 		return fmt.Errorf("cuda: Gemm: stream %#x was destroyed", uintptr(g.Stream))
+	}
+	if p := b.ltPlanFor(c, h); p != nil && p.ok {
+		st := b.ltGemm(p, c, h, &scal, g.Stream)
+		if blasOK(st) {
+			return nil
+		}
+		return b.blasCheck("cublasLtMatmul", fmt.Sprintf("%s batch=%d M=%d N=%d K=%d", g.DType, max(g.Batch, 1), g.M, g.N, g.K), st)
 	}
 	algo := int32(cublasGemmDefault)
 	if c.batch > 1 {
@@ -234,7 +242,7 @@ func (b *Backend) handle(s device.Stream) (*blasHandle, error) {
 	if err != nil {
 		ws, release, size = 0, nil, 0
 	}
-	h.workspace, h.release = ws, release
+	h.workspace, h.workspaceSize, h.release = ws, size, release
 	if err := b.blasCheck("cublasSetWorkspace", formatBytes(size), b.blas.cublasSetWorkspace.call(h.h, uintptr(ws), uintptr(size))); err != nil {
 		b.destroyHandle(h)
 		return nil, err
