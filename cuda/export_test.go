@@ -52,3 +52,37 @@ func (b *Backend) PlanSmallProducts(on bool) (restore func()) {
 		b.lt.mu.Unlock()
 	}
 }
+
+// LaunchRaw queues f n times straight through cuLaunchKernel, within one
+// begin and with the arguments marshalled once, and with setContext also
+// makes the context current before each: the driver's own cost per
+// launch, beside Launch's.
+func (b *Backend) LaunchRaw(f *Function, n int, grid, block [3]uint32, s device.Stream, setContext bool, args ...any) error {
+	slots := make([]uint64, len(args))
+	if err := marshalArgs(slots, args); err != nil {
+		return err
+	}
+	params := make([]unsafe.Pointer, len(slots)+1)
+	for i := range slots {
+		params[i] = unsafe.Pointer(&slots[i])
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	for range n {
+		if setContext {
+			if r := cuResult(b.drv.cuCtxSetCurrent.call(b.ctx)); r != cudaSuccess {
+				return b.check("cuCtxSetCurrent", "", r)
+			}
+		}
+		r := cuResult(b.drv.cuLaunchKernel.call(f.handle,
+			uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+			uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
+			0, uintptr(s), uintptr(unsafe.Pointer(&params[0])), 0))
+		if r != cudaSuccess {
+			return b.check("cuLaunchKernel", f.name, r)
+		}
+	}
+	return nil
+}

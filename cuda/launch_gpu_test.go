@@ -447,3 +447,63 @@ extern "C" __global__ void one(long long* out, long long a) { out[0] = a; }`, pa
 		}
 	}
 }
+
+// BenchmarkLaunch is the host's cost of launching a tiny kernel back to
+// back: through Launch (a glua kernel's path below the runtime), and
+// straight through cuLaunchKernel with and without making the context
+// current each time (the driver's floor from Go).
+func BenchmarkLaunch(b *testing.B) {
+	be := cudatest.Shared(b)
+	m, err := be.Compile(`extern "C" __global__ void tiny(float* x, long long n, double a, int v) {
+		long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+		if (i < n) x[i] = x[i] * (float)a + v; }`, "tiny.cu", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	f, err := m.Function("tiny")
+	if err != nil {
+		b.Fatal(err)
+	}
+	x, err := be.Alloc(64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Free(x, 64)
+	s, err := be.NewStream()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.DestroyStream(s)
+	one, block := [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}
+	run := func(b *testing.B, launch func(n int) error) {
+		if err := launch(100); err != nil { // warm
+			b.Fatal(err)
+		}
+		if err := be.StreamSynchronize(s); err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		if err := launch(b.N); err != nil {
+			b.Fatal(err)
+		}
+		if err := be.StreamSynchronize(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("Launch", func(b *testing.B) {
+		run(b, func(n int) error {
+			for range n {
+				if err := be.Launch(f, one, block, 0, s, x, int64(16), 1.0, int32(0)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	for _, setContext := range []bool{false, true} {
+		b.Run(fmt.Sprintf("cuLaunchKernel/context=%v", setContext), func(b *testing.B) {
+			run(b, func(n int) error { return be.LaunchRaw(f, n, one, block, s, setContext, x, int64(16), 1.0, int32(0)) })
+		})
+	}
+}

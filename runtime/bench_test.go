@@ -81,3 +81,31 @@ func BenchmarkPoolAllocFree1MiB(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkTinyKernelFromGo is an in-place kernel on a 16-element array
+// through the runtime, from Go, on the cuda backend when there is a GPU:
+// BenchmarkTinyKernelFromLua without the Lua call, and the runtime's
+// share above the cuda package's BenchmarkLaunch.
+func BenchmarkTinyKernelFromGo(b *testing.B) {
+	c := config.Default()
+	rt, err := runtime.New(runtime.Options{Config: &c})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	x, err := rt.Zeros([]int{16}, runtime.Float32)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run(rt.BackendName(), func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := rt.Scale(x, 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := rt.Synchronize(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
