@@ -7,14 +7,15 @@ import (
 
 // kernels.map_reduce combines in an order that depends on the number of
 // elements only, so the GPU gives the CPU evaluator's bits: for each
-// named op and a function op, over sizes that leave a block partly
-// empty, fill exactly one block, and pass the largest grid (1024 blocks
-// of 256), in float32, float64 and int32.
+// named op and a function op, over sizes that end inside a thread's run
+// of four elements, leave a block partly empty, fill exactly one block
+// (256 threads, 1024 elements), and pass the largest grid (1024 blocks),
+// in float32, float64 and int32.
 func TestGPUMapReduceGivesTheCPUBackendsBits(t *testing.T) {
 	gpu, cpu := onGPUAndCPU(t, `
 cuda, kernels = require("cuda"), require("kernels")
 got = {}
-for _, n in ipairs({ 1, 255, 256, 257, 256 * 1024 - 1, 256 * 1024 + 1 }) do
+for _, n in ipairs({ 1, 3, 5, 255, 1023, 1024, 1025, 1024 * 1024 - 1, 1024 * 1024 + 5 }) do
   for _, dtype in ipairs({ "float32", "float64", "int32" }) do
     local x = cuda.rand(n, "float32", SEED)
     kernels.scale(x, 2000)
@@ -38,7 +39,7 @@ end
 			t.Errorf("result %d: the GPU gives %v, the CPU backend %v", i+1, gpu[i], cpu[i])
 		}
 	}
-	if len(gpu) != 6*3*4 {
-		t.Fatalf("%d results, want %d", len(gpu), 6*3*4)
+	if len(gpu) != 9*3*4 {
+		t.Fatalf("%d results, want %d", len(gpu), 9*3*4)
 	}
 }
