@@ -85,14 +85,7 @@ func checkGemm(t *testing.T, b *cuda.Backend, uniform func() float64, name strin
 	shape [3]int, transA, transB bool, alpha, beta float64, s device.Stream) {
 	m, n, k := shape[0], shape[1], shape[2]
 	rnd := func() float64 { return uniform()*2 - 1 }
-	ar, ac := m, k
-	if transA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if transB {
-		br, bc = n, k
-	}
+	ar, ac, br, bc := storedShapes(shape, transA, transB)
 	A, pa := randomMatrix(t, b, dt, ar, ac, 3, rnd)
 	B, pb := randomMatrix(t, b, dt, br, bc, 1, rnd)
 	// C starts random when beta reads it, and poisoned with NaN when it
@@ -165,6 +158,20 @@ func checkGemm(t *testing.T, b *cuda.Backend, uniform func() float64, name strin
 	if rel := math.Sqrt(diff / ref); !(rel <= tol) {
 		t.Errorf("%s: relative error %.3g exceeds %.0g", name, rel, tol)
 	}
+}
+
+// storedShapes are the rows and columns of A and B as stored, for the
+// product op(A)·op(B) of shape M×N×K.
+func storedShapes(shape [3]int, transA, transB bool) (ar, ac, br, bc int) {
+	m, n, k := shape[0], shape[1], shape[2]
+	ar, ac, br, bc = m, k, k, n
+	if transA {
+		ar, ac = k, m
+	}
+	if transB {
+		br, bc = n, k
+	}
+	return ar, ac, br, bc
 }
 
 func TestGemmOnManyStreamsAndAfterDestroyingOne(t *testing.T) {

@@ -57,14 +57,7 @@ func checkBatchedGemm(t *testing.T, b *cuda.Backend, uniform func() float64, nam
 	t.Helper()
 	m, n, k := shape[0], shape[1], shape[2]
 	rnd := func() float64 { return uniform()*2 - 1 }
-	ar, ac := m, k
-	if transA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if transB {
-		br, bc = n, k
-	}
+	ar, ac, br, bc := storedShapes(shape, transA, transB)
 	// Each operand is one allocation of batch matrices, a matrix and a
 	// few elements apart, after shift leading elements.
 	type operand struct {
