@@ -13,9 +13,8 @@ import (
 // kernel writes 8 bytes of page-locked host memory mapped into the
 // device's address space, and the host reads them once the stream has
 // caught up. A copy of 8 bytes instead queues a DMA after the kernel, and
-// from pageable memory the driver also stages it, on every call; a
-// reduction of 2^28 float32 on an H200 takes about 250 µs, so those
-// microseconds are a few percent of it.
+// from pageable memory the driver also stages it, on every call: up to
+// 4% of a 2^28-element float32 sum's 0.26 ms on an H200.
 const hostWordCount = 512 // one 4 KiB page
 
 // hostWordPage is the backend's page of host words, made on first use
