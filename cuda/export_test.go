@@ -30,13 +30,7 @@ func (b *Backend) StreamPriority(s device.Stream) (int, error) { return b.stream
 func (b *Backend) PlannedShapes() int {
 	b.lt.mu.Lock()
 	defer b.lt.mu.Unlock()
-	n := 0
-	for _, p := range b.lt.plans {
-		if p.ok {
-			n++
-		}
-	}
-	return n
+	return b.lt.planned()
 }
 
 // PlanSmallProducts sets whether small products may go through cuBLASLt

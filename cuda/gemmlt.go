@@ -147,13 +147,18 @@ func (b *Backend) describeLt() string {
 	case lt.failed:
 		return "small matrix products: cublasGemmEx (cublasLtCreate failed)"
 	}
+	return fmt.Sprintf("small matrix products: cuBLASLt, a plan kept per shape (%d so far)", lt.planned())
+}
+
+// planned is how many shapes run through a plan; lt.mu is held.
+func (lt *ltState) planned() int {
 	n := 0
 	for _, p := range lt.plans {
 		if p.ok {
 			n++
 		}
 	}
-	return fmt.Sprintf("small matrix products: cuBLASLt, a plan kept per shape (%d so far)", n)
+	return n
 }
 
 // alignment is the largest power of two up to 256 that divides p.
