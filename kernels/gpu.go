@@ -439,19 +439,23 @@ func (g *GPU) finish(op, entry string, blocks int, scratch device.Ptr, s device.
 	if err != nil {
 		return 0, wrap(op, err)
 	}
-	if hw, ok := g.dev.(hostWords); ok {
-		if slot, word, err := hw.TakeHostWord(s); err == nil {
-			if err := f([3]uint32{1, 1, 1}, [3]uint32{reduceFinishThreads, 1, 1}, 0, s, scratch, int32(blocks), word); err != nil {
-				hw.ReleaseHostWord(slot)
-				return 0, wrap(op, err)
-			}
-			v, err := hw.ReadHostWord(slot, s)
-			return v, wrap(op, err)
+	result := scratch + device.Ptr(8*blocks)
+	hw, _ := g.dev.(hostWords)
+	slot := -1
+	if hw != nil {
+		if i, word, err := hw.TakeHostWord(s); err == nil {
+			slot, result = i, word
 		}
 	}
-	result := scratch + device.Ptr(8*blocks)
 	if err := f([3]uint32{1, 1, 1}, [3]uint32{reduceFinishThreads, 1, 1}, 0, s, scratch, int32(blocks), result); err != nil {
+		if slot >= 0 {
+			hw.ReleaseHostWord(slot)
+		}
 		return 0, wrap(op, err)
+	}
+	if slot >= 0 {
+		v, err := hw.ReadHostWord(slot, s)
+		return v, wrap(op, err)
 	}
 	var b [8]byte
 	if err := g.dev.Download(b[:], result, s); err != nil {
