@@ -28,15 +28,21 @@ func randomMatrix(t *testing.T, b *cuda.Backend, dt device.DType, rows, cols, pa
 	for i := range rows * m.ld {
 		device.Set(dt, m.host, i, fill())
 	}
-	p, err := b.Alloc(uint64(len(m.host)))
+	return m, uploaded(t, b, m.host)
+}
+
+// uploaded is a copy of host in device memory freed when t ends.
+func uploaded(t *testing.T, b *cuda.Backend, host []byte) device.Ptr {
+	t.Helper()
+	p, err := b.Alloc(uint64(len(host)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { b.Free(p, uint64(len(m.host))) })
-	if err := b.Upload(p, m.host, 0); err != nil {
+	t.Cleanup(func() { b.Free(p, uint64(len(host))) })
+	if err := b.Upload(p, host, 0); err != nil {
 		t.Fatal(err)
 	}
-	return m, p
+	return p
 }
 
 func TestGemmMatchesAFloat64Oracle(t *testing.T) {

@@ -61,27 +61,17 @@ func checkBatchedGemm(t *testing.T, b *cuda.Backend, uniform func() float64, nam
 	// Each operand is one allocation of batch matrices, a matrix and a
 	// few elements apart, after shift leading elements.
 	type operand struct {
-		host         []byte
-		p            device.Ptr
-		ld, stride   int
-		rows, cols   int
-		elementBytes int
+		host       []byte
+		p          device.Ptr
+		ld, stride int
 	}
 	make3 := func(rows, cols int) operand {
-		o := operand{ld: cols, stride: rows*cols + 5, rows: rows, cols: cols, elementBytes: dt.Size()}
+		o := operand{ld: cols, stride: rows*cols + 5}
 		o.host = make([]byte, (shift+batch*o.stride)*dt.Size())
 		for i := range shift + batch*o.stride {
 			device.Set(dt, o.host, i, rnd())
 		}
-		p, err := b.Alloc(uint64(len(o.host)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Free(p, uint64(len(o.host))) })
-		if err := b.Upload(p, o.host, 0); err != nil {
-			t.Fatal(err)
-		}
-		o.p = p + device.Ptr(shift*dt.Size())
+		o.p = uploaded(t, b, o.host) + device.Ptr(shift*dt.Size())
 		return o
 	}
 	at := func(o operand, bi, i, j int) float64 { return device.Get(dt, o.host, shift+bi*o.stride+i*o.ld+j) }
