@@ -257,12 +257,14 @@ func TestMapReduceByAFunctionTranslatesToADeviceFunction(t *testing.T) {
 	containsAll(t, src, []string{
 		"__device__ inline double glua_map_fn_op(double l0_a, double l1_b) {\n    return lua_max(lua_abs(l0_a), l1_b);\n}",
 		`extern "C" __global__ void glua_map_fn(double* p_partials, i64 p_partials_n0, i64 l0_n, float* p_in1, i64 p_in1_n0)`,
-		// a thread's first value is the first element of its first run
-		"if ((l1_i == wrap_add(wrap_mul(wrap_add(((i64)blockIdx.x * blockDim.x + threadIdx.x + 1), (-1LL)), (4LL)), (1LL)))) {",
+		// a thread's first value is its first element
+		"if ((l1_i == wrap_add(wrap_mul(wrap_sub(((i64)blockIdx.x + 1), (1LL)), (2048LL)), wrap_add(((i64)threadIdx.x + 1), (0LL))))) {",
 		"l3_acc = ((double)(l2_x * l2_x));",
 		"l3_acc = glua_map_fn_op(l3_acc, ((double)(l2_x * l2_x)));",
-		// lane j + 128 has a value when its first run starts within n
-		"if (((l5_lane <= (128LL)) && (wrap_add(wrap_mul(wrap_add(((i64)blockIdx.x * blockDim.x + threadIdx.x + 1), (127LL)), (4LL)), (1LL)) <= l0_n))) {",
+		// lane j + 128 has a value when its first element is within n
+		"if (((l5_lane <= (128LL)) && (wrap_add(wrap_mul(wrap_sub(((i64)blockIdx.x + 1), (1LL)), (2048LL)), wrap_add(((i64)threadIdx.x + 1), (128LL))) <= l0_n))) {",
+		// a block's thread takes elements 256 apart
+		"l1_i = wrap_add(l4_c, (1792LL));",
 		"s0_tree[(l5_lane - 1)] = (double)(glua_map_fn_op(s0_tree[(l5_lane - 1)], s0_tree[(wrap_add(l5_lane, (128LL)) - 1)]));",
 	})
 	if strings.Contains(src, "0xfff0000000000000") || strings.Contains(src, "l3_acc = (0e+00)") {

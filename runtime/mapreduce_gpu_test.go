@@ -7,15 +7,15 @@ import (
 
 // kernels.map_reduce combines in an order that depends on the number of
 // elements only, so the GPU gives the CPU evaluator's bits: for each
-// named op and a function op, over sizes that end inside a thread's run
-// of four elements, leave a block partly empty, fill exactly one block
-// (256 threads, 1024 elements), and pass the largest grid (1024 blocks),
-// in float32, float64 and int32.
+// named op and a function op, over sizes that leave a block's threads
+// partly empty, end inside a thread's eight elements (256 apart), fill
+// exactly one block (2048 elements), and fill and pass the largest grid
+// (1024 blocks), in float32, float64 and int32.
 func TestGPUMapReduceGivesTheCPUBackendsBits(t *testing.T) {
 	gpu, cpu := onGPUAndCPU(t, `
 cuda, kernels = require("cuda"), require("kernels")
 got = {}
-for _, n in ipairs({ 1, 3, 5, 255, 1023, 1024, 1025, 1024 * 1024 - 1, 1024 * 1024 + 5 }) do
+for _, n in ipairs({ 1, 3, 255, 300, 2047, 2048, 2049, 2048 * 1024 - 1, 2048 * 1024 + 300 }) do
   for _, dtype in ipairs({ "float32", "float64", "int32" }) do
     local x = cuda.rand(n, "float32", SEED)
     kernels.scale(x, 2000)
