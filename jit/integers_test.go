@@ -184,12 +184,8 @@ func TestMapAndOpFunctionTrapsNameTheirFunction(t *testing.T) {
 		t.Errorf("map_reduce: error %v, want %q", err, mapWant)
 	}
 
-	axis, err := CheckMapReduceAxis(f, sig, Reduction{Name: "max"}, device.Int64, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	res := HostArray{DType: device.Int64, Shape: []int{3}, Data: make([]byte, 3*8)}
-	if err := RunMapReduceAxis(axis, 3, 100, 2, res, []any{x, 0.0}); err == nil || err.Error() != mapWant {
+	if err := runAxis(t, f, sig, Reduction{Name: "max"}, 3, 100, 2, res, []any{x, 0.0}); err == nil || err.Error() != mapWant {
 		t.Errorf("axis: error %v, want %q", err, mapWant)
 	}
 

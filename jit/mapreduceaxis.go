@@ -2,16 +2,18 @@ package jit
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/gluaproject/glua/device"
 )
 
-// AxisParams are the number parameters of an axis reduction after out,
-// in order: the number of results, the number of values combined into
-// each, the flat distance between consecutive results' first elements
-// and between consecutive values of one result, and the grid's number of
-// blocks.
-var AxisParams = []string{"m", "len", "ostride", "kstride", "nblocks"}
+// AxisParams are the number parameters of an axis reduction's first
+// kernel after dst, in order: the number of results, the number of values
+// combined into each, the flat distance between consecutive results'
+// first elements and between consecutive values of one result, the
+// number of segments each result's values are cut into, and a segment's
+// length (AxisPlan).
+var AxisParams = []string{"m", "len", "ostride", "kstride", "segments", "seglen"}
 
 // AccumulatorDType is the dtype a map_reduce of f by op over sig combines
 // in: int64 for integer values (unless a function op returns floats for
@@ -24,78 +26,198 @@ func AccumulatorDType(f *Function, sig Signature, op Reduction) (device.DType, e
 	return p.Params[0].Array.DType, nil
 }
 
+// axisChunk is the number of values a thread of an axis reduction takes
+// at a time, their loads independent of one another so that they are in
+// flight together.
+const axisChunk = 8
+
+// axisWarps is the number of warps of an inner axis reduction's block.
+const axisWarps = ReduceBlock / WarpSize
+
 // CheckMapReduceAxis types a map function (from ParseMap) for sig and
-// wraps it in one kernel that reduces along an axis: result o (1-based,
-// o = 1..m) combines the values at flat elements (o-1)*ostride +
-// (k-1)*kstride + 1 for k = 1..len, by op, and is stored into out[o]
-// (converted to out's dtype as a store converts). Its parameters are out
-// (1-D, of dtype out), then AxisParams, then one per Arg as in CheckMap
-// (arrays read flat).
+// wraps it in the first kernel of a reduction along an axis: result o
+// (1-based, o = 1..m) combines, by op, the values at flat elements
+// (o-1)*ostride + (k-1)*kstride + 1 for k = 1..len. The values of a
+// result are cut into segments of seglen consecutive k (the last
+// shorter); the kernel combines each segment into dst[(s-1)*m + o], s the
+// segment (1-based), converted to dst's dtype as a store converts. With
+// one segment dst is the result; with more, the partials that
+// AxisPartials combines. Its parameters are dst (1-D, of dtype dst), then
+// AxisParams, then one per Arg as in CheckMap (arrays read flat).
 //
-// Block b takes results b, b + nblocks, ...; for each, its thread j
-// combines the values k = j, j + ReduceBlock, ... in that order, and the
-// block's accumulators are combined as a tree in shared memory as in
-// CheckMapReduce (lane j with lane j + w, w = 128, ..., 1). The order
-// depends only on len and m, never on timing: the result is the same on
-// every run and on the CPU evaluator. Named ops start from their
-// identity; a function op from each thread's first value, with threads
-// past len taking no part (len must not be 0).
-func CheckMapReduceAxis(f *Function, sig Signature, op Reduction, out device.DType, o Options) (*Program, error) {
+// Inner (for kstride 1: the values of a result lie together) takes a
+// warp per segment, blocks of 32×8 threads: lane j combines the segment's
+// values j, j + 32, ... in that order, and the warp's lanes combine as a
+// tree by shuffles (lane j with lane j + w, w = 16, 8, ..., 1). Otherwise
+// a thread takes a segment, blocks of 256 threads along the results, and
+// combines its values in order: neighbouring threads read neighbouring
+// elements either way. The order depends only on the shape (AxisPlan),
+// never on the grid or on timing: the result is the same on every run and
+// on the CPU evaluator. Named ops start from their identity; a function
+// op from each lane's first value, with lanes past the segment taking no
+// part (len must not be 0).
+func CheckMapReduceAxis(f *Function, sig Signature, op Reduction, dst device.DType, inner bool, o Options) (*Program, error) {
 	name, err := reduceEntry(f, sig, op, o, "glua_map_axis_")
 	if err != nil {
 		return nil, err
 	}
-	full := Signature{{Array: true, DType: out, Rank: 1}}
+	full := Signature{{Array: true, DType: dst, Rank: 1}}
 	for range AxisParams {
 		full = append(full, Arg{})
 	}
 	full = append(full, sig...)
 	t := &typer{parser: parser{chunk: f.Chunk, mapFn: true}, prog: &Program{
-		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: full, UsesSync: true,
+		Name: name, Chunk: f.Chunk, Line: f.Line(), Signature: full, UsesWarp: inner,
 	}}
 	t.defaultFloat = defaultFloat(sig)
 	t.what = mapWhat(f)
 	err = t.catch(func() {
-		outArr := &Array{Name: "out", DType: out, Rank: 1, Param: 0, Shared: -1}
+		dstArr := &Array{Name: "dst", DType: dst, Rank: 1, Param: 0, Shared: -1}
 		t.names = []map[string]binding{{}}
-		t.prog.Params = []Param{{Name: "out", Array: outArr, Slot: -1}}
+		t.prog.Params = []Param{{Name: "dst", Array: dstArr, Slot: -1}}
 		num := map[string]Expr{}
 		for _, pname := range AxisParams {
 			slot := t.newLocal(pname, Int)
 			t.prog.Params = append(t.prog.Params, Param{Name: pname, Slot: slot})
 			num[pname] = &LocalGet{Slot: slot, T: Int}
 		}
-		oSlot, kSlot, iSlot := t.newLocal("o", Int), t.newLocal("k", Int), t.newLocal("i", Int)
-		res, k := &LocalGet{Slot: oSlot, T: Int}, &LocalGet{Slot: kSlot, T: Int}
-		index := []Expr{&LocalGet{Slot: iSlot, T: Int}}
-		before, body := t.mapElements(f, sig, index)
+		local := func(name string) (int, Expr) {
+			slot := t.newLocal(name, Int)
+			return slot, &LocalGet{Slot: slot, T: Int}
+		}
+		oSlot, res := local("o")
+		sSlot, seg := local("s")
+		k0Slot, k0 := local("k0")
+		k1Slot, k1 := local("k1")
+		cSlot, c := local("c")
+		kSlot, k := local("k")
+		iSlot, i := local("i")
+		before, loads := t.mapElements(f, sig, []Expr{i})
 		stmts, x, _ := t.mapValue(f, Void)
 		r := t.reducer(op, x.Type())
 		accSlot := t.newLocal("acc", r.t)
-		minus1 := func(e Expr) Expr { return &Arith{Op: "-", X: e, Y: &Const{T: Int, I: 1}, T: Int} }
+		one := &Const{T: Int, I: 1}
+		num1 := func(v int64) Expr { return &Const{T: Int, I: v} }
+		add := func(a, b Expr) Expr { return &Arith{Op: "+", X: a, Y: b, T: Int} }
+		sub := func(a, b Expr) Expr { return &Arith{Op: "-", X: a, Y: b, T: Int} }
 		mul := func(a, b Expr) Expr { return &Arith{Op: "*", X: a, Y: b, T: Int} }
-		// i = (o-1)*ostride + (k-1)*kstride + 1
-		flat := &Arith{Op: "+", X: &Arith{Op: "+", X: mul(minus1(res), num["ostride"]), Y: mul(minus1(k), num["kstride"]), T: Int}, Y: &Const{T: Int, I: 1}, T: Int}
-		body = append([]Stmt{&Set{Slot: iSlot, X: flat}}, body...)
-		body = append(append(body, stmts...), r.accumulate(accSlot, t.to(x, r.t), &Compare{Op: "==", X: k, Y: &Thread{Axis: 0}}))
-		values := &For{Slot: kSlot, Start: &Thread{Axis: 0}, Stop: num["len"], Step: &Const{T: Int, I: ReduceBlock}, Body: body}
-		var has func(w int64) Expr
-		if r.fn != nil {
-			has = func(w int64) Expr {
-				return &Compare{Op: "<=", X: &Arith{Op: "+", X: &Thread{Axis: 0}, Y: &Const{T: Int, I: w}, T: Int}, Y: num["len"]}
-			}
+		le := func(a, b Expr) Expr { return &Compare{Op: "<=", X: a, Y: b} }
+
+		// lane is the thread's lane in its warp (inner), its first value
+		// k0 + lane - 1; a thread of the outer form starts at k0
+		var lane Expr = one
+		stride := int64(1)
+		if inner {
+			lane, stride = &Thread{Axis: 0}, WarpSize
 		}
-		each := append(append(r.start(accSlot), values), treeReduceAt(t.prog, r, accSlot, outArr, res, has)...)
-		// the next result's first store into the tree must wait until lane 1
-		// has read this one's
-		each = append(each, &SyncThreads{})
-		results := &For{Slot: oSlot, Start: &Block{Axis: 0}, Stop: num["m"], Step: num["nblocks"], Body: each}
+		first := add(k0, sub(lane, one))
+		// i = (o-1)*ostride + (k-1)*kstride + 1
+		flat := add(add(mul(sub(res, one), num["ostride"]), mul(sub(k, one), num["kstride"])), one)
+		element := slices.Concat([]Stmt{&Set{Slot: iSlot, X: flat}}, loads, stmts,
+			[]Stmt{r.accumulate(accSlot, t.to(x, r.t), &Compare{Op: "==", X: k, Y: first})})
+		// a run of axisChunk values, stride apart, one after another so
+		// that their loads issue together; the last, shorter run is a loop
+		var whole []Stmt
+		for j := range int64(axisChunk) {
+			whole = append(whole, &Set{Slot: kSlot, X: add(c, num1(j*stride))})
+			whole = append(whole, element...)
+		}
+		run := &If{Cond: le(add(c, num1((axisChunk-1)*stride)), k1), Then: whole,
+			Else: []Stmt{&For{Slot: kSlot, Start: c, Stop: k1, Step: num1(stride), Body: element}}}
+		segment := slices.Concat(
+			[]Stmt{
+				&Set{Slot: k0Slot, X: add(mul(sub(seg, one), num["seglen"]), one)},
+				&Set{Slot: k1Slot, X: &Math{Fn: "min", Args: []Expr{mul(seg, num["seglen"]), num["len"]}, T: Int}},
+			},
+			r.start(accSlot),
+			[]Stmt{&For{Slot: cSlot, Start: first, Stop: k1, Step: num1(axisChunk * stride), Body: []Stmt{run}}})
+		at := []Expr{add(mul(sub(seg, one), num["m"]), res)}
+		acc := &LocalGet{Slot: accSlot, T: r.t}
+		var results *For
+		if inner {
+			vSlot := t.newLocal("v", r.t)
+			segment = append(segment, warpTree(r, accSlot, vSlot, lane, func(w int64) Expr { return le(add(first, num1(w)), k1) }, f.Line())...)
+			segment = append(segment, &If{Cond: &Compare{Op: "==", X: lane, Y: one},
+				Then: []Stmt{&Store{Arr: dstArr, Index: at, X: acc, Line: f.Line()}}})
+			// warps along y take the results, blocks along z the segments
+			results = &For{Slot: oSlot, Start: &Grid{Axis: 1}, Stop: num["m"], Step: &GridSize{Axis: 1}, Body: segment}
+			results = &For{Slot: sSlot, Start: &Block{Axis: 2}, Stop: num["segments"], Step: &GridDim{Axis: 2}, Body: []Stmt{results}}
+		} else {
+			segment = append(segment, &Store{Arr: dstArr, Index: at, X: acc, Line: f.Line()})
+			// threads along x take the results, blocks along y the segments
+			results = &For{Slot: oSlot, Start: &Grid{Axis: 0}, Stop: num["m"], Step: &GridSize{Axis: 0}, Body: segment}
+			results = &For{Slot: sSlot, Start: &Block{Axis: 1}, Stop: num["segments"], Step: &GridDim{Axis: 1}, Body: []Stmt{results}}
+		}
 		t.prog.Body = append(before, results)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return t.prog, nil
+}
+
+// AxisPartials is the second kernel of an axis reduction whose first is
+// first, cut into segments: a warp per result o, blocks of 32×8 threads
+// as the inner form's, lane j combines partials (j-1)·m + o, (j+31)·m +
+// o, ... (segments j, j + 32, ... of the result) in that order by op, the
+// lanes combine as the inner form's tree, and lane 1 stores the result
+// into out[o], converted to out's dtype. first's dst holds the partials,
+// of the accumulator's dtype (AccumulatorDType). Its parameters are out,
+// partials, m and segments. A function op starts from each lane's first
+// partial, lanes past the segments taking no part.
+func AxisPartials(first *Program, op Reduction, out device.DType) *Program {
+	d := first.Params[0].Array.DType
+	acc := computeType(d)
+	outArr := &Array{Name: "out", DType: out, Rank: 1, Param: 0, Shared: -1}
+	partials := &Array{Name: "partials", DType: d, Rank: 1, Param: 1, Shared: -1}
+	p := &Program{
+		Name: first.Name + "_partials", Chunk: first.Chunk, Line: first.Line, UsesWarp: true,
+		Traps:     first.Traps, // its Func's, numbered as in first
+		Signature: Signature{{Array: true, DType: out, Rank: 1}, {Array: true, DType: d, Rank: 1}, {}, {}},
+		Params: []Param{{Name: "out", Array: outArr, Slot: -1}, {Name: "partials", Array: partials, Slot: -1},
+			{Name: "m", Slot: 0}, {Name: "segments", Slot: 1}},
+		Locals: []Local{{Name: "m", Type: Int}, {Name: "segments", Type: Int}, {Name: "o", Type: Int}, {Name: "s", Type: Int},
+			{Name: "acc", Type: acc}, {Name: "v", Type: acc}},
+	}
+	r := reducer{name: op.Name, t: acc}
+	if op.Fn != nil {
+		r.fn = first.Funcs[0]
+		p.Funcs = []*Func{r.fn}
+	}
+	get := func(slot int) Expr { return &LocalGet{Slot: slot, T: Int} }
+	one := &Const{T: Int, I: 1}
+	lane := &Thread{Axis: 0}
+	at := &Arith{Op: "+", X: &Arith{Op: "*", X: &Arith{Op: "-", X: get(3), Y: one, T: Int}, Y: get(0), T: Int}, Y: get(2), T: Int}
+	load := &Load{Arr: partials, Index: []Expr{at}, Line: first.Line}
+	body := slices.Concat(r.start(4), []Stmt{&For{Slot: 3, Start: lane, Stop: get(1), Step: &Const{T: Int, I: WarpSize},
+		Body: []Stmt{r.accumulate(4, load, &Compare{Op: "==", X: get(3), Y: lane})}}})
+	body = append(body, warpTree(r, 4, 5, lane, func(w int64) Expr {
+		return &Compare{Op: "<=", X: &Arith{Op: "+", X: lane, Y: &Const{T: Int, I: w}, T: Int}, Y: get(1)}
+	}, first.Line)...)
+	body = append(body, &If{Cond: &Compare{Op: "==", X: lane, Y: one},
+		Then: []Stmt{&Store{Arr: outArr, Index: []Expr{get(2)}, X: &LocalGet{Slot: 4, T: acc}, Line: first.Line}}})
+	p.Body = []Stmt{&For{Slot: 2, Start: &Grid{Axis: 1}, Stop: get(0), Step: &GridSize{Axis: 1}, Body: body}}
+	return p
+}
+
+// warpTree combines the accumulators of a warp's lanes into lane 1's:
+// every lane shuffles (into the local vSlot), and lane j <= w combines
+// with lane j + w, for w = 16, 8, ..., 1; with a function op only where
+// has(w), which says that lane j + w holds a value (the lanes with values
+// are a prefix of the warp).
+func warpTree(r reducer, accSlot, vSlot int, lane Expr, has func(w int64) Expr, line int) []Stmt {
+	acc := &LocalGet{Slot: accSlot, T: r.t}
+	var out []Stmt
+	for w := int64(WarpSize / 2); w >= 1; w /= 2 {
+		var cond Expr = &Compare{Op: "<=", X: lane, Y: &Const{T: Int, I: w}}
+		if r.fn != nil {
+			cond = &Logic{Op: "and", X: cond, Y: has(w)}
+		}
+		out = append(out,
+			&Set{Slot: vSlot, X: &Shfl{Op: "down", X: acc, By: &Const{T: Int, I: w}, Line: line}},
+			&If{Cond: cond, Then: []Stmt{&Set{Slot: accSlot, X: r.combine(acc, &LocalGet{Slot: vSlot, T: r.t})}}})
+	}
+	return out
 }
 
 // AxisLayout is the reduction of a rows×cols array along axis (1: over
@@ -108,21 +230,87 @@ func AxisLayout(rows, cols, axis int) (m, length, ostride, kstride int) {
 	return rows, cols, cols, 1
 }
 
-// AxisGrid is the number of blocks of an axis reduction with m results.
-func AxisGrid(m int) int { return max(1, min(m, 65535)) }
+// AxisPlan is how an axis reduction of a shape runs: its layout, the
+// kernel's form (Inner where a result's values lie together), and the
+// segments each result's values are cut into, enough that the segments
+// keep a GPU's threads busy when there are few results, but each long
+// enough that the partials cost little beside the values. It depends on
+// the shape only, so both backends combine in the same order.
+type AxisPlan struct {
+	M, Len, Ostride, Kstride int
+	Inner                    bool
+	Segments, SegLen         int
+}
 
-// RunMapReduceAxis runs an axis reduction of a rows×cols array on the
-// CPU into out (m elements of the program's out dtype); args are the
-// function's arguments as Run takes them (arrays flat).
-func RunMapReduceAxis(p *Program, rows, cols, axis int, out HostArray, args []any) error {
+// The work an axis reduction asks for: about axisThreads threads of the
+// outer form, axisWarpsWanted warps of the inner one, segments of at
+// least axisMinSeg values for a thread and axisMinSegInner for a warp.
+const (
+	axisThreads     = 1 << 17
+	axisWarpsWanted = 1 << 14
+	axisMinSeg      = 64
+	axisMinSegInner = 1024
+	axisMaxGrid     = 65535 // blocks along y and z
+)
+
+// PlanAxis plans the reduction of a rows×cols array along axis.
+func PlanAxis(rows, cols, axis int) AxisPlan {
 	m, length, ostride, kstride := AxisLayout(rows, cols, axis)
-	if m == 0 {
+	p := AxisPlan{M: m, Len: length, Ostride: ostride, Kstride: kstride, Inner: kstride == 1 && length > 1}
+	want, least := ceilDiv(axisThreads, max(m, 1)), axisMinSeg
+	if p.Inner {
+		want, least = ceilDiv(axisWarpsWanted, max(m, 1)), axisMinSegInner
+	}
+	segs := max(1, min(want, length/least, axisMaxGrid))
+	p.SegLen = max(1, ceilDiv(length, segs))
+	p.Segments = max(1, ceilDiv(length, p.SegLen)) // none empty
+	return p
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// Launch is the first kernel's grid and block for the plan.
+func (p AxisPlan) Launch() (grid, block [3]int) {
+	if p.Inner {
+		return [3]int{1, min(ceilDiv(p.M, axisWarps), axisMaxGrid), p.Segments}, [3]int{WarpSize, axisWarps, 1}
+	}
+	return [3]int{min(ceilDiv(p.M, ReduceBlock), axisMaxGrid), p.Segments, 1}, [3]int{ReduceBlock, 1, 1}
+}
+
+// PartialsLaunch is the second kernel's grid and block: a warp per
+// result.
+func (p AxisPlan) PartialsLaunch() (grid, block [3]int) {
+	return [3]int{1, min(ceilDiv(p.M, axisWarps), axisMaxGrid), 1}, [3]int{WarpSize, axisWarps, 1}
+}
+
+// Values are the first kernel's AxisParams for the plan.
+func (p AxisPlan) Values() []any {
+	return []any{float64(p.M), float64(p.Len), float64(p.Ostride), float64(p.Kstride), float64(p.Segments), float64(p.SegLen)}
+}
+
+// RunMapReduceAxis runs an axis reduction on the CPU into out (m elements
+// of second's out dtype, or of first's dst dtype when the plan has one
+// segment, when second is not used and may be nil); args are the
+// function's arguments as Run takes them (arrays flat).
+func RunMapReduceAxis(first, second *Program, plan AxisPlan, out HostArray, args []any) error {
+	if plan.M == 0 {
 		return nil
 	}
-	if length == 0 && len(p.Funcs) > 0 {
+	if plan.Len == 0 && len(first.Funcs) > 0 {
 		return errors.New("jit: a reduction by a function of no elements: the function has no identity to return")
 	}
-	g := AxisGrid(m)
-	vals := []any{out, float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}
-	return Run(p, [3]int{g, 1, 1}, [3]int{ReduceBlock, 1, 1}, append(vals, args...))
+	dst := out
+	if plan.Segments > 1 {
+		d := first.Params[0].Array.DType
+		dst = HostArray{DType: d, Shape: []int{plan.Segments * plan.M}, Data: make([]byte, plan.Segments*plan.M*d.Size())}
+	}
+	grid, block := plan.Launch()
+	if err := Run(first, grid, block, append(append([]any{dst}, plan.Values()...), args...)); err != nil {
+		return err
+	}
+	if plan.Segments == 1 {
+		return nil
+	}
+	grid, block = plan.PartialsLaunch()
+	return Run(second, grid, block, []any{out, dst, float64(plan.M), float64(plan.Segments)})
 }

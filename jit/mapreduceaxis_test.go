@@ -3,6 +3,7 @@ package jit
 import (
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/gluaproject/glua/device"
@@ -55,10 +56,13 @@ func TestMapReduceAlongAnAxisAgreesWithAReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shapes := [][2]int{{1, 1}, {300, 1}, {2, 300}, {37, 64}}
+	// one value per result; one result; segments of the outer form
+	// (300x2 along axis 1) and of the inner one (2x3000 along axis 2),
+	// each ending inside a run; warps whose lanes run out (37x5)
+	shapes := [][2]int{{1, 1}, {300, 1}, {300, 2}, {2, 3000}, {37, 5}, {37, 64}}
 	if raceEnabled {
-		// a block of ReduceBlock goroutines per result: a few results each way
-		shapes = [][2]int{{1, 1}, {12, 1}, {2, 12}, {3, 5}}
+		// the inner form runs blocks of 256 goroutines
+		shapes = [][2]int{{1, 1}, {12, 1}, {130, 2}, {2, 2100}, {3, 5}}
 	}
 	for _, shape := range shapes {
 		rows, cols := shape[0], shape[1]
@@ -78,14 +82,10 @@ func TestMapReduceAlongAnAxisAgreesWithAReference(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					p, err := CheckMapReduceAxis(f, sig, c.op, acc, Options{})
-					if err != nil {
-						t.Fatal(err)
-					}
 					m, _, _, _ := AxisLayout(rows, cols, axis)
 					run := func() HostArray {
 						out := HostArray{DType: acc, Shape: []int{m}, Data: make([]byte, m*acc.Size())}
-						if err := RunMapReduceAxis(p, rows, cols, axis, out, []any{x, y}); err != nil {
+						if err := runAxis(t, f, sig, c.op, rows, cols, axis, out, []any{x, y}); err != nil {
 							t.Fatal(err)
 						}
 						return out
@@ -125,16 +125,12 @@ func TestMapReduceAlongAnAxisStoresIntoOutsDType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := CheckMapReduceAxis(f, Signature{arr(device.Float64, 1)}, Reduction{Name: "sum"}, device.Float32, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	x := HostArray{DType: device.Float64, Shape: []int{4}, Data: make([]byte, 32)}
 	for i, v := range []float64{0.1, 0.2, 0.3, 0.4} {
 		storeFloat(device.Float64, x.Data, i, v)
 	}
 	out := HostArray{DType: device.Float32, Shape: []int{2}, Data: make([]byte, 8)}
-	if err := RunMapReduceAxis(p, 2, 2, 2, out, []any{x}); err != nil {
+	if err := runAxis(t, f, Signature{arr(device.Float64, 1)}, Reduction{Name: "sum"}, 2, 2, 2, out, []any{x}); err != nil {
 		t.Fatal(err)
 	}
 	if a, b := element(out, 0), element(out, 1); a != f32(0.1+0.2) || b != f32(0.3+0.4) {
@@ -142,7 +138,56 @@ func TestMapReduceAlongAnAxisStoresIntoOutsDType(t *testing.T) {
 	}
 }
 
-func TestMapReduceAlongAnAxisTranslatesToOneKernel(t *testing.T) {
+// runAxis plans an axis reduction of f over a rows×cols array, builds its
+// kernels as the runtime does (the first storing into out's dtype when
+// it has one segment, into partials of the accumulator's dtype
+// otherwise) and runs them into out.
+func runAxis(t *testing.T, f *Function, sig Signature, op Reduction, rows, cols, axis int, out HostArray, args []any) error {
+	t.Helper()
+	plan := PlanAxis(rows, cols, axis)
+	dst, err := AccumulatorDType(f, sig, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Segments == 1 {
+		dst = out.DType
+	}
+	first, err := CheckMapReduceAxis(f, sig, op, dst, plan.Inner, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var second *Program
+	if plan.Segments > 1 {
+		second = AxisPartials(first, op, out.DType)
+	}
+	return RunMapReduceAxis(first, second, plan, out, args)
+}
+
+// TestPlanAxisCutsFewLongResultsIntoSegments: few results of many values
+// are cut into segments that keep a GPU busy; many results, or short
+// ones, are not; a result's values lie together (inner) when kstride is
+// 1 and there are several.
+func TestPlanAxisCutsFewLongResultsIntoSegments(t *testing.T) {
+	for _, c := range []struct {
+		rows, cols, axis int
+		want             AxisPlan
+	}{
+		{16384, 16384, 1, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 8, SegLen: 2048}},
+		{16384, 16384, 2, AxisPlan{M: 16384, Len: 16384, Ostride: 16384, Kstride: 1, Inner: true, Segments: 1, SegLen: 16384}},
+		{256, 1 << 20, 2, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1 << 20, Kstride: 1, Inner: true, Segments: 64, SegLen: 16384}},
+		{1 << 20, 256, 1, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 512, SegLen: 2048}},
+		{1 << 20, 256, 2, AxisPlan{M: 1 << 20, Len: 256, Ostride: 256, Kstride: 1, Inner: true, Segments: 1, SegLen: 256}},
+		{100, 3, 1, AxisPlan{M: 3, Len: 100, Ostride: 1, Kstride: 3, Segments: 1, SegLen: 100}},
+		{5, 1, 2, AxisPlan{M: 5, Len: 1, Ostride: 1, Kstride: 1, Segments: 1, SegLen: 1}},
+		{0, 4, 1, AxisPlan{M: 4, Len: 0, Ostride: 1, Kstride: 4, Segments: 1, SegLen: 1}},
+	} {
+		if got := PlanAxis(c.rows, c.cols, c.axis); got != c.want {
+			t.Errorf("%dx%d along axis %d: %+v, want %+v", c.rows, c.cols, c.axis, got, c.want)
+		}
+	}
+}
+
+func TestMapReduceAlongAnAxisTranslatesToTwoForms(t *testing.T) {
 	f, err := ParseMap(kernelTree(t, `return function(x) return x * x end`), "kernel.lua")
 	if err != nil {
 		t.Fatal(err)
@@ -151,19 +196,53 @@ func TestMapReduceAlongAnAxisTranslatesToOneKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, Reduction{Fn: opFn}, device.Float32, Options{})
+	op := Reduction{Fn: opFn}
+	inner, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, op, device.Float32, true, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	containsAll(t, CUDA(p), []string{
+	containsAll(t, CUDA(inner), []string{
 		"__device__ inline double glua_map_axis_fn_op(double l0_a, double l1_b) {",
-		`extern "C" __global__ void glua_map_axis_fn(float* p_out, i64 p_out_n0, i64 l0_m, i64 l1_len, i64 l2_ostride, i64 l3_kstride, i64 l4_nblocks, float* p_in1, i64 p_in1_n0)`,
-		"f1_i = ((i64)blockIdx.x + 1), f1_stop = l0_m, f1_step = l4_nblocks;",
-		"f2_i = ((i64)threadIdx.x + 1), f2_stop = l1_len, f2_step = (256LL);",
-		"l7_i = wrap_add(wrap_add(wrap_mul(wrap_sub(l5_o, (1LL)), l2_ostride), wrap_mul(wrap_sub(l6_k, (1LL)), l3_kstride)), (1LL));",
-		"l9_acc = glua_map_axis_fn_op(l9_acc, ((double)(l8_x * l8_x)));",
-		"if (((l10_lane <= (128LL)) && (wrap_add(((i64)threadIdx.x + 1), (128LL)) <= l1_len))) {",
-		"p_out[(l5_o - 1)] = (float)(s0_tree[((1LL) - 1)]);",
-		"__syncthreads();\n        }\n    }\n}",
+		`extern "C" __global__ void glua_map_axis_fn(float* p_dst, i64 p_dst_n0, i64 l0_m, i64 l1_len, i64 l2_ostride, i64 l3_kstride, i64 l4_segments, i64 l5_seglen, float* p_in1, i64 p_in1_n0)`,
+		// blocks along z take the segments, warps along y the results
+		"f1_i = ((i64)blockIdx.z + 1), f1_stop = l4_segments, f1_step = ((i64)gridDim.z);",
+		"f2_i = ((i64)blockIdx.y * blockDim.y + threadIdx.y + 1), f2_stop = l0_m, f2_step = ((i64)gridDim.y * blockDim.y);",
+		// a lane's values are 32 apart, in runs of eight
+		"f3_i = wrap_add(l8_k0, wrap_sub(((i64)threadIdx.x + 1), (1LL))), f3_stop = l9_k1, f3_step = (256LL);",
+		"l11_k = wrap_add(l10_c, (224LL));",
+		"l12_i = wrap_add(wrap_add(wrap_mul(wrap_sub(l6_o, (1LL)), l2_ostride), wrap_mul(wrap_sub(l11_k, (1LL)), l3_kstride)), (1LL));",
+		"l14_acc = glua_map_axis_fn_op(l14_acc, ((double)(l13_x * l13_x)));",
+		// the warp's tree, combining only lanes that had a value
+		"l15_v = glua_shfl_down(l14_acc, (16LL));",
+		"if (((((i64)threadIdx.x + 1) <= (16LL)) && (wrap_add(wrap_add(l8_k0, wrap_sub(((i64)threadIdx.x + 1), (1LL))), (16LL)) <= l9_k1))) {",
+		"p_dst[(wrap_add(wrap_mul(wrap_sub(l7_s, (1LL)), l0_m), l6_o) - 1)] = (float)(l14_acc);",
+	})
+	if src := CUDA(inner); strings.Contains(src, "__syncthreads") || strings.Contains(src, "__shared__") {
+		t.Error("the inner form uses a block's barrier or shared memory")
+	}
+	outer, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, op, device.Float64, false, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := CUDA(outer)
+	containsAll(t, src, []string{
+		// blocks along y take the segments, threads along x the results
+		"f1_i = ((i64)blockIdx.y + 1), f1_stop = l4_segments, f1_step = ((i64)gridDim.y);",
+		"f2_i = ((i64)blockIdx.x * blockDim.x + threadIdx.x + 1), f2_stop = l0_m, f2_step = ((i64)gridDim.x * blockDim.x);",
+		"f3_i = wrap_add(l8_k0, wrap_sub((1LL), (1LL))), f3_stop = l9_k1, f3_step = (8LL);",
+		"l11_k = wrap_add(l10_c, (7LL));",
+		"p_dst[(wrap_add(wrap_mul(wrap_sub(l7_s, (1LL)), l0_m), l6_o) - 1)] = (double)(l14_acc);",
+	})
+	if strings.Contains(src, "= glua_shfl_down(") {
+		t.Error("the outer form shuffles")
+	}
+	containsAll(t, CUDA(AxisPartials(outer, op, device.Float32)), []string{
+		`extern "C" __global__ void glua_map_axis_fn_partials(float* p_out, i64 p_out_n0, double* p_partials, i64 p_partials_n0, i64 l0_m, i64 l1_segments)`,
+		"l4_acc = glua_map_axis_fn_op(l4_acc, p_partials[(wrap_add(wrap_mul(wrap_sub(l3_s, (1LL)), l0_m), l2_o) - 1)]);",
+		// a warp per result, its lanes taking segments 32 apart
+		"f1_i = ((i64)blockIdx.y * blockDim.y + threadIdx.y + 1), f1_stop = l0_m, f1_step = ((i64)gridDim.y * blockDim.y);",
+		"f2_i = ((i64)threadIdx.x + 1), f2_stop = l1_segments, f2_step = (32LL);",
+		"l5_v = glua_shfl_down(l4_acc, (16LL));",
+		"p_out[(l2_o - 1)] = (float)(l4_acc);",
 	})
 }

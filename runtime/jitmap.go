@@ -16,7 +16,7 @@ type mapFunc struct {
 	fn         *jit.Function
 	variants   map[string]*jitVariant       // by out's dtype and the signature
 	reductions map[string]*mapReduceVariant // by op and the signature
-	axes       map[string]*jitVariant       // axis reductions, by op, out's dtype and the signature
+	axes       map[string]*mapReduceVariant // axis reductions, by op, form, dtypes and the signature
 }
 
 // Map writes out[i] = fn(args[1][i], args[2][i], ...) for every element i

@@ -245,7 +245,8 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 		return nil, err
 	}
 	rows, cols := first.shape[0], first.shape[1]
-	m, length, _, _ := jit.AxisLayout(rows, cols, axis)
+	plan := jit.PlanAxis(rows, cols, axis)
+	m, length := plan.M, plan.Len
 	if m > 0 && length == 0 { // a message only for an axis with nothing to reduce
 		what := fmt.Sprintf("the %d elements of axis %d of %s (shape %s)", length, axis, firstName, shapeString(first.shape))
 		if err := emptyReduction(op, length, what); err != nil {
@@ -264,11 +265,11 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 	case first.dtype.IsFloat():
 		d = first.dtype
 	}
-	p, err := rt.mapReduceAxisVariant(mf, sig, op, red, d)
+	v, err := rt.mapReduceAxisVariant(mf, sig, op, red, plan, acc, d)
 	if err != nil {
 		return nil, err
 	}
-	if err := rt.recordable(p.prog); err != nil {
+	if err := rt.recordable(v.first.prog); err != nil {
 		return nil, err
 	}
 	made := out == nil
@@ -279,10 +280,10 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 	}
 	if i := overlapping(out, args); i >= 0 {
 		return out, rt.throughTemporary(out, "out", args[i].(*Array), argName(mf, i), func(tmp *Array) error {
-			return rt.runMapReduceAxis(p, rows, cols, axis, tmp, args, host)
+			return rt.runMapReduceAxis(v, plan, tmp, args, host)
 		})
 	}
-	if err := rt.runMapReduceAxis(p, rows, cols, axis, out, args, host); err != nil {
+	if err := rt.runMapReduceAxis(v, plan, out, args, host); err != nil {
 		if made {
 			out.Free()
 		}
@@ -291,31 +292,77 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 	return out, nil
 }
 
-// runMapReduceAxis runs an axis reduction's kernel into out, on the CPU
-// for a host backend.
-func (rt *Runtime) runMapReduceAxis(p *jitVariant, rows, cols, axis int, out *Array, args []any, host bool) error {
-	m, length, ostride, kstride := jit.AxisLayout(rows, cols, axis)
-	if m == 0 {
+// runMapReduceAxis runs an axis reduction's kernels into out, on the CPU
+// for a host backend: the first alone when the plan has one segment,
+// otherwise the first into partials and the second from them into out.
+func (rt *Runtime) runMapReduceAxis(v *mapReduceVariant, plan jit.AxisPlan, out *Array, args []any, host bool) error {
+	if plan.M == 0 {
 		return nil
 	}
-	n := rows * cols
+	n := plan.M * plan.Len
 	if host {
 		mem := rt.backend.(HostMemory)
 		vals := hostValues(mem, args, n)
-		o := jit.HostArray{DType: out.dtype, Shape: []int{m}, Data: mem.Bytes(out.ptr(), out.NBytes())}
+		o := jit.HostArray{DType: out.dtype, Shape: []int{plan.M}, Data: mem.Bytes(out.ptr(), out.NBytes())}
+		var second *jit.Program
+		if v.second != nil {
+			second = v.second.prog
+		}
 		uses := append(argumentReads(args), out.span().writes("output"))
-		return rt.onHost(rt.streams.own, func() error { return jit.RunMapReduceAxis(p.prog, rows, cols, axis, o, vals) }, uses...)
+		return rt.onHost(rt.streams.own, func() error { return jit.RunMapReduceAxis(v.first.prog, second, plan, o, vals) }, uses...)
 	}
-	g := jit.AxisGrid(m)
-	vals := []any{out, float64(m), float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}
+	dst := out
+	if v.second != nil {
+		// every partial is written: no zeros needed
+		partials, err := rt.DeviceArray([]int{plan.Segments * plan.M}, v.first.prog.Params[0].Array.DType)
+		if err != nil {
+			return err
+		}
+		defer partials.Free()
+		dst = partials
+	}
+	numbers := append([]any{dst}, plan.Values()...)
+	vals := []any{dst, float64(dst.shape[0])}
+	vals = append(vals, plan.Values()...)
 	for _, a := range args {
 		vals = append(vals, a)
 		if _, ok := a.(*Array); ok {
 			vals = append(vals, float64(n))
 		}
 	}
-	return rt.launchRecorded(p.prog, p.kernel, LaunchConfig{Grid: [3]uint32{uint32(g), 1, 1}, Block: [3]uint32{jit.ReduceBlock, 1, 1}}, vals, append([]any{out, float64(m), float64(length), float64(ostride), float64(kstride), float64(g)}, args...))
+	grid, block := plan.Launch()
+	cfg := LaunchConfig{Grid: dims(grid), Block: dims(block)}
+	if v.second == nil {
+		return rt.launchRecorded(v.first.prog, v.first.kernel, cfg, vals, append(numbers, args...))
+	}
+	second := []any{out, float64(plan.M), dst, float64(dst.shape[0]), float64(plan.M), float64(plan.Segments)}
+	var rec *Array
+	if v.first.prog.HasErrorRecord() {
+		var err error
+		if rec, err = rt.Zeros([]int{jit.ErrorSlots}, device.Int64); err != nil {
+			return err
+		}
+		defer rec.Free()
+		vals = append(vals, rec)
+		if v.second.prog.HasErrorRecord() {
+			second = append(second, rec)
+		}
+	}
+	if err := v.first.kernel.Launch(cfg, vals...); err != nil {
+		return err
+	}
+	grid, block = plan.PartialsLaunch()
+	if err := v.second.kernel.Launch(LaunchConfig{Grid: dims(grid), Block: dims(block)}, second...); err != nil {
+		return err
+	}
+	if rec != nil {
+		return recordedError(v.first.prog, append(numbers, args...), rec, nil)
+	}
+	return nil
 }
+
+// dims is a launch's grid or block as a LaunchConfig takes it.
+func dims(d [3]int) [3]uint32 { return [3]uint32{uint32(d[0]), uint32(d[1]), uint32(d[2])} }
 
 // axisOut checks the out of an axis reduction: live, m elements in one
 // dimension, and a dtype that holds the values (acc's kind).
@@ -337,25 +384,36 @@ func axisOut(rt *Runtime, out *Array, m int, acc device.DType, axis int, firstNa
 	return nil
 }
 
-// mapReduceAxisVariant translates (and on cuda compiles) the axis kernel
-// of mf for one signature, op and out dtype.
-func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction, out device.DType) (*jitVariant, error) {
+// mapReduceAxisVariant translates (and on cuda compiles) the kernels of
+// an axis reduction of mf for one signature, op, plan and out dtype: the
+// first storing into out's dtype when the plan has one segment, into
+// partials of the accumulator's dtype acc otherwise, with the second.
+func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op ReduceOp, red jit.Reduction, plan jit.AxisPlan, acc, out device.DType) (*mapReduceVariant, error) {
 	rt.kernels.maps.mu.Lock()
 	defer rt.kernels.maps.mu.Unlock()
-	key := reductionKey(op) + " " + out.String() + sig.String()
+	dst, segmented := out, plan.Segments > 1
+	if segmented {
+		dst = acc
+	}
+	key := fmt.Sprintf("%s %s inner=%t segmented=%t%s", reductionKey(op), out, plan.Inner, segmented, sig)
 	if v, ok := mf.axes[key]; ok {
 		return v, nil
 	}
-	p, err := jit.CheckMapReduceAxis(mf.fn, sig, red, out, jit.Options{})
+	first, err := jit.CheckMapReduceAxis(mf.fn, sig, red, dst, plan.Inner, jit.Options{})
 	if err != nil {
 		return nil, err
 	}
-	v, err := rt.readyVariant(p)
-	if err != nil {
+	v := &mapReduceVariant{}
+	if v.first, err = rt.readyVariant(first); err != nil {
 		return nil, err
+	}
+	if segmented {
+		if v.second, err = rt.readyVariant(jit.AxisPartials(first, red, out)); err != nil {
+			return nil, err
+		}
 	}
 	if mf.axes == nil {
-		mf.axes = map[string]*jitVariant{}
+		mf.axes = map[string]*mapReduceVariant{}
 	}
 	mf.axes[key] = v
 	return v, nil

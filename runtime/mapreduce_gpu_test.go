@@ -43,3 +43,42 @@ end
 		t.Fatalf("%d results, want %d", len(gpu), 9*3*4)
 	}
 }
+
+// An axis reduction's order depends on the shape only (jit.PlanAxis), so
+// the GPU gives the CPU evaluator's bits too: both of its forms, with one
+// segment and with several, ending inside a run and with warps whose
+// lanes run out, for a named op and a function op.
+func TestGPUMapReduceAlongAnAxisGivesTheCPUBackendsBits(t *testing.T) {
+	gpu, cpu := onGPUAndCPU(t, `
+cuda, kernels = require("cuda"), require("kernels")
+got = {}
+for _, shape in ipairs({ { 300, 2 }, { 2, 3000 }, { 37, 5 }, { 1000, 3 }, { 4096, 70 }, { 70, 4096 } }) do
+  for _, dtype in ipairs({ "float32", "float64", "int32" }) do
+    local x = cuda.rand(shape, "float32", SEED)
+    kernels.scale(x, 2000)
+    kernels.add_scalar(x, -1000)
+    if dtype ~= "float32" then
+      local y = cuda.device_array(shape, dtype)
+      kernels.copy(y, x)
+      x:free()
+      x = y
+    end
+    for axis = 1, 2 do
+      for _, op in ipairs({ "sum", "max", function(a, b) return a + b end }) do
+        local r = kernels.map_reduce(function(v) return v * 3 end, op, x, { axis = axis }):to_table()
+        for _, v in ipairs(r) do got[#got + 1] = v end
+      end
+    end
+    x:free()
+  end
+end
+`)
+	for i := range gpu {
+		if math.Float64bits(gpu[i]) != math.Float64bits(cpu[i]) {
+			t.Fatalf("result %d: the GPU gives %v, the CPU backend %v", i+1, gpu[i], cpu[i])
+		}
+	}
+	if want := 3 * 3 * (302 + 3002 + 42 + 1003 + 4166 + 4166); len(gpu) != want {
+		t.Fatalf("%d results, want %d", len(gpu), want)
+	}
+}

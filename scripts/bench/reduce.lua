@@ -1,11 +1,14 @@
 -- Reductions of 2^28 elements (2^16 on the CPU backend) in float32, float64
 -- and int32: kernels.sum, kernels.norm, kernels.max_abs_diff and a
--- kernels.map_reduce sum: device time per call (B.device_time, ms and
+-- kernels.map_reduce sum, and for float32 map_reduce sums along each axis
+-- of three 2-D shapes of the same elements (square, 256 columns, 256
+-- rows; reduce_axis lines): device time per call (B.device_time, ms and
 -- gbs) and host time per call (B.wall_time, wall_ms and wall_gbs), GB/s
 -- counting the bytes read. Each call waits for its number, as a Lua
 -- caller does, so the fair peers are reduce.py's <case>_item lines on
 -- either clock, and its plain lines' device time as the kernels' bound.
--- Peer: reduce.py (torch.sum, torch.linalg.norm, (a - b).abs().max()).
+-- Peer: reduce.py (torch.sum, torch.linalg.norm, (a - b).abs().max(),
+-- torch.sum(x, dim)).
 --   glua scripts/bench/reduce.lua [log2 elements] [dtype,...]
 local B = dofile((arg[0]:match("(.*/)") or "./") .. "_bench.lua")
 local cuda, kernels = require("cuda"), require("kernels")
@@ -48,4 +51,22 @@ for _, dtype in ipairs(dtypes) do
   end
   x:free()
   y:free()
+end
+
+-- along an axis: one result per column (axis = 1) or per row (axis = 2),
+-- into a float32 out, as torch.sum(x, dim) gives
+if dtypes[1] == "float32" then
+  local side = math.floor(2 ^ math.floor(math.log(n) / math.log(2) / 2) + 0.5)
+  local x = random("float32", 3)
+  for _, shape in ipairs({ { side, n / side }, { n / 256, 256 }, { 256, n / 256 } }) do
+    local m = x:reshape(shape)
+    for axis = 1, 2 do
+      local out = cuda.device_array(shape[3 - axis], "float32")
+      local fn = function() kernels.map_reduce(identity, "sum", m, { axis = axis, out = out }) end
+      local t = B.device_time(fn, reps, samples)
+      B.emit({ bench = "reduce_axis", impl = "glua", device = device, dtype = "float32", rows = shape[1], cols = shape[2],
+        axis = axis, ms = t * 1e3, gbs = 4 * n / t / 1e9, first = out:copy_to_host()[1] })
+    end
+  end
+  x:free()
 end

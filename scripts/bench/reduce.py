@@ -1,6 +1,8 @@
 """Peer of reduce.lua: torch.sum, torch.linalg.norm and (a - b).abs().max()
 of 2^28 elements in float32, float64 and int32, and for float32 also
-torch.sum(dtype=torch.float64), the accumulation glua does. Each case runs
+torch.sum(dtype=torch.float64), the accumulation glua does, and
+torch.sum(x, dim) along each axis of three 2-D shapes of the elements
+(reduce_axis lines, axis 1 for dim 0, as reduce.lua numbers them). Each case runs
 twice: with the result left on the device (the kernels' time alone), and
 as <case>_item with .item(), which waits for the number as a glua
 reduction, which returns a Lua number, always does. Each line has both
@@ -45,3 +47,14 @@ for name in dtypes:
              gbs=read / t / 1e9, wall_ms=w * 1e3, wall_gbs=read / w / 1e9, value=float(fn()))
     del x, y
     torch.cuda.empty_cache()
+
+if dtypes[0] == "float32":
+    side = 2 ** (n.bit_length() // 2)
+    x = random(torch.float32, 3)
+    for rows, cols in ((side, n // side), (n // 256, 256), (256, n // 256)):
+        m = x.view(rows, cols)
+        for axis in (1, 2):
+            out = torch.empty(cols if axis == 1 else rows, device="cuda")
+            t = device_time(lambda: torch.sum(m, dim=axis - 1, out=out), reps, samples)
+            emit(bench="reduce_axis", impl="pytorch", device=device_name(), dtype="float32", rows=rows, cols=cols,
+                 axis=axis, ms=t * 1e3, gbs=4 * n / t / 1e9, first=float(out[0]))
