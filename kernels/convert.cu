@@ -4,10 +4,37 @@
 // kernels.Copy does for every pair. Equal dtypes never come here: the host
 // copies their bits with a device-to-device memcpy.
 
+//
+// The loop has the elementwise kernels' launch shape (dtypes.cu): each
+// thread of a round loads U elements, a block's width apart, before it
+// stores any, U = 16 bytes of the narrower dtype, so that the thread keeps
+// at least a vector's bytes in flight; the host's grid
+// (kernels.ConvertShape) gives each thread one round.
+template <class D, class S, class I>
+__device__ inline void convert_loop(typename D::S* y, const typename S::S* x, I n) {
+    const int U = 16 / (sizeof(typename D::S) < sizeof(typename S::S) ? sizeof(typename D::S) : sizeof(typename S::S));
+    for (I b = units_first<U, I>(); b < n; b += units_step<U, I>()) {
+        typename S::S a[U];
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            I i = b + (I)k * (I)blockDim.x;
+            if (i < n) a[k] = x[i];
+        }
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            I i = b + (I)k * (I)blockDim.x;
+            if (i < n) y[i] = D::from_double(S::wide(a[k]));
+        }
+    }
+}
+
 template <class D, class S>
 __device__ inline void convert(typename D::S* y, const typename S::S* x, i64 n) {
-    i64 stride = grid_threads();
-    for (i64 i = global_thread(); i < n; i += stride) y[i] = D::from_double(S::wide(x[i]));
+    if (index32(n)) {
+        convert_loop<D, S, u32>(y, x, (u32)n);
+    } else {
+        convert_loop<D, S, i64>(y, x, n);
+    }
 }
 
 #define GLUA_CONVERT_PAIR(DN, DT, SN, ST)                                                       \

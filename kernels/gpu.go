@@ -88,10 +88,10 @@ func NewGPU(d Device) *GPU {
 
 const (
 	threadsPerBlock = 256
-	// maxBlocks bounds the grid of fill, conversions and random numbers,
-	// whose loops stride over the rest: 8192 blocks of 256 threads fill
-	// any current GPU several times over. The kernels of the elementwise
-	// table have a shape of their own (ElementwiseShape).
+	// maxBlocks bounds the grid of fill and random numbers, whose loops
+	// stride over the rest: 8192 blocks of 256 threads fill any current
+	// GPU several times over. Conversions and the kernels of the
+	// elementwise table have a shape of their own (ElementwiseShape).
 	maxBlocks = 8192
 	// Reductions use a grid that depends on n only, so that the order of
 	// summation, and the result, does not depend on the device; the CPU
@@ -309,7 +309,8 @@ func (g *GPU) Copy(dstDT device.DType, dst device.Ptr, srcDT device.DType, src d
 	if err != nil {
 		return wrap("Copy", err)
 	}
-	return wrap("Copy", f(gridFor(n), block1D, 0, s, dst, src, int64(n)))
+	grid, block := ConvertShape(n, dstDT, srcDT)
+	return wrap("Copy", f(grid, block, 0, s, dst, src, int64(n)))
 }
 
 // Rand fills n elements at x with uniform values in [0, 1), the same bits

@@ -209,13 +209,15 @@ func TestGPUFillCoversEveryAlignment(t *testing.T) {
 	}
 }
 
+// TestGPUCopyConvertsBetweenEveryPairOfDTypes: one element, a grid's
+// partial block, and more elements than a round of the grid with a tail.
 func TestGPUCopyConvertsBetweenEveryPairOfDTypes(t *testing.T) {
 	b := gpu(t)
 	g := kernels.NewGPU(b)
 	rng := newRand(t)
 	for _, src := range device.DTypes {
 		for _, dst := range device.DTypes {
-			for _, n := range []int{1, 5000} {
+			for _, n := range []int{1, 5000, 1<<20 + 3} {
 				x := hostileValues(rng, src, n)
 				xd := place(t, b, x, src.Size())
 				yd := place(t, b, hostileValues(rng, dst, n), 0)

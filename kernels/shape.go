@@ -1,6 +1,10 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gluaproject/glua/device"
+)
 
 // The launch shape of elementwise kernels, the built-ins' and
 // kernels.map's alike: blocks of ElementwiseThreads threads, each thread
@@ -52,6 +56,13 @@ func ElementwiseShape(sms, n, size int, vec bool) (grid, block [3]uint32) {
 		b = min(b, sms*elementwiseBlocksPerSM)
 	}
 	return [3]uint32{uint32(min(max(b, 1), maxGridX)), 1, 1}, [3]uint32{ElementwiseThreads, 1, 1}
+}
+
+// ConvertShape is the grid and block of a conversion of n elements
+// between dtypes a and b (convert.cu): a one-shot grid whose threads each
+// take 16 bytes' worth of elements of the narrower dtype.
+func ConvertShape(n int, a, b device.DType) (grid, block [3]uint32) {
+	return ElementwiseShape(0, n, min(a.Size(), b.Size()), true)
 }
 
 // unitsDefine is the C definitions the CUDA C of every elementwise loop

@@ -7,7 +7,9 @@
 -- place on each other dtype (float64, float16, bfloat16, int32, int64,
 -- uint8) on arrays of n elements, which should reach the bandwidth
 -- float32's does (fraction_of_float32 near 1) and PyTorch's add_ on the
--- same dtype.
+-- same dtype. Then kernels.copy between dtypes (copy_convert lines, the
+-- bytes read and written) and kernels.fill of float32 (fill), against
+-- PyTorch's copy_ and fill_.
 --   glua scripts/bench/operators.lua [log2 elements]   (default 28 on the GPU, 20 on the CPU)
 -- Peer: operators.py.
 local B = dofile((arg[0]:match("(.*/)") or "./") .. "_bench.lua")
@@ -58,4 +60,27 @@ for _, case in ipairs({ { "float64", 8 }, { "float16", 2 }, { "bfloat16", 2 }, {
     gbs = ibytes / t / 1e9, fraction_of_float32 = (ibytes / t / 1e9) / gbs })
   xi:free()
   zi:free()
+end
+
+local sizes = { float64 = 8, float32 = 4, float16 = 2, bfloat16 = 2, int32 = 4, uint8 = 1 }
+local pairs_ = { { "float32", "float16" }, { "float16", "float32" }, { "float32", "bfloat16" }, { "float32", "float64" },
+  { "float64", "float32" }, { "float32", "int32" }, { "int32", "float32" }, { "uint8", "float32" }, { "float32", "uint8" } }
+for _, p in ipairs(pairs_) do
+  local from, to = p[1], p[2]
+  local f = kernels.scale(cuda.rand(n, "float32", 5), 200)
+  local src = from == "float32" and f or kernels.copy(cuda.device_array(n, from), f)
+  local dst = cuda.device_array(n, to)
+  local t = B.device_time(function() kernels.copy(dst, src) end, reps, 5)
+  local cbytes = (sizes[from] + sizes[to]) * n
+  B.emit({ bench = "copy_convert", impl = "glua", from = from, to = to, device = B.device_name(), n = n, ms = t * 1e3,
+    gbs = cbytes / t / 1e9 })
+  f:free()
+  if src ~= f then src:free() end
+  dst:free()
+end
+do
+  local f = cuda.device_array(n, "float32")
+  local t = B.device_time(function() kernels.fill(f, 1.5) end, reps, 5)
+  B.emit({ bench = "fill", impl = "glua", dtype = "float32", device = B.device_name(), n = n, ms = t * 1e3, gbs = 4 * n / t / 1e9 })
+  f:free()
 end

@@ -1,6 +1,7 @@
 """Peer of operators.lua: torch's a + b, a new tensor each time, against
 c.add_(a) in place, on 2^28 float32, then c.add_(a) on float64, float16,
-bfloat16, int32, int64 and uint8, in the same JSON lines."""
+bfloat16, int32, int64 and uint8, then dst.copy_(src) between dtypes and
+fill_ on float32, in the same JSON lines."""
 import sys
 
 import torch
@@ -43,3 +44,17 @@ for dtype in (torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.i
     emit(bench="add_in_place", impl="torch", dtype=str(dtype).removeprefix("torch."), device=device_name(), n=n,
          ms=t * 1e3, gbs=ibytes / t / 1e9, fraction_of_float32=(ibytes / t / 1e9) / gbs)
     del xi, zi
+
+pairs = [("float32", "float16"), ("float16", "float32"), ("float32", "bfloat16"), ("float32", "float64"),
+         ("float64", "float32"), ("float32", "int32"), ("int32", "float32"), ("uint8", "float32"), ("float32", "uint8")]
+for a_name, b_name in pairs:
+    a_dt, b_dt = getattr(torch, a_name), getattr(torch, b_name)
+    src = (torch.rand(n, device="cuda") * 200).to(a_dt)
+    dst = torch.empty(n, device="cuda", dtype=b_dt)
+    t = device_time(lambda: dst.copy_(src), reps=20)
+    emit(bench="copy_convert", impl="torch", device=device_name(), n=n, ms=t * 1e3,
+         gbs=(a_dt.itemsize + b_dt.itemsize) * n / t / 1e9, **{"from": a_name, "to": b_name})
+    del src, dst
+f = torch.empty(n, device="cuda")
+t = device_time(lambda: f.fill_(1.5), reps=20)
+emit(bench="fill", impl="torch", dtype="float32", device=device_name(), n=n, ms=t * 1e3, gbs=4 * n / t / 1e9)
