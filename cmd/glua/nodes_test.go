@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -17,20 +18,37 @@ import (
 // These are glua --nnodes: a launcher a node, meeting at node 0's
 // address, here two nodes on one host.
 
-// freePortPair is a port P of 127.0.0.1 free now with P+1 free too: the
-// launchers meet on P, the ranks on P+1.
+// portsHanded are the ports freePortPair has returned (P and P+1), which
+// it never returns again: the tests run in parallel, and the system may
+// hand a port just closed to the next listener, so that two jobs would
+// meet on one address.
+var portsHanded = struct {
+	sync.Mutex
+	taken map[int]bool
+}{taken: map[int]bool{}}
+
+// freePortPair is a port P of 127.0.0.1 free now with P+1 free too, and
+// neither handed to another test of this process: the launchers meet on
+// P, the ranks on P+1.
 func freePortPair(t *testing.T) int {
 	t.Helper()
-	for range 20 {
+	portsHanded.Lock()
+	defer portsHanded.Unlock()
+	for range 50 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := l.Addr().(*net.TCPAddr).Port
+		if portsHanded.taken[p] || portsHanded.taken[p+1] {
+			l.Close()
+			continue
+		}
 		next, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
 		l.Close()
 		if err == nil {
 			next.Close()
+			portsHanded.taken[p], portsHanded.taken[p+1] = true, true
 			return p
 		}
 	}
