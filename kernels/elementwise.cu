@@ -184,7 +184,16 @@ extern "C" __global__ void glua_fill(u8* x, u64 nbytes, u64 lo, u64 hi) {
     v.z = (u32)hi;
     v.w = (u32)(hi >> 32);
     v16* body = (v16*)(x + head);
-    for (i64 i = tid; (u64)i < nv; i += stride) body[i] = v;
+    // the body in units_first's shape: U vectors a thread, a block's
+    // width apart, a round each on the host's grid (kernels.FillShape)
+    const int U = GLUA_FILL_VECTORS_PER_THREAD;
+    for (u64 b = units_first<U, u64>(); b < nv; b += units_step<U, u64>()) {
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            u64 i = b + (u64)k * blockDim.x;
+            if (i < nv) body[i] = v;
+        }
+    }
     for (i64 i = tid; (u64)i < head; i += stride) x[i] = pattern_byte(lo, hi, (u64)i);
     for (u64 i = tail + (u64)tid; i < nbytes; i += (u64)stride) x[i] = pattern_byte(lo, hi, i);
 }

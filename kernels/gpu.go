@@ -88,10 +88,10 @@ func NewGPU(d Device) *GPU {
 
 const (
 	threadsPerBlock = 256
-	// maxBlocks bounds the grid of fill and random numbers, whose loops
-	// stride over the rest: 8192 blocks of 256 threads fill any current
-	// GPU several times over. Conversions and the kernels of the
-	// elementwise table have a shape of their own (ElementwiseShape).
+	// maxBlocks bounds the grid of random numbers, whose loops stride
+	// over the rest: 8192 blocks of 256 threads fill any current GPU
+	// several times over. Fill, conversions and the kernels of the
+	// elementwise table have shapes of their own (shape.go).
 	maxBlocks = 8192
 	// Reductions use a grid that depends on n only, so that the order of
 	// summation, and the result, does not depend on the device; the CPU
@@ -229,7 +229,8 @@ func (g *GPU) Fill(dt device.DType, x device.Ptr, v float64, n int, s device.Str
 		return wrap("Fill", err)
 	}
 	nbytes := n * dt.Size()
-	return wrap("Fill", f(gridFor(nbytes/16+16), block1D, 0, s, x, uint64(nbytes), lo, hi))
+	grid, block := FillShape(nbytes)
+	return wrap("Fill", f(grid, block, 0, s, x, uint64(nbytes), lo, hi))
 }
 
 // Elementwise runs op on n elements in place: y = f(y, x, a), or for a

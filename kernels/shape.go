@@ -65,10 +65,24 @@ func ConvertShape(n int, a, b device.DType) (grid, block [3]uint32) {
 	return ElementwiseShape(0, n, min(a.Size(), b.Size()), true)
 }
 
+// FillVectorsPerThread is the 16-byte stores a thread of kernels.fill
+// makes, a block's width apart, on a one-shot grid. On an H200, 2^28
+// float32 (BENCHMARKS.md, 2026-11-28): one store a thread 0.273 ms, the
+// former grid-stride loop of 8192 blocks 0.246, four or eight stores a
+// thread 0.234-0.235, PyTorch's fill_ 0.231.
+const FillVectorsPerThread = 4
+
+// FillShape is the grid and block of kernels.fill over nbytes.
+func FillShape(nbytes int) (grid, block [3]uint32) {
+	per := ElementwiseThreads * FillVectorsPerThread * 16
+	b := (nbytes + per - 1) / per
+	return [3]uint32{uint32(min(max(b, 1), maxGridX)), 1, 1}, [3]uint32{ElementwiseThreads, 1, 1}
+}
+
 // unitsDefine is the C definitions the CUDA C of every elementwise loop
 // reads (dtypes.cu).
-var unitsDefine = fmt.Sprintf("#define GLUA_VECTORS_PER_THREAD %d\n#define GLUA_ELEMENTS_PER_THREAD %d\n",
-	VectorsPerThread, ElementsPerThread)
+var unitsDefine = fmt.Sprintf("#define GLUA_VECTORS_PER_THREAD %d\n#define GLUA_ELEMENTS_PER_THREAD %d\n#define GLUA_FILL_VECTORS_PER_THREAD %d\n",
+	VectorsPerThread, ElementsPerThread, FillVectorsPerThread)
 
 // Index32 says whether an elementwise kernel over n elements indexes
 // them with 32 bits: dtypes.cu's index32, which the built-ins test on
