@@ -5,6 +5,23 @@ import (
 	"testing"
 )
 
+// signedArray is a Lua function of the scripts below: an array of a
+// shape and dtype of values drawn from SEED in [-1000, 1000), truncated
+// for int32.
+const signedArray = `
+cuda, kernels = require("cuda"), require("kernels")
+function signed_array(shape, dtype)
+  local x = cuda.rand(shape, "float32", SEED)
+  kernels.scale(x, 2000)
+  kernels.add_scalar(x, -1000)
+  if dtype == "float32" then return x end
+  local y = cuda.device_array(shape, dtype)
+  kernels.copy(y, x)
+  x:free()
+  return y
+end
+`
+
 // kernels.map_reduce combines in an order that depends on the number of
 // elements only, so the GPU gives the CPU evaluator's bits: for each
 // named op and a function op, over sizes that leave a block's threads
@@ -12,20 +29,11 @@ import (
 // exactly one block (2048 elements), and fill and pass the largest grid
 // (1024 blocks), in float32, float64 and int32.
 func TestGPUMapReduceGivesTheCPUBackendsBits(t *testing.T) {
-	gpu, cpu := onGPUAndCPU(t, `
-cuda, kernels = require("cuda"), require("kernels")
+	gpu, cpu := onGPUAndCPU(t, signedArray+`
 got = {}
 for _, n in ipairs({ 1, 3, 255, 300, 2047, 2048, 2049, 2048 * 1024 - 1, 2048 * 1024 + 300 }) do
   for _, dtype in ipairs({ "float32", "float64", "int32" }) do
-    local x = cuda.rand(n, "float32", SEED)
-    kernels.scale(x, 2000)
-    kernels.add_scalar(x, -1000)
-    if dtype ~= "float32" then
-      local y = cuda.device_array(n, dtype)
-      kernels.copy(y, x)
-      x:free()
-      x = y
-    end
+    local x = signed_array(n, dtype)
     for _, op in ipairs({ "sum", "max", "min" }) do
       got[#got + 1] = kernels.map_reduce(function(v) return v end, op, x)
     end
@@ -49,20 +57,11 @@ end
 // segment and with several, ending inside a run and with warps whose
 // lanes run out, for a named op and a function op.
 func TestGPUMapReduceAlongAnAxisGivesTheCPUBackendsBits(t *testing.T) {
-	gpu, cpu := onGPUAndCPU(t, `
-cuda, kernels = require("cuda"), require("kernels")
+	gpu, cpu := onGPUAndCPU(t, signedArray+`
 got = {}
 for _, shape in ipairs({ { 300, 2 }, { 2, 3000 }, { 37, 5 }, { 1000, 3 }, { 4096, 70 }, { 70, 4096 } }) do
   for _, dtype in ipairs({ "float32", "float64", "int32" }) do
-    local x = cuda.rand(shape, "float32", SEED)
-    kernels.scale(x, 2000)
-    kernels.add_scalar(x, -1000)
-    if dtype ~= "float32" then
-      local y = cuda.device_array(shape, dtype)
-      kernels.copy(y, x)
-      x:free()
-      x = y
-    end
+    local x = signed_array(shape, dtype)
     for axis = 1, 2 do
       for _, op in ipairs({ "sum", "max", function(a, b) return a + b end }) do
         local r = kernels.map_reduce(function(v) return v * 3 end, op, x, { axis = axis }):to_table()
