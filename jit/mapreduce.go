@@ -275,11 +275,6 @@ func accDType(t Type) device.DType {
 // where has(w) holds: that lane held a value (the lanes with values are a
 // prefix of the block, so after each step they still are).
 func treeReduce(p *Program, r reducer, accSlot int, dst *Array, has func(w int64) Expr) []Stmt {
-	return treeReduceAt(p, r, accSlot, dst, &Block{Axis: 0}, has)
-}
-
-// treeReduceAt is treeReduce storing into dst at index at.
-func treeReduceAt(p *Program, r reducer, accSlot int, dst *Array, index Expr, has func(w int64) Expr) []Stmt {
 	acc := p.Locals[accSlot].Type
 	s := &Array{Name: "tree", DType: accDType(acc), Rank: 1, Param: -1, Shared: len(p.Shared), Size: ReduceBlock, Shape: []int{ReduceBlock}}
 	p.Shared = append(p.Shared, s)
@@ -306,7 +301,7 @@ func treeReduceAt(p *Program, r reducer, accSlot int, dst *Array, index Expr, ha
 			&If{Cond: cond, Then: []Stmt{&Store{Arr: s, Index: at(0), X: sum, Line: p.Line}}},
 			&SyncThreads{})
 	}
-	write := &Store{Arr: dst, Index: []Expr{index}, X: &Load{Arr: s, Index: []Expr{&Const{T: Int, I: 1}}, Line: p.Line}, Line: p.Line}
+	write := &Store{Arr: dst, Index: []Expr{&Block{Axis: 0}}, X: &Load{Arr: s, Index: []Expr{&Const{T: Int, I: 1}}, Line: p.Line}, Line: p.Line}
 	return append(out, &If{Cond: &Compare{Op: "==", X: lane, Y: &Const{T: Int, I: 1}}, Then: []Stmt{write}})
 }
 
