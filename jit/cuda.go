@@ -322,7 +322,11 @@ func (e *emitter) stmt(s Stmt) {
 	case *Atomic:
 		e.atomic(st)
 	case *If:
-		e.ifStmt(st)
+		if r := e.p.Runs; r != nil && st == r.Whole {
+			e.wholeRun(st, r)
+		} else {
+			e.ifStmt(st)
+		}
 	case *While:
 		e.block("while ("+e.expr(st.Cond)+")", st.Body)
 	case *For:

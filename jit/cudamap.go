@@ -2,6 +2,7 @@ package jit
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gluaproject/glua/kernels"
 )
@@ -131,4 +132,53 @@ func (e *emitter) mapElement(st *For, index, at string) {
 	defer func() { e.elements = nil }()
 	e.line("%s = %s;", e.local(st.Slot), index)
 	e.stmts(st.Body)
+}
+
+// wholeRun writes a map_reduce thread's run of groups of consecutive
+// elements: where every input is 16-byte aligned, each input's groups are
+// loaded as 16-byte vectors before any element is computed (a group
+// starts a multiple of its lanes in, and is 16 bytes or more of each
+// input); otherwise, and for the last, shorter run, one element at a time
+// as the CPU evaluator runs them.
+func (e *emitter) wholeRun(st *If, r *ReduceRuns) {
+	e.line("if (%s) {", e.expr(st.Cond))
+	e.depth++
+	if stop := e.stop(); stop != "" {
+		e.line("%s", stop)
+	}
+	aligned := make([]string, len(r.Inputs))
+	for k, a := range r.Inputs {
+		aligned[k] = "(u64)" + arrayName(a)
+	}
+	e.line("if (((%s) & 15) == 0) {", strings.Join(aligned, " | "))
+	e.depth++
+	start := e.expr(r.Start)
+	for _, a := range r.Inputs {
+		vectors := r.Lanes * a.DType.Size() / 16 // a group's
+		e.line("union { v16 v[%d]; %s e[%d]; } glua_%s;", r.Groups*vectors, storage(a.DType), r.Groups*r.Lanes, a.Name)
+		for g := range r.Groups {
+			for k := range vectors {
+				e.line("glua_%s.v[%d] = ((const v16*)(%s + (%s - 1) + %d))[%d];", a.Name, g*vectors+k, arrayName(a), start, r.offset(g, 0), k)
+			}
+		}
+	}
+	e.elements = map[*Array]string{}
+	for g := range r.Groups {
+		for j := range r.Lanes {
+			for _, a := range r.Inputs {
+				e.elements[a] = fmt.Sprintf("glua_%s.e[%d]", a.Name, g*r.Lanes+j)
+			}
+			e.line("%s = %s;", e.local(r.Index), e.expr(&Arith{Op: "+", X: r.Start, Y: &Const{T: Int, I: r.offset(g, j)}, T: Int}))
+			e.stmts(r.Element)
+		}
+	}
+	e.elements = nil
+	e.depth--
+	e.line("}")
+	e.block("else", st.Then)
+	e.depth--
+	e.line("}")
+	if len(st.Else) > 0 {
+		e.block("else", st.Else)
+	}
 }

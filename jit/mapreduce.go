@@ -14,18 +14,78 @@ import (
 const ReduceBlock = 256
 
 // ReduceMaxBlocks bounds the first kernel's grid, so that one block of
-// the second kernel reduces the partials in a few steps per thread.
-const ReduceMaxBlocks = 1024
+// the second kernel reduces the partials in a few steps per thread. A
+// grid of several waves of blocks kept arrays of 2^28 float16s, bfloat16s
+// and uint8s at 0.92–0.97 of kernels.sum's rate on an H200, where 1024
+// blocks, one wave, held them to 0.78–0.89.
+const ReduceMaxBlocks = 4096
+
+// reduceMaxBlocks is ReduceMaxBlocks, which tests lower to pass the grid
+// with few elements.
+var reduceMaxBlocks = ReduceMaxBlocks
 
 // ReduceChunk is the number of elements a thread of the first kernel
-// takes at a time, ReduceBlock apart: a block takes ReduceChunk·
-// ReduceBlock consecutive elements at a time, each load instruction of a
-// warp reads 32 consecutive elements, and a thread's loads are
-// independent of one another, so it has them all in flight at once. One
-// element a thread at a time kept too few bytes in flight (0.55 of
-// kernels.sum's rate on an H200); runs of four consecutive elements a
-// thread read each cache line in four loads (float32 at 0.73).
+// takes at a time when every array's elements are 4 bytes or more,
+// ReduceBlock apart: a block takes ReduceChunk·ReduceBlock consecutive
+// elements at a time, each load instruction of a warp reads 32
+// consecutive elements, and a thread's loads are independent of one
+// another, so it has them all in flight at once. One element a thread at
+// a time kept too few bytes in flight (0.55 of kernels.sum's rate on an
+// H200); runs of four consecutive elements a thread read each cache line
+// in four loads (float32 at 0.73).
 const ReduceChunk = 8
+
+// ReduceRuns is how the first kernel of a map_reduce lays its elements
+// out. Each thread takes Groups groups of Lanes consecutive elements at a
+// time, the groups Lanes·ReduceBlock elements apart, so that each load
+// instruction of a warp reads consecutive memory and a thread has all its
+// loads in flight at once; a block takes Groups·Lanes·ReduceBlock
+// consecutive elements at a time.
+//
+// Arrays of 4-byte elements and wider take ReduceChunk single elements.
+// Where an array has 1- or 2-byte elements, a group is 16 bytes of the
+// narrowest and a thread takes narrowGroups of them, which the CUDA C
+// loads as 16-byte vectors when every array is 16-byte aligned. One
+// element a load held float16 sums to 0.68–0.72 of kernels.sum's rate and
+// uint8 to 0.52 on an H200; one group of 16 bytes a thread, to 0.66 and
+// 0.79, too few bytes in flight; eight groups, to 0.93–0.97 and
+// 0.92–0.94.
+type ReduceRuns struct {
+	Lanes, Groups int
+	// Whole is the If that takes a whole run of groups of several lanes:
+	// Then is, for each element in order, Index set to Start plus the
+	// element's offset and then Element, which loads Inputs at Index.
+	// Nil where Lanes is 1.
+	Whole   *If
+	Start   Expr
+	Index   int
+	Inputs  []*Array
+	Element []Stmt
+}
+
+// narrowGroups is the groups of 16 bytes a thread takes at a time from
+// arrays of 1- and 2-byte elements.
+const narrowGroups = 8
+
+// reduceRuns is the layout for the arrays of sig.
+func reduceRuns(sig Signature) *ReduceRuns {
+	narrowest := 8
+	for _, a := range sig {
+		if a.Array {
+			narrowest = min(narrowest, a.DType.Size())
+		}
+	}
+	if narrowest >= 4 {
+		return &ReduceRuns{Lanes: 1, Groups: ReduceChunk}
+	}
+	return &ReduceRuns{Lanes: 16 / narrowest, Groups: narrowGroups}
+}
+
+// perBlock is how many consecutive elements a block takes at a time.
+func (r *ReduceRuns) perBlock() int { return r.Groups * r.Lanes * ReduceBlock }
+
+// offset is the place of element j of group g in a thread's run.
+func (r *ReduceRuns) offset(g, j int) int64 { return int64(g*r.Lanes*ReduceBlock + j) }
 
 // reduceOps are the named ops of kernels.map_reduce.
 var reduceOps = map[string]bool{"sum": true, "prod": true, "max": true, "min": true}
@@ -108,11 +168,12 @@ func (r reducer) start(accSlot int) []Stmt {
 // are the partials (one per block, float64 when the values are floats,
 // int64 when they are integers and op keeps them integers), n (the
 // number of elements, an integer) and then one per Arg as in CheckMap.
-// Thread t of block b (both from 1) takes, into an accumulator, the
-// elements c, c + ReduceBlock, ..., c + (ReduceChunk - 1)·ReduceBlock
-// (those up to n) in that order, for c = (b - 1)·ReduceChunk·ReduceBlock
-// + t, then the same from c + ReduceChunk·ReduceBlock·(number of blocks),
-// and so on; the block's accumulators are then combined as a tree in
+// With the layout L = reduceRuns(sig) (the program's Runs), thread t of
+// block b (both from 1) takes, into an accumulator, the elements c + o
+// (those up to n) for each offset o = L.offset(g, j), groups g and lanes
+// j in order, where c = (b - 1)·L.perBlock() + (t - 1)·L.Lanes + 1; then
+// the same from c + L.perBlock()·(number of blocks), and so on. The
+// block's accumulators are then combined as a tree in
 // shared memory in a fixed order (lane j with lane j + w, for w = 128,
 // 64, ..., 1), and lane 1 writes the block's partial. ReducePartials is
 // the second kernel. For a given grid the result is the same every run,
@@ -151,23 +212,48 @@ func CheckMapReduce(f *Function, sig Signature, op Reduction, o Options) (*Progr
 		cSlot := t.newLocal("c", Int)
 		n := &LocalGet{Slot: nSlot, T: Int}
 		c := &LocalGet{Slot: cSlot, T: Int}
+		runs := reduceRuns(sig)
+		t.prog.Runs = runs
+		lanes := int64(runs.Lanes)
 		// runStart is the first element of the thread w lanes on.
 		runStart := func(w int64) Expr {
-			block := &Arith{Op: "*", X: &Arith{Op: "-", X: &Block{Axis: 0}, Y: &Const{T: Int, I: 1}, T: Int}, Y: &Const{T: Int, I: ReduceChunk * ReduceBlock}, T: Int}
-			return &Arith{Op: "+", X: block, Y: &Arith{Op: "+", X: &Thread{Axis: 0}, Y: &Const{T: Int, I: w}, T: Int}, T: Int}
+			block := &Arith{Op: "*", X: &Arith{Op: "-", X: &Block{Axis: 0}, Y: &Const{T: Int, I: 1}, T: Int}, Y: &Const{T: Int, I: int64(runs.perBlock())}, T: Int}
+			var lane Expr = &Arith{Op: "+", X: &Thread{Axis: 0}, Y: &Const{T: Int, I: w}, T: Int}
+			if lanes > 1 {
+				lane = &Arith{Op: "+", X: &Arith{Op: "*", X: &Arith{Op: "-", X: lane, Y: &Const{T: Int, I: 1}, T: Int}, Y: &Const{T: Int, I: lanes}, T: Int}, Y: &Const{T: Int, I: 1}, T: Int}
+			}
+			return &Arith{Op: "+", X: block, Y: lane, T: Int}
 		}
+		plus := func(x Expr, k int64) Expr { return &Arith{Op: "+", X: x, Y: &Const{T: Int, I: k}, T: Int} }
 		element := slices.Concat(loads, stmts, []Stmt{r.accumulate(accSlot, t.to(x, r.t), &Compare{Op: "==", X: index[0], Y: runStart(0)})})
 		// A whole run is its elements one after another, so that their
 		// loads can be issued together; the last, shorter run is a loop.
 		var whole []Stmt
-		for k := range int64(ReduceChunk) {
-			whole = append(whole, &Set{Slot: i, X: &Arith{Op: "+", X: c, Y: &Const{T: Int, I: k * ReduceBlock}, T: Int}})
-			whole = append(whole, element...)
+		for g := range runs.Groups {
+			for j := range runs.Lanes {
+				whole = append(whole, &Set{Slot: i, X: plus(c, runs.offset(g, j))})
+				whole = append(whole, element...)
+			}
 		}
-		runEnd := &Arith{Op: "+", X: c, Y: &Const{T: Int, I: (ReduceChunk - 1) * ReduceBlock}, T: Int}
-		run := &If{Cond: &Compare{Op: "<=", X: runEnd, Y: n}, Then: whole,
-			Else: []Stmt{&For{Slot: i, Start: c, Stop: n, Step: &Const{T: Int, I: ReduceBlock}, Body: element}}}
-		step := &Arith{Op: "*", X: &GridDim{Axis: 0}, Y: &Const{T: Int, I: ReduceChunk * ReduceBlock}, T: Int}
+		groupGap := &Const{T: Int, I: lanes * ReduceBlock}
+		var rest Stmt = &For{Slot: i, Start: c, Stop: n, Step: groupGap, Body: element}
+		if lanes > 1 {
+			// each group's lanes up to n
+			g := &LocalGet{Slot: t.newLocal("g", Int), T: Int}
+			last := &Math{Fn: "min", Args: []Expr{plus(g, lanes-1), n}, T: Int}
+			rest = &For{Slot: g.Slot, Start: c, Stop: n, Step: groupGap, Body: []Stmt{
+				&For{Slot: i, Start: g, Stop: last, Step: &Const{T: Int, I: 1}, Body: element}}}
+		}
+		run := &If{Cond: &Compare{Op: "<=", X: plus(c, runs.offset(runs.Groups-1, runs.Lanes-1)), Y: n}, Then: whole, Else: []Stmt{rest}}
+		if lanes > 1 {
+			runs.Whole, runs.Start, runs.Index, runs.Element = run, c, i, element
+			for _, p := range t.prog.Params {
+				if p.Array != nil && p.Array != partials {
+					runs.Inputs = append(runs.Inputs, p.Array)
+				}
+			}
+		}
+		step := &Arith{Op: "*", X: &GridDim{Axis: 0}, Y: &Const{T: Int, I: int64(runs.perBlock())}, T: Int}
 		loop := &For{Slot: cSlot, Start: runStart(0), Stop: n, Step: step, Body: []Stmt{run}}
 		var has func(w int64) Expr
 		if r.fn != nil {
@@ -334,11 +420,12 @@ func identity(op string, t Type) Expr {
 	return &Const{T: t, F: f}
 }
 
-// ReduceGrid is the first kernel's number of blocks for n elements; both
-// backends use it, so that they combine the elements in the same order.
-func ReduceGrid(n int) int {
-	const perBlock = ReduceChunk * ReduceBlock // ReduceChunk elements for each thread
-	return max(1, min((n+perBlock-1)/perBlock, ReduceMaxBlocks))
+// ReduceGrid is the number of blocks of first, a map_reduce's first
+// kernel, for n elements; both backends use it, so that they combine the
+// elements in the same order.
+func ReduceGrid(first *Program, n int) int {
+	perBlock := first.Runs.perBlock()
+	return max(1, min((n+perBlock-1)/perBlock, reduceMaxBlocks))
 }
 
 // RunMapReduce runs both kernels of a map_reduce over n elements on the
@@ -349,7 +436,7 @@ func RunMapReduce(first, second *Program, n int, args []any) (float64, error) {
 		return 0, errors.New("jit: a reduction by a function of no elements: the function has no identity to return")
 	}
 	d := first.Params[0].Array.DType
-	g := ReduceGrid(n)
+	g := ReduceGrid(first, n)
 	partials := HostArray{DType: d, Shape: []int{g}, Data: make([]byte, g*d.Size())}
 	if err := Run(first, [3]int{g, 1, 1}, [3]int{ReduceBlock, 1, 1}, append([]any{partials, float64(n)}, args...)); err != nil {
 		return 0, err

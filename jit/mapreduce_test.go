@@ -26,23 +26,33 @@ func mapReduce(t *testing.T, src, op string, n int, sig Signature, args []any) f
 	return v
 }
 
+// fewBlocks lowers the first kernel's largest grid to 8 blocks for the
+// test, so that arrays of a few hundred thousand elements pass it in
+// every layout.
+func fewBlocks(t *testing.T) {
+	reduceMaxBlocks = 8
+	t.Cleanup(func() { reduceMaxBlocks = ReduceMaxBlocks })
+}
+
 // TestMapReduceAgreesWithAReference reduces x*y (and |x - y|) over
 // random arrays of several sizes, each op, against plain Go loops: exact
-// for integers, max and min; within rounding for float sums.
+// for integers, max and min; within rounding for float sums. float16 and
+// uint8 take groups of consecutive elements (ReduceRuns); the largest
+// sizes pass the grid (fewBlocks).
 func TestMapReduceAgreesWithAReference(t *testing.T) {
+	fewBlocks(t)
 	r := rand.New(rand.NewSource(3))
 	sizes := []int{1, 255, 1000, 70000, 300000}
 	if raceEnabled {
 		sizes = []int{1, 255, 1000, 2000}
 	}
 	for _, n := range sizes {
-		for _, d := range []device.DType{device.Float32, device.Float64, device.Int32} {
-
+		for _, d := range []device.DType{device.Float32, device.Float64, device.Int32, device.Float16, device.Uint8} {
 			x, y := randomArray(r, d, n), randomArray(r, d, n)
 			sig := Signature{arr(d, 1), arr(d, 1)}
 			for _, op := range []string{"sum", "max", "min", "prod"} {
-				if n > 70000 && (d != device.Int32 || op != "sum") {
-					continue // past ReduceMaxBlocks blocks; once is enough for the CPU's time
+				if n > 70000 && op != "sum" {
+					continue // once is enough for the CPU's time
 				}
 				src := `return function(x, y) return x * y end`
 				if op == "prod" {
@@ -56,7 +66,7 @@ func TestMapReduceAgreesWithAReference(t *testing.T) {
 					if op == "prod" {
 						v = 1 + (a-b)/1000000
 					}
-					if d == device.Float32 {
+					if d == device.Float32 || d == device.Float16 {
 						v = f32(a * b)
 						if op == "prod" {
 							v = f32(1 + f32(f32(a-b)/1000000))
@@ -110,6 +120,46 @@ func TestMapReduceTranslatesToTwoTreeKernels(t *testing.T) {
 	})
 }
 
+// A map_reduce over float16 and uint8 takes groups of 16 bytes of the
+// narrowest array, each group's elements consecutive and the groups a
+// block's width apart, and loads them as 16-byte vectors where every
+// pointer is 16-byte aligned, one element at a time otherwise; wider
+// arrays keep single elements 256 apart.
+func TestMapReduceOfNarrowDTypesLoadsGroupsAsVectors(t *testing.T) {
+	f, err := ParseMap(kernelTree(t, `return function(x, y) return x * y end`), "kernel.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := CheckMapReduce(f, Signature{arr(device.Uint8, 1), arr(device.Float32, 1)}, Reduction{Name: "sum"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := 16 * narrowGroups * ReduceBlock
+	if r := first.Runs; r.Lanes != 16 || r.Groups != narrowGroups || ReduceGrid(first, per*ReduceMaxBlocks+1) != ReduceMaxBlocks || ReduceGrid(first, per+1) != 2 {
+		t.Errorf("uint8 runs: %d lanes, %d groups, grids %d and %d", r.Lanes, r.Groups, ReduceGrid(first, per*ReduceMaxBlocks+1), ReduceGrid(first, per+1))
+	}
+	containsAll(t, CUDA(first), []string{
+		"if ((((u64)p_in1 | (u64)p_in2) & 15) == 0) {",
+		"union { v16 v[8]; u8 e[128]; } glua_in1;",
+		"union { v16 v[32]; float e[128]; } glua_in2;",
+		// group 2 of the float32s: 16 lanes, 4096 elements on
+		"glua_in2.v[4] = ((const v16*)(p_in2 + (l5_c - 1) + 4096))[0];",
+		"glua_in2.v[7] = ((const v16*)(p_in2 + (l5_c - 1) + 4096))[3];",
+		"l1_i = wrap_add(l5_c, (4096LL));",
+		"l2_x = (i64)glua_in1.e[16];",
+		"l2_x = (i64)glua_in1.e[127];",
+		// the fallback and the last run, one element at a time
+		"l2_x = (i64)p_in1[(l1_i - 1)];",
+	})
+	wide, err := CheckMapReduce(f, Signature{arr(device.Float32, 1), arr(device.Float32, 1)}, Reduction{Name: "sum"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := wide.Runs; r.Lanes != 1 || r.Groups != ReduceChunk || r.Whole != nil || strings.Contains(CUDA(wide), "v16 v[") {
+		t.Errorf("float32 runs: %d lanes, %d groups, or vector loads", r.Lanes, r.Groups)
+	}
+}
+
 // mapReduceBy is mapReduce with a function op, given as source.
 func mapReduceBy(t *testing.T, src, opSrc string, n int, sig Signature, args []any) (float64, *Program) {
 	t.Helper()
@@ -148,14 +198,15 @@ func TestMapReduceByAFunctionAgreesWithAReference(t *testing.T) {
 		{`return function(acc, v) local m = acc; if v > m then m = v end; return m end`, math.Max},
 		{`return function(a, b) return math.max(math.abs(a), math.abs(b)) end`, func(acc, v float64) float64 { return math.Max(math.Abs(acc), math.Abs(v)) }},
 	}
+	fewBlocks(t)
 	sizes := []int{1, 2, 255, 257, 1000, 70000, 300000}
 	if raceEnabled {
 		sizes = []int{1, 2, 255, 257, 1000, 2000}
 	}
 	for _, n := range sizes {
-		for _, d := range []device.DType{device.Float32, device.Float64, device.Int32} {
-			if n >= 70000 && d != device.Int32 {
-				continue // past ReduceMaxBlocks blocks; once is enough for the CPU's time
+		for _, d := range []device.DType{device.Float32, device.Float64, device.Int32, device.Uint8} {
+			if n >= 70000 && d != device.Int32 && d != device.Uint8 {
+				continue // past the grid (fewBlocks); once is enough for the CPU's time
 			}
 			x, y := randomArray(r, d, n), randomArray(r, d, n)
 			sig := Signature{arr(d, 1), arr(d, 1)}
@@ -184,7 +235,7 @@ func TestMapReduceByAFunctionAgreesWithAReference(t *testing.T) {
 				if math.Abs(got-want) > tol*math.Max(1, math.Abs(want)) {
 					t.Errorf("%s op %d of %d: got %v, want %v", d, k, n, got, want)
 				}
-				if wantD := map[bool]device.DType{true: device.Int64, false: device.Float64}[d == device.Int32]; first.Params[0].Array.DType != wantD {
+				if wantD := map[bool]device.DType{true: device.Int64, false: device.Float64}[!d.IsFloat()]; first.Params[0].Array.DType != wantD {
 					t.Errorf("%s op %d: partials are %s, want %s", d, k, first.Params[0].Array.DType, wantD)
 				}
 				if again, _ := mapReduceBy(t, `return function(x, y) return x * y end`, op.src, n, sig, []any{x, y}); again != got {

@@ -7,6 +7,7 @@ package jit
 // a block that calls kernels.syncthreads is a goroutine. The map_reduce
 // tests then take a few blocks, run in parallel, instead of thousands:
 // the same paths and assertions, at sizes the race detector gets through
-// in seconds. Grids past ReduceMaxBlocks (over 262144 elements, half a
-// million goroutines a run) are checked by the run without it.
+// in seconds. Arrays that pass the grid (fewBlocks: over 16384 elements,
+// hundreds of thousands of goroutines a run) are checked by the run
+// without it.
 const raceEnabled = true

@@ -30,6 +30,9 @@ type Program struct {
 	// elements, which the CUDA C writes in the built-in elementwise
 	// kernels' launch shape.
 	Map *MapLoop
+	// Runs is set on a map_reduce's first kernel (CheckMapReduce): the
+	// layout of its threads' elements.
+	Runs *ReduceRuns
 }
 
 // MapLoop is a kernels.map program's loop over the elements. Its body

@@ -90,7 +90,7 @@ func (rt *Runtime) MapReduce(tree *ast.FunctionExpr, chunk string, op ReduceOp, 
 // read back before the result.
 func (rt *Runtime) mapReduceOnDevice(v *mapReduceVariant, n int, args []any) (float64, error) {
 	d := v.first.prog.Params[0].Array.DType
-	g := jit.ReduceGrid(n)
+	g := jit.ReduceGrid(v.first.prog, n)
 	// Neither needs zeros: every block of the first kernel has an element
 	// and writes its partial, and the second always writes the result; a
 	// memset each would be two more operations on the stream per call.

@@ -7,13 +7,17 @@ import (
 
 // signedArray is a Lua function of the scripts below: an array of a
 // shape and dtype of values drawn from SEED in [-1000, 1000), truncated
-// for int32.
+// for int32, and in [0, 256), truncated, for uint8.
 const signedArray = `
 cuda, kernels = require("cuda"), require("kernels")
 function signed_array(shape, dtype)
   local x = cuda.rand(shape, "float32", SEED)
-  kernels.scale(x, 2000)
-  kernels.add_scalar(x, -1000)
+  if dtype == "uint8" then
+    kernels.scale(x, 256)
+  else
+    kernels.scale(x, 2000)
+    kernels.add_scalar(x, -1000)
+  end
   if dtype == "float32" then return x end
   local y = cuda.device_array(shape, dtype)
   kernels.copy(y, x)
@@ -25,21 +29,34 @@ end
 // kernels.map_reduce combines in an order that depends on the number of
 // elements only, so the GPU gives the CPU evaluator's bits: for each
 // named op and a function op, over sizes that leave a block's threads
-// partly empty, end inside a thread's eight elements (256 apart), fill
-// exactly one block (2048 elements), and fill and pass the largest grid
-// (1024 blocks), in float32, float64 and int32.
+// partly empty, end inside a thread's run (eight elements 256 apart, or
+// eight groups of 16 bytes of the narrowest dtype), and fill exactly one
+// block, in float32, float64, int32, float16 and uint8. A view one
+// element in is not 16-byte aligned, so narrow dtypes take their groups
+// one element at a time there, in the same order. A sum of each layout
+// passes the largest grid (4096 blocks).
 func TestGPUMapReduceGivesTheCPUBackendsBits(t *testing.T) {
 	gpu, cpu := onGPUAndCPU(t, signedArray+`
 got = {}
-for _, n in ipairs({ 1, 3, 255, 300, 2047, 2048, 2049, 2048 * 1024 - 1, 2048 * 1024 + 300 }) do
-  for _, dtype in ipairs({ "float32", "float64", "int32" }) do
-    local x = signed_array(n, dtype)
-    for _, op in ipairs({ "sum", "max", "min" }) do
-      got[#got + 1] = kernels.map_reduce(function(v) return v end, op, x)
+for _, n in ipairs({ 1, 3, 255, 300, 2047, 2048, 2049, 16385, 32768, 40000 }) do
+  for _, dtype in ipairs({ "float32", "float64", "int32", "float16", "uint8" }) do
+    local whole = signed_array(n + 1, dtype)
+    for _, x in ipairs({ whole:rows(1, n), whole:rows(2, n + 1) }) do
+      for _, op in ipairs({ "sum", "max", "min" }) do
+        got[#got + 1] = kernels.map_reduce(function(v) return v end, op, x)
+      end
+      got[#got + 1] = kernels.map_reduce(function(v) return v end, function(a, b) return a + b end, x)
     end
-    got[#got + 1] = kernels.map_reduce(function(v) return v end, function(a, b) return a + b end, x)
-    x:free()
+    local other = signed_array(n, "float32")
+    got[#got + 1] = kernels.map_reduce(function(v, w) return v * w end, "sum", whole:rows(1, n), other)
+    whole:free()
+    other:free()
   end
+end
+for _, big in ipairs({ { "float32", 2048 }, { "float16", 16384 }, { "uint8", 32768 } }) do
+  local x = signed_array(4096 * big[2] + 300, big[1])
+  got[#got + 1] = kernels.map_reduce(function(v) return v end, "sum", x)
+  x:free()
 end
 `)
 	for i := range gpu {
@@ -47,8 +64,8 @@ end
 			t.Errorf("result %d: the GPU gives %v, the CPU backend %v", i+1, gpu[i], cpu[i])
 		}
 	}
-	if len(gpu) != 9*3*4 {
-		t.Fatalf("%d results, want %d", len(gpu), 9*3*4)
+	if want := 10*5*9 + 3; len(gpu) != want {
+		t.Fatalf("%d results, want %d", len(gpu), want)
 	}
 }
 
