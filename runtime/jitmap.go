@@ -104,14 +104,21 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 		return err
 	}
 	grid, block := kernels.ElementwiseShape(rt.kernels.maps.multiprocessors(rt.backend), n, out.dtype.Size(), vec)
-	vals := []any{out, float64(n)}
+	vals := flatArguments([]any{out, float64(n)}, args, n)
+	return rt.launchRecorded(v.prog, k, LaunchConfig{Grid: grid, Block: block}, vals, append([]any{out}, args...))
+}
+
+// flatArguments appends a map function's arguments to a launch's vals:
+// each array followed by its n elements, as the kernel's flat parameter
+// takes it.
+func flatArguments(vals, args []any, n int) []any {
 	for _, a := range args {
 		vals = append(vals, a)
 		if _, ok := a.(*Array); ok {
 			vals = append(vals, float64(n))
 		}
 	}
-	return rt.launchRecorded(v.prog, k, LaunchConfig{Grid: grid, Block: block}, vals, append([]any{out}, args...))
+	return vals
 }
 
 // aligned16 says whether out and every array among args start on a

@@ -104,36 +104,12 @@ func (rt *Runtime) mapReduceOnDevice(v *mapReduceVariant, n int, args []any) (fl
 		return 0, err
 	}
 	defer result.Free()
-	vals := []any{partials, float64(g), float64(n)}
-	for _, a := range args {
-		vals = append(vals, a)
-		if _, ok := a.(*Array); ok {
-			vals = append(vals, float64(n))
-		}
-	}
+	vals := flatArguments([]any{partials, float64(g), float64(n)}, args, n)
 	second := []any{result, float64(1), partials, float64(g)}
-	var rec *Array
-	if v.first.prog.HasErrorRecord() {
-		if rec, err = rt.Zeros([]int{jit.ErrorSlots}, device.Int64); err != nil {
-			return 0, err
-		}
-		defer rec.Free()
-		vals = append(vals, rec)
-	}
-	if rec != nil && v.second.prog.HasErrorRecord() {
-		second = append(second, rec)
-	}
 	block := [3]uint32{jit.ReduceBlock, 1, 1}
-	if err := v.first.kernel.Launch(LaunchConfig{Grid: [3]uint32{uint32(g), 1, 1}, Block: block}, vals...); err != nil {
+	if err := rt.launchPair(v, LaunchConfig{Grid: [3]uint32{uint32(g), 1, 1}, Block: block}, vals,
+		LaunchConfig{Grid: [3]uint32{1, 1, 1}, Block: block}, second, append([]any{partials, float64(n)}, args...)); err != nil {
 		return 0, err
-	}
-	if err := v.second.kernel.Launch(LaunchConfig{Grid: [3]uint32{1, 1, 1}, Block: block}, second...); err != nil {
-		return 0, err
-	}
-	if rec != nil {
-		if err := recordedError(v.first.prog, append([]any{partials, float64(n)}, args...), rec, nil); err != nil {
-			return 0, err
-		}
 	}
 	got, err := result.Float64s()
 	if err != nil {
@@ -323,19 +299,23 @@ func (rt *Runtime) runMapReduceAxis(v *mapReduceVariant, plan jit.AxisPlan, out 
 	}
 	numbers := append([]any{dst}, plan.Values()...)
 	vals := []any{dst, float64(dst.shape[0])}
-	vals = append(vals, plan.Values()...)
-	for _, a := range args {
-		vals = append(vals, a)
-		if _, ok := a.(*Array); ok {
-			vals = append(vals, float64(n))
-		}
-	}
+	vals = flatArguments(append(vals, plan.Values()...), args, n)
 	grid, block := plan.Launch()
 	cfg := LaunchConfig{Grid: dims(grid), Block: dims(block)}
 	if v.second == nil {
 		return rt.launchRecorded(v.first.prog, v.first.kernel, cfg, vals, append(numbers, args...))
 	}
 	second := []any{out, float64(plan.M), dst, float64(dst.shape[0]), float64(plan.M), float64(plan.Segments)}
+	pgrid, pblock := plan.PartialsLaunch()
+	return rt.launchPair(v, cfg, vals, LaunchConfig{Grid: dims(pgrid), Block: dims(pblock)}, second, append(numbers, args...))
+}
+
+// launchPair launches a reduction's two kernels on the runtime's stream:
+// the first, whose partials the second combines. Kernels that take an
+// error record share one, zeroed before the first and read back after
+// the second, and an error it holds is named with numbers, the first's
+// arguments as the script gave them (recordedError).
+func (rt *Runtime) launchPair(v *mapReduceVariant, firstCfg LaunchConfig, first []any, secondCfg LaunchConfig, second, numbers []any) error {
 	var rec *Array
 	if v.first.prog.HasErrorRecord() {
 		var err error
@@ -343,20 +323,19 @@ func (rt *Runtime) runMapReduceAxis(v *mapReduceVariant, plan jit.AxisPlan, out 
 			return err
 		}
 		defer rec.Free()
-		vals = append(vals, rec)
+		first = append(first, rec)
 		if v.second.prog.HasErrorRecord() {
 			second = append(second, rec)
 		}
 	}
-	if err := v.first.kernel.Launch(cfg, vals...); err != nil {
+	if err := v.first.kernel.Launch(firstCfg, first...); err != nil {
 		return err
 	}
-	grid, block = plan.PartialsLaunch()
-	if err := v.second.kernel.Launch(LaunchConfig{Grid: dims(grid), Block: dims(block)}, second...); err != nil {
+	if err := v.second.kernel.Launch(secondCfg, second...); err != nil {
 		return err
 	}
 	if rec != nil {
-		return recordedError(v.first.prog, append(numbers, args...), rec, nil)
+		return recordedError(v.first.prog, numbers, rec, nil)
 	}
 	return nil
 }
