@@ -324,6 +324,8 @@ func (e *emitter) stmt(s Stmt) {
 	case *If:
 		if r := e.p.Runs; r != nil && st == r.Whole {
 			e.wholeRun(st, r)
+		} else if g := e.p.AxisGroups; g != nil && st == g.Whole {
+			e.columnGroups(st, g)
 		} else {
 			e.ifStmt(st)
 		}

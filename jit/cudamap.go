@@ -141,37 +141,47 @@ func (e *emitter) mapElement(st *For, index, at string) {
 // input); otherwise, and for the last, shorter run, one element at a time
 // as the CPU evaluator runs them.
 func (e *emitter) wholeRun(st *If, r *ReduceRuns) {
+	aligned := make([]string, len(r.Inputs))
+	for k, a := range r.Inputs {
+		aligned[k] = "(u64)" + arrayName(a)
+	}
+	e.vectorIf(st, fmt.Sprintf("((%s) & 15) == 0", strings.Join(aligned, " | ")), func() {
+		start := e.expr(r.Start)
+		for _, a := range r.Inputs {
+			vectors := r.Lanes * a.DType.Size() / 16 // a group's
+			e.line("union { v16 v[%d]; %s e[%d]; } glua_%s;", r.Groups*vectors, storage(a.DType), r.Groups*r.Lanes, a.Name)
+			for g := range r.Groups {
+				for k := range vectors {
+					e.line("glua_%s.v[%d] = ((const v16*)(%s + (%s - 1) + %d))[%d];", a.Name, g*vectors+k, arrayName(a), start, r.offset(g, 0), k)
+				}
+			}
+		}
+		e.elements = map[*Array]string{}
+		for g := range r.Groups {
+			for j := range r.Lanes {
+				for _, a := range r.Inputs {
+					e.elements[a] = fmt.Sprintf("glua_%s.e[%d]", a.Name, g*r.Lanes+j)
+				}
+				e.line("%s = %s;", e.local(r.Index), e.expr(&Arith{Op: "+", X: r.Start, Y: &Const{T: Int, I: r.offset(g, j)}, T: Int}))
+				e.stmts(r.Element)
+			}
+		}
+	})
+}
+
+// vectorIf writes st, a reduction's whole run, with a second way through
+// its Then: where vectorCond holds at run time, vector writes the run
+// from vector loads; otherwise Then runs one element at a time, as the
+// CPU evaluator runs it.
+func (e *emitter) vectorIf(st *If, vectorCond string, vector func()) {
 	e.line("if (%s) {", e.expr(st.Cond))
 	e.depth++
 	if stop := e.stop(); stop != "" {
 		e.line("%s", stop)
 	}
-	aligned := make([]string, len(r.Inputs))
-	for k, a := range r.Inputs {
-		aligned[k] = "(u64)" + arrayName(a)
-	}
-	e.line("if (((%s) & 15) == 0) {", strings.Join(aligned, " | "))
+	e.line("if (%s) {", vectorCond)
 	e.depth++
-	start := e.expr(r.Start)
-	for _, a := range r.Inputs {
-		vectors := r.Lanes * a.DType.Size() / 16 // a group's
-		e.line("union { v16 v[%d]; %s e[%d]; } glua_%s;", r.Groups*vectors, storage(a.DType), r.Groups*r.Lanes, a.Name)
-		for g := range r.Groups {
-			for k := range vectors {
-				e.line("glua_%s.v[%d] = ((const v16*)(%s + (%s - 1) + %d))[%d];", a.Name, g*vectors+k, arrayName(a), start, r.offset(g, 0), k)
-			}
-		}
-	}
-	e.elements = map[*Array]string{}
-	for g := range r.Groups {
-		for j := range r.Lanes {
-			for _, a := range r.Inputs {
-				e.elements[a] = fmt.Sprintf("glua_%s.e[%d]", a.Name, g*r.Lanes+j)
-			}
-			e.line("%s = %s;", e.local(r.Index), e.expr(&Arith{Op: "+", X: r.Start, Y: &Const{T: Int, I: r.offset(g, j)}, T: Int}))
-			e.stmts(r.Element)
-		}
-	}
+	vector()
 	e.elements = nil
 	e.depth--
 	e.line("}")
@@ -181,4 +191,58 @@ func (e *emitter) wholeRun(st *If, r *ReduceRuns) {
 	if len(st.Else) > 0 {
 		e.block("else", st.Else)
 	}
+}
+
+// columnGroups writes an axis reduction's run of values of a thread's
+// neighbouring results: where they are all there, the layout keeps each
+// value's elements together and aligned (AxisGroups), and every input is
+// aligned, each value's Columns elements of each input are loaded at once,
+// all of the run's before any is computed; otherwise one element at a
+// time, as the CPU evaluator runs them.
+func (e *emitter) columnGroups(st *If, g *AxisGroups) {
+	unit := func(a *Array) (name string, size int) {
+		switch n := g.Columns * a.DType.Size(); {
+		case n >= 16:
+			return "v16", 16
+		case n == 8:
+			return "u64", 8
+		}
+		return "u32", 4
+	}
+	conds := []string{
+		fmt.Sprintf("%s + %d <= %s", e.expr(g.O), g.Columns-1, e.expr(g.M)),
+		fmt.Sprintf("%s == 1", e.expr(g.OStride)),
+		fmt.Sprintf("%s %% %d == 0", e.expr(g.KStride), g.Columns),
+	}
+	for _, a := range g.Inputs {
+		_, size := unit(a)
+		conds = append(conds, fmt.Sprintf("((u64)%s & %d) == 0", arrayName(a), size-1))
+	}
+	set := func(j int) {
+		e.line("%s = %s;", e.local(g.K), e.expr(&Arith{Op: "+", X: g.C, Y: &Const{T: Int, I: int64(j)}, T: Int}))
+	}
+	e.vectorIf(st, strings.Join(conds, " && "), func() {
+		for j := range g.Rows {
+			set(j)
+			base := e.expr(g.Base)
+			for _, a := range g.Inputs {
+				typ, size := unit(a)
+				words := g.Columns * a.DType.Size() / size
+				e.line("union { %s w[%d]; %s e[%d]; } glua_%s_%d;", typ, words, storage(a.DType), g.Columns, a.Name, j)
+				for w := range words {
+					e.line("glua_%s_%d.w[%d] = ((const %s*)(%s + (%s - 1)))[%d];", a.Name, j, w, typ, arrayName(a), base, w)
+				}
+			}
+		}
+		for j := range g.Rows {
+			set(j)
+			for p := range g.Columns {
+				e.elements = map[*Array]string{}
+				for _, a := range g.Inputs {
+					e.elements[a] = fmt.Sprintf("glua_%s_%d.e[%d]", a.Name, j, p)
+				}
+				e.stmts(g.Elements[p])
+			}
+		}
+	})
 }

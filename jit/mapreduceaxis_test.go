@@ -30,7 +30,9 @@ func axisReference(v []float64, rows, cols, axis int, combine func(a, b float64)
 // TestMapReduceAlongAnAxisAgreesWithAReference reduces x*y along each
 // axis of random arrays of several shapes, by named ops and by functions,
 // against plain Go loops: exact for integers, max and min, within
-// rounding for float sums, which a second run gives to the bit.
+// rounding for float sums, which a second run gives to the bit. float16
+// and uint8 threads of the outer form take two and four results, some of
+// them past the last (5 and 2 columns).
 func TestMapReduceAlongAnAxisAgreesWithAReference(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	type opCase struct {
@@ -66,12 +68,12 @@ func TestMapReduceAlongAnAxisAgreesWithAReference(t *testing.T) {
 	}
 	for _, shape := range shapes {
 		rows, cols := shape[0], shape[1]
-		for _, d := range []device.DType{device.Float32, device.Float64, device.Int32} {
+		for _, d := range []device.DType{device.Float32, device.Float64, device.Int32, device.Float16, device.Uint8} {
 			x, y := randomArray(r, d, rows*cols), randomArray(r, d, rows*cols)
 			v := make([]float64, rows*cols)
 			for i := range v {
 				v[i] = element(x, i) * element(y, i)
-				if d == device.Float32 {
+				if d == device.Float32 || d == device.Float16 {
 					v[i] = f32(v[i])
 				}
 			}
@@ -144,7 +146,7 @@ func TestMapReduceAlongAnAxisStoresIntoOutsDType(t *testing.T) {
 // otherwise) and runs them into out.
 func runAxis(t *testing.T, f *Function, sig Signature, op Reduction, rows, cols, axis int, out HostArray, args []any) error {
 	t.Helper()
-	plan := PlanAxis(rows, cols, axis)
+	plan := PlanAxis(rows, cols, axis, sig)
 	dst, err := AccumulatorDType(f, sig, op)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +154,7 @@ func runAxis(t *testing.T, f *Function, sig Signature, op Reduction, rows, cols,
 	if plan.Segments == 1 {
 		dst = out.DType
 	}
-	first, err := CheckMapReduceAxis(f, sig, op, dst, plan.Inner, Options{})
+	first, err := CheckMapReduceAxis(f, sig, op, dst, plan.Inner, plan.Columns, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,22 +168,28 @@ func runAxis(t *testing.T, f *Function, sig Signature, op Reduction, rows, cols,
 // TestPlanAxisCutsFewLongResultsIntoSegments: few results of many values
 // are cut into segments that keep a GPU busy; many results, or short
 // ones, are not; a result's values lie together (inner) when kstride is
-// 1 and there are several.
+// 1 and there are several. A thread of the outer form takes two results
+// of float16s and four of uint8s, so there are fewer threads to keep busy.
 func TestPlanAxisCutsFewLongResultsIntoSegments(t *testing.T) {
+	f32 := Signature{arr(device.Float32, 1)}
 	for _, c := range []struct {
 		rows, cols, axis int
+		sig              Signature
 		want             AxisPlan
 	}{
-		{16384, 16384, 1, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 8, SegLen: 2048}},
-		{16384, 16384, 2, AxisPlan{M: 16384, Len: 16384, Ostride: 16384, Kstride: 1, Inner: true, Segments: 1, SegLen: 16384}},
-		{256, 1 << 20, 2, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1 << 20, Kstride: 1, Inner: true, Segments: 64, SegLen: 16384}},
-		{1 << 20, 256, 1, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 512, SegLen: 2048}},
-		{1 << 20, 256, 2, AxisPlan{M: 1 << 20, Len: 256, Ostride: 256, Kstride: 1, Inner: true, Segments: 1, SegLen: 256}},
-		{100, 3, 1, AxisPlan{M: 3, Len: 100, Ostride: 1, Kstride: 3, Segments: 1, SegLen: 100}},
-		{5, 1, 2, AxisPlan{M: 5, Len: 1, Ostride: 1, Kstride: 1, Segments: 1, SegLen: 1}},
-		{0, 4, 1, AxisPlan{M: 4, Len: 0, Ostride: 1, Kstride: 4, Segments: 1, SegLen: 1}},
+		{16384, 16384, 1, f32, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 8, SegLen: 2048, Columns: 1}},
+		{16384, 16384, 2, f32, AxisPlan{M: 16384, Len: 16384, Ostride: 16384, Kstride: 1, Inner: true, Segments: 1, SegLen: 16384, Columns: 1}},
+		{256, 1 << 20, 2, f32, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1 << 20, Kstride: 1, Inner: true, Segments: 64, SegLen: 16384, Columns: 1}},
+		{1 << 20, 256, 1, f32, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 512, SegLen: 2048, Columns: 1}},
+		{1 << 20, 256, 2, f32, AxisPlan{M: 1 << 20, Len: 256, Ostride: 256, Kstride: 1, Inner: true, Segments: 1, SegLen: 256, Columns: 1}},
+		{100, 3, 1, f32, AxisPlan{M: 3, Len: 100, Ostride: 1, Kstride: 3, Segments: 1, SegLen: 100, Columns: 1}},
+		{5, 1, 2, f32, AxisPlan{M: 5, Len: 1, Ostride: 1, Kstride: 1, Segments: 1, SegLen: 1, Columns: 1}},
+		{0, 4, 1, f32, AxisPlan{M: 4, Len: 0, Ostride: 1, Kstride: 4, Segments: 1, SegLen: 1, Columns: 1}},
+		{16384, 16384, 1, Signature{arr(device.Float16, 1)}, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 16, SegLen: 1024, Columns: 2}},
+		{16384, 16384, 2, Signature{arr(device.Float16, 1)}, AxisPlan{M: 16384, Len: 16384, Ostride: 16384, Kstride: 1, Inner: true, Segments: 1, SegLen: 16384, Columns: 1}},
+		{1 << 20, 256, 1, Signature{arr(device.Uint8, 1), arr(device.Float64, 1)}, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 2048, SegLen: 512, Columns: 4}},
 	} {
-		if got := PlanAxis(c.rows, c.cols, c.axis); got != c.want {
+		if got := PlanAxis(c.rows, c.cols, c.axis, c.sig); got != c.want {
 			t.Errorf("%dx%d along axis %d: %+v, want %+v", c.rows, c.cols, c.axis, got, c.want)
 		}
 	}
@@ -197,7 +205,7 @@ func TestMapReduceAlongAnAxisTranslatesToTwoForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	op := Reduction{Fn: opFn}
-	inner, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, op, device.Float32, true, Options{})
+	inner, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, op, device.Float32, true, 1, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +228,7 @@ func TestMapReduceAlongAnAxisTranslatesToTwoForms(t *testing.T) {
 	if src := CUDA(inner); strings.Contains(src, "__syncthreads") || strings.Contains(src, "__shared__") {
 		t.Error("the inner form uses a block's barrier or shared memory")
 	}
-	outer, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, op, device.Float64, false, Options{})
+	outer, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, op, device.Float64, false, 1, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,4 +253,38 @@ func TestMapReduceAlongAnAxisTranslatesToTwoForms(t *testing.T) {
 		"l5_v = glua_shfl_down(l4_acc, (16LL));",
 		"p_out[(l2_o - 1)] = (float)(l4_acc);",
 	})
+}
+
+// A float16 thread of the outer form takes two neighbouring results and,
+// where the layout and the pointer allow, loads a row's two values as
+// one 4-byte word; its second result is combined and stored only where
+// there is one.
+func TestMapReduceAlongAnAxisOfFloat16LoadsTwoColumnsAtOnce(t *testing.T) {
+	f, err := ParseMap(kernelTree(t, `return function(x) return x end`), "kernel.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := Signature{arr(device.Float16, 1)}
+	plan := PlanAxis(16384, 16384, 1, sig)
+	first, err := CheckMapReduceAxis(f, sig, Reduction{Name: "sum"}, device.Float32, plan.Inner, plan.Columns, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Columns != 2 || first.AxisGroups == nil || first.AxisGroups.Columns != 2 {
+		t.Fatalf("columns: the plan's %d, the program's %+v", plan.Columns, first.AxisGroups)
+	}
+	containsAll(t, CUDA(first), []string{
+		// threads along x take two results each
+		"f2_i = wrap_add(wrap_mul(wrap_sub(((i64)blockIdx.x * blockDim.x + threadIdx.x + 1), (1LL)), (2LL)), (1LL)), f2_stop = l0_m, f2_step = wrap_mul(((i64)gridDim.x * blockDim.x), (2LL));",
+		"if (l6_o + 1 <= l0_m && l2_ostride == 1 && l3_kstride % 2 == 0 && ((u64)p_in1 & 3) == 0) {",
+		"union { u32 w[1]; u16 e[2]; } glua_in1_7;",
+		"l13_x = f16_to_f32(glua_in1_7.e[1]);",
+		"l15_acc = (l15_acc + ((double)l13_x));",
+		// one at a time, the second result only where there is one
+		"if ((wrap_add(l6_o, (1LL)) <= l0_m)) {",
+		"p_dst[(wrap_add(wrap_mul(wrap_sub(l7_s, (1LL)), l0_m), wrap_add(l6_o, (1LL))) - 1)] = (float)(l15_acc);",
+	})
+	if grid, _ := plan.Launch(); grid[0] != 16384/2/ReduceBlock || grid[1] != plan.Segments {
+		t.Errorf("grid %v for %d segments", grid, plan.Segments)
+	}
 }

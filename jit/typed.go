@@ -33,6 +33,9 @@ type Program struct {
 	// Runs is set on a map_reduce's first kernel (CheckMapReduce): the
 	// layout of its threads' elements.
 	Runs *ReduceRuns
+	// AxisGroups is set on an axis reduction's first kernel whose
+	// threads take several results each (CheckMapReduceAxis).
+	AxisGroups *AxisGroups
 }
 
 // MapLoop is a kernels.map program's loop over the elements. Its body

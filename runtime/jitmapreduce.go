@@ -221,7 +221,7 @@ func (rt *Runtime) MapReduceAxis(tree *ast.FunctionExpr, chunk string, op Reduce
 		return nil, err
 	}
 	rows, cols := first.shape[0], first.shape[1]
-	plan := jit.PlanAxis(rows, cols, axis)
+	plan := jit.PlanAxis(rows, cols, axis, sig)
 	m, length := plan.M, plan.Len
 	if m > 0 && length == 0 { // a message only for an axis with nothing to reduce
 		what := fmt.Sprintf("the %d elements of axis %d of %s (shape %s)", length, axis, firstName, shapeString(first.shape))
@@ -374,11 +374,11 @@ func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op Reduc
 	if segmented {
 		dst = acc
 	}
-	key := fmt.Sprintf("%s %s inner=%t segmented=%t%s", reductionKey(op), out, plan.Inner, segmented, sig)
+	key := fmt.Sprintf("%s %s inner=%t columns=%d segmented=%t%s", reductionKey(op), out, plan.Inner, plan.Columns, segmented, sig)
 	if v, ok := mf.axes[key]; ok {
 		return v, nil
 	}
-	first, err := jit.CheckMapReduceAxis(mf.fn, sig, red, dst, plan.Inner, jit.Options{})
+	first, err := jit.CheckMapReduceAxis(mf.fn, sig, red, dst, plan.Inner, plan.Columns, jit.Options{})
 	if err != nil {
 		return nil, err
 	}
