@@ -69,16 +69,23 @@ const narrowGroups = 8
 
 // reduceRuns is the layout for the arrays of sig.
 func reduceRuns(sig Signature) *ReduceRuns {
-	narrowest := 8
-	for _, a := range sig {
-		if a.Array {
-			narrowest = min(narrowest, a.DType.Size())
-		}
-	}
+	narrowest := narrowestElement(sig)
 	if narrowest >= 4 {
 		return &ReduceRuns{Lanes: 1, Groups: ReduceChunk}
 	}
 	return &ReduceRuns{Lanes: 16 / narrowest, Groups: narrowGroups}
+}
+
+// narrowestElement is the size of the smallest element among sig's
+// arrays, 8 when it has none.
+func narrowestElement(sig Signature) int {
+	n := 8
+	for _, a := range sig {
+		if a.Array {
+			n = min(n, a.DType.Size())
+		}
+	}
+	return n
 }
 
 // perBlock is how many consecutive elements a block takes at a time.
