@@ -99,12 +99,20 @@ func (t *typer) mapBody(f *Function, sig Signature, out device.DType) {
 	body = append(append(body, stmts...), &Store{Arr: outArr, Index: index, X: x, Line: line})
 	loop := &For{Slot: i, Start: &Grid{Axis: 0}, Stop: &Size{Arr: outArr}, Step: &GridSize{Axis: 0}, Body: body}
 	t.prog.Body = append(before, loop)
-	t.prog.Map = &MapLoop{Loop: loop, Out: outArr}
-	for _, prm := range t.prog.Params[1:] {
+	t.prog.Map = &MapLoop{Loop: loop, Out: outArr, Inputs: t.prog.inputArrays()}
+}
+
+// inputArrays are the arrays among a map function's program's
+// parameters after its first, the array it writes (a map's out, a
+// reduction's partials or results): the arrays mapElements reads.
+func (p *Program) inputArrays() []*Array {
+	var in []*Array
+	for _, prm := range p.Params[1:] {
 		if prm.Array != nil {
-			t.prog.Map.Inputs = append(t.prog.Map.Inputs, prm.Array)
+			in = append(in, prm.Array)
 		}
 	}
+	return in
 }
 
 // mapElements adds a parameter for each of f's arguments after those

@@ -253,12 +253,7 @@ func CheckMapReduce(f *Function, sig Signature, op Reduction, o Options) (*Progr
 		}
 		run := &If{Cond: &Compare{Op: "<=", X: plus(c, runs.offset(runs.Groups-1, runs.Lanes-1)), Y: n}, Then: whole, Else: []Stmt{rest}}
 		if lanes > 1 {
-			runs.Whole, runs.Start, runs.Index, runs.Element = run, c, i, element
-			for _, p := range t.prog.Params {
-				if p.Array != nil && p.Array != partials {
-					runs.Inputs = append(runs.Inputs, p.Array)
-				}
-			}
+			runs.Whole, runs.Start, runs.Index, runs.Element, runs.Inputs = run, c, i, element, t.prog.inputArrays()
 		}
 		step := &Arith{Op: "*", X: &GridDim{Axis: 0}, Y: &Const{T: Int, I: int64(runs.perBlock())}, T: Int}
 		loop := &For{Slot: cSlot, Start: runStart(0), Stop: n, Step: step, Body: []Stmt{run}}

@@ -153,14 +153,8 @@ func CheckMapReduceAxis(f *Function, sig Signature, op Reduction, dst device.DTy
 		run := &If{Cond: le(add(c, num1((axisChunk-1)*stride)), k1), Then: whole,
 			Else: []Stmt{&For{Slot: kSlot, Start: c, Stop: k1, Step: num1(stride), Body: values}}}
 		if columns > 1 {
-			g := &AxisGroups{Whole: run, Columns: columns, Rows: axisChunk, K: kSlot, C: c, Elements: elements,
-				Base: flatAt(0), O: res, M: num["m"], OStride: num["ostride"], KStride: num["kstride"]}
-			for _, p := range t.prog.Params {
-				if p.Array != nil && p.Array != dstArr {
-					g.Inputs = append(g.Inputs, p.Array)
-				}
-			}
-			t.prog.AxisGroups = g
+			t.prog.AxisGroups = &AxisGroups{Whole: run, Columns: columns, Rows: axisChunk, K: kSlot, C: c, Elements: elements,
+				Base: flatAt(0), O: res, M: num["m"], OStride: num["ostride"], KStride: num["kstride"], Inputs: t.prog.inputArrays()}
 		}
 		segment := slices.Concat(
 			[]Stmt{
