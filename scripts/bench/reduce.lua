@@ -1,9 +1,10 @@
--- Reductions of 2^28 elements (2^16 on the CPU backend) in float32, float64
--- and int32: kernels.sum, kernels.norm, kernels.max_abs_diff and a
--- kernels.map_reduce sum, and for float32 map_reduce sums along each axis
--- of three 2-D shapes of the same elements (square, 256 columns, 256
--- rows; reduce_axis lines): device time per call (B.device_time, ms and
--- gbs) and host time per call (B.wall_time, wall_ms and wall_gbs), GB/s
+-- Reductions of 2^28 elements (2^16 on the CPU backend) in float32,
+-- float64, int32, float16 and bfloat16: kernels.sum, kernels.norm,
+-- kernels.max_abs_diff and a kernels.map_reduce sum, and for float32,
+-- float16 and bfloat16 map_reduce sums along each axis of three 2-D
+-- shapes of the same elements (square, 256 columns, 256 rows;
+-- reduce_axis lines): device time per call (B.device_time, ms and gbs)
+-- and host time per call (B.wall_time, wall_ms and wall_gbs), GB/s
 -- counting the bytes read. Each call waits for its number, as a Lua
 -- caller does, so the fair peers are reduce.py's <case>_item lines on
 -- either clock, and its plain lines' device time as the kernels' bound.
@@ -15,7 +16,7 @@ local cuda, kernels = require("cuda"), require("kernels")
 
 local n = math.floor(2 ^ (tonumber(arg[1]) or (B.gpu and 28 or 16)))
 local dtypes = {}
-for d in (arg[2] or "float32,float64,int32"):gmatch("[^,]+") do dtypes[#dtypes + 1] = d end
+for d in (arg[2] or "float32,float64,int32,float16,bfloat16"):gmatch("[^,]+") do dtypes[#dtypes + 1] = d end
 local device = B.device_name()
 local reps, samples = B.gpu and 10 or 2, B.gpu and 5 or 2
 local size = { float32 = 4, float64 = 8, float16 = 2, bfloat16 = 2, int32 = 4, int64 = 8, uint8 = 1 }
@@ -54,19 +55,22 @@ for _, dtype in ipairs(dtypes) do
 end
 
 -- along an axis: one result per column (axis = 1) or per row (axis = 2),
--- into a float32 out, as torch.sum(x, dim) gives
-if dtypes[1] == "float32" then
-  local side = math.floor(2 ^ math.floor(math.log(n) / math.log(2) / 2) + 0.5)
-  local x = random("float32", 3)
-  for _, shape in ipairs({ { side, n / side }, { n / 256, 256 }, { 256, n / 256 } }) do
-    local m = x:reshape(shape)
-    for axis = 1, 2 do
-      local out = cuda.device_array(shape[3 - axis], "float32")
-      local fn = function() kernels.map_reduce(identity, "sum", m, { axis = axis, out = out }) end
-      local t = B.device_time(fn, reps, samples)
-      B.emit({ bench = "reduce_axis", impl = "glua", device = device, dtype = "float32", rows = shape[1], cols = shape[2],
-        axis = axis, ms = t * 1e3, gbs = 4 * n / t / 1e9, first = out:copy_to_host()[1] })
+-- into a float32 out, as torch.sum(x, dim, dtype = float32) gives, for
+-- each of the float32, float16 and bfloat16 dtypes asked for
+local side = math.floor(2 ^ math.floor(math.log(n) / math.log(2) / 2) + 0.5)
+for _, dtype in ipairs(dtypes) do
+  if dtype == "float32" or dtype == "float16" or dtype == "bfloat16" then
+    local x = random(dtype, 3)
+    for _, shape in ipairs({ { side, n / side }, { n / 256, 256 }, { 256, n / 256 } }) do
+      local m = x:reshape(shape)
+      for axis = 1, 2 do
+        local out = cuda.device_array(shape[3 - axis], "float32")
+        local fn = function() kernels.map_reduce(identity, "sum", m, { axis = axis, out = out }) end
+        local t = B.device_time(fn, reps, samples)
+        B.emit({ bench = "reduce_axis", impl = "glua", device = device, dtype = dtype, rows = shape[1], cols = shape[2],
+          axis = axis, ms = t * 1e3, gbs = size[dtype] * n / t / 1e9, first = out:copy_to_host()[1] })
+      end
     end
+    x:free()
   end
-  x:free()
 end
