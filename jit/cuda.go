@@ -325,7 +325,7 @@ func (e *emitter) stmt(s Stmt) {
 		if r := e.p.Runs; r != nil && st == r.Whole {
 			e.wholeRun(st, r)
 		} else if g := e.p.AxisGroups; g != nil && st == g.Whole {
-			e.columnGroups(st, g)
+			e.axisGroups(st, g)
 		} else {
 			e.ifStmt(st)
 		}

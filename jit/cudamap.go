@@ -193,15 +193,15 @@ func (e *emitter) vectorIf(st *If, vectorCond string, vector func()) {
 	}
 }
 
-// columnGroups writes an axis reduction's run of values of a thread's
-// neighbouring results: where they are all there, the layout keeps each
-// value's elements together and aligned (AxisGroups), and every input is
-// aligned, each value's Columns elements of each input are loaded at once,
-// all of the run's before any is computed; otherwise one element at a
-// time, as the CPU evaluator runs them.
-func (e *emitter) columnGroups(st *If, g *AxisGroups) {
+// axisGroups writes an axis reduction's run of values whose threads take
+// several elements at a time (AxisGroups): where the layout keeps each
+// value's elements together and aligned and every input is aligned, each
+// value's Width elements of each input are loaded at once, all of the
+// run's before any is computed; otherwise one element at a time, as the
+// CPU evaluator runs them.
+func (e *emitter) axisGroups(st *If, g *AxisGroups) {
 	unit := func(a *Array) (name string, size int) {
-		switch n := g.Columns * a.DType.Size(); {
+		switch n := g.Width * a.DType.Size(); {
 		case n >= 16:
 			return "v16", 16
 		case n == 8:
@@ -210,16 +210,22 @@ func (e *emitter) columnGroups(st *If, g *AxisGroups) {
 		return "u32", 4
 	}
 	conds := []string{
-		fmt.Sprintf("%s + %d <= %s", e.expr(g.O), g.Columns-1, e.expr(g.M)),
+		fmt.Sprintf("%s + %d <= %s", e.expr(g.O), g.Width-1, e.expr(g.M)),
 		fmt.Sprintf("%s == 1", e.expr(g.OStride)),
-		fmt.Sprintf("%s %% %d == 0", e.expr(g.KStride), g.Columns),
+		fmt.Sprintf("%s %% %d == 0", e.expr(g.KStride), g.Width),
+	}
+	if g.Inner {
+		conds = []string{
+			fmt.Sprintf("%s == 1", e.expr(g.KStride)),
+			fmt.Sprintf("(%s - 1) %% %d == 0", e.expr(g.Start), g.Width),
+		}
 	}
 	for _, a := range g.Inputs {
 		_, size := unit(a)
 		conds = append(conds, fmt.Sprintf("((u64)%s & %d) == 0", arrayName(a), size-1))
 	}
 	set := func(j int) {
-		e.line("%s = %s;", e.local(g.K), e.expr(&Arith{Op: "+", X: g.C, Y: &Const{T: Int, I: int64(j)}, T: Int}))
+		e.line("%s = %s;", e.local(g.K), e.expr(&Arith{Op: "+", X: g.C, Y: &Const{T: Int, I: int64(j) * g.Step}, T: Int}))
 	}
 	e.vectorIf(st, strings.Join(conds, " && "), func() {
 		for j := range g.Rows {
@@ -227,8 +233,8 @@ func (e *emitter) columnGroups(st *If, g *AxisGroups) {
 			base := e.expr(g.Base)
 			for _, a := range g.Inputs {
 				typ, size := unit(a)
-				words := g.Columns * a.DType.Size() / size
-				e.line("union { %s w[%d]; %s e[%d]; } glua_%s_%d;", typ, words, storage(a.DType), g.Columns, a.Name, j)
+				words := g.Width * a.DType.Size() / size
+				e.line("union { %s w[%d]; %s e[%d]; } glua_%s_%d;", typ, words, storage(a.DType), g.Width, a.Name, j)
 				for w := range words {
 					e.line("glua_%s_%d.w[%d] = ((const %s*)(%s + (%s - 1)))[%d];", a.Name, j, w, typ, arrayName(a), base, w)
 				}
@@ -236,7 +242,7 @@ func (e *emitter) columnGroups(st *If, g *AxisGroups) {
 		}
 		for j := range g.Rows {
 			set(j)
-			for p := range g.Columns {
+			for p := range g.Width {
 				e.elements = map[*Array]string{}
 				for _, a := range g.Inputs {
 					e.elements[a] = fmt.Sprintf("glua_%s_%d.e[%d]", a.Name, j, p)

@@ -150,11 +150,11 @@ func (r reducer) combine(x, y Expr) Expr {
 
 // accumulate is the statement that takes x into the accumulator: acc =
 // op(acc, x), or, with a function op (no identity), acc = x when first
-// is true (the thread's first value).
+// is true (the thread's first value); a nil first is never true.
 func (r reducer) accumulate(accSlot int, x Expr, first Expr) Stmt {
 	get := &LocalGet{Slot: accSlot, T: r.t}
 	add := &Set{Slot: accSlot, X: r.combine(get, x)}
-	if r.fn == nil {
+	if r.fn == nil || first == nil {
 		return add
 	}
 	return &If{Cond: first, Then: []Stmt{&Set{Slot: accSlot, X: x}}, Else: []Stmt{add}}

@@ -26,9 +26,9 @@ func AccumulatorDType(f *Function, sig Signature, op Reduction) (device.DType, e
 	return p.Params[0].Array.DType, nil
 }
 
-// axisChunk is the number of values a thread of an axis reduction takes
-// at a time, their loads independent of one another so that they are in
-// flight together.
+// axisChunk is the most values a thread of an axis reduction takes at a
+// time (AxisForm.Run), their loads independent of one another so that
+// they are in flight together.
 const axisChunk = 8
 
 // axisWarps is the number of warps of an inner axis reduction's block.
@@ -57,12 +57,18 @@ const axisWarps = ReduceBlock / WarpSize
 // op from each lane's first value, with lanes past the segment taking no
 // part (len must not be 0).
 //
-// The outer form's thread takes columns neighbouring results (o, o + 1,
-// ...; columns from AxisColumns, 1 for the inner form), each combined in
-// the order above into its own accumulator. Where ostride is 1, kstride
-// a multiple of columns and every array aligned, the CUDA C loads a
-// value of each of the thread's results at once (AxisGroups).
-func CheckMapReduceAxis(f *Function, sig Signature, op Reduction, dst device.DType, inner bool, columns int, o Options) (*Program, error) {
+// The form (from the plan) says which of the two, and how much a thread
+// takes at a time. The outer form's thread takes Width neighbouring
+// results (o, o + 1, ...), each combined in the order above into its own
+// accumulator. The inner form's lane j takes Width neighbouring values of
+// its result: the segment's values (j-1)·Width + 1 to j·Width, then those
+// 32·Width further on, and so on, combined in that order. A thread takes
+// Run of its values (of Width elements) at once where the segment has
+// them. Where the layout keeps the elements a thread takes at once
+// together and aligned, and every array is aligned, the CUDA C loads them
+// at once (AxisGroups).
+func CheckMapReduceAxis(f *Function, sig Signature, op Reduction, dst device.DType, form AxisForm, o Options) (*Program, error) {
+	inner, width, chunk := form.Inner, max(1, form.Width), max(1, form.Run)
 	name, err := reduceEntry(f, sig, op, o, "glua_map_axis_")
 	if err != nil {
 		return nil, err
@@ -110,51 +116,87 @@ func CheckMapReduceAxis(f *Function, sig Signature, op Reduction, dst device.DTy
 		le := func(a, b Expr) Expr { return &Compare{Op: "<=", X: a, Y: b} }
 
 		// lane is the thread's lane in its warp (inner), its first value
-		// k0 + lane - 1; a thread of the outer form starts at k0
+		// k0 + (lane - 1)·span; a thread of the outer form starts at k0.
+		// The outer form's thread takes columns results, the inner form's
+		// lane span values at a time.
+		columns, span := width, 1
 		var lane Expr = one
 		stride := int64(1)
 		if inner {
-			lane, stride = &Thread{Axis: 0}, WarpSize
+			columns, span = 1, width
+			lane, stride = &Thread{Axis: 0}, WarpSize*int64(span)
 		}
-		first := add(k0, sub(lane, one))
-		columns = max(1, columns)
+		var first Expr = add(k0, sub(lane, one))
+		if span > 1 {
+			first = add(k0, mul(sub(lane, one), num1(int64(span))))
+		}
 		accSlots := []int{accSlot}
 		for range columns - 1 {
 			accSlots = append(accSlots, t.newLocal("acc", r.t))
 		}
-		// result o + p: i = (o+p-1)*ostride + (k-1)*kstride + 1
+		// result o + p: i = (o+p-1)*ostride + (k+q-1)*kstride + 1 for the
+		// thread's value k + q
 		column := func(p int) Expr {
 			if p == 0 {
 				return res
 			}
 			return add(res, num1(int64(p)))
 		}
-		flatAt := func(p int) Expr {
-			return add(add(mul(sub(column(p), one), num["ostride"]), mul(sub(k, one), num["kstride"])), one)
-		}
-		elements := make([][]Stmt, columns)
-		var values []Stmt // each of the thread's results that there is
-		for p := range columns {
-			elements[p] = slices.Concat([]Stmt{&Set{Slot: iSlot, X: flatAt(p)}}, loads, stmts,
-				[]Stmt{r.accumulate(accSlots[p], t.to(x, r.t), &Compare{Op: "==", X: k, Y: first})})
-			if p == 0 {
-				values = append(values, elements[p]...)
-			} else {
-				values = append(values, &If{Cond: le(column(p), num["m"]), Then: elements[p]})
+		value := func(q int) Expr {
+			if q == 0 {
+				return k
 			}
+			return add(k, num1(int64(q)))
 		}
-		// a run of axisChunk values, stride apart, one after another so
-		// that their loads issue together; the last, shorter run is a loop
+		flatAt := func(p, q int) Expr {
+			return add(add(mul(sub(column(p), one), num["ostride"]), mul(sub(value(q), one), num["kstride"])), one)
+		}
+		// the elements the thread takes at k: a value of each of its
+		// results (outer), or span values of its result (inner)
+		elements := make([][]Stmt, max(columns, span))
+		for p := range elements {
+			col, q, isFirst := p, 0, Expr(&Compare{Op: "==", X: k, Y: first})
+			if inner {
+				col, q = 0, p
+				if q > 0 {
+					isFirst = nil // a lane's first value starts a span
+				}
+			}
+			elements[p] = slices.Concat([]Stmt{&Set{Slot: iSlot, X: flatAt(col, q)}}, loads, stmts,
+				[]Stmt{r.accumulate(accSlots[col], t.to(x, r.t), isFirst)})
+		}
+		// those there are: the outer form's results up to m, the inner
+		// form's values up to k1
+		values := slices.Clone(elements[0])
+		for p := 1; p < len(elements); p++ {
+			there := le(column(p), num["m"])
+			if inner {
+				there = le(value(p), k1)
+			}
+			values = append(values, &If{Cond: there, Then: elements[p]})
+		}
+		// a run of chunk values, stride apart, one after another so that
+		// their loads issue together; the last, shorter run is a loop. In
+		// a whole run the inner form's values are all there.
+		each := values
+		if inner {
+			each = slices.Concat(elements...)
+		}
 		var whole []Stmt
-		for j := range int64(axisChunk) {
+		for j := range int64(chunk) {
 			whole = append(whole, &Set{Slot: kSlot, X: add(c, num1(j*stride))})
-			whole = append(whole, values...)
+			whole = append(whole, each...)
 		}
-		run := &If{Cond: le(add(c, num1((axisChunk-1)*stride)), k1), Then: whole,
+		last := add(c, num1(int64(chunk-1)*stride))
+		if span > 1 {
+			last = add(last, num1(int64(span-1)))
+		}
+		runs := &If{Cond: le(last, k1), Then: whole,
 			Else: []Stmt{&For{Slot: kSlot, Start: c, Stop: k1, Step: num1(stride), Body: values}}}
-		if columns > 1 {
-			t.prog.AxisGroups = &AxisGroups{Whole: run, Columns: columns, Rows: axisChunk, K: kSlot, C: c, Elements: elements,
-				Base: flatAt(0), O: res, M: num["m"], OStride: num["ostride"], KStride: num["kstride"], Inputs: t.prog.inputArrays()}
+		if width > 1 {
+			t.prog.AxisGroups = &AxisGroups{Whole: runs, Width: width, Inner: inner, Rows: chunk, Step: stride, K: kSlot, C: c,
+				Elements: elements, Base: flatAt(0, 0), O: res, M: num["m"], OStride: num["ostride"], KStride: num["kstride"],
+				Start: add(add(mul(sub(res, one), num["ostride"]), mul(sub(c, one), num["kstride"])), one), Inputs: t.prog.inputArrays()}
 		}
 		segment := slices.Concat(
 			[]Stmt{
@@ -164,13 +206,14 @@ func CheckMapReduceAxis(f *Function, sig Signature, op Reduction, dst device.DTy
 		for _, a := range accSlots {
 			segment = append(segment, r.start(a)...)
 		}
-		segment = append(segment, &For{Slot: cSlot, Start: first, Stop: k1, Step: num1(axisChunk * stride), Body: []Stmt{run}})
+		segment = append(segment, &For{Slot: cSlot, Start: first, Stop: k1, Step: num1(int64(chunk) * stride), Body: []Stmt{runs}})
 		at := func(p int) []Expr { return []Expr{add(mul(sub(seg, one), num["m"]), column(p))} }
 		acc := &LocalGet{Slot: accSlot, T: r.t}
 		var results *For
 		if inner {
 			vSlot := t.newLocal("v", r.t)
-			segment = append(segment, warpTree(r, accSlot, vSlot, lane, func(w int64) Expr { return le(add(first, num1(w)), k1) }, f.Line())...)
+			// lane j + w's first value is w·span after lane j's
+			segment = append(segment, warpTree(r, accSlot, vSlot, lane, func(w int64) Expr { return le(add(first, num1(w*int64(span))), k1) }, f.Line())...)
 			segment = append(segment, &If{Cond: &Compare{Op: "==", X: lane, Y: one},
 				Then: []Stmt{&Store{Arr: dstArr, Index: at(0), X: acc, Line: f.Line()}}})
 			// warps along y take the results, blocks along z the segments
@@ -265,31 +308,39 @@ func warpTree(r reducer, accSlot, vSlot int, lane Expr, has func(w int64) Expr, 
 }
 
 // AxisGroups is set on an axis reduction's first kernel whose threads
-// take several results (CheckMapReduceAxis): Whole is the If that takes
-// a run of Rows values of each of the thread's Columns results; its Then
-// is, for each value, K set to C plus its place in the run (one apart:
-// the outer form) and then Elements[p] for each result p there is, each
-// loading Inputs at Index Base + p when ostride is 1. Where the thread's
-// results are all there (O + Columns - 1 <= M), OStride is 1, KStride a
-// multiple of Columns and every input aligned, the CUDA C loads each
-// value's Columns elements of an input at once.
+// take several elements at a time (CheckMapReduceAxis, Width > 1): Whole
+// is the If that takes a run of Rows values; its Then is, for each
+// value, K set to C plus Step times its place in the run, and then
+// Elements[p] for each of its Width elements, each loading Inputs at
+// index Base + p where the layout keeps them together. The outer form's
+// elements are a value of each of the thread's results, together where
+// they are all there (O + Width - 1 <= M), OStride is 1 and KStride a
+// multiple of Width; the inner form's (Inner) are Width neighbouring
+// values of one result, together where KStride is 1 and aligned where
+// the run's first element (flat index Start) is a multiple of Width into
+// the arrays (its values are a multiple of Width apart). Where
+// they are together and every input is aligned for them, the CUDA C
+// loads each value's Width elements of an input at once.
 type AxisGroups struct {
 	Whole         *If
-	Columns, Rows int
+	Width, Rows   int
+	Inner         bool
+	Step          int64
 	K             int
 	C, Base, O, M Expr
 	OStride       Expr
 	KStride       Expr
+	Start         Expr
 	Elements      [][]Stmt
 	Inputs        []*Array
 }
 
-// AxisColumns is how many neighbouring results a thread of the outer form
-// takes for arrays of sig: 4 bytes of the narrowest array's elements at a
-// load, as float32 takes, for 1- and 2-byte elements. One 2-byte element
-// a load held float16 and bfloat16 sums over the rows of 16384² to 0.62–
+// AxisWidth is how many elements a thread of an axis reduction takes at
+// a time for arrays of sig: 4 bytes of the narrowest array's elements,
+// as float32 takes, for 1- and 2-byte elements. One 2-byte element a
+// load held float16 and bfloat16 sums over the rows of 16384² to 0.62–
 // 0.64 of PyTorch's speed on an H200, where float32 was level.
-func AxisColumns(sig Signature) int {
+func AxisWidth(sig Signature) int {
 	narrowest := narrowestElement(sig)
 	if narrowest >= 4 {
 		return 1
@@ -315,11 +366,25 @@ func AxisLayout(rows, cols, axis int) (m, length, ostride, kstride int) {
 // the shape only, so both backends combine in the same order.
 type AxisPlan struct {
 	M, Len, Ostride, Kstride int
-	Inner                    bool
 	Segments, SegLen         int
-	// Columns is how many results a thread of the outer form takes
-	// (AxisColumns); 1 for the inner form.
-	Columns int
+	AxisForm
+}
+
+// AxisForm is what an axis reduction's first kernel is built for
+// (CheckMapReduceAxis); the plan chooses it from the shape.
+type AxisForm struct {
+	// Inner: a result's values lie together (kstride 1), a warp per
+	// segment; otherwise a thread per segment.
+	Inner bool
+	// Width is how many results a thread of the outer form takes, or
+	// neighbouring values a lane of the inner form (AxisWidth). The inner
+	// form's segments are then a multiple of it long, so that every
+	// segment's values stay aligned as the first's.
+	Width int
+	// Run is how many of its values (of Width elements) a thread takes at
+	// once: axisChunk, halved until a thread's whole run fits in a
+	// segment, so that short rows are not left to the one-at-a-time loop.
+	Run int
 }
 
 // The work an axis reduction asks for: about axisThreads threads of the
@@ -337,17 +402,26 @@ const (
 // arrays of sig.
 func PlanAxis(rows, cols, axis int, sig Signature) AxisPlan {
 	m, length, ostride, kstride := AxisLayout(rows, cols, axis)
-	p := AxisPlan{M: m, Len: length, Ostride: ostride, Kstride: kstride, Inner: kstride == 1 && length > 1, Columns: 1}
-	if !p.Inner {
-		p.Columns = AxisColumns(sig)
-	}
-	want, least := ceilDiv(axisThreads, max(ceilDiv(m, p.Columns), 1)), axisMinSeg
+	p := AxisPlan{M: m, Len: length, Ostride: ostride, Kstride: kstride,
+		AxisForm: AxisForm{Inner: kstride == 1 && length > 1, Width: AxisWidth(sig), Run: axisChunk}}
+	want, least := ceilDiv(axisThreads, max(ceilDiv(m, p.Width), 1)), axisMinSeg
 	if p.Inner {
 		want, least = ceilDiv(axisWarpsWanted, max(m, 1)), axisMinSegInner
 	}
 	segs := max(1, min(want, length/least, axisMaxGrid))
 	p.SegLen = max(1, ceilDiv(length, segs))
+	if p.Inner && segs > 1 {
+		p.SegLen = ceilDiv(p.SegLen, p.Width) * p.Width
+	}
 	p.Segments = max(1, ceilDiv(length, p.SegLen)) // none empty
+	// a thread's values are step apart
+	step := 1
+	if p.Inner {
+		step = WarpSize * p.Width
+	}
+	for p.Run > 1 && p.Run*step > p.SegLen {
+		p.Run /= 2
+	}
 	return p
 }
 
@@ -358,7 +432,7 @@ func (p AxisPlan) Launch() (grid, block [3]int) {
 	if p.Inner {
 		return [3]int{1, min(ceilDiv(p.M, axisWarps), axisMaxGrid), p.Segments}, [3]int{WarpSize, axisWarps, 1}
 	}
-	return [3]int{min(ceilDiv(ceilDiv(p.M, p.Columns), ReduceBlock), axisMaxGrid), p.Segments, 1}, [3]int{ReduceBlock, 1, 1}
+	return [3]int{min(ceilDiv(ceilDiv(p.M, p.Width), ReduceBlock), axisMaxGrid), p.Segments, 1}, [3]int{ReduceBlock, 1, 1}
 }
 
 // PartialsLaunch is the second kernel's grid and block: a warp per

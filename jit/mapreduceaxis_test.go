@@ -154,7 +154,7 @@ func runAxis(t *testing.T, f *Function, sig Signature, op Reduction, rows, cols,
 	if plan.Segments == 1 {
 		dst = out.DType
 	}
-	first, err := CheckMapReduceAxis(f, sig, op, dst, plan.Inner, plan.Columns, Options{})
+	first, err := CheckMapReduceAxis(f, sig, op, dst, plan.AxisForm, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,9 @@ func runAxis(t *testing.T, f *Function, sig Signature, op Reduction, rows, cols,
 // are cut into segments that keep a GPU busy; many results, or short
 // ones, are not; a result's values lie together (inner) when kstride is
 // 1 and there are several. A thread of the outer form takes two results
-// of float16s and four of uint8s, so there are fewer threads to keep busy.
+// of float16s and four of uint8s, so there are fewer threads to keep busy;
+// a lane of the inner form two and four neighbouring values. A thread's
+// run of values is cut short where a segment is too short for it.
 func TestPlanAxisCutsFewLongResultsIntoSegments(t *testing.T) {
 	f32 := Signature{arr(device.Float32, 1)}
 	for _, c := range []struct {
@@ -177,17 +179,24 @@ func TestPlanAxisCutsFewLongResultsIntoSegments(t *testing.T) {
 		sig              Signature
 		want             AxisPlan
 	}{
-		{16384, 16384, 1, f32, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 8, SegLen: 2048, Columns: 1}},
-		{16384, 16384, 2, f32, AxisPlan{M: 16384, Len: 16384, Ostride: 16384, Kstride: 1, Inner: true, Segments: 1, SegLen: 16384, Columns: 1}},
-		{256, 1 << 20, 2, f32, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1 << 20, Kstride: 1, Inner: true, Segments: 64, SegLen: 16384, Columns: 1}},
-		{1 << 20, 256, 1, f32, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 512, SegLen: 2048, Columns: 1}},
-		{1 << 20, 256, 2, f32, AxisPlan{M: 1 << 20, Len: 256, Ostride: 256, Kstride: 1, Inner: true, Segments: 1, SegLen: 256, Columns: 1}},
-		{100, 3, 1, f32, AxisPlan{M: 3, Len: 100, Ostride: 1, Kstride: 3, Segments: 1, SegLen: 100, Columns: 1}},
-		{5, 1, 2, f32, AxisPlan{M: 5, Len: 1, Ostride: 1, Kstride: 1, Segments: 1, SegLen: 1, Columns: 1}},
-		{0, 4, 1, f32, AxisPlan{M: 4, Len: 0, Ostride: 1, Kstride: 4, Segments: 1, SegLen: 1, Columns: 1}},
-		{16384, 16384, 1, Signature{arr(device.Float16, 1)}, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 16, SegLen: 1024, Columns: 2}},
-		{16384, 16384, 2, Signature{arr(device.Float16, 1)}, AxisPlan{M: 16384, Len: 16384, Ostride: 16384, Kstride: 1, Inner: true, Segments: 1, SegLen: 16384, Columns: 1}},
-		{1 << 20, 256, 1, Signature{arr(device.Uint8, 1), arr(device.Float64, 1)}, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 2048, SegLen: 512, Columns: 4}},
+		{16384, 16384, 1, f32, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 8, SegLen: 2048, AxisForm: AxisForm{Width: 1, Run: 8}}},
+		{16384, 16384, 2, f32, AxisPlan{M: 16384, Len: 16384, Ostride: 16384, Kstride: 1, Segments: 1, SegLen: 16384, AxisForm: AxisForm{Inner: true, Width: 1, Run: 8}}},
+		{256, 1 << 20, 2, f32, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1 << 20, Kstride: 1, Segments: 64, SegLen: 16384, AxisForm: AxisForm{Inner: true, Width: 1, Run: 8}}},
+		{1 << 20, 256, 1, f32, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 512, SegLen: 2048, AxisForm: AxisForm{Width: 1, Run: 8}}},
+		{1 << 20, 256, 2, f32, AxisPlan{M: 1 << 20, Len: 256, Ostride: 256, Kstride: 1, Segments: 1, SegLen: 256, AxisForm: AxisForm{Inner: true, Width: 1, Run: 8}}},
+		{100, 3, 1, f32, AxisPlan{M: 3, Len: 100, Ostride: 1, Kstride: 3, Segments: 1, SegLen: 100, AxisForm: AxisForm{Width: 1, Run: 8}}},
+		{5, 1, 2, f32, AxisPlan{M: 5, Len: 1, Ostride: 1, Kstride: 1, Segments: 1, SegLen: 1, AxisForm: AxisForm{Width: 1, Run: 1}}},
+		{0, 4, 1, f32, AxisPlan{M: 4, Len: 0, Ostride: 1, Kstride: 4, Segments: 1, SegLen: 1, AxisForm: AxisForm{Width: 1, Run: 1}}},
+		{16384, 16384, 1, Signature{arr(device.Float16, 1)}, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 16, SegLen: 1024, AxisForm: AxisForm{Width: 2, Run: 8}}},
+		{16384, 16384, 2, Signature{arr(device.Float16, 1)}, AxisPlan{M: 16384, Len: 16384, Ostride: 16384, Kstride: 1, Segments: 1, SegLen: 16384, AxisForm: AxisForm{Inner: true, Width: 2, Run: 8}}},
+		// segments of a whole number of a lane's pairs: 100001/97 is 1030.9
+		{64, 100001, 2, Signature{arr(device.BFloat16, 1)}, AxisPlan{M: 64, Len: 100001, Ostride: 100001, Kstride: 1, Segments: 97, SegLen: 1032, AxisForm: AxisForm{Inner: true, Width: 2, Run: 8}}},
+		{1 << 20, 256, 1, Signature{arr(device.Uint8, 1), arr(device.Float64, 1)}, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 2048, SegLen: 512, AxisForm: AxisForm{Width: 4, Run: 8}}},
+		// a lane's whole run fits in short rows: four pairs of float16s, two
+		// fours of uint8s, two float32s of rows of 100
+		{1 << 20, 256, 2, Signature{arr(device.Float16, 1)}, AxisPlan{M: 1 << 20, Len: 256, Ostride: 256, Kstride: 1, Segments: 1, SegLen: 256, AxisForm: AxisForm{Inner: true, Width: 2, Run: 4}}},
+		{1 << 20, 256, 2, Signature{arr(device.Uint8, 1)}, AxisPlan{M: 1 << 20, Len: 256, Ostride: 256, Kstride: 1, Segments: 1, SegLen: 256, AxisForm: AxisForm{Inner: true, Width: 4, Run: 2}}},
+		{1000, 100, 2, f32, AxisPlan{M: 1000, Len: 100, Ostride: 100, Kstride: 1, Segments: 1, SegLen: 100, AxisForm: AxisForm{Inner: true, Width: 1, Run: 2}}},
 	} {
 		if got := PlanAxis(c.rows, c.cols, c.axis, c.sig); got != c.want {
 			t.Errorf("%dx%d along axis %d: %+v, want %+v", c.rows, c.cols, c.axis, got, c.want)
@@ -205,7 +214,7 @@ func TestMapReduceAlongAnAxisTranslatesToTwoForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	op := Reduction{Fn: opFn}
-	inner, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, op, device.Float32, true, 1, Options{})
+	inner, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, op, device.Float32, AxisForm{Inner: true, Width: 1, Run: axisChunk}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +237,7 @@ func TestMapReduceAlongAnAxisTranslatesToTwoForms(t *testing.T) {
 	if src := CUDA(inner); strings.Contains(src, "__syncthreads") || strings.Contains(src, "__shared__") {
 		t.Error("the inner form uses a block's barrier or shared memory")
 	}
-	outer, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, op, device.Float64, false, 1, Options{})
+	outer, err := CheckMapReduceAxis(f, Signature{arr(device.Float32, 1)}, op, device.Float64, AxisForm{Width: 1, Run: axisChunk}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,12 +275,12 @@ func TestMapReduceAlongAnAxisOfFloat16LoadsTwoColumnsAtOnce(t *testing.T) {
 	}
 	sig := Signature{arr(device.Float16, 1)}
 	plan := PlanAxis(16384, 16384, 1, sig)
-	first, err := CheckMapReduceAxis(f, sig, Reduction{Name: "sum"}, device.Float32, plan.Inner, plan.Columns, Options{})
+	first, err := CheckMapReduceAxis(f, sig, Reduction{Name: "sum"}, device.Float32, plan.AxisForm, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Columns != 2 || first.AxisGroups == nil || first.AxisGroups.Columns != 2 {
-		t.Fatalf("columns: the plan's %d, the program's %+v", plan.Columns, first.AxisGroups)
+	if plan.Width != 2 || first.AxisGroups == nil || first.AxisGroups.Width != 2 {
+		t.Fatalf("columns: the plan's %d, the program's %+v", plan.Width, first.AxisGroups)
 	}
 	containsAll(t, CUDA(first), []string{
 		// threads along x take two results each
@@ -287,4 +296,41 @@ func TestMapReduceAlongAnAxisOfFloat16LoadsTwoColumnsAtOnce(t *testing.T) {
 	if grid, _ := plan.Launch(); grid[0] != 16384/2/ReduceBlock || grid[1] != plan.Segments {
 		t.Errorf("grid %v for %d segments", grid, plan.Segments)
 	}
+}
+
+// A float16 lane of the inner form takes two neighbouring values of its
+// row at a time and, where the run starts an even number of elements in
+// and the pointer allows, loads them as one 4-byte word; the second of
+// the last pair is taken only where there is one, and the warp's tree
+// counts a lane's values in pairs.
+func TestMapReduceAlongAnAxisOfFloat16LoadsPairsOfARowsValues(t *testing.T) {
+	f, err := ParseMap(kernelTree(t, `return function(x) return x end`), "kernel.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opFn, err := ParseMap(kernelTree(t, `return function(a, b) return a + b end`), "op.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := Signature{arr(device.Float16, 1)}
+	plan := PlanAxis(16384, 16384, 2, sig)
+	first, err := CheckMapReduceAxis(f, sig, Reduction{Fn: opFn}, device.Float32, plan.AxisForm, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Inner || plan.Width != 2 || first.AxisGroups == nil || !first.AxisGroups.Inner {
+		t.Fatalf("the plan %+v, the program's groups %+v", plan, first.AxisGroups)
+	}
+	containsAll(t, CUDA(first), []string{
+		// lane j starts 2(j-1) values in; the warp steps 64 values
+		"f3_i = wrap_add(l8_k0, wrap_mul(wrap_sub(((i64)threadIdx.x + 1), (1LL)), (2LL))), f3_stop = l9_k1, f3_step = (512LL);",
+		"if ((wrap_add(wrap_add(l10_c, (448LL)), (1LL)) <= l9_k1)) {",
+		"if (l3_kstride == 1 && (wrap_add(wrap_add(wrap_mul(wrap_sub(l6_o, (1LL)), l2_ostride), wrap_mul(wrap_sub(l10_c, (1LL)), l3_kstride)), (1LL)) - 1) % 2 == 0 && ((u64)p_in1 & 3) == 0) {",
+		"union { u32 w[1]; u16 e[2]; } glua_in1_7;",
+		"l13_x = f16_to_f32(glua_in1_7.e[1]);",
+		// one at a time, the second of a pair only where there is one
+		"if ((wrap_add(l11_k, (1LL)) <= l9_k1)) {",
+		// lane j + 16's first value is 32 after lane j's
+		"(wrap_add(wrap_add(l8_k0, wrap_mul(wrap_sub(((i64)threadIdx.x + 1), (1LL)), (2LL))), (32LL)) <= l9_k1)",
+	})
 }

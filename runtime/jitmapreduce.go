@@ -374,11 +374,11 @@ func (rt *Runtime) mapReduceAxisVariant(mf *mapFunc, sig jit.Signature, op Reduc
 	if segmented {
 		dst = acc
 	}
-	key := fmt.Sprintf("%s %s inner=%t columns=%d segmented=%t%s", reductionKey(op), out, plan.Inner, plan.Columns, segmented, sig)
+	key := fmt.Sprintf("%s %s %+v segmented=%t%s", reductionKey(op), out, plan.AxisForm, segmented, sig)
 	if v, ok := mf.axes[key]; ok {
 		return v, nil
 	}
-	first, err := jit.CheckMapReduceAxis(mf.fn, sig, red, dst, plan.Inner, plan.Columns, jit.Options{})
+	first, err := jit.CheckMapReduceAxis(mf.fn, sig, red, dst, plan.AxisForm, jit.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -73,13 +73,16 @@ end
 // the GPU gives the CPU evaluator's bits too: both of its forms, with one
 // segment and with several, ending inside a run and with warps whose
 // lanes run out, for a named op and a function op. float16 and uint8
-// threads of the outer form take two and four columns, loaded together
-// where the rows keep them aligned (70 and 4096 columns) and one at a
-// time otherwise (5, 3, 2: some threads' last columns are past the end).
+// threads of the outer form take two and four columns, and lanes of the
+// inner form two and four neighbouring values, loaded together where the
+// rows keep them aligned (70 and 4096 columns) and one at a time
+// otherwise (5, 3, 2: some threads' last columns, or values, are past the
+// end; rows of 70 uint8s, every other one aligned; views one element in;
+// rows of 256, too short for a lane's run of eight pairs or fours).
 func TestGPUMapReduceAlongAnAxisGivesTheCPUBackendsBits(t *testing.T) {
 	gpu, cpu := onGPUAndCPU(t, signedArray+`
 got = {}
-for _, shape in ipairs({ { 300, 2 }, { 2, 3000 }, { 37, 5 }, { 1000, 3 }, { 4096, 70 }, { 70, 4096 } }) do
+for _, shape in ipairs({ { 300, 2 }, { 2, 3000 }, { 37, 5 }, { 1000, 3 }, { 4096, 70 }, { 70, 4096 }, { 300, 256 } }) do
   for _, dtype in ipairs({ "float32", "float64", "int32", "float16", "uint8" }) do
     local x = signed_array(shape, dtype)
     for axis = 1, 2 do
@@ -91,13 +94,25 @@ for _, shape in ipairs({ { 300, 2 }, { 2, 3000 }, { 37, 5 }, { 1000, 3 }, { 4096
     x:free()
   end
 end
+for _, dtype in ipairs({ "float16", "uint8" }) do
+  for _, shape in ipairs({ { 70, 4096 }, { 4096, 70 } }) do
+    local n = shape[1] * shape[2]
+    local whole = signed_array({ n + 1 }, dtype)
+    local x = whole:rows(2, n + 1):reshape(shape)
+    for axis = 1, 2 do
+      local r = kernels.map_reduce(function(v) return v * 3 end, "sum", x, { axis = axis }):to_table()
+      for _, v in ipairs(r) do got[#got + 1] = v end
+    end
+    whole:free()
+  end
+end
 `)
 	for i := range gpu {
 		if math.Float64bits(gpu[i]) != math.Float64bits(cpu[i]) {
 			t.Fatalf("result %d: the GPU gives %v, the CPU backend %v", i+1, gpu[i], cpu[i])
 		}
 	}
-	if want := 5 * 3 * (302 + 3002 + 42 + 1003 + 4166 + 4166); len(gpu) != want {
+	if want := 5*3*(302+3002+42+1003+4166+4166+556) + 2*2*4166; len(gpu) != want {
 		t.Fatalf("%d results, want %d", len(gpu), want)
 	}
 }
