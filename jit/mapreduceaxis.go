@@ -427,12 +427,16 @@ func PlanAxis(rows, cols, axis int, sig Signature) AxisPlan {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// Launch is the first kernel's grid and block for the plan.
+// Launch is the first kernel's grid and block for the plan. The outer
+// form's blocks are no wider than a segment's threads, rounded up to
+// whole warps, so that few results do not leave most of a block idle.
 func (p AxisPlan) Launch() (grid, block [3]int) {
 	if p.Inner {
 		return [3]int{1, min(ceilDiv(p.M, axisWarps), axisMaxGrid), p.Segments}, [3]int{WarpSize, axisWarps, 1}
 	}
-	return [3]int{min(ceilDiv(ceilDiv(p.M, p.Width), ReduceBlock), axisMaxGrid), p.Segments, 1}, [3]int{ReduceBlock, 1, 1}
+	threads := ceilDiv(p.M, p.Width)
+	width := min(ReduceBlock, ceilDiv(max(threads, 1), WarpSize)*WarpSize)
+	return [3]int{min(ceilDiv(threads, width), axisMaxGrid), p.Segments, 1}, [3]int{width, 1, 1}
 }
 
 // PartialsLaunch is the second kernel's grid and block: a warp per

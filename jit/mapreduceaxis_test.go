@@ -202,6 +202,16 @@ func TestPlanAxisCutsFewLongResultsIntoSegments(t *testing.T) {
 			t.Errorf("%dx%d along axis %d: %+v, want %+v", c.rows, c.cols, c.axis, got, c.want)
 		}
 	}
+	// 256 results of uint8s, four a thread, take blocks of 64 threads:
+	// a block of 256 would leave three quarters of it idle
+	plan := PlanAxis(1<<20, 256, 1, Signature{arr(device.Uint8, 1)})
+	if grid, block := plan.Launch(); block != [3]int{64, 1, 1} || grid != [3]int{1, plan.Segments, 1} {
+		t.Errorf("uint8 over 1<<20 rows of 256: grid %v, block %v", grid, block)
+	}
+	plan = PlanAxis(1000, 3, 1, Signature{arr(device.Float32, 1)})
+	if grid, block := plan.Launch(); block != [3]int{WarpSize, 1, 1} || grid != [3]int{1, plan.Segments, 1} {
+		t.Errorf("float32 over 1000 rows of 3: grid %v, block %v", grid, block)
+	}
 }
 
 func TestMapReduceAlongAnAxisTranslatesToTwoForms(t *testing.T) {
