@@ -26,10 +26,13 @@ func AccumulatorDType(f *Function, sig Signature, op Reduction) (device.DType, e
 	return p.Params[0].Array.DType, nil
 }
 
-// axisChunk is the most values a thread of an axis reduction takes at a
-// time (AxisForm.Run), their loads independent of one another so that
-// they are in flight together.
-const axisChunk = 8
+// axisChunk and axisChunkOuter are the most values a thread of the
+// inner and the outer form takes at a time (AxisForm.Run), their loads
+// independent of one another so that they are in flight together.
+const (
+	axisChunk      = 8
+	axisChunkOuter = 16
+)
 
 // axisWarps is the number of warps of an inner axis reduction's block.
 const axisWarps = ReduceBlock / WarpSize
@@ -336,16 +339,19 @@ type AxisGroups struct {
 }
 
 // AxisWidth is how many elements a thread of an axis reduction takes at
-// a time for arrays of sig: 4 bytes of the narrowest array's elements,
-// as float32 takes, for 1- and 2-byte elements. One 2-byte element a
-// load held float16 and bfloat16 sums over the rows of 16384² to 0.62–
-// 0.64 of PyTorch's speed on an H200, where float32 was level.
-func AxisWidth(sig Signature) int {
-	narrowest := narrowestElement(sig)
-	if narrowest >= 4 {
-		return 1
+// a time for arrays of sig: 8 bytes of the narrowest array's elements
+// (one float64) in the outer form, 4 bytes (one float32) in the inner
+// one (inner). On an H200, with runs of 16 values, 8 bytes took sums
+// over the rows of 16384² and 256 × 2^20 from 0.84–0.95 of PyTorch's
+// speed (4 bytes, runs of 8) to 0.95–1.00 for float32, float16 and
+// bfloat16; a lane of the inner form taking 4 bytes of float16s, not one
+// element, took sums along those rows from 0.69–0.80 to 0.98–1.16.
+func AxisWidth(sig Signature, inner bool) int {
+	bytes := 8
+	if inner {
+		bytes = 4
 	}
-	return 4 / narrowest
+	return max(1, bytes/narrowestElement(sig))
 }
 
 // AxisLayout is the reduction of a rows×cols array along axis (1: over
@@ -382,8 +388,9 @@ type AxisForm struct {
 	// segment's values stay aligned as the first's.
 	Width int
 	// Run is how many of its values (of Width elements) a thread takes at
-	// once: axisChunk, halved until a thread's whole run fits in a
-	// segment, so that short rows are not left to the one-at-a-time loop.
+	// once: axisChunk (axisChunkOuter for the outer form), halved until a
+	// thread's whole run fits in a segment, so that short rows are not
+	// left to the one-at-a-time loop.
 	Run int
 }
 
@@ -402,8 +409,12 @@ const (
 // arrays of sig.
 func PlanAxis(rows, cols, axis int, sig Signature) AxisPlan {
 	m, length, ostride, kstride := AxisLayout(rows, cols, axis)
+	inner := kstride == 1 && length > 1
 	p := AxisPlan{M: m, Len: length, Ostride: ostride, Kstride: kstride,
-		AxisForm: AxisForm{Inner: kstride == 1 && length > 1, Width: AxisWidth(sig), Run: axisChunk}}
+		AxisForm: AxisForm{Inner: inner, Width: AxisWidth(sig, inner), Run: axisChunkOuter}}
+	if inner {
+		p.Run = axisChunk
+	}
 	want, least := ceilDiv(axisThreads, max(ceilDiv(m, p.Width), 1)), axisMinSeg
 	if p.Inner {
 		want, least = ceilDiv(axisWarpsWanted, max(m, 1)), axisMinSegInner

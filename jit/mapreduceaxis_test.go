@@ -30,9 +30,9 @@ func axisReference(v []float64, rows, cols, axis int, combine func(a, b float64)
 // TestMapReduceAlongAnAxisAgreesWithAReference reduces x*y along each
 // axis of random arrays of several shapes, by named ops and by functions,
 // against plain Go loops: exact for integers, max and min, within
-// rounding for float sums, which a second run gives to the bit. float16
-// and uint8 threads of the outer form take two and four results, some of
-// them past the last (5 and 2 columns).
+// rounding for float sums, which a second run gives to the bit. float32,
+// float16 and uint8 threads of the outer form take two, four and eight
+// results, some of them past the last (5 and 2 columns).
 func TestMapReduceAlongAnAxisAgreesWithAReference(t *testing.T) {
 	r := rand.New(rand.NewSource(7))
 	type opCase struct {
@@ -169,8 +169,9 @@ func runAxis(t *testing.T, f *Function, sig Signature, op Reduction, rows, cols,
 // are cut into segments that keep a GPU busy; many results, or short
 // ones, are not; a result's values lie together (inner) when kstride is
 // 1 and there are several. A thread of the outer form takes two results
-// of float16s and four of uint8s, so there are fewer threads to keep busy;
-// a lane of the inner form two and four neighbouring values. A thread's
+// of float32s, four of float16s and eight of uint8s, so there are fewer
+// threads to keep busy; a lane of the inner form two float16s and four
+// uint8s of its result. A thread's
 // run of values is cut short where a segment is too short for it.
 func TestPlanAxisCutsFewLongResultsIntoSegments(t *testing.T) {
 	f32 := Signature{arr(device.Float32, 1)}
@@ -179,19 +180,19 @@ func TestPlanAxisCutsFewLongResultsIntoSegments(t *testing.T) {
 		sig              Signature
 		want             AxisPlan
 	}{
-		{16384, 16384, 1, f32, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 8, SegLen: 2048, AxisForm: AxisForm{Width: 1, Run: 8}}},
+		{16384, 16384, 1, f32, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 16, SegLen: 1024, AxisForm: AxisForm{Width: 2, Run: 16}}},
 		{16384, 16384, 2, f32, AxisPlan{M: 16384, Len: 16384, Ostride: 16384, Kstride: 1, Segments: 1, SegLen: 16384, AxisForm: AxisForm{Inner: true, Width: 1, Run: 8}}},
 		{256, 1 << 20, 2, f32, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1 << 20, Kstride: 1, Segments: 64, SegLen: 16384, AxisForm: AxisForm{Inner: true, Width: 1, Run: 8}}},
-		{1 << 20, 256, 1, f32, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 512, SegLen: 2048, AxisForm: AxisForm{Width: 1, Run: 8}}},
+		{1 << 20, 256, 1, f32, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 1024, SegLen: 1024, AxisForm: AxisForm{Width: 2, Run: 16}}},
 		{1 << 20, 256, 2, f32, AxisPlan{M: 1 << 20, Len: 256, Ostride: 256, Kstride: 1, Segments: 1, SegLen: 256, AxisForm: AxisForm{Inner: true, Width: 1, Run: 8}}},
-		{100, 3, 1, f32, AxisPlan{M: 3, Len: 100, Ostride: 1, Kstride: 3, Segments: 1, SegLen: 100, AxisForm: AxisForm{Width: 1, Run: 8}}},
-		{5, 1, 2, f32, AxisPlan{M: 5, Len: 1, Ostride: 1, Kstride: 1, Segments: 1, SegLen: 1, AxisForm: AxisForm{Width: 1, Run: 1}}},
-		{0, 4, 1, f32, AxisPlan{M: 4, Len: 0, Ostride: 1, Kstride: 4, Segments: 1, SegLen: 1, AxisForm: AxisForm{Width: 1, Run: 1}}},
-		{16384, 16384, 1, Signature{arr(device.Float16, 1)}, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 16, SegLen: 1024, AxisForm: AxisForm{Width: 2, Run: 8}}},
+		{100, 3, 1, f32, AxisPlan{M: 3, Len: 100, Ostride: 1, Kstride: 3, Segments: 1, SegLen: 100, AxisForm: AxisForm{Width: 2, Run: 16}}},
+		{5, 1, 2, f32, AxisPlan{M: 5, Len: 1, Ostride: 1, Kstride: 1, Segments: 1, SegLen: 1, AxisForm: AxisForm{Width: 2, Run: 1}}},
+		{0, 4, 1, f32, AxisPlan{M: 4, Len: 0, Ostride: 1, Kstride: 4, Segments: 1, SegLen: 1, AxisForm: AxisForm{Width: 2, Run: 1}}},
+		{16384, 16384, 1, Signature{arr(device.Float16, 1)}, AxisPlan{M: 16384, Len: 16384, Ostride: 1, Kstride: 16384, Segments: 32, SegLen: 512, AxisForm: AxisForm{Width: 4, Run: 16}}},
 		{16384, 16384, 2, Signature{arr(device.Float16, 1)}, AxisPlan{M: 16384, Len: 16384, Ostride: 16384, Kstride: 1, Segments: 1, SegLen: 16384, AxisForm: AxisForm{Inner: true, Width: 2, Run: 8}}},
 		// segments of a whole number of a lane's pairs: 100001/97 is 1030.9
 		{64, 100001, 2, Signature{arr(device.BFloat16, 1)}, AxisPlan{M: 64, Len: 100001, Ostride: 100001, Kstride: 1, Segments: 97, SegLen: 1032, AxisForm: AxisForm{Inner: true, Width: 2, Run: 8}}},
-		{1 << 20, 256, 1, Signature{arr(device.Uint8, 1), arr(device.Float64, 1)}, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 2048, SegLen: 512, AxisForm: AxisForm{Width: 4, Run: 8}}},
+		{1 << 20, 256, 1, Signature{arr(device.Uint8, 1), arr(device.Float64, 1)}, AxisPlan{M: 256, Len: 1 << 20, Ostride: 1, Kstride: 256, Segments: 4096, SegLen: 256, AxisForm: AxisForm{Width: 8, Run: 16}}},
 		// a lane's whole run fits in short rows: four pairs of float16s, two
 		// fours of uint8s, two float32s of rows of 100
 		{1 << 20, 256, 2, Signature{arr(device.Float16, 1)}, AxisPlan{M: 1 << 20, Len: 256, Ostride: 256, Kstride: 1, Segments: 1, SegLen: 256, AxisForm: AxisForm{Inner: true, Width: 2, Run: 4}}},
@@ -202,11 +203,11 @@ func TestPlanAxisCutsFewLongResultsIntoSegments(t *testing.T) {
 			t.Errorf("%dx%d along axis %d: %+v, want %+v", c.rows, c.cols, c.axis, got, c.want)
 		}
 	}
-	// 256 results of uint8s, four a thread, take blocks of 64 threads:
+	// 256 results of float16s, four a thread, take blocks of 64 threads:
 	// a block of 256 would leave three quarters of it idle
-	plan := PlanAxis(1<<20, 256, 1, Signature{arr(device.Uint8, 1)})
+	plan := PlanAxis(1<<20, 256, 1, Signature{arr(device.Float16, 1)})
 	if grid, block := plan.Launch(); block != [3]int{64, 1, 1} || grid != [3]int{1, plan.Segments, 1} {
-		t.Errorf("uint8 over 1<<20 rows of 256: grid %v, block %v", grid, block)
+		t.Errorf("float16 over 1<<20 rows of 256: grid %v, block %v", grid, block)
 	}
 	plan = PlanAxis(1000, 3, 1, Signature{arr(device.Float32, 1)})
 	if grid, block := plan.Launch(); block != [3]int{WarpSize, 1, 1} || grid != [3]int{1, plan.Segments, 1} {
@@ -274,11 +275,11 @@ func TestMapReduceAlongAnAxisTranslatesToTwoForms(t *testing.T) {
 	})
 }
 
-// A float16 thread of the outer form takes two neighbouring results and,
-// where the layout and the pointer allow, loads a row's two values as
-// one 4-byte word; its second result is combined and stored only where
-// there is one.
-func TestMapReduceAlongAnAxisOfFloat16LoadsTwoColumnsAtOnce(t *testing.T) {
+// A float16 thread of the outer form takes four neighbouring results
+// and, where the layout and the pointer allow, loads a row's four values
+// as one 8-byte word, sixteen rows at a time; its other results are
+// combined and stored only where there are some.
+func TestMapReduceAlongAnAxisOfFloat16LoadsFourColumnsAtOnce(t *testing.T) {
 	f, err := ParseMap(kernelTree(t, `return function(x) return x end`), "kernel.lua")
 	if err != nil {
 		t.Fatal(err)
@@ -289,21 +290,21 @@ func TestMapReduceAlongAnAxisOfFloat16LoadsTwoColumnsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Width != 2 || first.AxisGroups == nil || first.AxisGroups.Width != 2 {
-		t.Fatalf("columns: the plan's %d, the program's %+v", plan.Width, first.AxisGroups)
+	if plan.Width != 4 || plan.Run != 16 || first.AxisGroups == nil || first.AxisGroups.Width != 4 {
+		t.Fatalf("the plan's form %+v, the program's groups %+v", plan.AxisForm, first.AxisGroups)
 	}
 	containsAll(t, CUDA(first), []string{
-		// threads along x take two results each
-		"f2_i = wrap_add(wrap_mul(wrap_sub(((i64)blockIdx.x * blockDim.x + threadIdx.x + 1), (1LL)), (2LL)), (1LL)), f2_stop = l0_m, f2_step = wrap_mul(((i64)gridDim.x * blockDim.x), (2LL));",
-		"if (l6_o + 1 <= l0_m && l2_ostride == 1 && l3_kstride % 2 == 0 && ((u64)p_in1 & 3) == 0) {",
-		"union { u32 w[1]; u16 e[2]; } glua_in1_7;",
-		"l13_x = f16_to_f32(glua_in1_7.e[1]);",
-		"l15_acc = (l15_acc + ((double)l13_x));",
-		// one at a time, the second result only where there is one
-		"if ((wrap_add(l6_o, (1LL)) <= l0_m)) {",
-		"p_dst[(wrap_add(wrap_mul(wrap_sub(l7_s, (1LL)), l0_m), wrap_add(l6_o, (1LL))) - 1)] = (float)(l15_acc);",
+		// threads along x take four results each
+		"f2_i = wrap_add(wrap_mul(wrap_sub(((i64)blockIdx.x * blockDim.x + threadIdx.x + 1), (1LL)), (4LL)), (1LL)), f2_stop = l0_m, f2_step = wrap_mul(((i64)gridDim.x * blockDim.x), (4LL));",
+		"if (l6_o + 3 <= l0_m && l2_ostride == 1 && l3_kstride % 4 == 0 && ((u64)p_in1 & 7) == 0) {",
+		"union { u64 w[1]; u16 e[4]; } glua_in1_15;",
+		"l13_x = f16_to_f32(glua_in1_15.e[3]);",
+		"l17_acc = (l17_acc + ((double)l13_x));",
+		// one at a time, the other results only where there are some
+		"if ((wrap_add(l6_o, (3LL)) <= l0_m)) {",
+		"p_dst[(wrap_add(wrap_mul(wrap_sub(l7_s, (1LL)), l0_m), wrap_add(l6_o, (3LL))) - 1)] = (float)(l17_acc);",
 	})
-	if grid, _ := plan.Launch(); grid[0] != 16384/2/ReduceBlock || grid[1] != plan.Segments {
+	if grid, _ := plan.Launch(); grid[0] != 16384/4/ReduceBlock || grid[1] != plan.Segments {
 		t.Errorf("grid %v for %d segments", grid, plan.Segments)
 	}
 }

@@ -72,13 +72,14 @@ end
 // An axis reduction's order depends on the shape only (jit.PlanAxis), so
 // the GPU gives the CPU evaluator's bits too: both of its forms, with one
 // segment and with several, ending inside a run and with warps whose
-// lanes run out, for a named op and a function op. float16 and uint8
-// threads of the outer form take two and four columns, and lanes of the
-// inner form two and four neighbouring values, loaded together where the
-// rows keep them aligned (70 and 4096 columns) and one at a time
-// otherwise (5, 3, 2: some threads' last columns, or values, are past the
-// end; rows of 70 uint8s, every other one aligned; views one element in;
-// rows of 256, too short for a lane's run of eight pairs or fours).
+// lanes run out, for a named op and a function op. float32, float16 and
+// uint8 threads of the outer form take two, four and eight columns, and
+// lanes of the inner form two float16s and four uint8s of a row, loaded
+// together where the rows keep them aligned (4096 and 256 columns; 70 for
+// some) and one at a time otherwise (5, 3, 2: some threads' last
+// columns, or values, are past the end; rows of 70 uint8s, every other
+// one aligned; views one element in; rows of 256, too short for a lane's
+// run of eight pairs or fours).
 func TestGPUMapReduceAlongAnAxisGivesTheCPUBackendsBits(t *testing.T) {
 	gpu, cpu := onGPUAndCPU(t, signedArray+`
 got = {}
