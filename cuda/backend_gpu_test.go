@@ -99,11 +99,7 @@ func TestBadDeviceOrdinalIsAnError(t *testing.T) {
 
 func TestEventsTimeDeviceWork(t *testing.T) {
 	b := cudatest.Shared(t)
-	s, err := b.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.DestroyStream(s)
+	s := cudatest.Stream(t, b)
 	start, _ := b.NewTimingEvent()
 	end, err := b.NewTimingEvent()
 	if err != nil {
@@ -162,11 +158,7 @@ func TestEventsTimeDeviceWork(t *testing.T) {
 
 func TestEventNotYetReachedIsNotAnError(t *testing.T) {
 	b := cudatest.Shared(t)
-	s, err := b.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.DestroyStream(s)
+	s := cudatest.Stream(t, b)
 	e, err := b.NewEvent()
 	if err != nil {
 		t.Fatal(err)
@@ -276,11 +268,7 @@ func TestConcurrentGoroutinesEachGetTheContext(t *testing.T) {
 // gathers took as long again as the products on four H100s).
 func TestPriorityStreamOutranksPlainStreams(t *testing.T) {
 	b := cudatest.Shared(t)
-	plain, err := b.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.DestroyStream(plain)
+	plain := cudatest.Stream(t, b)
 	high, err := b.NewPriorityStream()
 	if err != nil {
 		t.Fatal(err)

@@ -354,11 +354,7 @@ func TestNCCLGroupOfOneOnOneGPU(t *testing.T) {
 		}
 	}()
 	const n = 1000
-	s, err := b.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.DestroyStream(s)
+	s := cudatest.Stream(t, b)
 	for _, dt := range []device.DType{device.Float32, device.Int32} {
 		want := input(0, n)
 		bytes := uint64(n * dt.Size())

@@ -48,11 +48,7 @@ func uploaded(t *testing.T, b *cuda.Backend, host []byte) device.Ptr {
 func TestGemmMatchesAFloat64Oracle(t *testing.T) {
 	b := cudatest.Shared(t)
 	rng := newRand(t)
-	s, err := b.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.DestroyStream(s)
+	s := cudatest.Stream(t, b)
 	for _, planned := range []bool{true, false} { // small products through cuBLASLt's plans, and through cublasGemmEx
 		restore := b.PlanSmallProducts(planned)
 		gemmOracle(t, b, rng.Float64, s)

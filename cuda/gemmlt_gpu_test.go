@@ -17,11 +17,7 @@ import (
 func TestSmallProductsArePlannedAndCorrect(t *testing.T) {
 	b := cudatest.Shared(t)
 	rng := newRand(t)
-	s, err := b.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.DestroyStream(s)
+	s := cudatest.Stream(t, b)
 	before := b.PlannedShapes()
 	checkGemm(t, b, rng.Float64, "planned 64x48x32", device.BFloat16, false, 1e-2, [3]int{64, 48, 32}, false, false, 1, 0, s)
 	if b.PlannedShapes() <= before {

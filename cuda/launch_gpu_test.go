@@ -470,11 +470,7 @@ func BenchmarkLaunch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer be.Free(x, 64)
-	s, err := be.NewStream()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer be.DestroyStream(s)
+	s := cudatest.Stream(b, be)
 	one, block := [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}
 	run := func(b *testing.B, launch func(n int) error) {
 		if err := launch(100); err != nil { // warm

@@ -31,11 +31,7 @@ func poisoned(n int) []byte { return bytes.Repeat([]byte{0xA5}, n) }
 func TestUploadDownloadAndCopyRoundTripRandomBytes(t *testing.T) {
 	b := cudatest.Shared(t)
 	rng := newRand(t)
-	s, err := b.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.DestroyStream(s)
+	s := cudatest.Stream(t, b)
 	for _, stream := range []device.Stream{0, s} {
 		for _, n := range []int{1, 3, 255, 4096, 1<<20 + 3} {
 			data := randomBytes(rng, n)
@@ -110,8 +106,7 @@ func TestPartialRangesCopyAtByteOffsets(t *testing.T) {
 func TestMemsetSetsExactlyTheRange(t *testing.T) {
 	b := cudatest.Shared(t)
 	rng := newRand(t)
-	s, _ := b.NewStream()
-	defer b.DestroyStream(s)
+	s := cudatest.Stream(t, b)
 	const n = 1 << 16
 	p, err := b.Alloc(n)
 	if err != nil {
@@ -154,8 +149,7 @@ func TestPinnedBuffersCopyAsynchronously(t *testing.T) {
 
 func pinnedRoundTrip(t *testing.T, b *cuda.Backend, registered bool) {
 	rng := newRand(t)
-	s, _ := b.NewStream()
-	defer b.DestroyStream(s)
+	s := cudatest.Stream(t, b)
 	const n = 8<<20 + 5
 	up, err := b.AllocHost(n)
 	if err != nil {
@@ -222,8 +216,7 @@ func TestStreamOrderedPoolAllocatesAndTrims(t *testing.T) {
 		t.Skip("this device has no stream-ordered memory pool")
 	}
 	rng := newRand(t)
-	s, _ := b.NewStream()
-	defer b.DestroyStream(s)
+	s := cudatest.Stream(t, b)
 	if err := b.SetReleaseThreshold(64 << 20); err != nil {
 		t.Fatal(err)
 	}

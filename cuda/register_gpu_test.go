@@ -33,8 +33,7 @@ func TestRegisteredMemoryCopiesAsynchronouslyUntilUnregistered(t *testing.T) {
 	if err := b.FreeHost(buf); err == nil {
 		t.Error("FreeHost accepted registered memory")
 	}
-	s, _ := b.NewStream()
-	defer b.DestroyStream(s)
+	s := cudatest.Stream(t, b)
 	want := randomBytes(rng, len(buf))
 	copy(buf, want)
 	p, err := b.Alloc(uint64(len(buf)))

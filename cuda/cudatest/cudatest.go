@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gluaproject/glua/cuda"
+	"github.com/gluaproject/glua/device"
 )
 
 // Required reports whether GLUA_REQUIRE_CUDA=1 is set.
@@ -49,6 +50,22 @@ func Shared(t testing.TB) *cuda.Backend {
 		Unavailable(t, shared.err)
 	}
 	return shared.b
+}
+
+// Stream is a new stream of b, destroyed when t ends; a failure to make
+// or to destroy it fails t.
+func Stream(t testing.TB, b *cuda.Backend) device.Stream {
+	t.Helper()
+	s, err := b.NewStream()
+	if err != nil {
+		t.Fatalf("a new stream: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := b.DestroyStream(s); err != nil {
+			t.Errorf("destroying a stream: %v", err)
+		}
+	})
+	return s
 }
 
 // Load returns a new backend for cfg, closed when t ends. An empty
