@@ -147,7 +147,12 @@ struct F64 {
     static __device__ inline S store(C v) { return v; }
     static __device__ inline C scalar(A a) { return a; }
     static __device__ inline double wide(S v) { return v; }
-    static __device__ inline S from_double(double v) { return v; }
+    // a NaN comes out quiet, as Go's float64 of a float32 (kernels.Copy's
+    // conversion) leaves it; the device's float32 -> float64 conversion
+    // keeps a signalling NaN signalling
+    static __device__ inline S from_double(double v) {
+        return v == v ? v : __longlong_as_double(__double_as_longlong(v) | 0x0008000000000000ll);
+    }
 };
 struct F16 {
     typedef u16 S; typedef float C; typedef double A;

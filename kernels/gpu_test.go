@@ -795,6 +795,54 @@ func TestGPUFloat16ToFloat32DecodesEveryBitPatternAsTheGoReference(t *testing.T)
 	}
 }
 
+// float16, bfloat16 and float32 copied into float64 on the device are
+// exact, as Go's float64 of device.Float16Value, BFloat16Value and a
+// float32 (kernels.Copy): every one of the 65536 patterns of each half
+// type (subnormals, both zeros, both infinities), and NaNs of float32,
+// each with its sign and payload and quieted.
+func TestGPUFloatsCopiedIntoFloat64AreGosValues(t *testing.T) {
+	b := gpu(t)
+	g := kernels.NewGPU(b)
+	halves := make([]byte, 2<<16)
+	for h := range 1 << 16 {
+		binary.LittleEndian.PutUint16(halves[2*h:], uint16(h))
+	}
+	var singles []byte
+	for _, v := range []uint32{0x7f800001, 0xff812345, 0x7fc00001, 0xffffffff, 0x7f800000, 0x3fc00000, 1} {
+		singles = binary.LittleEndian.AppendUint32(singles, v)
+	}
+	for _, c := range []struct {
+		dt    device.DType
+		src   []byte
+		value func(i int) float64
+	}{
+		{device.Float16, halves, func(i int) float64 { return float64(device.Float16Value(uint16(i))) }},
+		{device.BFloat16, halves, func(i int) float64 { return float64(device.BFloat16Value(uint16(i))) }},
+		{device.Float32, singles, func(i int) float64 {
+			return float64(math.Float32frombits(binary.LittleEndian.Uint32(singles[4*i:])))
+		}},
+	} {
+		n := len(c.src) / c.dt.Size()
+		x := place(t, b, c.src, 0)
+		y := place(t, b, make([]byte, 8*n), 0)
+		if err := g.Copy(device.Float64, y.ptr(), c.dt, x.ptr(), n, 0); err != nil {
+			t.Fatal(err)
+		}
+		got := y.read(t, c.dt.String()+" -> float64")
+		bad := 0
+		for i := range n {
+			if g, w := binary.LittleEndian.Uint64(got[8*i:]), math.Float64bits(c.value(i)); g != w {
+				if bad++; bad <= 10 {
+					t.Errorf("%s element %d -> float64 %#016x on the device, %#016x in Go", c.dt, i, g, w)
+				}
+			}
+		}
+		if bad > 10 {
+			t.Errorf("... %d %s elements in all", bad, c.dt)
+		}
+	}
+}
+
 // float16 kernels load a vector with no NaN by the device's conversion
 // alone, and one with a NaN as before: every one of the 65536 patterns,
 // added to its negation (inf - inf among them) and to a scattering of
