@@ -147,13 +147,30 @@ func (b *Backend) follow(op string, s device.Stream, uses ...use) error {
 		if a == nil || u.nbytes == 0 {
 			continue
 		}
-		xs := append(o.touched[a], access{u.p, u.p + device.Ptr(u.nbytes), u.write, s, tick, op})
-		if len(xs) >= 2*maxAccesses { // the newest half stays, in place
-			xs = xs[:copy(xs, xs[len(xs)-maxAccesses:])]
-		}
-		o.touched[a] = xs
+		o.touched[a] = note(o.touched[a], access{u.p, u.p + device.Ptr(u.nbytes), u.write, s, tick, op})
 	}
 	return nil
+}
+
+// note adds x to an allocation's accesses, newest last. An earlier
+// access of the same bytes by the same stream, and of the same kind,
+// goes: whatever is ordered after x is ordered after it, and whatever
+// conflicts with it conflicts with x, so it says nothing more. A loop of
+// work on one array then keeps a few accesses, not maxAccesses of them,
+// and a write is not pushed out by the reads after it.
+func note(xs []access, x access) []access {
+	for k := len(xs) - 1; k >= 0; k-- {
+		if y := xs[k]; y.stream == x.stream && y.lo == x.lo && y.hi == x.hi && y.write == x.write {
+			copy(xs[k:], xs[k+1:])
+			xs[len(xs)-1] = x
+			return xs
+		}
+	}
+	xs = append(xs, x)
+	if len(xs) >= 2*maxAccesses { // the newest half stays, in place
+		xs = xs[:copy(xs, xs[len(xs)-maxAccesses:])]
+	}
+	return xs
 }
 
 // current is s's clock with what the host has waited for merged in.

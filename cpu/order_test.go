@@ -229,3 +229,24 @@ func TestAGraphLaunchIsFollowedAsItsStreamsWork(t *testing.T) {
 		t.Fatalf("the replayed memset left %d, want 1", got)
 	}
 }
+
+// A loop of work on one stream over the same bytes is followed as its
+// latest pass: the product's write of C stays in sight after hundreds of
+// copies out of C on its stream (a copy on another stream, unordered
+// with the product, is still refused), and C's accesses stay two, its
+// write and its reads, instead of piling up to maxAccesses.
+func TestALoopOfWorkOnOneStreamKeepsItsWriteInSight(t *testing.T) {
+	f := newOrderFixture(t)
+	for range 3 * maxAccesses {
+		if err := f.b.DownloadAsync(f.host, f.c, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused(t, f.b.DownloadAsync(f.host, f.c, f.s), "download on stream", "reads device memory", "a matmul on stream 0 writes")
+	f.b.mu.Lock()
+	n := len(f.b.order.touched[f.b.containing(f.c)])
+	f.b.mu.Unlock()
+	if n != 2 {
+		t.Errorf("C has %d accesses noted, want 2: the product's write and the latest copy's read", n)
+	}
+}
