@@ -341,7 +341,7 @@ type AxisGroups struct {
 // AxisWidth is how many elements a thread of an axis reduction takes at
 // a time for arrays of sig: 8 bytes of the narrowest array's elements
 // (one float64) in the outer form, 4 bytes (one float32) in the inner
-// one (inner). On an H200, with runs of 16 values, 8 bytes took sums
+// form (inner true). On an H200, with runs of 16 values, 8 bytes took sums
 // over the rows of 16384² and 256 × 2^20 from 0.84–0.95 of PyTorch's
 // speed (4 bytes, runs of 8) to 0.95–1.00 for float32, float16 and
 // bfloat16; a lane of the inner form taking 4 bytes of float16s, not one
