@@ -128,6 +128,10 @@ type emitter struct {
 	// elements are, inside a map's loop, the C of the current element of
 	// its arrays, which loads and stores use instead of indexing memory.
 	elements map[*Array]string
+	// plainHalves says that the float16 elements are known not to be NaN
+	// (axisGroups checked their words): they convert by the device's
+	// instruction alone, with no NaN payload to rebuild.
+	plainHalves bool
 }
 
 // function writes f as a device function before the entry: its locals

@@ -38,7 +38,11 @@ func (e *emitter) load(l *Load) string {
 	}
 	switch l.Arr.DType {
 	case device.Float16:
-		v = "f16_to_f32(" + v + ")"
+		if _, ok := e.elements[l.Arr]; ok && e.plainHalves {
+			v = "F16Plain::load(" + v + ")"
+		} else {
+			v = "f16_to_f32(" + v + ")"
+		}
 	case device.BFloat16:
 		v = "bf16_to_f32(" + v + ")"
 	case device.Int32, device.Uint8:

@@ -323,7 +323,11 @@ func warpTree(r reducer, accSlot, vSlot int, lane Expr, has func(w int64) Expr, 
 // the run's first element (flat index Start) is a multiple of Width into
 // the arrays (its values are a multiple of Width apart). Where
 // they are together and every input is aligned for them, the CUDA C
-// loads each value's Width elements of an input at once.
+// loads each value's Width elements of an input at once. The inner
+// form's lanes then convert float16s by the device's instruction alone
+// where none of the run's words holds a NaN: rebuilding NaN payloads on
+// every element held float16 sums along rows of 256 13% behind
+// PyTorch's speed on an H200.
 type AxisGroups struct {
 	Whole         *If
 	Width, Rows   int
