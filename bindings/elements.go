@@ -20,7 +20,8 @@ type indexable interface {
 // element is x[key]: element key of a 1-D array, or, of a larger one, the
 // view row(key) makes of row key. typ names x's type in errors.
 func element(L *lua.LState, typ string, x indexable, key lua.LValue, row func(i int) (lua.LValue, error)) lua.LValue {
-	name, i := luaIndex(L, typ, x.Shape(), key)
+	shape := x.Shape()
+	i := luaIndex(L, typ, shape, key)
 	var v lua.LValue
 	var err error
 	if x.NDim() == 1 {
@@ -31,7 +32,7 @@ func element(L *lua.LState, typ string, x indexable, key lua.LValue, row func(i 
 		v, err = row(i)
 	}
 	if err != nil {
-		raise(L, name, err)
+		raise(L, arrayName(typ, shape), err)
 	}
 	return v
 }
@@ -41,36 +42,41 @@ func setElement(L *lua.LState, typ string, x indexable, key, v lua.LValue) {
 	if s, ok := key.(lua.LString); ok {
 		badArgument(L, "%s: cannot set field %s; only elements can be set, x[i] = v", typ, string(s))
 	}
-	name, i := luaIndex(L, typ, x.Shape(), key)
+	shape := x.Shape()
+	i := luaIndex(L, typ, shape, key)
 	if x.NDim() > 1 {
-		badArgument(L, "%s: [%d] is a row, not an element; set an element as x[%d][j] = v", name, i, i)
+		badArgument(L, "%s: [%d] is a row, not an element; set an element as x[%d][j] = v", arrayName(typ, shape), i, i)
 	}
 	n, ok := v.(lua.LNumber)
 	if !ok {
-		badArgument(L, "%s: element must be a number, got %s", name, typeName(v))
+		badArgument(L, "%s: element must be a number, got %s", arrayName(typ, shape), typeName(v))
 	}
 	if err := x.Set(i-1, float64(n)); err != nil {
-		raise(L, name, err)
+		raise(L, arrayName(typ, shape), err)
 	}
 }
 
 // luaIndex reads key as a 1-based index into the first dimension of an
-// array of the given shape, with the array's name for messages:
-// DeviceArray[2x3].
-func luaIndex(L *lua.LState, typ string, shape []int, key lua.LValue) (name string, i int) {
-	name = typ + "[" + runtime.FormatShape(shape) + "]"
+// array of the given shape; typ names the array's type in messages.
+func luaIndex(L *lua.LState, typ string, shape []int, key lua.LValue) int {
 	n, ok := key.(lua.LNumber)
 	if !ok {
-		badArgument(L, "%s: index must be an integer, got %s", name, typeName(key))
+		badArgument(L, "%s: index must be an integer, got %s", arrayName(typ, shape), typeName(key))
 	}
 	f := float64(n)
 	if f != math.Trunc(f) {
-		badArgument(L, "%s: index %s is not an integer", name, lua51.NumberString(f))
+		badArgument(L, "%s: index %s is not an integer", arrayName(typ, shape), lua51.NumberString(f))
 	}
 	if f < 1 || f > float64(shape[0]) {
-		badArgument(L, "%s: index %s out of range for shape %s (%s)", name, lua51.NumberString(f), runtime.FormatShape(shape), indexRange(shape))
+		badArgument(L, "%s: index %s out of range for shape %s (%s)", arrayName(typ, shape), lua51.NumberString(f), runtime.FormatShape(shape), indexRange(shape))
 	}
-	return name, int(f)
+	return int(f)
+}
+
+// arrayName is an array's name in messages, DeviceArray[2x3]: written only
+// for a message, since formatting the shape was a tenth of an element read.
+func arrayName(typ string, shape []int) string {
+	return typ + "[" + runtime.FormatShape(shape) + "]"
 }
 
 // indexRange says what the indices into a shape's first dimension are.
