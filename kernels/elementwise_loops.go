@@ -24,7 +24,11 @@ func elementwiseScale[C computeType](_, x, a C) C {
 func elementwiseScaleLoop[C computeType](out, xs, _ []C, a C) {
 	xs = xs[:len(out)]
 	for i := range out {
-		out[i] = elementwiseScale(0, xs[i], a)
+		r := elementwiseScale(0, xs[i], a)
+		if r != r {
+			r = arithNaN(xs[i], a)
+		}
+		out[i] = r
 	}
 }
 
@@ -35,7 +39,11 @@ func elementwiseAxpy[C computeType](y, x, a C) C {
 func elementwiseAxpyLoop[C computeType](out, ys, xs []C, a C) {
 	ys, xs = ys[:len(out)], xs[:len(out)]
 	for i := range out {
-		out[i] = elementwiseAxpy(ys[i], xs[i], a)
+		r := elementwiseAxpy(ys[i], xs[i], a)
+		if r != r {
+			r = arithNaN(a, xs[i], ys[i])
+		}
+		out[i] = r
 	}
 }
 
@@ -46,7 +54,11 @@ func elementwiseAdd[C computeType](y, x, _ C) C {
 func elementwiseAddLoop[C computeType](out, ys, xs []C, a C) {
 	ys, xs = ys[:len(out)], xs[:len(out)]
 	for i := range out {
-		out[i] = elementwiseAdd(ys[i], xs[i], a)
+		r := elementwiseAdd(ys[i], xs[i], a)
+		if r != r {
+			r = arithNaN(ys[i], xs[i])
+		}
+		out[i] = r
 	}
 }
 
@@ -57,7 +69,11 @@ func elementwiseMul[C computeType](y, x, _ C) C {
 func elementwiseMulLoop[C computeType](out, ys, xs []C, a C) {
 	ys, xs = ys[:len(out)], xs[:len(out)]
 	for i := range out {
-		out[i] = elementwiseMul(ys[i], xs[i], a)
+		r := elementwiseMul(ys[i], xs[i], a)
+		if r != r {
+			r = arithNaN(ys[i], xs[i])
+		}
+		out[i] = r
 	}
 }
 
@@ -68,7 +84,11 @@ func elementwiseSub[C computeType](y, x, _ C) C {
 func elementwiseSubLoop[C computeType](out, ys, xs []C, a C) {
 	ys, xs = ys[:len(out)], xs[:len(out)]
 	for i := range out {
-		out[i] = elementwiseSub(ys[i], xs[i], a)
+		r := elementwiseSub(ys[i], xs[i], a)
+		if r != r {
+			r = arithNaN(ys[i], xs[i])
+		}
+		out[i] = r
 	}
 }
 
@@ -79,7 +99,11 @@ func elementwiseDiv[C floatCompute](y, x, _ C) C {
 func elementwiseDivLoop[C floatCompute](out, ys, xs []C, a C) {
 	ys, xs = ys[:len(out)], xs[:len(out)]
 	for i := range out {
-		out[i] = elementwiseDiv(ys[i], xs[i], a)
+		r := elementwiseDiv(ys[i], xs[i], a)
+		if r != r {
+			r = arithNaN(ys[i], xs[i])
+		}
+		out[i] = r
 	}
 }
 
@@ -101,7 +125,11 @@ func elementwiseAddScalar[C computeType](_, x, a C) C {
 func elementwiseAddScalarLoop[C computeType](out, xs, _ []C, a C) {
 	xs = xs[:len(out)]
 	for i := range out {
-		out[i] = elementwiseAddScalar(0, xs[i], a)
+		r := elementwiseAddScalar(0, xs[i], a)
+		if r != r {
+			r = arithNaN(xs[i], a)
+		}
+		out[i] = r
 	}
 }
 
@@ -112,7 +140,11 @@ func elementwiseDivScalar[C floatCompute](_, x, a C) C {
 func elementwiseDivScalarLoop[C floatCompute](out, xs, _ []C, a C) {
 	xs = xs[:len(out)]
 	for i := range out {
-		out[i] = elementwiseDivScalar(0, xs[i], a)
+		r := elementwiseDivScalar(0, xs[i], a)
+		if r != r {
+			r = arithNaN(xs[i], a)
+		}
+		out[i] = r
 	}
 }
 
@@ -134,7 +166,11 @@ func elementwiseRsub[C computeType](_, x, a C) C {
 func elementwiseRsubLoop[C computeType](out, xs, _ []C, a C) {
 	xs = xs[:len(out)]
 	for i := range out {
-		out[i] = elementwiseRsub(0, xs[i], a)
+		r := elementwiseRsub(0, xs[i], a)
+		if r != r {
+			r = arithNaN(a, xs[i])
+		}
+		out[i] = r
 	}
 }
 
@@ -145,7 +181,11 @@ func elementwiseRdiv[C floatCompute](_, x, a C) C {
 func elementwiseRdivLoop[C floatCompute](out, xs, _ []C, a C) {
 	xs = xs[:len(out)]
 	for i := range out {
-		out[i] = elementwiseRdiv(0, xs[i], a)
+		r := elementwiseRdiv(0, xs[i], a)
+		if r != r {
+			r = arithNaN(a, xs[i])
+		}
+		out[i] = r
 	}
 }
 

@@ -56,6 +56,11 @@ type ElementwiseOp struct {
 	// int64, whose loops run with C the dtype's Go type.
 	IntCUDA string
 	IntGo   func(y, x, a int64) int64
+	// Selects is set where the result is y or x itself, bits and all
+	// (maximum, minimum), so that a NaN result keeps its bits; every
+	// other float result that is a NaN is the GPU's (nan.go), decided by
+	// the operands in the order CUDA names them.
+	Selects bool
 
 	loops  elementwiseLoops // from elementwise_loops.go, by Name
 	goName string           // Name as a Go function's: messages say kernels.Axpy
@@ -111,7 +116,7 @@ var elementwiseOps = []*ElementwiseOp{
 	// A NaN in either wins, as in PyTorch and NumPy; of equal values, -0
 	// and +0 included, the result is y, as NumPy's. Integers never hold a
 	// NaN, so for them this is the larger (smaller) of two integers.
-	{Name: "maximum", Arrays: 2,
+	{Name: "maximum", Arrays: 2, Selects: true,
 		CUDA: "(y >= x || y != y) ? y : x",
 		Go: func(y, x, _ float64) float64 {
 			if y >= x || y != y {
@@ -119,7 +124,7 @@ var elementwiseOps = []*ElementwiseOp{
 			}
 			return x
 		}},
-	{Name: "minimum", Arrays: 2,
+	{Name: "minimum", Arrays: 2, Selects: true,
 		CUDA: "(y <= x || y != y) ? y : x",
 		Go: func(y, x, _ float64) float64 {
 			if y <= x || y != y {

@@ -411,15 +411,8 @@ func (g *GPU) reduce(op, prefix, finish string, dt device.DType, n int, scratch 
 	return g.finish(op, finish, blocks, scratch, s)
 }
 
-// floatResult is a float64 reduction's result from its bits: one NaN,
-// whatever payload the device made.
-func floatResult(bits uint64) float64 {
-	v := math.Float64frombits(bits)
-	if math.IsNaN(v) {
-		return math.NaN()
-	}
-	return v
-}
+// floatResult is a float64 reduction's result from its bits.
+func floatResult(bits uint64) float64 { return reducedNaN(math.Float64frombits(bits)) }
 
 func checkReduce(op string, dt device.DType, n int, scratch device.Ptr, ptrs ...device.Ptr) error {
 	if err := check(op, dt, n, ptrs...); err != nil || n == 0 {

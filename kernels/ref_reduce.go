@@ -19,7 +19,7 @@ func Sum(dt device.DType, x []byte) float64 {
 	case device.Uint8:
 		return float64(sumInts[uint8](x))
 	}
-	return accumulate("Sum", dt, x, false)
+	return reducedNaN(accumulate("Sum", dt, x, false))
 }
 
 // sumInts is the sum of integer elements modulo 2^64, exact whatever the
@@ -36,7 +36,7 @@ func sumInts[S intCompute](x []byte) int64 {
 // Norm is the Euclidean norm of x, accumulated in float64. It is not guarded
 // against overflow of the squares: float64 holds the square of any float32.
 func Norm(dt device.DType, x []byte) float64 {
-	return math.Sqrt(accumulate("Norm", dt, x, true))
+	return reducedNaN(math.Sqrt(accumulate("Norm", dt, x, true)))
 }
 
 // accumulate is the float64 sum of x's elements, or of their squares, in

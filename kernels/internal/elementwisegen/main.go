@@ -57,6 +57,10 @@ type entry struct {
 	arrays int
 	fn     function  // from Go
 	intFn  *function // from IntGo; nil when Go serves the integers too
+	// nanOperands are the operands of CUDA, in the order it names them,
+	// as the loops spell them; nil for an entry that Selects, whose NaN
+	// results keep their bits
+	nanOperands []string
 }
 
 // function is a table function as the generic one it becomes.
@@ -113,7 +117,8 @@ func readEntry(fset *token.FileSet, elt ast.Expr) (entry, error) {
 	}
 	var e entry
 	var fn, intFn *ast.FuncLit
-	var hasIntGo, hasIntCUDA bool
+	var hasIntGo, hasIntCUDA, selects bool
+	var cuda string
 	for _, kv := range lit.Elts {
 		kv, ok := kv.(*ast.KeyValueExpr)
 		var key *ast.Ident
@@ -137,6 +142,11 @@ func readEntry(fset *token.FileSet, elt ast.Expr) (entry, error) {
 			intFn, _ = kv.Value.(*ast.FuncLit)
 		case "IntCUDA":
 			hasIntCUDA = true
+		case "CUDA":
+			cuda = stringLit(kv.Value)
+		case "Selects":
+			id, _ := kv.Value.(*ast.Ident)
+			selects = id != nil && id.Name == "true"
 		}
 	}
 	switch {
@@ -161,6 +171,11 @@ func readEntry(fset *token.FileSet, elt ast.Expr) (entry, error) {
 			return e, fmt.Errorf("%s: IntGo must be func(y, x, a int64) int64", e.name)
 		}
 		e.intFn = &f
+	}
+	if !selects {
+		if e.nanOperands = operands(cuda); len(e.nanOperands) == 0 {
+			return e, fmt.Errorf("%s: CUDA must be a string literal naming y, x or a", e.name)
+		}
 	}
 	return e, nil
 }
@@ -199,6 +214,19 @@ func stringLit(x ast.Expr) string {
 	return ""
 }
 
+var operand = regexp.MustCompile(`\b[yxa]\b`)
+
+// operands are the operands the CUDA expression cuda names, in order, as
+// the loops spell them.
+func operands(cuda string) []string {
+	spell := map[string]string{"y": "ys[i]", "x": "xs[i]", "a": "a"}
+	var out []string
+	for _, name := range operand.FindAllString(cuda, -1) {
+		out = append(out, spell[name])
+	}
+	return out
+}
+
 // goIdent turns a Lua name into the Go identifier the loops are named by:
 // max_abs becomes elementwiseMaxAbs.
 func goIdent(name string) string {
@@ -229,36 +257,47 @@ func write(entries []entry) []byte {
 	for _, e := range entries {
 		id := goIdent(e.name)
 		if e.intFn == nil {
-			writeFunc(&b, id, "computeType", e.fn, e.arrays)
+			writeFunc(&b, id, "computeType", e.fn, e.arrays, e.nanOperands)
 			continue
 		}
-		writeFunc(&b, id, "floatCompute", e.fn, e.arrays)
-		writeFunc(&b, id+"Int", "intCompute", *e.intFn, e.arrays)
+		writeFunc(&b, id, "floatCompute", e.fn, e.arrays, e.nanOperands)
+		writeFunc(&b, id+"Int", "intCompute", *e.intFn, e.arrays, nil)
 	}
 	return b.Bytes()
 }
 
 // writeFunc writes f as the generic function id, constrained by
-// constraint, and its loop idLoop.
-func writeFunc(b *bytes.Buffer, id, constraint string, f function, arrays int) {
+// constraint, and its loop idLoop. Where nanOperands is set, the loop
+// makes a NaN result the GPU's from them (arithNaN); the comparison is
+// false for integers, and the compiler drops it from their loops.
+func writeFunc(b *bytes.Buffer, id, constraint string, f function, arrays int, nanOperands []string) {
 	fmt.Fprintf(b, "\nfunc %s[C %s](%s C) C %s\n", id, constraint, strings.Join(f.params, ", "), f.body)
+	head, call := "out, ys, xs []C, a C", id+"(ys[i], xs[i], a)"
+	slices := "ys, xs = ys[:len(out)], xs[:len(out)]"
 	if arrays == 1 {
+		head, call, slices = "out, xs, _ []C, a C", id+"(0, xs[i], a)", "xs = xs[:len(out)]"
+	}
+	if nanOperands == nil {
 		fmt.Fprintf(b, `
-func %[1]sLoop[C %[2]s](out, xs, _ []C, a C) {
-	xs = xs[:len(out)]
+func %[1]sLoop[C %[2]s](%[3]s) {
+	%[4]s
 	for i := range out {
-		out[i] = %[1]s(0, xs[i], a)
+		out[i] = %[5]s
 	}
 }
-`, id, constraint)
+`, id, constraint, head, slices, call)
 		return
 	}
 	fmt.Fprintf(b, `
-func %[1]sLoop[C %[2]s](out, ys, xs []C, a C) {
-	ys, xs = ys[:len(out)], xs[:len(out)]
+func %[1]sLoop[C %[2]s](%[3]s) {
+	%[4]s
 	for i := range out {
-		out[i] = %[1]s(ys[i], xs[i], a)
+		r := %[5]s
+		if r != r {
+			r = arithNaN(%[6]s)
+		}
+		out[i] = r
 	}
 }
-`, id, constraint)
+`, id, constraint, head, slices, call, strings.Join(nanOperands, ", "))
 }
