@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gluaproject/glua/internal/lua51"
+	"github.com/gluaproject/glua/kernels"
 )
 
 // thread is one kernel thread's state on the CPU.
@@ -50,6 +51,9 @@ type compiler struct {
 // GPU's does (the translation is compiled with --fmad=false).
 func f32(v float64) float64 { return float64(float32(v)) }
 
+// nan32 is the GPU's NaN result of float32 arithmetic, as a float64.
+var nan32 = float64(kernels.ArithNaN32)
+
 func (c *compiler) float(x Expr) floatFn {
 	round := x.Type() == Float32
 	fn := c.floatRaw(x)
@@ -61,6 +65,17 @@ func (c *compiler) float(x Expr) floatFn {
 		return fn // already float32 values
 	}
 	return func(t *thread) float64 { return f32(fn(t)) }
+}
+
+// arithNaN is the GPU's NaN result of arithmetic of type typ on a and b (a
+// unary operation passes its operand twice): its float32 NaN, or the
+// float64 one kernels.ArithNaN64 picks. The evaluator's operations call it
+// where Go's result is a NaN, whose bits are Go's own.
+func arithNaN(typ Type) func(a, b float64) float64 {
+	if typ == Float64 {
+		return kernels.ArithNaN64
+	}
+	return func(float64, float64) float64 { return nan32 }
 }
 
 func (c *compiler) floatRaw(x Expr) floatFn {
@@ -84,8 +99,16 @@ func (c *compiler) floatRaw(x Expr) floatFn {
 		}
 		return c.float(ex.X)
 	case *Neg:
-		f := c.float(ex.X)
-		return func(t *thread) float64 { return -f(t) }
+		// a negation is arithmetic on the GPU: of a NaN, the GPU's NaN,
+		// its sign not flipped
+		f, nan := c.float(ex.X), arithNaN(ex.Type())
+		return func(t *thread) float64 {
+			if v := f(t); v == v {
+				return -v
+			} else {
+				return nan(v, v)
+			}
+		}
 	case *Arith:
 		return c.floatArith(ex)
 	case *Load:
@@ -103,18 +126,44 @@ func (c *compiler) floatRaw(x Expr) floatFn {
 }
 
 func (c *compiler) floatArith(ex *Arith) floatFn {
-	x, y := c.float(ex.X), c.float(ex.Y)
+	x, y, nan := c.float(ex.X), c.float(ex.Y), arithNaN(ex.T)
 	single := ex.T == Float32
 	switch ex.Op {
 	case "+":
-		return func(t *thread) float64 { return x(t) + y(t) }
+		return func(t *thread) float64 {
+			a, b := x(t), y(t)
+			if r := a + b; r == r {
+				return r
+			}
+			return nan(a, b)
+		}
 	case "-":
-		return func(t *thread) float64 { return x(t) - y(t) }
+		return func(t *thread) float64 {
+			a, b := x(t), y(t)
+			if r := a - b; r == r {
+				return r
+			}
+			return nan(a, b)
+		}
 	case "*":
-		return func(t *thread) float64 { return x(t) * y(t) }
+		return func(t *thread) float64 {
+			a, b := x(t), y(t)
+			if r := a * b; r == r {
+				return r
+			}
+			return nan(a, b)
+		}
 	case "/":
-		return func(t *thread) float64 { return x(t) / y(t) }
+		return func(t *thread) float64 {
+			a, b := x(t), y(t)
+			if r := a / b; r == r {
+				return r
+			}
+			return nan(a, b)
+		}
 	case "%":
+		// a - floor(a/b)*b: each step takes the later NaN operand, so
+		// a NaN result is b's if b is one, then a's
 		return func(t *thread) float64 {
 			a, b := x(t), y(t)
 			q := a / b
@@ -125,10 +174,19 @@ func (c *compiler) floatArith(ex *Arith) floatFn {
 			if single {
 				p = f32(p)
 			}
-			return a - p
+			if r := a - p; r == r {
+				return r
+			}
+			return nan(a, b)
 		}
 	}
-	return func(t *thread) float64 { return math.Pow(x(t), y(t)) }
+	return func(t *thread) float64 {
+		a, b := x(t), y(t)
+		if r := math.Pow(a, b); r == r {
+			return r
+		}
+		return nan(a, b)
+	}
 }
 
 func (c *compiler) floatMath(ex *Math) floatFn {
@@ -138,9 +196,10 @@ func (c *compiler) floatMath(ex *Math) floatFn {
 			args[i] = c.float(a)
 		}
 	}
-	a := args[0]
+	a, nan := args[0], arithNaN(ex.T)
 	switch ex.Fn {
 	case "min", "max":
+		// a selection, not arithmetic: a NaN keeps its bits
 		less := ex.Fn == "min"
 		return func(t *thread) float64 {
 			m := a(t)
@@ -156,11 +215,23 @@ func (c *compiler) floatMath(ex *Math) floatFn {
 		if ex.Fn == "modf" && ex.Second {
 			f = modfFrac
 		}
-		return func(t *thread) float64 { return f(a(t)) }
+		return func(t *thread) float64 {
+			v := a(t)
+			if r := f(v); r == r {
+				return r
+			}
+			return nan(v, v)
+		}
 	}
 	if ex.Fn == "ldexp" {
 		e := c.int(ex.Args[1])
-		return func(t *thread) float64 { return math.Ldexp(a(t), int(clampExponent(e(t)))) }
+		return func(t *thread) float64 {
+			v := a(t)
+			if r := math.Ldexp(v, int(clampExponent(e(t)))); r == r {
+				return r
+			}
+			return nan(v, v)
+		}
 	}
 	if ex.Fn == "deg" || ex.Fn == "rad" {
 		// Lua 5.1's: x / (pi/180) and x * (pi/180), the constant in the
@@ -170,12 +241,30 @@ func (c *compiler) floatMath(ex *Math) floatFn {
 			k = f32(k)
 		}
 		if ex.Fn == "deg" {
-			return func(t *thread) float64 { return a(t) / k }
+			return func(t *thread) float64 {
+				v := a(t)
+				if r := v / k; r == r {
+					return r
+				}
+				return nan(v, v)
+			}
 		}
-		return func(t *thread) float64 { return a(t) * k }
+		return func(t *thread) float64 {
+			v := a(t)
+			if r := v * k; r == r {
+				return r
+			}
+			return nan(v, v)
+		}
 	}
 	f, b := mathBinary[ex.Fn], args[1]
-	return func(t *thread) float64 { return f(a(t), b(t)) }
+	return func(t *thread) float64 {
+		v, w := a(t), b(t)
+		if r := f(v, w); r == r {
+			return r
+		}
+		return nan(v, w)
+	}
 }
 
 // mathUnary and mathBinary are the float functions of the math library,

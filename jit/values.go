@@ -138,7 +138,17 @@ func atomicOp(op string, d device.DType) func(old, v, expected uint64) (uint64, 
 			sign = -1
 		}
 		// float32 + float32 rounded once to float32 is float32 addition
-		return func(old, v, _ uint64) (uint64, bool) { return put(get(old) + sign*get(v)), true }
+		nan := arithNaN(Float64)
+		if d == device.Float32 {
+			nan = arithNaN(Float32)
+		}
+		return func(old, v, _ uint64) (uint64, bool) {
+			o, x := get(old), get(v)
+			if r := o + sign*x; r == r {
+				return put(r), true
+			}
+			return put(nan(o, x)), true
+		}
 	case "max", "min":
 		max := op == "max"
 		return func(old, v, _ uint64) (uint64, bool) {
