@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
 )
 
 // Gemm runs C = alpha·op(A)·op(B) + beta·C on row-major matrices through
@@ -91,11 +92,15 @@ func (b *Backend) Gemm(g device.Gemm) error {
 	}
 	switch g.DType {
 	case device.Float64:
-		gonum.Implementation{}.Dgemm(tA, tB, g.M, g.N, g.K,
-			g.Alpha, float64s(a.data), a.ld, float64s(bm.data), bm.ld, g.Beta, float64s(c.data), c.ld)
+		a64, b64, c64 := float64s(a.data), float64s(bm.data), float64s(c.data)
+		gonum.Implementation{}.Dgemm(tA, tB, g.M, g.N, g.K, g.Alpha, a64, a.ld, b64, bm.ld, g.Beta, c64, c.ld)
+		zeroTimesNonFinite(g, a64, a.ld, b64, bm.ld, c64, c.ld)
 	case device.Float32:
+		a32, b32, c32 := float32s(a.data), float32s(bm.data), float32s(c.data)
 		gonum.Implementation{}.Sgemm(tA, tB, g.M, g.N, g.K,
-			float32(g.Alpha), float32s(a.data), a.ld, float32s(bm.data), bm.ld, float32(g.Beta), float32s(c.data), c.ld)
+			float32(g.Alpha), a32, a.ld, b32, bm.ld, float32(g.Beta), c32, c.ld)
+		zeroTimesNonFinite(g, a32, a.ld, b32, bm.ld, c32, c.ld)
+		arithNaNs(c32, g.M, g.N, c.ld)
 	default:
 		load, store := device.Float16Value, device.Float16Bits
 		if g.DType == device.BFloat16 {
@@ -112,9 +117,75 @@ func (b *Backend) Gemm(g device.Gemm) error {
 		}
 		gonum.Implementation{}.Sgemm(tA, tB, g.M, g.N, g.K,
 			float32(g.Alpha), a32, max(1, a.cols), b32, max(1, bm.cols), float32(g.Beta), c32, max(1, c.cols))
-		c.narrow(c32, store)
+		zeroTimesNonFinite(g, a32, max(1, a.cols), b32, max(1, bm.cols), c32, max(1, c.cols))
+		// cuBLAS's NaN result of a 2-byte product is 0x7fff
+		c.narrow(c32, func(f float32) uint16 {
+			if f != f {
+				return 0x7fff
+			}
+			return store(f)
+		})
 	}
 	return nil
+}
+
+// zeroTimesNonFinite puts back the NaNs gonum leaves out. Its Gemm skips a
+// product whose A factor times alpha is 0, where IEEE arithmetic, and
+// cuBLAS, make 0·∞ and 0·NaN a NaN: an infinity or a NaN in B would never
+// reach C, which would hold a number instead. Finding them reads B once
+// and, for each row of B with one, a column of A. With alpha = 0 BLAS reads
+// neither A nor B, and this reads nothing.
+func zeroTimesNonFinite[E float32 | float64](g device.Gemm, a []E, lda int, b []E, ldb int, c []E, ldc int) {
+	if g.Alpha == 0 {
+		return
+	}
+	alpha := E(g.Alpha)
+	opA := func(i, l int) E {
+		if g.TransA {
+			return a[l*lda+i]
+		}
+		return a[i*lda+l]
+	}
+	opB := func(l, j int) E {
+		if g.TransB {
+			return b[j*ldb+l]
+		}
+		return b[l*ldb+j]
+	}
+	var bad []int
+	for l := range g.K {
+		bad = bad[:0]
+		for j := range g.N {
+			if v := opB(l, j); v-v != 0 { // an infinity or a NaN
+				bad = append(bad, j)
+			}
+		}
+		if len(bad) == 0 {
+			continue
+		}
+		for i := range g.M {
+			if alpha*opA(i, l) != 0 {
+				continue
+			}
+			for _, j := range bad {
+				v := float64(opB(l, j))
+				c[i*ldc+j] = E(kernels.ArithNaN64(v, v))
+			}
+		}
+	}
+}
+
+// arithNaNs makes each NaN of a float32 product the GPU's: cuBLAS computes
+// in float32, whose arithmetic gives one NaN (kernels.ArithNaN32).
+func arithNaNs(c []float32, rows, cols, ld int) {
+	for i := range rows {
+		row := c[i*ld : i*ld+cols]
+		for j, v := range row {
+			if v != v {
+				row[j] = kernels.ArithNaN32
+			}
+		}
+	}
 }
 
 // matrix is one operand of a Gemm as stored: rows×cols elements, row i
