@@ -68,7 +68,7 @@ func (e *emitter) expr(x Expr) string {
 		if ex.Type() == Int {
 			return "wrap_neg(" + e.expr(ex.X) + ")"
 		}
-		return "(-" + e.expr(ex.X) + ")"
+		return "neg_rn(" + e.expr(ex.X) + ")"
 	case *Not:
 		return "(!" + e.expr(ex.X) + ")"
 	case *Arith:

@@ -39,8 +39,17 @@ __device__ inline i64 lua_max(i64 a, i64 b) { return b > a ? b : a; }
 __device__ inline float lua_max(float a, float b) { return b > a ? b : a; }
 __device__ inline double lua_max(double a, double b) { return b > a ? b : a; }
 __device__ inline i64 lua_abs(i64 a) { return a < 0 ? wrap_neg(a) : a; }
-__device__ inline float lua_abs(float a) { return fabsf(a); }
-__device__ inline double lua_abs(double a) { return fabs(a); }
+// A float negation and an absolute value are arithmetic, as the CPU
+// evaluator computes them: a NaN comes out as arithmetic's NaN
+// (kernels/nan.go). Written -a and fabsf(a), the compiler would fold them
+// into a following conversion between float32 and float64, which then
+// makes a NaN of its own: a NaN's sign would depend on how the program
+// compiled. A rounded product by -1 and a sum with 0 are exact otherwise
+// (-0 included) and are never folded.
+__device__ inline float neg_rn(float a) { return mul_rn(a, -1.0f); }
+__device__ inline double neg_rn(double a) { return mul_rn(a, -1.0); }
+__device__ inline float lua_abs(float a) { return add_rn(fabsf(a), 0.0f); }
+__device__ inline double lua_abs(double a) { return add_rn(fabs(a), 0.0); }
 
 // check_bounds: an index tuple (i0..i3 against n0..n3; unused
 // dimensions pass 1 and 1) is in bounds, or the first thread out of bounds

@@ -64,7 +64,7 @@ func TestFloat64OperandMakesFloat64Work(t *testing.T) {
 func TestEachConstructTranslates(t *testing.T) {
 	sig := Signature{arr(fl32, 1), arr(device.Int32, 1), intArg}
 	cases := []struct{ name, body, want string }{
-		{"subtraction and unary minus", `x[1] = -(x[2] - x[3])`, "(-(p_x[((2LL) - 1)] - p_x[((3LL) - 1)]))"},
+		{"subtraction and unary minus", `x[1] = -(x[2] - x[3])`, "neg_rn((p_x[((2LL) - 1)] - p_x[((3LL) - 1)]))"},
 		{"float division of integers", `local h = n / 2; x[1] = h`, "(((double)l0_n) / (2e+00))"},
 		{"integer modulo follows Lua", `y[1] = n % 3`, "lua_mod(l0_n, (3LL))"},
 		{"power", `x[1] = x[2] ^ 2`, "powf(p_x[((2LL) - 1)], (2e+00f))"},

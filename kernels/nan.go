@@ -24,14 +24,14 @@ import "math"
 // ArithNaN32 and ArithNaN64. Selections (maximum, minimum, Lua's math.max
 // and math.min), copies and conversions keep a NaN's bits on both.
 //
-// Two cases are left open. Where two NaN operands of a float64 operation
+// One case is left open: where two NaN operands of a float64 operation
 // meet, the GPU's choice depends on how its compiler ordered them (its
 // float64 division and its reductions take the first), so either NaN is
-// right, as IEEE 754 allows; the CPU backend takes the second. And the
-// compiler folds a float32 negation or absolute value into a conversion
-// to float64, which then makes 0xfff8000000000000 of a NaN where the CPU
-// backend widens float32's NaN; a conversion that checked for NaN would
-// mend it, at a fifth of a float16 sum's speed.
+// right, as IEEE 754 allows; the CPU backend takes the second. The kernel
+// language's negation and absolute value are a product by -1 and a sum
+// with 0 on the GPU (jit's prelude.cu), which the compiler cannot fold
+// into a conversion between float32 and float64, where a NaN's sign would
+// otherwise depend on how the program compiled.
 
 // ArithNaN32 is every NaN result of float32 arithmetic on the GPU.
 var ArithNaN32 = math.Float32frombits(0x7fffffff)

@@ -67,8 +67,7 @@ func TestElementwiseKernelsAndMapsOnTheGPUGiveTheCPUsBits(t *testing.T) {
 	gpu, cpu := onGPUAndCPU(t, elementwiseCases)
 	bad := 0
 	for i := range gpu {
-		same := gpu[i] == cpu[i] || math.IsNaN(gpu[i]) && math.IsNaN(cpu[i])
-		if !same {
+		if math.Float64bits(gpu[i]) != math.Float64bits(cpu[i]) {
 			if bad < 10 {
 				t.Errorf("element %d of the results: GPU %v, CPU %v", i+1, gpu[i], cpu[i])
 			}
