@@ -43,6 +43,9 @@
 //     round(round(a·x) + y). In Go an explicit conversion prevents fusion;
 //     in CUDA use mul_rn/add_rn (dtypes.cu's inline PTX), which the
 //     compiler never contracts.
+//   - A result that is a NaN has the GPU's bits, whatever Go's arithmetic
+//     made (nan.go): float32's one NaN, or float64's operand NaN. Maximum
+//     and Minimum select an operand and keep its bits.
 //   - Fill stores v converted as device.Set converts it: a float64 reaches a
 //     2-byte float through float32, as in __float2half_rn((float)v), and an
 //     integer dtype by truncating toward zero and saturating at the type's
