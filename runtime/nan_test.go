@@ -123,6 +123,13 @@ end
 
 func nanNumbers(t *testing.T, rt *runtime.Runtime) ([]float64, []string) {
 	t.Helper()
+	setNaNInputs(t, rt)
+	return luaNumbers(t, rt, nanScript), luaStrings(t, rt, "names")
+}
+
+// setNaNInputs sets the global inputs to a host array of nanInputs.
+func setNaNInputs(t *testing.T, rt *runtime.Runtime) {
+	t.Helper()
 	if err := rt.DoString(fmt.Sprintf(`inputs = require("cuda").host_array(%d, "float64")`, len(nanInputs))); err != nil {
 		t.Fatal(err)
 	}
@@ -136,14 +143,18 @@ func nanNumbers(t *testing.T, rt *runtime.Runtime) ([]float64, []string) {
 			b[8*i+k] = byte(bits >> (8 * k))
 		}
 	}
-	nums := luaNumbers(t, rt, nanScript)
-	tbl, ok := rt.Lua().GetGlobal("names").(*lua.LTable)
+}
+
+// luaStrings is the global table of strings called name.
+func luaStrings(t *testing.T, rt *runtime.Runtime, name string) []string {
+	t.Helper()
+	tbl, ok := rt.Lua().GetGlobal(name).(*lua.LTable)
 	if !ok {
-		t.Fatal("no table names")
+		t.Fatalf("no table %s", name)
 	}
-	var names []string
-	tbl.ForEach(func(_, v lua.LValue) { names = append(names, v.String()) })
-	return nums, names
+	var out []string
+	tbl.ForEach(func(_, v lua.LValue) { out = append(out, v.String()) })
+	return out
 }
 
 // On the CPU backend, arithmetic that gives a NaN gives the bits the
