@@ -25,17 +25,13 @@ var nanInputs = []uint64{
 // nanScript runs every kind of arithmetic glua has over x and y, arrays
 // holding each pair of nanInputs, in each float dtype, and records each
 // result with its name in got and names.
-const nanScript = `
+// nanPairs is the head of the NaN tests' scripts: x64 and y64, float64
+// arrays of n*n elements, hold each pair of the n inputs (inputs[i],
+// inputs[j]) at (i - 1)*n + j; got and names collect the results.
+const nanPairs = `
 cuda, kernels = require("cuda"), require("kernels")
 got, names = {}, {}
 local n = #inputs
-local function record(name, a)
-  for k, v in ipairs(a:reshape({ a.size }):to_table()) do
-    got[#got + 1] = v
-    names[#names + 1] = name .. " " .. k
-  end
-end
-local function put(name, v) got[#got + 1] = v; names[#names + 1] = name end
 local hx, hy = cuda.host_array(n * n, "float64"), cuda.host_array(n * n, "float64")
 for i = 1, n do
   for j = 1, n do
@@ -43,6 +39,15 @@ for i = 1, n do
   end
 end
 local x64, y64 = cuda.to_device(hx), cuda.to_device(hy)
+`
+
+const nanScript = nanPairs + `local function record(name, a)
+  for k, v in ipairs(a:reshape({ a.size }):to_table()) do
+    got[#got + 1] = v
+    names[#names + 1] = name .. " " .. k
+  end
+end
+local function put(name, v) got[#got + 1] = v; names[#names + 1] = name end
 local maps = {
   add = function(v, w) return v + w end, sub = function(v, w) return v - w end,
   mul = function(v, w) return v * w end, div = function(v, w) return v / w end,

@@ -65,17 +65,7 @@ func TestGPURandomMapsGiveTheCPUBackendsBits(t *testing.T) {
 	for range 30 {
 		fns = append(fns, "function(v, w) return "+randomExpr(rng, 4)+" end")
 	}
-	src := `
-cuda, kernels = require("cuda"), require("kernels")
-got, names = {}, {}
-local n = #inputs
-local hx, hy = cuda.host_array(n * n, "float64"), cuda.host_array(n * n, "float64")
-for i = 1, n do
-  for j = 1, n do
-    hx[(i - 1) * n + j], hy[(i - 1) * n + j] = inputs[i], inputs[j]
-  end
-end
-local x64, y64 = cuda.to_device(hx), cuda.to_device(hy)
+	src := nanPairs + `
 local fns = {` + strings.Join(fns, ",\n") + `}
 for _, d in ipairs({ "float32", "float64", "float16", "bfloat16" }) do
   local x, y = cuda.device_array({ n * n }, d), cuda.device_array({ n * n }, d)
