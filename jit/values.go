@@ -138,10 +138,7 @@ func atomicOp(op string, d device.DType) func(old, v, expected uint64) (uint64, 
 			sign = -1
 		}
 		// float32 + float32 rounded once to float32 is float32 addition
-		nan := arithNaN(Float64)
-		if d == device.Float32 {
-			nan = arithNaN(Float32)
-		}
+		nan := arithNaN(computeType(d))
 		return func(old, v, _ uint64) (uint64, bool) {
 			o, x := get(old), get(v)
 			if r := o + sign*x; r == r {

@@ -12,9 +12,8 @@ import "math"
 //     included, gives 0x7fffffff, whatever its operands held.
 //   - float64: an operation gives a NaN operand's bits, quieted, and
 //     keeps its sign even through negation and absolute value; of two NaN
-//     operands the second's (the divisor's, the subtrahend's). A NaN made
-//     from numbers (0/0, ∞−∞, 0·∞, √−1, log −1, sin ∞) is
-//     0xfff8000000000000.
+//     operands either's (below). A NaN made from numbers (0/0, ∞−∞, 0·∞,
+//     √−1, log −1, sin ∞) is 0xfff8000000000000.
 //
 // Go on amd64 agrees with the float64 rule for one NaN operand and for a
 // made NaN, but keeps a float32 NaN's payload and sign, takes the first of
@@ -25,9 +24,10 @@ import "math"
 // and math.min), copies and conversions keep a NaN's bits on both.
 //
 // One case is left open: where two NaN operands of a float64 operation
-// meet, the GPU's choice depends on how its compiler ordered them (its
-// float64 division and its reductions take the first), so either NaN is
-// right, as IEEE 754 allows; the CPU backend takes the second. The kernel
+// meet, the GPU's choice depends on how its compiler ordered them (a
+// lone add.rn.f64 took the second, its float64 division and reductions
+// the first), so either NaN is right, as IEEE 754 allows; the CPU backend
+// takes the second. The kernel
 // language's negation and absolute value are a product by -1 and a sum
 // with 0 on the GPU (jit's prelude.cu), which the compiler cannot fold
 // into a conversion between float32 and float64, where a NaN's sign would

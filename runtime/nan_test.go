@@ -22,6 +22,18 @@ var nanInputs = []uint64{
 	0x7ff0000000000000, 0xfff0000000000000, 0x4004000000000000,
 }
 
+// quietNaNs are the NaNs among nanInputs and extra, quieted, as
+// arithmetic passes them on.
+func quietNaNs(extra ...uint64) []uint64 {
+	var out []uint64
+	for _, b := range append(slices.Clone(nanInputs), extra...) {
+		if v := math.Float64frombits(b); v != v {
+			out = append(out, b|0x8000000000000)
+		}
+	}
+	return out
+}
+
 // nanScript runs every kind of arithmetic glua has over x and y, arrays
 // holding each pair of nanInputs, in each float dtype, and records each
 // result with its name in got and names.
