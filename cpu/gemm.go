@@ -132,9 +132,11 @@ func (b *Backend) Gemm(g device.Gemm) error {
 // zeroTimesNonFinite puts back the NaNs gonum leaves out. Its Gemm skips a
 // product whose A factor times alpha is 0, where IEEE arithmetic, and
 // cuBLAS, make 0·∞ and 0·NaN a NaN: an infinity or a NaN in B would never
-// reach C, which would hold a number instead. Finding them reads B once
-// and, for each row of B with one, a column of A. With alpha = 0 BLAS reads
-// neither A nor B, and this reads nothing.
+// reach C, which would hold a number instead. For each l it pairs the zeros
+// of A's column l with the non-finite values of B's row l, reading the
+// shorter of the two first, so that a matrix-vector product (M = 1) reads
+// A's row rather than all of B. With alpha = 0 BLAS reads neither A nor
+// B, and this reads nothing.
 func zeroTimesNonFinite[E float32 | float64](g device.Gemm, a []E, lda int, b []E, ldb int, c []E, ldc int) {
 	if g.Alpha == 0 {
 		return
@@ -152,22 +154,36 @@ func zeroTimesNonFinite[E float32 | float64](g device.Gemm, a []E, lda int, b []
 		}
 		return b[l*ldb+j]
 	}
-	var bad []int
-	for l := range g.K {
-		bad = bad[:0]
-		for j := range g.N {
-			if v := opB(l, j); v-v != 0 { // an infinity or a NaN
-				bad = append(bad, j)
+	zeros := func(l int, out []int) []int {
+		for i := range g.M {
+			if alpha*opA(i, l) == 0 {
+				out = append(out, i)
 			}
 		}
-		if len(bad) == 0 {
+		return out
+	}
+	nonFinite := func(l int, out []int) []int {
+		for j := range g.N {
+			if v := opB(l, j); v-v != 0 {
+				out = append(out, j)
+			}
+		}
+		return out
+	}
+	var rows, cols []int
+	for l := range g.K {
+		if g.M <= g.N {
+			if rows = zeros(l, rows[:0]); len(rows) > 0 {
+				cols = nonFinite(l, cols[:0])
+			}
+		} else if cols = nonFinite(l, cols[:0]); len(cols) > 0 {
+			rows = zeros(l, rows[:0])
+		}
+		if len(rows) == 0 || len(cols) == 0 {
 			continue
 		}
-		for i := range g.M {
-			if alpha*opA(i, l) != 0 {
-				continue
-			}
-			for _, j := range bad {
+		for _, i := range rows {
+			for _, j := range cols {
 				v := float64(opB(l, j))
 				c[i*ldc+j] = E(kernels.ArithNaN64(v, v))
 			}

@@ -135,6 +135,16 @@ for _, d in ipairs({ "float32", "float64", "float16", "bfloat16" }) do
   local c = cuda.device_array({ n, n }, d)
   kernels.matmul(c, x:reshape({ n, n }), y:reshape({ n, n }))
   record(d .. " matmul", c)
+  -- beta·C where C holds the NaNs: alone (K = 0) and beside a product
+  local none, ones = cuda.device_array({ n, 0 }, d), cuda.ones({ n, n }, d)
+  for _, beta in ipairs({ 2, 1 }) do
+    kernels.copy(c, x:reshape({ n, n }))
+    kernels.matmul(c, none, none:reshape({ 0, n }), { beta = beta })
+    record(d .. " matmul K=0 beta=" .. beta, c)
+    kernels.copy(c, x:reshape({ n, n }))
+    kernels.matmul(c, ones, ones, { beta = beta })
+    record(d .. " matmul beta=" .. beta, c)
+  end
 end
 `
 
@@ -209,7 +219,8 @@ func TestNaNsFollowTheGPUsRulesOnTheCPUBackend(t *testing.T) {
 			// which keeps a NaN's sign and the payload bits that fit
 		case arith[out] != 0 && !slices.ContainsFunc(keeps, func(s string) bool { return strings.Contains(name, s) }):
 			want := arith[out]
-			if out == "float16" && strings.Contains(name, " matmul ") {
+			// K = 0 is the runtime's scale, an elementwise kernel
+			if out == "float16" && strings.Contains(name, " matmul ") && !strings.Contains(name, " K=0 ") {
 				want = 0x7ffffc0000000000
 			}
 			if bits != want {
@@ -260,5 +271,27 @@ end
 	}
 	if len(nums) != 4*2*4*4 {
 		t.Fatalf("%d numbers", len(nums))
+	}
+	// A tall product (M > N) and a matrix-vector one (M = 1)
+	nums = luaNumbers(t, rt, `
+got = {}
+for _, d in ipairs({ "float32", "float64" }) do
+  local a, b = cuda.zeros({ 3, 2 }, d), cuda.zeros({ 2, 1 }, d)
+  a[1][2], b[2][1] = 1, math.huge -- C = [inf; 0·inf; 0·inf]
+  local c = cuda.full({ 3, 1 }, 5, d)
+  kernels.matmul(c, a, b)
+  for _, v in ipairs(c:reshape({ 3 }):to_table()) do got[#got + 1] = v end
+  a, b = cuda.zeros({ 1, 2 }, d), cuda.zeros({ 2, 3 }, d)
+  b[1][2] = -math.huge -- C = [0 0·-inf 0]
+  c = cuda.full({ 1, 3 }, 5, d)
+  kernels.matmul(c, a, b)
+  for _, v in ipairs(c:reshape({ 3 }):to_table()) do got[#got + 1] = v end
+end
+`)
+	for i := 0; i < len(nums); i += 6 {
+		c := nums[i : i+6]
+		if !math.IsInf(c[0], 1) || !math.IsNaN(c[1]) || !math.IsNaN(c[2]) || c[3] != 0 || !math.IsNaN(c[4]) || c[5] != 0 {
+			t.Errorf("tall and flat products: C = %v and %v, want [+Inf NaN NaN] and [0 NaN 0]", c[:3], c[3:])
+		}
 	}
 }
