@@ -27,7 +27,7 @@ func TestLuaMemoryLimitStopsEveryWayOfGrowing(t *testing.T) {
 func TestSandboxedScriptsGetTheSmallerLuaMemoryLimit(t *testing.T) {
 	var out bytes.Buffer
 	rt := newCPU(t, runtime.Options{Sandbox: true, Stdout: &out})
-	if err := rt.DoString(`print(pcall(string.rep, "x", 2^31))`); err != nil {
+	if err := rt.DoString(`print(pcall(string.rep, "xx", 2^30))`); err != nil {
 		t.Fatal(err)
 	}
 	want := "false\tnot enough memory: 2.0 GiB more would pass the Lua memory limit of 1.0 GiB"
@@ -45,7 +45,7 @@ func TestLuaMemoryLimitOptionIsCheckedAndNone(t *testing.T) {
 	rt := newCPU(t, runtime.Options{LuaMemoryLimit: "none", Stdout: &out})
 	// With no limit of glua's own, what the machine cannot give is still
 	// refused.
-	if err := rt.DoString(`print(pcall(string.rep, "x", 2^52))`); err != nil {
+	if err := rt.DoString(`print(pcall(string.rep, ("x"):rep(2^21), 2^31 - 1))`); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(out.String(), "false\tnot enough memory: 4.0 PiB more is more than the machine has available") {

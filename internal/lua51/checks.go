@@ -98,7 +98,9 @@ func tableKnows(t *lua.LTable, key lua.LValue) bool {
 
 // tableInsert is Lua 5.1's table.insert. gopher-lua's ignores arguments
 // past the third, where Lua 5.1 raises "wrong number of arguments to
-// 'insert'".
+// 'insert'", and reads the position as a Go int, so a position of 2^53
+// moved every element below it one place up, for ever; Lua 5.1 reads it
+// as a C int (0 there).
 func tableInsert(L *lua.LState) int {
 	t := L.CheckTable(1)
 	e := t.Len() + 1
@@ -107,18 +109,48 @@ func tableInsert(L *lua.LState) int {
 	case 2:
 		pos = e
 	case 3:
-		pos = int(checkInt(L, 2))
-		if pos > e {
-			e = pos
-		}
-		for i := e; i > pos; i-- {
-			t.RawSetInt(i, t.RawGetInt(i-1))
-		}
+		pos = checkInt(L, 2)
+		e = max(e, pos)
+		shiftUp(t, pos, e)
 	default:
 		raise(L, "wrong number of arguments to 'insert'")
 	}
 	t.RawSetInt(pos, L.Get(L.GetTop()))
 	return 0
+}
+
+// shiftUp does what Lua 5.1's table.insert does before it stores:
+// t[i] = t[i-1] for i from e down to pos+1. A position far below the
+// table's elements (down to -2^31) would take billions of steps over
+// nils, so where the range is much longer than the table, only the
+// integer keys it holds in the range move.
+func shiftUp(t *lua.LTable, pos, e int) {
+	if e-pos <= t.Len()+1024 {
+		for i := e; i > pos; i-- {
+			t.RawSetInt(i, t.RawGetInt(i-1))
+		}
+		return
+	}
+	var keys []int
+	var values []lua.LValue
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		n, ok := k.(lua.LNumber)
+		if i := int(n); ok && float64(i) == float64(n) && i >= pos && i <= e {
+			keys, values = append(keys, i), append(values, v)
+		}
+	}
+	// Every key above pos now holds its lower neighbour's value, nil
+	// where the neighbour had none.
+	for _, k := range keys {
+		if k > pos {
+			t.RawSetInt(k, lua.LNil)
+		}
+	}
+	for i, k := range keys {
+		if k < e {
+			t.RawSetInt(k+1, values[i])
+		}
+	}
 }
 
 // tableRemove is Lua 5.1's table.remove. gopher-lua's returns nil where
@@ -127,10 +159,7 @@ func tableInsert(L *lua.LState) int {
 func tableRemove(L *lua.LState) int {
 	t := L.CheckTable(1)
 	e := t.Len()
-	pos := e
-	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-		pos = int(checkInt(L, 2))
-	}
+	pos := optInt(L, 2, e)
 	if pos < 1 || pos > e {
 		return 0
 	}
@@ -148,21 +177,15 @@ func tableRemove(L *lua.LState) int {
 // none).
 func strByte(L *lua.LState) int {
 	s := checkString(L, 1)
-	posrelat := func(pos int) int {
-		if pos < 0 {
-			pos += len(s) + 1
-		}
-		return pos
-	}
-	i := posrelat(optInt(L, 2, 1))
-	j := posrelat(optInt(L, 3, i))
+	i := posrelat(optInteger(L, 2, 1), len(s))
+	j := posrelat(optInteger(L, 3, i), len(s))
 	i = max(i, 1)
-	j = min(j, len(s))
+	j = min(j, int64(len(s)))
 	if i > j {
 		return 0
 	}
 	for k := i; k <= j; k++ {
 		L.Push(lua.LNumber(s[k-1]))
 	}
-	return j - i + 1
+	return int(j - i + 1)
 }

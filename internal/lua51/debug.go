@@ -117,10 +117,10 @@ func debugTraceback(L *lua.LState) int {
 	}
 	top := L.GetTop()
 	if n, ok := L.Get(arg + 2).(lua.LNumber); ok {
-		level, top = int(toInt64(float64(n))), arg+1
+		level, top = CInt(float64(n)), arg+1
 	} else if s, ok := L.Get(arg + 2).(lua.LString); ok {
 		if n, ok := str2d(string(s)); ok {
-			level, top = int(toInt64(n)), arg+1
+			level, top = CInt(n), arg+1
 		}
 	}
 	var b strings.Builder

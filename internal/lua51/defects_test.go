@@ -117,6 +117,15 @@ local k = coroutine.wrap(function(...) local a = coroutine.yield(...) return a, 
 print(k(1, 2)) print(k("z")) print(pcall(k))`,
 		gopherLua: "false\tstdin:2: x\nfalse\tstdin:4: can not resume a running thread\nfalse\tstdin:5: can not resume a running thread\n1\t2\nz\tend\nfalse\tstdin:7: can not resume a dead thread",
 		lua51:     "false\tstdin:3: stdin:2: x\nfalse\tstdin:4: cannot resume dead coroutine\nfalse\tcannot resume dead coroutine\n1\t2\nz\tend\nfalse\tcannot resume dead coroutine"},
+	// integer arguments past C's int (integers.go)
+	{name: "select's index", fixedBy: "select", src: `print(select(2^32 + 2, "a", "b", "c"))`, gopherLua: "", lua51: "b\tc"},
+	{name: "unpack's start", fixedBy: "unpack", src: `print(unpack({1, 2, 3}, 2^32 + 2))`, gopherLua: "", lua51: "2\t3"},
+	{name: "ipairs' control variable", fixedBy: "ipairs", src: `local f = ipairs({}) print(f({5, 6}, 2^32))`, gopherLua: "", lua51: "1\t5"},
+	{name: "getfenv's negative level", fixedBy: "getfenv", src: `print((pcall(getfenv, -1)))`, gopherLua: "true", lua51: "false"},
+	{name: "setfenv's negative level", fixedBy: "setfenv", src: `local p = print p((pcall(setfenv, -1, {})))`, gopherLua: "true", lua51: "false"},
+	{name: "string.rep's count", fixedBy: "string.rep", src: `print(string.rep("ab", -2^32 + 3))`, gopherLua: "", lua51: "ababab"},
+	{name: "string.sub's NaN start", fixedBy: "string.sub", src: `print(("abc"):sub(0/0))`, gopherLua: "", lua51: "abc"},
+	{name: "math.ldexp's exponent", fixedBy: "math.ldexp", src: `print(math.ldexp(1, 2^32 + 2))`, gopherLua: "+Inf", lua51: "4"},
 }
 
 // If this test fails, a gopher-lua upgrade has fixed (or changed) one of

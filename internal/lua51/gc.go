@@ -73,8 +73,10 @@ func (c *collector) collectgarbage(L *lua.LState) int {
 	case "count":
 		L.Push(lua.LNumber(float64(heapBytes()) / 1024))
 	case "step":
-		c.workKB += float64(max(arg, 0)+1) * float64(max(c.stepmul, 1)) / 100
-		if c.workKB < float64(heapBytes())/1024 {
+		c.workKB += float64(arg+1) * float64(max(c.stepmul, 1)) / 100
+		// a negative arg is a huge one there (it is shifted as unsigned),
+		// which finishes the cycle
+		if arg >= 0 && c.workKB < float64(heapBytes())/1024 {
 			L.Push(lua.LFalse)
 			break
 		}

@@ -28,14 +28,45 @@ func numberString(n lua.LNumber) string {
 	return strconv.FormatFloat(f, 'g', 14, 64)
 }
 
-// optInt is luaL_optint: argument n as an integer, truncated toward zero,
-// def when it is absent or nil. Unlike gopher-lua's OptInt it takes a
-// string holding a number, as Lua 5.1 does.
+// Lua 5.1's library reads an integer argument in one of two widths, as its
+// auxiliary library converts numbers on x86-64 (lauxlib.c, luaconf.h):
+// luaL_checkinteger casts the number to the 64-bit lua_Integer (toInt64),
+// and luaL_checkint casts that on to C's int, which keeps its low 32 bits.
+// So string.rep("ab", 2^32 + 2) is "abab" in Lua 5.1, string.sub("abc",
+// 2^32) is "", and a count of 2^53 or NaN is 0 (CInt). Each function below
+// reads its arguments in the width its Lua 5.1 counterpart does; unlike
+// gopher-lua's CheckInt, each takes a string holding a number.
+
+// checkInteger is luaL_checkinteger.
+func checkInteger(L *lua.LState, n int) int64 {
+	return toInt64(float64(checkNumber(L, n)))
+}
+
+// optInteger is luaL_optinteger: def when argument n is absent or nil.
+func optInteger(L *lua.LState, n int, def int64) int64 {
+	if L.Get(n) == lua.LNil {
+		return def
+	}
+	return checkInteger(L, n)
+}
+
+// checkInt is luaL_checkint.
+func checkInt(L *lua.LState, n int) int {
+	return CInt(float64(checkNumber(L, n)))
+}
+
+// optInt is luaL_optint: def when argument n is absent or nil.
 func optInt(L *lua.LState, n, def int) int {
 	if L.Get(n) == lua.LNil {
 		return def
 	}
-	return int(toInt64(float64(checkNumber(L, n))))
+	return checkInt(L, n)
+}
+
+// CInt is the int Lua 5.1's luaL_checkint makes of f: f cast to a 64-bit
+// integer, then to C's 32-bit int.
+func CInt(f float64) int {
+	return int(int32(toInt64(f)))
 }
 
 // stringParams is, for each function of the string library, how many of

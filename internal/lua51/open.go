@@ -19,6 +19,11 @@ var replaced = []struct{ lib, name string }{
 	{"", "collectgarbage"},
 	{"", "setmetatable"},
 	{"", "next"},
+	{"", "select"},
+	{"", "unpack"},
+	{"", "ipairs"},
+	{"", "getfenv"},
+	{"", "setfenv"},
 	{"string", "char"},
 	{"string", "byte"},
 	{"string", "find"},
@@ -36,6 +41,7 @@ var replaced = []struct{ lib, name string }{
 	{"string", "format"},
 	{"table", "concat"},
 	{"table", "maxn"},
+	{"math", "ldexp"},
 	{"math", "mod"},
 	{"math", "fmod"},
 	{"math", "random"},
@@ -124,6 +130,12 @@ func Open(L *lua.LState) {
 		".tonumber":       baseTonumber,
 		".tostring":       baseTostring,
 		".collectgarbage": gc.collectgarbage,
+		".select":         baseSelect,
+		".unpack":         baseUnpack,
+		".ipairs":         newIpairs(L).call,
+		"string.rep":      strRep,
+		"string.sub":      strSub,
+		"math.ldexp":      mathLdexp,
 		"string.format":   strFormat,
 		"string.gmatch":   strGmatch,
 		"string.char":     strChar,
@@ -172,6 +184,8 @@ func Open(L *lua.LState) {
 			fn = before{setmetatableArgs, old.GFunction}.call
 		case ".next":
 			fn = before{nextArgs, old.GFunction}.call
+		case ".getfenv", ".setfenv":
+			fn = before{fenvLevel{r.name}.check, old.GFunction}.call
 		case "string.find":
 			fn = atInit{emptyFind, true}.call
 		case "string.match":

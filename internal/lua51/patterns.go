@@ -18,20 +18,7 @@ type atInit struct {
 func (a atInit) call(L *lua.LState) int {
 	s := checkString(L, 1)
 	p := checkString(L, 2)
-	init := int64(1)
-	if L.GetTop() >= 3 && L.Get(3) != lua.LNil {
-		init = checkInt(L, 3)
-	}
-	l := int64(len(s))
-	if init < 0 {
-		init += l + 1
-	}
-	init--
-	if init < 0 {
-		init = 0
-	} else if init > l {
-		init = l
-	}
+	init := min(max(posrelat(optInteger(L, 3, 1), len(s))-1, 0), int64(len(s)))
 	if p == "" {
 		return a.empty(L, int(init))
 	}
@@ -84,9 +71,5 @@ func strGsub(L *lua.LState) int {
 	default:
 		argError(L, 3, "gsub", "string/function/table expected")
 	}
-	max := int64(len(s) + 1)
-	if L.GetTop() >= 4 && L.Get(4) != lua.LNil {
-		max = checkInt(L, 4)
-	}
-	return gsubAll(L, s, p, repl, max)
+	return gsubAll(L, s, p, repl, int64(optInt(L, 4, len(s)+1)))
 }

@@ -68,11 +68,6 @@ func newRandom() *libcRand {
 	return g
 }
 
-// checkInt is luaL_checkint: the argument as a number, cast to a C int.
-func checkInt(L *lua.LState, arg int) int64 {
-	return int64(toInt32(float64(checkNumber(L, arg))))
-}
-
 // random is math.random and math.randomseed over one state's generator.
 type random struct{ g *libcRand }
 
@@ -94,7 +89,8 @@ func (r random) random(L *lua.LState) int {
 		if l > u {
 			argError(L, 2, "random", "interval is empty")
 		}
-		L.Push(lua.LNumber(math.Floor(x*float64(u-l+1)) + float64(l)))
+		// u-l+1 is a C int there, which wraps
+		L.Push(lua.LNumber(math.Floor(x*float64(int32(u-l+1))) + float64(l)))
 	default:
 		raise(L, "wrong number of arguments")
 	}
@@ -102,6 +98,6 @@ func (r random) random(L *lua.LState) int {
 }
 
 func (r random) randomseed(L *lua.LState) int {
-	r.g.seed(uint32(int32(checkInt(L, 1))))
+	r.g.seed(uint32(checkInt(L, 1)))
 	return 0
 }

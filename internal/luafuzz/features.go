@@ -100,13 +100,14 @@ func (g *gen) varargs() []*node {
 		mk(stmt, "local function mid(...) local a, b = ... return a, ..., b end"),
 		mk(stmt, "print(showall(va(%s, nil, %s)))", g.any(1), g.any(1)),
 		mk(stmt, "print(showall(va()))"),
-		mk(stmt, "print(showall(select(%s, %s, %s, %s)))", g.pick("1", "2", "3", "-1", "-2", "'#'"), g.any(1), g.any(1), g.any(1)),
+		mk(stmt, "print(showall(select(%s, %s, %s, %s)))", g.pick("1", "2", "3", "-1", "-2", "'#'", "2^32 + 2", "-2^32 + 3", "'2'"), g.any(1), g.any(1), g.any(1)),
 		mk(stmt, "print(showall(mid(%s, %s, nil)))", g.any(1), g.any(1)),
 		mk(stmt, "local function tail(...) return select(2, ...) end print(showall(tail(%s, %s)))", g.any(1), g.any(1)),
 		mk(stmt, "local function cnt(...) local t = {...} return #t, select(\"#\", ...) end print(cnt(1, 2, 3), cnt(nil, nil))"),
 		mk(stmt, "print(showall(pcall(select, 0, 1)))"),
 		mk(stmt, "print(showall(unpack({%s, %s, %s})))", g.any(1), g.num(1), g.str(1)),
-		mk(stmt, "print(showall(unpack({1, 2, 3}, %s, %s)))", g.smallInt(), g.smallInt()),
+		mk(stmt, "print(showall(unpack({1, 2, 3}, %s, %s)))", g.intArg(), g.intArg()),
+		mk(stmt, "print(showall(ipairs({})({5, 6}, %s)))", g.intArg()),
 		mk(stmt, "local function sum(...) local s = 0 for i = 1, select(\"#\", ...) do s = s + (select(i, ...)) end return s end print(sum(1, 2, 3.5))"),
 	}, 2)
 }
@@ -294,10 +295,10 @@ func (g *gen) subject() *node {
 
 func (g *gen) stringFind() []*node {
 	return []*node{
-		mk(stmt, "print(showall(pcall(string.find, %s, %s, %s)))", g.subject(), g.pattern(), g.smallInt()),
-		mk(stmt, "print(showall(pcall(string.find, %s, %s, %s, true)))", g.subject(), g.str(0), g.smallInt()),
+		mk(stmt, "print(showall(pcall(string.find, %s, %s, %s)))", g.subject(), g.pattern(), g.intArg()),
+		mk(stmt, "print(showall(pcall(string.find, %s, %s, %s, true)))", g.subject(), g.str(0), g.intArg()),
 		mk(stmt, "print(showall(pcall(string.match, %s, %s)))", g.subject(), g.pattern()),
-		mk(stmt, "print(showall(pcall(string.match, %s, %s, %s)))", g.subject(), g.pattern(), g.smallInt()),
+		mk(stmt, "print(showall(pcall(string.match, %s, %s, %s)))", g.subject(), g.pattern(), g.intArg()),
 		mk(stmt, "print(showall((%s):find(%s)))", g.subject(), g.pattern()),
 	}
 }
@@ -328,7 +329,7 @@ func (g *gen) repl() *node {
 func (g *gen) stringGsub() []*node {
 	return []*node{
 		mk(stmt, "print(showall(pcall(string.gsub, %s, %s, %s)))", g.subject(), g.pattern(), g.repl()),
-		mk(stmt, "print(showall(pcall(string.gsub, %s, %s, %s, %s)))", g.subject(), g.pattern(), g.repl(), g.pick("0", "1", "2", "-1", "1.5")),
+		mk(stmt, "print(showall(pcall(string.gsub, %s, %s, %s, %s)))", g.subject(), g.pattern(), g.repl(), g.pick("0", "1", "2", "-1", "1.5", "2^32 + 2", "2^53", "0/0")),
 		mk(stmt, "print(showall((%s):gsub(\"%%w+\", \"%%0 %%0\")))", g.subject()),
 	}
 }
@@ -354,10 +355,10 @@ func (g *gen) stringFormat() []*node {
 func (g *gen) stringMisc() []*node {
 	return g.some([]*node{
 		mk(stmt, "local s = %s", g.subject()),
-		mk(stmt, "print(showall(pcall(string.sub, s, %s, %s)))", g.smallInt(), g.smallInt()),
+		mk(stmt, "print(showall(pcall(string.sub, s, %s, %s)))", g.intArg(), g.intArg()),
 		mk(stmt, "print(showall(pcall(string.byte, s, %s, %s)))", g.smallInt(), g.smallInt()),
-		mk(stmt, "print(showall(pcall(string.char, %s, %s)))", g.pick("65", "0", "255", "256", "-1", "97.0"), g.pick("66", "1", "122")),
-		mk(stmt, "print(showall(pcall(string.rep, %s, %s)))", g.str(0), g.pick("0", "1", "3", "-1", "2.7")),
+		mk(stmt, "print(showall(pcall(string.char, %s, %s)))", g.pick("65", "0", "255", "256", "-1", "97.0", "2^32 + 65", "0/0"), g.pick("66", "1", "122")),
+		mk(stmt, "print(showall(pcall(string.rep, %s, %s)))", g.str(0), g.pick("0", "1", "3", "-1", "2.7", "2^32 + 2", "-2^32 + 3", "2^53", "1/0")),
 		mk(stmt, "print(#s, s:len(), s:lower(), s:upper(), s:reverse())"),
 		mk(stmt, "print((\"x\"):rep(3), (%s):sub(2), (\"abc\"):byte(-1))", g.str(1)),
 		mk(stmt, "print(showall(pcall(string.len, %s)))", g.any(0)),
@@ -574,6 +575,10 @@ func (g *gen) tables() []*node {
 		mk(stmt, "table.insert(t, %s) table.insert(t, 1, %s) print(dump(t), #t)", g.num(1), g.num(1)),
 		mk(stmt, "print(showall(table.remove(t)), showall(table.remove(t, 1)), dump(t))"),
 		mk(stmt, "print(select(\"#\", table.remove({})), showall(table.remove({}, 1)))"),
+		// positions that land in -1 .. 4 as Lua 5.1 reads them: past the
+		// end, # of a table with holes is a border of Lua 5.1's layout
+		mk(stmt, "local u = {1, 2, 3} table.insert(u, %s, 9) print(showall(u[-1], u[0], u[1], u[2], u[3], u[4], table.remove(u, %s)))", g.tablePos(), g.tablePos()),
+		mk(stmt, "print(showall(pcall(table.concat, {1, 2, 3}, \",\", %s, %s)), math.ldexp(1.5, %s))", g.intArg(), g.intArg(), g.intArg()),
 		mk(stmt, "print(table.concat({1, \"a\", 2.5}, %s), table.concat({}, \"x\"), table.concat({1, 2, 3}, \"-\", 2, 3))", g.str(0)),
 		mk(stmt, "print(showall(pcall(table.concat, {1, {}, 3})))"),
 		mk(stmt, "local s = {5, 2, 8, 1, 9, 3} table.sort(s) print(table.concat(s, \" \")) table.sort(s, function(a, b) return a > b end) print(table.concat(s, \" \"))"),

@@ -227,6 +227,23 @@ func (g *gen) smallInt() *node {
 	return lit(g.pick("-3", "-1", "0", "1", "2", "3", "5", "10", "100"))
 }
 
+// intArg is an integer argument for a library function: mostly a small
+// one, sometimes one past C's int, NaN or an infinity, which Lua 5.1 reads
+// as a 64-bit integer or, cut to its low 32 bits, as a C int. Each of
+// these is small either way, so that no count runs long in lua5.1.
+func (g *gen) intArg() *node {
+	if g.r.IntN(4) > 0 {
+		return g.smallInt()
+	}
+	return lit(g.pick("2^32 + 2", "-2^32 + 3", "2^32 - 1", "2^53", "-2^53", "0/0", "1/0", "-1/0", "2^63", "2^40 + 1", "1e300"))
+}
+
+// tablePos is a position in a table of three elements, or one next to it,
+// as Lua 5.1 reads it (a C int), written as a wide number or not.
+func (g *gen) tablePos() *node {
+	return lit(g.pick("-1", "0", "1", "2", "3", "4", "2^32 + 2", "-2^32 + 3", "2^32 - 1", "2^53", "0/0", "1/0", "2^40 + 1"))
+}
+
 // any is an expression of any type, falsy ones included: the operands of
 // and/or.
 func (g *gen) any(depth int) *node {

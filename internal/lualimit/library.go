@@ -151,7 +151,8 @@ func wrapRep(orig lua.LGFunction) lua.LGFunction {
 		if !okS || !okN || L.GetTop() > 2 {
 			return orig(L)
 		}
-		size := float64(len(s)) * math.Floor(n)
+		// the count as Lua 5.1 reads it: a C int, so 2^32 + 2 is 2
+		size := float64(len(s)) * float64(lua51.CInt(n))
 		if size < lua51.BigString {
 			return orig(L)
 		}

@@ -10,8 +10,8 @@ local function refused(name, f)
   collectgarbage()
 end
 
-refused("string.rep", function() return string.rep("x", 2^36) end)
-refused("a method call of rep", function() return ("xy"):rep(2^35) end)
+refused("string.rep", function() return string.rep("x", 2^31 - 1) end)
+refused("a method call of rep", function() return ("xy"):rep(2^30) end)
 refused("doubling with ..", function() local s = "x" while true do s = s .. s end end)
 refused("table.concat", function() local s = ("y"):rep(1e6) while true do s = table.concat({s, s}, "-") end end)
 refused("gsub", function() local s = ("z"):rep(1e4) return s:gsub("z", s) end)
