@@ -103,7 +103,7 @@ func tableKnows(t *lua.LTable, key lua.LValue) bool {
 // as a C int (0 there).
 func tableInsert(L *lua.LState) int {
 	t := L.CheckTable(1)
-	e := t.Len() + 1
+	e := length(t) + 1
 	var pos int
 	switch L.GetTop() {
 	case 2:
@@ -111,11 +111,11 @@ func tableInsert(L *lua.LState) int {
 	case 3:
 		pos = checkInt(L, 2)
 		e = max(e, pos)
-		shiftUp(t, pos, e)
+		shiftUp(L, t, pos, e)
 	default:
 		raise(L, "wrong number of arguments to 'insert'")
 	}
-	t.RawSetInt(pos, L.Get(L.GetTop()))
+	setInt(L, t, pos, L.Get(L.GetTop()))
 	return 0
 }
 
@@ -124,10 +124,10 @@ func tableInsert(L *lua.LState) int {
 // table's elements (down to -2^31) would take billions of steps over
 // nils, so where the range is much longer than the table, only the
 // integer keys it holds in the range move.
-func shiftUp(t *lua.LTable, pos, e int) {
-	if e-pos <= t.Len()+1024 {
+func shiftUp(L *lua.LState, t *lua.LTable, pos, e int) {
+	if e-pos <= arrayLen(t)+1024 {
 		for i := e; i > pos; i-- {
-			t.RawSetInt(i, t.RawGetInt(i-1))
+			setInt(L, t, i, getInt(t, i-1))
 		}
 		return
 	}
@@ -148,7 +148,7 @@ func shiftUp(t *lua.LTable, pos, e int) {
 	}
 	for i, k := range keys {
 		if k < e {
-			t.RawSetInt(k+1, values[i])
+			setInt(L, t, k+1, values[i])
 		}
 	}
 }
@@ -158,14 +158,14 @@ func shiftUp(t *lua.LTable, pos, e int) {
 // where Lua 5.1 returns no value, so select('#', table.remove({})) is 0.
 func tableRemove(L *lua.LState) int {
 	t := L.CheckTable(1)
-	e := t.Len()
+	e := length(t)
 	pos := optInt(L, 2, e)
 	if pos < 1 || pos > e {
 		return 0
 	}
-	L.Push(t.RawGetInt(pos))
+	L.Push(getInt(t, pos))
 	for ; pos < e; pos++ {
-		t.RawSetInt(pos, t.RawGetInt(pos+1))
+		t.RawSetInt(pos, getInt(t, pos+1))
 	}
 	t.RawSetInt(e, lua.LNil)
 	return 1

@@ -78,7 +78,7 @@ func baseSelect(L *lua.LState) int {
 func baseUnpack(L *lua.LState) int {
 	t := L.CheckTable(1)
 	i := optInt(L, 2, 1)
-	e := optInt(L, 3, t.Len())
+	e := optInt(L, 3, length(t))
 	if i > e {
 		return 0
 	}
@@ -86,7 +86,7 @@ func baseUnpack(L *lua.LState) int {
 		raise(L, "too many results to unpack")
 	}
 	for k := i; k <= e; k++ {
-		L.Push(t.RawGetInt(k))
+		L.Push(getInt(t, k))
 	}
 	return e - i + 1
 }
@@ -109,7 +109,7 @@ func ipairsAux(L *lua.LState) int {
 	i := checkInt(L, 2)
 	t := L.CheckTable(1)
 	i++
-	v := t.RawGetInt(i)
+	v := getInt(t, i)
 	if v == lua.LNil {
 		return 0
 	}

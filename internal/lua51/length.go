@@ -14,7 +14,7 @@ import (
 func opLen(L *lua.LState, inst uint32, baseframe unsafe.Pointer) int {
 	rg, cf := registryOf(L), *currentFrame(L)
 	if t, ok := rk(rg, cf, int(inst&0x1ff)).(*lua.LTable); ok {
-		setNumber(rg, frameBase(cf)+int(inst>>18)&0xff, float64(t.Len()))
+		setNumber(rg, frameBase(cf)+int(inst>>18)&0xff, float64(length(t)))
 		return 0
 	}
 	return gopherHandlers[lua.OP_LEN](L, inst, baseframe)

@@ -18,6 +18,7 @@ var replaced = []struct{ lib, name string }{
 	{"", "tostring"},
 	{"", "collectgarbage"},
 	{"", "setmetatable"},
+	{"", "rawset"},
 	{"", "next"},
 	{"", "select"},
 	{"", "unpack"},
@@ -41,6 +42,8 @@ var replaced = []struct{ lib, name string }{
 	{"string", "format"},
 	{"table", "concat"},
 	{"table", "maxn"},
+	{"table", "getn"},
+	{"table", "sort"},
 	{"math", "ldexp"},
 	{"math", "mod"},
 	{"math", "fmod"},
@@ -144,6 +147,7 @@ func Open(L *lua.LState) {
 		"table.remove":    tableRemove,
 		"table.concat":    tableConcat,
 		"table.maxn":      tableMaxn,
+		"table.getn":      tableGetn,
 		"math.mod":        mathMod,
 		"math.fmod":       mathMod,
 		"math.pow":        mathPow,
@@ -184,6 +188,10 @@ func Open(L *lua.LState) {
 			fn = before{setmetatableArgs, old.GFunction}.call
 		case ".next":
 			fn = before{nextArgs, old.GFunction}.call
+		case ".rawset":
+			fn = before{rawsetPadding, old.GFunction}.call
+		case "table.sort":
+			fn = before{sortWhole, old.GFunction}.call
 		case ".getfenv", ".setfenv":
 			fn = before{fenvLevel{r.name}.check, old.GFunction}.call
 		case "string.find":

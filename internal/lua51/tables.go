@@ -26,14 +26,14 @@ func tableConcat(L *lua.LState) int {
 	}
 	t := L.CheckTable(1)
 	i := optInt(L, 3, 1)
-	last := optInt(L, 4, t.Len())
+	last := optInt(L, 4, length(t))
 	var b strings.Builder
 	next := BigString
 	for n := 1; i <= last; i, n = i+1, n+1 {
 		if n%checkEvery == 0 {
 			checkContext(L)
 		}
-		v := t.RawGetInt(i)
+		v := getInt(t, i)
 		s, ok := asString(v)
 		if !ok {
 			raise(L, fmt.Sprintf("invalid value (%s) at index %d in table for 'concat'", v.Type(), i))
@@ -70,9 +70,9 @@ func tableForeach(L *lua.LState) int {
 func tableForeachi(L *lua.LState) int {
 	t := L.CheckTable(1)
 	f := L.CheckFunction(2)
-	n := t.Len()
+	n := length(t)
 	for i := 1; i <= n; i++ {
-		if r := call2(L, f, lua.LNumber(i), t.RawGetInt(i)); r != lua.LNil {
+		if r := call2(L, f, lua.LNumber(i), getInt(t, i)); r != lua.LNil {
 			L.Push(r)
 			return 1
 		}

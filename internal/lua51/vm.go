@@ -98,17 +98,18 @@ func init() {
 		return
 	}
 	for op, h := range map[int]instruction{
-		lua.OP_ADD:     opAdd,
-		lua.OP_SUB:     opSub,
-		lua.OP_MUL:     opMul,
-		lua.OP_DIV:     opDiv,
-		lua.OP_MOD:     opMod,
-		lua.OP_POW:     opPow,
-		lua.OP_UNM:     opUnm,
-		lua.OP_CONCAT:  opConcat,
-		lua.OP_FORPREP: opForprep,
-		lua.OP_LEN:     opLen,
-		lua.OP_CALL:    opCall,
+		lua.OP_ADD:      opAdd,
+		lua.OP_SUB:      opSub,
+		lua.OP_MUL:      opMul,
+		lua.OP_DIV:      opDiv,
+		lua.OP_MOD:      opMod,
+		lua.OP_POW:      opPow,
+		lua.OP_UNM:      opUnm,
+		lua.OP_CONCAT:   opConcat,
+		lua.OP_FORPREP:  opForprep,
+		lua.OP_LEN:      opLen,
+		lua.OP_SETTABLE: opSettable,
+		lua.OP_CALL:     opCall,
 	} {
 		jumpTable[op] = h
 	}
