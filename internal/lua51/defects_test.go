@@ -126,6 +126,15 @@ print(k(1, 2)) print(k("z")) print(pcall(k))`,
 	{name: "string.rep's count", fixedBy: "string.rep", src: `print(string.rep("ab", -2^32 + 3))`, gopherLua: "", lua51: "ababab"},
 	{name: "string.sub's NaN start", fixedBy: "string.sub", src: `print(("abc"):sub(0/0))`, gopherLua: "", lua51: "abc"},
 	{name: "math.ldexp's exponent", fixedBy: "math.ldexp", src: `print(math.ldexp(1, 2^32 + 2))`, gopherLua: "+Inf", lua51: "4"},
+	// the math library (math.go)
+	{name: "a NaN made by sin, cos, tan and log", fixedBy: "math.sin, math.cos, math.tan, math.log",
+		src:       `print(math.sin(1/0) ~= math.sin(1/0), tostring(math.sin(1/0)), tostring(math.cos(1/0)), tostring(math.tan(1/0)), tostring(math.log(-1)))`,
+		gopherLua: "true\tNaN\tNaN\tNaN\tNaN", lua51: "true\t-nan\t-nan\t-nan\t-nan"},
+	{name: "a NaN argument of log10, cosh and atan2", fixedBy: "math.log10, math.cosh, math.atan2",
+		src:       `print(tostring(math.log10(0/0)), tostring(math.cosh(0/0)), tostring(math.atan2(2, 0/0)))`,
+		gopherLua: "NaN\tNaN\tNaN", lua51: "-nan\t-nan\t-nan"},
+	{name: "rad overflows", fixedBy: "math.rad, math.deg", src: `print(math.rad(1e308) < 1/0, math.deg(1e306) < 1/0)`, gopherLua: "false\tfalse", lua51: "true\ttrue"},
+	{name: "modf of an infinity", fixedBy: "math.modf", src: `print(math.modf(1/0) == 1/0, select(2, math.modf(1/0)) == 0)`, gopherLua: "true\tfalse", lua51: "true\ttrue"},
 }
 
 // If this test fails, a gopher-lua upgrade has fixed (or changed) one of

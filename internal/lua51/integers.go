@@ -120,7 +120,8 @@ func ipairsAux(L *lua.LState) int {
 
 // mathLdexp is Lua 5.1's math.ldexp(m, e), e a C int.
 func mathLdexp(L *lua.LState) int {
-	L.Push(lua.LNumber(math.Ldexp(float64(checkNumber(L, 1)), checkInt(L, 2))))
+	e := checkInt(L, 2) // the second first, as gcc evaluates C's arguments
+	L.Push(lua.LNumber(math.Ldexp(float64(checkNumber(L, 1)), e)))
 	return 1
 }
 

@@ -12,7 +12,7 @@ import (
 // Lua 5.1; its math.fmod is Go's math.Mod, whose NaN is positive where
 // C's is the processor's (fmod(-inf, 3) prints -nan).
 func mathMod(L *lua.LState) int {
-	x, y := L.CheckNumber(1), L.CheckNumber(2)
+	x, y := twoNumbers(L)
 	L.Push(lua.LNumber(fmod(float64(x), float64(y))))
 	return 1
 }
@@ -43,7 +43,7 @@ var huge = lua.LNumber(math.Inf(1))
 // mathPow is math.pow, C's pow as the ^ operator computes it (pow.go);
 // gopher-lua's is Go's math.Pow.
 func mathPow(L *lua.LState) int {
-	x, y := L.CheckNumber(1), L.CheckNumber(2)
+	x, y := twoNumbers(L)
 	L.Push(lua.LNumber(pow(float64(x), float64(y))))
 	return 1
 }
@@ -58,12 +58,114 @@ func Acos(x float64) float64 { return 2 * math.Atan2(math.Sqrt(1-x), math.Sqrt(1
 // near ±1, for the reason Acos gives.
 func Asin(x float64) float64 { return math.Atan2(x, math.Sqrt((1-x)*(1+x))) }
 
-func mathAcos(L *lua.LState) int {
-	L.Push(lua.LNumber(Acos(float64(L.CheckNumber(1)))))
+func mathAcos(L *lua.LState) int { return libm{Acos, positiveNaN}.call(L) }
+
+func mathAsin(L *lua.LState) int { return libm{Asin, positiveNaN}.call(L) }
+
+// twoNumbers reads the arguments x and y of one of Lua 5.1's math
+// functions of two numbers, which pass luaL_checknumber(L, 1) and
+// luaL_checknumber(L, 2) straight to C, where gcc evaluates the second
+// first: math.pow("x", nil) complains of argument #2.
+func twoNumbers(L *lua.LState) (x, y lua.LNumber) {
+	y = checkNumber(L, 2)
+	return checkNumber(L, 1), y
+}
+
+// A NaN from glibc's math functions: a NaN argument comes back, quieted,
+// with its sign; a NaN made from numbers (sin of an infinity, log of a
+// negative number) has the sign each function gives it, which differs
+// from function to function. Go's functions give their one positive NaN
+// for all of these, so math.sin(1/0) printed nan where lua5.1 prints -nan.
+const (
+	positiveNaN = false
+	negativeNaN = true
+)
+
+// libm is one of Lua 5.1's math functions of one number, with glibc's NaN.
+type libm struct {
+	fn       func(float64) float64
+	negative bool // the sign of a NaN made from a number
+}
+
+func (m libm) call(L *lua.LState) int {
+	x := float64(checkNumber(L, 1))
+	r := m.fn(x)
+	if r != r {
+		r = madeNaN(m.negative, x)
+	}
+	L.Push(lua.LNumber(r))
 	return 1
 }
 
-func mathAsin(L *lua.LState) int {
-	L.Push(lua.LNumber(Asin(float64(L.CheckNumber(1)))))
+// The functions with glibc's NaN, each with the sign lua5.1 on x86-64
+// prints for a NaN it makes from a number: math.sin(1/0) and
+// math.log(-1) are -nan, math.log10(-1) and math.asin(2) nan.
+var (
+	mathSin   = libm{math.Sin, negativeNaN}.call
+	mathCos   = libm{math.Cos, negativeNaN}.call
+	mathTan   = libm{math.Tan, negativeNaN}.call
+	mathLog   = libm{math.Log, negativeNaN}.call
+	mathLog10 = libm{math.Log10, positiveNaN}.call
+	mathCosh  = libm{math.Cosh, positiveNaN}.call
+)
+
+// madeNaN is glibc's NaN result: the first NaN among args, quieted, else
+// the default NaN with the sign given.
+func madeNaN(negative bool, args ...float64) float64 {
+	for _, a := range args {
+		if a != a {
+			return math.Float64frombits(math.Float64bits(a) | quietBit)
+		}
+	}
+	if negative {
+		return math.Float64frombits(defaultNaNBits)
+	}
+	return math.Float64frombits(defaultNaNBits &^ (1 << 63))
+}
+
+// quietBit is the top bit of a float64's significand, set in a quiet NaN.
+const quietBit = 1 << 51
+
+// mathAtan2 is Lua 5.1's math.atan2(y, x): glibc gives x's NaN where x is
+// one, else y's.
+func mathAtan2(L *lua.LState) int {
+	y, x := twoNumbers(L)
+	r := math.Atan2(float64(y), float64(x))
+	if r != r {
+		r = madeNaN(positiveNaN, float64(x), float64(y))
+	}
+	L.Push(lua.LNumber(r))
 	return 1
+}
+
+// radiansPerDegree is lmathlib.c's PI/180.0, rounded as C rounds it: pi
+// as a double, divided in double. math.rad multiplies by it and math.deg
+// divides by it, so neither overflows where the result is finite
+// (gopher-lua's x*pi/180 made math.rad(1e308) infinite).
+var radiansPerDegree = func() float64 {
+	pi := math.Pi
+	return pi / 180
+}()
+
+func mathRad(L *lua.LState) int {
+	L.Push(lua.LNumber(float64(checkNumber(L, 1)) * radiansPerDegree))
+	return 1
+}
+
+func mathDeg(L *lua.LState) int {
+	L.Push(lua.LNumber(float64(checkNumber(L, 1)) / radiansPerDegree))
+	return 1
+}
+
+// mathModf is Lua 5.1's math.modf, C's modf: the fraction of an infinity
+// is a zero of its sign (Go's math.Modf gives NaN).
+func mathModf(L *lua.LState) int {
+	x := float64(checkNumber(L, 1))
+	ip, fp := math.Modf(x)
+	if math.IsInf(x, 0) {
+		fp = math.Copysign(0, x)
+	}
+	L.Push(lua.LNumber(ip))
+	L.Push(lua.LNumber(fp))
+	return 2
 }

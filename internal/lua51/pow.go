@@ -19,7 +19,14 @@ func pow(x, y float64) float64 {
 	switch {
 	case y == 0 || x == 1:
 		return 1
-	case x != x || y != y:
+	case x != x && y == y:
+		// glibc squares a NaN x, and negates the square for an odd
+		// integer y: (-nan)^3 is nan
+		if isOddInteger(y) {
+			return math.Float64frombits((math.Float64bits(x) | quietBit) &^ (1 << 63))
+		}
+		return x + y
+	case y != y:
 		return x + y
 	case y == 1:
 		return x
