@@ -29,11 +29,19 @@ func argError(L *lua.LState, arg int, fn, msg string) {
 
 // setmetatableArgs: gopher-lua's setmetatable sets the metatable of any
 // value (setmetatable(1, {}) changes every number's); Lua 5.1's takes
-// tables only.
+// tables only, and its message for a metatable of another type says no
+// "got".
 func setmetatableArgs(L *lua.LState) {
 	if _, ok := L.Get(1).(*lua.LTable); !ok {
 		argError(L, 1, "setmetatable", "table expected, got "+typeName(L, 1))
 	}
+	switch L.Get(2).(type) {
+	case *lua.LTable, *lua.LNilType:
+		if L.GetTop() >= 2 {
+			return // a missing one is not nil there
+		}
+	}
+	argError(L, 2, "setmetatable", "nil or table expected")
 }
 
 // typeName is luaL_typename: "no value" past the arguments given.

@@ -31,6 +31,8 @@ func TestBaseAndStringFunctionsRefuseWhatLua51Refuses(t *testing.T) {
 print(pcall(function() return setmetatable("s", {}) end))
 print(getmetatable(setmetatable({}, {__index = {a = 1}})).__index.a)`,
 			want: "false\tstdin:1: bad argument #1 to 'setmetatable' (table expected, got number)\nfalse\tstdin:2: bad argument #1 to 'setmetatable' (table expected, got string)\n1"},
+		{name: "setmetatable's metatable is nil or a table, given", src: `print(pcall(setmetatable, {}, 1)) print(pcall(setmetatable, {})) print(select("#", setmetatable({}, nil)))`,
+			want: "false\tbad argument #2 to '?' (nil or table expected)\nfalse\tbad argument #2 to '?' (nil or table expected)\n1"},
 		{name: "string.char refuses codes outside a byte", src: `print(pcall(function() return string.char(256) end))
 print(pcall(function() return string.char(65, -1) end))
 print(string.char(72, "105", 32.9):byte(1, -1))`,
