@@ -8,14 +8,13 @@ import (
 )
 
 // yielder is coroutine.yield, refusing, as Lua 5.1's does, to yield from
-// inside a Go function: pcall, xpcall, table.sort's comparator, a
-// gsub callback. gopher-lua's yields anyway, and the Go function's call
-// never returns: the next resume fails with "invalid memory address or nil
-// pointer dereference". Inside pcall the refusal is an error pcall
-// catches, as in Lua 5.1, and the coroutine goes on.
-//
-// gopher-lua runs metamethods the same way, but with no frame of their own
-// to find, so yielding from __index and the like still fails as before.
+// inside a Go function (pcall, xpcall, table.sort's comparator, a gsub
+// callback) or a function an instruction called (a metamethod such as
+// __index or __add, a generic for's iterator). gopher-lua runs those in a
+// Go call of its own, yields anyway, and that call never returns: the
+// next resume failed with "invalid memory address or nil pointer
+// dereference". Inside pcall the refusal is an error pcall catches, as in
+// Lua 5.1, and the coroutine goes on.
 type yielder struct {
 	yield lua.LGFunction // gopher-lua's
 }
@@ -29,17 +28,26 @@ func (y yielder) call(L *lua.LState) int {
 	return y.yield(L)
 }
 
-// insideGoFunction says whether a Go function is running below the current
-// one in L's stack.
+// insideGoFunction says whether a Go function, or a Go call of gopher-
+// lua's own, is running below the current function in L's stack: a Lua
+// function's caller is itself a Go function, or a Lua function whose
+// instruction running is not a call, so that an instruction's handler
+// called it (a metamethod, an iterator).
 func insideGoFunction(L *lua.LState) bool {
-	if layout.ok {
+	if layout.ok && vmLayout.ok {
 		frame := *currentFrame(L)
 		if frame == nil {
 			return false
 		}
-		for frame = frameParent(frame); frame != nil; frame = frameParent(frame) {
-			if frameFn(frame).IsG {
+		for child, frame := frame, frameParent(frame); frame != nil; child, frame = frame, frameParent(frame) {
+			fn := frameFn(frame)
+			if fn.IsG {
 				return true
+			}
+			if !frameFn(child).IsG {
+				if pc := framePc(frame); pc < 1 || int(fn.Proto.Code[pc-1]>>26) != lua.OP_CALL {
+					return true
+				}
 			}
 		}
 		return false

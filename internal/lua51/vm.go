@@ -110,6 +110,7 @@ func init() {
 		lua.OP_LEN:      opLen,
 		lua.OP_SETTABLE: opSettable,
 		lua.OP_CALL:     opCall,
+		lua.OP_TAILCALL: opTailcall,
 	} {
 		jumpTable[op] = h
 	}

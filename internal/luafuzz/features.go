@@ -454,6 +454,11 @@ func (g *gen) coroutines() []*node {
 		mk(stmt, "local bad = coroutine.create(function() error(%s) end) print(showall(coroutine.resume(bad))) print(coroutine.status(bad), type(coroutine.running()))", g.any(1)),
 		mk(stmt, "local w = coroutine.wrap(function(...) local n = select(\"#\", ...) while true do n = n + select(\"#\", coroutine.yield(n)) end end) print(w(1, 2), w(), w(nil, nil, nil))"),
 		mk(stmt, "print(showall(pcall(coroutine.yield, 1)))"),
+		// yields from tail calls and from what instructions call
+		mk(stmt, "local tc = coroutine.wrap(function(x) local function f(y) return coroutine.yield(y) end return f(x) end) print(showall(tc(%s)), showall(tc(%s, 2)))", g.any(1), g.any(1)),
+		mk(stmt, "local mm = coroutine.create(function() local t = setmetatable({}, {%s = function() return coroutine.yield(1) end}) return %s end) print(showall(coroutine.resume(mm))) print(showall(coroutine.resume(mm, 5)))",
+			g.pick("__index", "__add", "__call", "__concat", "__unm", "__eq", "__lt", "__le"), g.pick("t.k", "t + 1", "t(2)", "t .. \"s\"", "-t", "t == setmetatable({}, getmetatable(t))", "t < t", "t <= t")),
+		mk(stmt, "local it = coroutine.create(function() for k in function() return coroutine.yield(\"i\") end do return k end end) print(showall(coroutine.resume(it))) print(showall(coroutine.resume(it, 3)))"),
 	}, 1)
 }
 
