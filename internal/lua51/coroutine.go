@@ -28,6 +28,37 @@ func (y yielder) call(L *lua.LState) int {
 	return y.yield(L)
 }
 
+// strDump is string.dump, which glua does not have: its functions compile
+// to gopher-lua's instructions, not Lua 5.1's bytecode. A Go function gets
+// Lua 5.1's refusal of a C function; gopher-lua's message named itself.
+func strDump(L *lua.LState) int {
+	fn := L.CheckFunction(1)
+	if fn.IsG {
+		raise(L, "unable to dump given function")
+	}
+	raise(L, "unable to dump given function: glua compiles to its own instructions, not Lua 5.1's bytecode")
+	return 0
+}
+
+// luaFunction is lcorolib's check of coroutine.create's and wrap's
+// argument: a Lua function (gopher-lua's took a Go one, and said
+// "function expected, got ...").
+func luaFunction(L *lua.LState, name string) {
+	if fn, ok := L.Get(1).(*lua.LFunction); !ok || fn.IsG {
+		argError(L, 1, name, "Lua function expected")
+	}
+}
+
+// coroutineArg is the coroutine that resume and status take, with Lua
+// 5.1's "coroutine expected" for anything else.
+func coroutineArg(L *lua.LState, name string) *lua.LState {
+	th, ok := L.Get(1).(*lua.LState)
+	if !ok {
+		argError(L, 1, name, "coroutine expected")
+	}
+	return th
+}
+
 // insideGoFunction says whether a Go function, or a Go call of gopher-
 // lua's own, is running below the current function in L's stack: a Lua
 // function's caller is itself a Go function, or a Lua function whose
@@ -87,7 +118,7 @@ type resumer struct {
 const maxNestedResumes = 197
 
 func (r resumer) call(L *lua.LState) int {
-	th := L.CheckThread(1)
+	th := coroutineArg(L, "resume")
 	msg := ""
 	switch {
 	case th.Dead:
@@ -199,7 +230,7 @@ type wrapper struct {
 }
 
 func (w wrapper) call(L *lua.LState) int {
-	L.CheckFunction(1)
+	luaFunction(L, "wrap")
 	L.Push(w.create)
 	L.Push(L.Get(1))
 	L.Call(1, 1)

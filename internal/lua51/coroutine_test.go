@@ -37,3 +37,14 @@ local function g() return tostring(12), math.max(1, 5) end print(f(), g())`,
 			want: "2\t12\t5"},
 	})
 }
+
+func TestCoroutineFunctionsCheckArgumentsAsLua51(t *testing.T) {
+	checkCases(t, []luaCase{
+		{name: "create and wrap take Lua functions", src: `print(pcall(coroutine.create, print)) print(pcall(coroutine.wrap, 1)) print(pcall(coroutine.create))`,
+			want: "false\tbad argument #1 to '?' (Lua function expected)\nfalse\tbad argument #1 to '?' (Lua function expected)\nfalse\tbad argument #1 to '?' (Lua function expected)"},
+		{name: "resume and status take coroutines", src: `print(pcall(coroutine.resume, nil)) print(pcall(coroutine.status, {}))`,
+			want: "false\tbad argument #1 to '?' (coroutine expected)\nfalse\tbad argument #1 to '?' (coroutine expected)"},
+		{name: "string.dump of a Go function", src: `print(pcall(string.dump, print)) print(pcall(string.dump))`,
+			want: "false\tunable to dump given function\nfalse\tbad argument #1 to '?' (function expected, got no value)"},
+	})
+}

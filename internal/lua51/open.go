@@ -37,6 +37,7 @@ var replaced = []struct{ lib, name string }{
 	{"string", "rep"},
 	{"string", "reverse"},
 	{"string", "sub"},
+	{"string", "dump"},
 	{"table", "insert"},
 	{"table", "remove"},
 	{"string", "format"},
@@ -49,6 +50,8 @@ var replaced = []struct{ lib, name string }{
 	{"math", "fmod"},
 	{"math", "random"},
 	{"math", "randomseed"},
+	{"coroutine", "create"},
+	{"coroutine", "status"},
 	{"coroutine", "yield"},
 	{"coroutine", "resume"},
 	{"coroutine", "wrap"},
@@ -148,6 +151,7 @@ func Open(L *lua.LState) {
 		".ipairs":         newIpairs(L).call,
 		"string.rep":      strRep,
 		"string.sub":      strSub,
+		"string.dump":     strDump,
 		"math.ldexp":      mathLdexp,
 		"string.format":   strFormat,
 		"string.gmatch":   strGmatch,
@@ -212,6 +216,10 @@ func Open(L *lua.LState) {
 			fn = before{rawsetPadding, old.GFunction}.call
 		case "table.sort":
 			fn = before{sortWhole, old.GFunction}.call
+		case "coroutine.create":
+			fn = before{func(L *lua.LState) { luaFunction(L, "create") }, old.GFunction}.call
+		case "coroutine.status":
+			fn = before{func(L *lua.LState) { coroutineArg(L, "status") }, old.GFunction}.call
 		case ".getfenv", ".setfenv":
 			fn = before{fenvLevel{r.name}.check, old.GFunction}.call
 		case "string.find":
