@@ -71,6 +71,11 @@ var replaced = []struct{ lib, name string }{
 	{"debug", "getinfo"},
 	{"debug", "traceback"},
 	{"io", "write"},
+	{"io", "open"},
+	{"io", "lines"},
+	{"os", "remove"},
+	{"os", "rename"},
+	{"os", "time"},
 	{fileMethods, "write"},
 }
 
@@ -117,12 +122,11 @@ func library(L *lua.LState, lib string) *lua.LTable {
 
 // Open installs glua's Lua 5.1 behaviour into L's globals:
 //
-//   - pcall, xpcall, error, tonumber, tostring, collectgarbage,
-//     string.format, string.byte, table.concat, table.maxn, math.mod, math.fmod, math.random,
-//     math.randomseed, coroutine.yield,
-//     coroutine.resume, coroutine.wrap, debug.getinfo, io.write and the files' write
-//     replace gopher-lua's, each only where gopher-lua's own is
-//     still in place, so that a sandbox's wrapper or removal stands;
+//   - the functions listed in replaced (the base library's pcall, error,
+//     select, unpack and others, and some of string, table, math,
+//     coroutine, debug, io and os) replace gopher-lua's, each only where
+//     gopher-lua's own is still in place, so that a sandbox's wrapper or
+//     removal stands;
 //   - the files' metatable gets Lua 5.1's __gc where it has none;
 //   - gcinfo is added where collectgarbage exists, and table.foreach,
 //     table.foreachi and table.setn where the table library exists, each
@@ -216,6 +220,16 @@ func Open(L *lua.LState) {
 			fn = before{rawsetPadding, old.GFunction}.call
 		case "table.sort":
 			fn = before{sortWhole, old.GFunction}.call
+		case "io.open":
+			fn = fileResult{old.GFunction, "open"}.call
+		case "os.remove":
+			fn = fileResult{old.GFunction, "remove"}.call
+		case "os.rename":
+			fn = fileResult{old.GFunction, "rename"}.call
+		case "io.lines":
+			fn = before{ioLines, old.GFunction}.call
+		case "os.time":
+			fn = before{osTimeFields, old.GFunction}.call
 		case "coroutine.create":
 			fn = before{func(L *lua.LState) { luaFunction(L, "create") }, old.GFunction}.call
 		case "coroutine.status":
@@ -241,7 +255,14 @@ func Open(L *lua.LState) {
 			}
 			fn = textArgs{fn, n}.call
 		}
-		t.RawSetString(r.name, L.NewFunction(fn))
+		// gopher-lua's function may read its upvalues (io.lines reads
+		// the default input file there), and fn calls it in its own
+		// frame, so the replacement carries them.
+		upvalues := make([]lua.LValue, len(old.Upvalues))
+		for i, uv := range old.Upvalues {
+			upvalues[i] = uv.Value()
+		}
+		t.RawSetString(r.name, L.NewClosure(fn, upvalues...))
 	}
 
 	add := func(t *lua.LTable, name string, fn lua.LGFunction) {

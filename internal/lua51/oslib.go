@@ -1,0 +1,117 @@
+package lua51
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// fileResult puts Lua 5.1's pushresult message in place of the Go error
+// text gopher-lua's io.open, os.remove and os.rename return on failure:
+// "name: No such file or directory" and the errno, where gopher-lua gave
+// "open name: no such file or directory" and 1. op is the word Go's error
+// begins with; name the file Lua 5.1 names (rename's first).
+type fileResult struct {
+	fn lua.LGFunction // gopher-lua's
+	op string
+}
+
+func (f fileResult) call(L *lua.LState) int {
+	name, _ := asString(L.Get(1))
+	base := L.GetTop()
+	n := f.fn(L)
+	if n < 2 || L.Get(-n) != lua.LNil {
+		return n
+	}
+	msg, ok := L.Get(-n + 1).(lua.LString)
+	if !ok {
+		return n
+	}
+	text := string(msg)
+	if i := strings.LastIndex(text, ": "); i >= 0 && strings.HasPrefix(text, f.op+" ") {
+		text = text[i+2:]
+	}
+	errno, known := errnoOf(text)
+	if !known {
+		return n
+	}
+	L.SetTop(base)
+	L.Push(lua.LNil)
+	L.Push(lua.LString(name + ": " + strerror(errno)))
+	L.Push(lua.LNumber(errno))
+	return 3
+}
+
+// errnos maps Go's text of each errno to the errno.
+var errnos = sync.OnceValue(func() map[string]syscall.Errno {
+	m := map[string]syscall.Errno{}
+	for e := syscall.Errno(1); e < 256; e++ {
+		if s := e.Error(); !strings.HasPrefix(s, "errno ") {
+			m[s] = e
+		}
+	}
+	return m
+})
+
+func errnoOf(text string) (syscall.Errno, bool) {
+	e, ok := errnos()[text]
+	return e, ok
+}
+
+// strerror is glibc's text for e: Go's, which copies glibc's with a
+// lower-case first letter.
+func strerror(e syscall.Errno) string {
+	s := e.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// ioLines is io.lines's check of a file name that cannot be opened,
+// before gopher-lua's io.lines, which returned nothing for it (so the for
+// loop failed with "attempt to call a nil value"): Lua 5.1 raises "bad
+// argument #1 to 'lines' (name: No such file or directory)".
+func ioLines(L *lua.LState) {
+	if L.GetTop() == 0 {
+		return
+	}
+	name := checkString(L, 1)
+	f, err := os.Open(name)
+	if err == nil {
+		f.Close()
+		return
+	}
+	text := err.Error()
+	if e, ok := err.(*os.PathError); ok {
+		if errno, ok := e.Err.(syscall.Errno); ok {
+			text = strerror(errno)
+		}
+	}
+	argError(L, 1, "lines", name+": "+text)
+}
+
+// osTimeFields is os.time's check of its table, before gopher-lua's: Lua
+// 5.1 needs day, month and year, as numbers, and raises "field 'day'
+// missing in date table" without one, where gopher-lua took -1 for it and
+// returned some other date.
+func osTimeFields(L *lua.LState) {
+	t, ok := L.Get(1).(*lua.LTable)
+	if !ok {
+		return
+	}
+	for _, key := range []string{"day", "month", "year"} {
+		switch v := t.RawGetString(key).(type) {
+		case lua.LNumber:
+			continue
+		case lua.LString:
+			if _, ok := str2d(string(v)); ok {
+				continue
+			}
+		}
+		raise(L, "field '"+key+"' missing in date table")
+	}
+}
