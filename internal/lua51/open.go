@@ -166,6 +166,7 @@ func Open(L *lua.LState) {
 		"table.concat":    tableConcat,
 		"table.maxn":      tableMaxn,
 		"table.getn":      tableGetn,
+		"table.sort":      tableSort,
 		"math.mod":        mathMod,
 		"math.fmod":       mathMod,
 		"math.pow":        mathPow,
@@ -218,8 +219,6 @@ func Open(L *lua.LState) {
 			fn = before{nextArgs, old.GFunction}.call
 		case ".rawset":
 			fn = before{rawsetPadding, old.GFunction}.call
-		case "table.sort":
-			fn = before{sortWhole, old.GFunction}.call
 		case "io.open":
 			fn = fileResult{old.GFunction, "open"}.call
 		case "os.remove":

@@ -129,11 +129,3 @@ func tableGetn(L *lua.LState) int {
 	L.Push(lua.LNumber(length(L.CheckTable(1))))
 	return 1
 }
-
-// sortWhole refuses, before gopher-lua's table.sort, a table whose
-// elements go on past the slice: gopher-lua sorts the slice alone.
-func sortWhole(L *lua.LState) {
-	if t, ok := L.Get(1).(*lua.LTable); ok && length(t) > arrayLen(t) {
-		raise(L, "table.sort: the table has more than 67108863 elements, which glua cannot sort")
-	}
-}

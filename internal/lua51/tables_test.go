@@ -135,3 +135,35 @@ func TestConcatStopsWhenTheContextIsDone(t *testing.T) {
 		t.Fatalf("concat: %v", err)
 	}
 }
+
+// table.sort is lua5.1's quicksort: records with equal keys end in
+// lua5.1's order, which a script that prints them shows.
+func TestSortLeavesTiesInLua51sOrder(t *testing.T) {
+	src := `local x = 12345
+local function rand(n) x = (x * 1103515245 + 12345) % 2147483648 return x % n end
+for _, n in ipairs({2, 3, 10, 100, 1000}) do
+  local t = {}
+  for i = 1, n do t[i] = {k = rand(7), i = i} end
+  table.sort(t, function(a, b) return a.k < b.k end)
+  local out = {}
+  for i = 1, n do out[i] = t[i].i end
+  print(table.concat(out, " "))
+  local s = {}
+  for i = 1, n do s[i] = rand(n) end
+  table.sort(s)
+  print(table.concat(s, " "))
+end`
+	if got, want := runGlua(t, src), runLua51(t, src); got != want {
+		t.Errorf("glua:\n%s\nlua5.1:\n%s", got, want)
+	}
+	checkCases(t, []luaCase{
+		{name: "an invalid order function", src: `print(pcall(table.sort, {5, 3, 8, 1, 9, 2}, function(a, b) return true end))`,
+			want: "false\tinvalid order function for sorting"},
+		{name: "values that do not compare", src: `print(pcall(table.sort, {3, 1, "x"})) print(pcall(table.sort, {{}, {}}))`,
+			want: "false\tattempt to compare string with number\nfalse\tattempt to compare two table values"},
+		{name: "__lt", src: `local mt = {__lt = function(a, b) return a.v < b.v end}
+local t = {} for i, v in ipairs({3, 1, 2}) do t[i] = setmetatable({v = v}, mt) end
+table.sort(t) print(t[1].v, t[2].v, t[3].v)`,
+			want: "1\t2\t3"},
+	})
+}

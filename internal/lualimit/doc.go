@@ -32,9 +32,8 @@
 // in a program that runs several states at once, all of their values
 // count against each one's limit.
 //
-// Deadlines. string.rep builds a large result in pieces, table.sort
-// without a comparator compares through a counter, and loading reads its
-// source (internal/luac) so that each looks at the state's context as the
-// VM does and stops with the context's error; pattern matching and
-// table.concat do the same in internal/lua51.
+// Deadlines. string.rep builds a large result in pieces, and loading reads
+// its source (internal/luac) so that each looks at the state's context as
+// the VM does and stops with the context's error; pattern matching,
+// table.concat and table.sort do the same in internal/lua51.
 package lualimit

@@ -11,14 +11,14 @@ import (
 	"github.com/gluaproject/glua/internal/lua51"
 )
 
-// wrapLibrary puts the size checks (and string.rep's and table.sort's
-// deadline checks) in front of the library functions L has. Each wrapper
+// wrapLibrary puts the size checks (and string.rep's deadline checks) in
+// front of the library functions L has (lua51's table.sort looks at the
+// context itself). Each wrapper
 // reads its arguments only to size the result, and leaves every argument
 // error to the function it wraps, called in the same frame so that the
 // error names the function as the script called it.
 func wrapLibrary(L *lua.LState) {
 	str, _ := L.G.Global.RawGetString("string").(*lua.LTable)
-	tab, _ := L.G.Global.RawGetString("table").(*lua.LTable)
 	co, _ := L.G.Global.RawGetString("coroutine").(*lua.LTable)
 	for _, w := range []struct {
 		t    *lua.LTable
@@ -31,7 +31,6 @@ func wrapLibrary(L *lua.LState) {
 		{str, "reverse", sized(firstLength)},
 		{str, "char", sized(func(L *lua.LState) float64 { return float64(L.GetTop()) })},
 		{str, "format", sized(formatSize)},
-		{tab, "sort", wrapSort},
 		{L.G.Global, "loadstring", sized(sourceSize)},
 		{L.G.Global, "loadfile", sized(fileSourceSize)},
 		{L.G.Global, "dofile", sized(fileSourceSize)},
@@ -178,32 +177,5 @@ func wrapRep(orig lua.LGFunction) lua.LGFunction {
 		}
 		L.Push(lua.LString(b.String()))
 		return 1
-	}
-}
-
-// sortCheckEvery is how many comparisons table.sort makes between two
-// looks at the context.
-const sortCheckEvery = 1 << 12
-
-// wrapSort makes table.sort without a comparator, under a context, compare
-// through one of its own that looks at the context every sortCheckEvery
-// comparisons (a Lua comparator runs Lua code, which the VM checks).
-func wrapSort(orig lua.LGFunction) lua.LGFunction {
-	return func(L *lua.LState) int {
-		if L.Context() == nil || L.GetTop() != 1 {
-			return orig(L)
-		}
-		if _, ok := L.Get(1).(*lua.LTable); !ok {
-			return orig(L)
-		}
-		compared := 0
-		L.Push(L.NewFunction(func(L *lua.LState) int {
-			if compared++; compared%sortCheckEvery == 0 {
-				lua51.CheckContext(L)
-			}
-			L.Push(lua.LBool(L.LessThan(L.Get(1), L.Get(2))))
-			return 1
-		}))
-		return orig(L)
 	}
 }
