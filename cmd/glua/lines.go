@@ -12,6 +12,7 @@ import (
 	"github.com/chzyer/readline"
 
 	"github.com/gluaproject/glua/config"
+	compat "github.com/gluaproject/glua/internal/lua51"
 )
 
 // errLineInterrupted is Ctrl-C at the prompt: the line, and the statement
@@ -59,7 +60,7 @@ func historyFile(cfg config.Config) string {
 	// History may hold secrets typed at the prompt: only its owner reads it.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		message(fmt.Sprintf("warning: history file %s: %s; history will not be kept (set [repl] history or GLUA_REPL_HISTORY)", path, strerror(err)))
+		message(fmt.Sprintf("warning: history file %s: %s; history will not be kept (set [repl] history or GLUA_REPL_HISTORY)", path, compat.Strerror(err)))
 		return ""
 	}
 	f.Close()

@@ -58,7 +58,12 @@ var sideBySideCases = []sideBySide{
 	{name: "-l requires a module", args: []string{"-l", "greeting", "-e", "print(greeting_loads)"}},
 	{name: "-l twice loads once", args: []string{"-lgreeting", "-l", "greeting", "-e", "print(greeting_loads)"}},
 	{name: "-l of a missing module", args: []string{"-l", "nomodule", "-e", "print('not reached')"},
-		firstLine: `^glua: +module '?nomodule'? not found:$`, shape: true},
+		firstLine: `^glua: +module 'nomodule' not found:$`, shape: true},
+	// package.cpath empty: glua has no C searchers to list
+	{name: "require's messages", args: []string{"-e", `package.path = "./?.lua;;./?/init.lua" package.cpath = ""
+print(pcall(require, "nomodule")) print(pcall(require, "badsyntax"))
+print(pcall(require, "raising")) print(pcall(require, "raising")) print(require("greeting") == require("greeting"))`}},
+	{name: "loadfile and dofile of a missing file", args: []string{"-e", `print(loadfile("missing.lua")) print(pcall(dofile, "missing.lua"))`}},
 
 	// stdin.
 	{name: "- runs stdin with arguments", args: []string{"-", "a", "b"}, stdin: "print(arg[0], ...)\n"},

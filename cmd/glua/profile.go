@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gluaproject/glua/internal/atomicfile"
+	compat "github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -24,7 +25,7 @@ func startProfile(rt *runtime.Runtime, o options, argv []string) (func() error, 
 		return nil, errors.New("--memory-profile: the file name is empty")
 	}
 	if err := atomicfile.Writable(path); err != nil {
-		return nil, fmt.Errorf("--memory-profile: cannot open %s: %s", path, strerror(err))
+		return nil, fmt.Errorf("--memory-profile: cannot open %s: %s", path, compat.Strerror(err))
 	}
 	if err := rt.RecordMemory(true); err != nil {
 		return nil, err

@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"runtime/debug"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/chzyer/readline"
@@ -403,7 +400,7 @@ func loadFile(L *lua.LState, name string) (*lua.LFunction, error) {
 	if name == "" {
 		chunkName = "=stdin"
 		if src, err = io.ReadAll(os.Stdin); err != nil {
-			return nil, fmt.Errorf("cannot read stdin: %s", strerror(err))
+			return nil, fmt.Errorf("cannot read stdin: %s", compat.Strerror(err))
 		}
 	} else {
 		f, err := regularfile.Open(name)
@@ -412,12 +409,12 @@ func loadFile(L *lua.LState, name string) (*lua.LFunction, error) {
 			return nil, err
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cannot open %s: %s", name, strerror(err))
+			return nil, fmt.Errorf("cannot open %s: %s", name, compat.Strerror(err))
 		}
 		src, err = io.ReadAll(f)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("cannot read %s: %s", name, strerror(err))
+			return nil, fmt.Errorf("cannot read %s: %s", name, compat.Strerror(err))
 		}
 	}
 	if bytes.HasPrefix(src, []byte("#")) {
@@ -450,19 +447,4 @@ func syntaxError(err error) error {
 		return errors.New(apiErr.Object.String())
 	}
 	return err
-}
-
-// strerror words a file error as C's strerror does ("No such file or
-// directory"), which is what lua prints.
-func strerror(err error) string {
-	var pathErr *fs.PathError
-	if errors.As(err, &pathErr) {
-		err = pathErr.Err
-	}
-	msg := err.Error()
-	var errno syscall.Errno
-	if errors.As(err, &errno) && msg != "" {
-		msg = strings.ToUpper(msg[:1]) + msg[1:]
-	}
-	return msg
 }

@@ -21,6 +21,7 @@ var replaced = []struct{ lib, name string }{
 	{"", "rawset"},
 	{"", "next"},
 	{"", "select"},
+	{"", "require"},
 	{"", "unpack"},
 	{"", "ipairs"},
 	{"", "getfenv"},
@@ -151,6 +152,7 @@ func Open(L *lua.LState) {
 		".tostring":       baseTostring,
 		".collectgarbage": gc.collectgarbage,
 		".select":         baseSelect,
+		".require":        baseRequire,
 		".unpack":         baseUnpack,
 		".ipairs":         newIpairs(L).call,
 		"string.rep":      strRep,
@@ -287,5 +289,9 @@ func Open(L *lua.LState) {
 	}
 	if m := library(L, "math"); m != nil && m.RawGetString("huge") == gopherHuge {
 		m.RawSetString("huge", huge)
+	}
+	// loadlib.c's package.config has no newline after its last line
+	if p := library(L, "package"); p != nil && p.RawGetString("config") == lua.LString("/\n;\n?\n!\n-\n") {
+		p.RawSetString("config", lua.LString("/\n;\n?\n!\n-"))
 	}
 }

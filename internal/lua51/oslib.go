@@ -1,6 +1,8 @@
 package lua51
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -71,6 +73,22 @@ func strerror(e syscall.Errno) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
+// Strerror is what C's strerror says of the errno behind err (a file
+// operation's *fs.PathError, say), as Lua 5.1's messages quote it: "No
+// such file or directory". An error with no errno behind it gives its
+// own text.
+func Strerror(err error) string {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		err = pathErr.Err
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return strerror(errno)
+	}
+	return err.Error()
+}
+
 // ioLines is io.lines's check of a file name that cannot be opened,
 // before gopher-lua's io.lines, which returned nothing for it (so the for
 // loop failed with "attempt to call a nil value"): Lua 5.1 raises "bad
@@ -85,13 +103,7 @@ func ioLines(L *lua.LState) {
 		f.Close()
 		return
 	}
-	text := err.Error()
-	if e, ok := err.(*os.PathError); ok {
-		if errno, ok := e.Err.(syscall.Errno); ok {
-			text = strerror(errno)
-		}
-	}
-	argError(L, 1, "lines", name+": "+text)
+	argError(L, 1, "lines", name+": "+Strerror(err))
 }
 
 // osTimeFields is os.time's check of its table, before gopher-lua's: Lua

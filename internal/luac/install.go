@@ -28,8 +28,11 @@ var builtins = sync.OnceValue(func() map[uintptr]string {
 		}
 	}
 	// package.loaders is {preload searcher, Lua file searcher} in every
-	// gopher-lua release; only the second reads files.
+	// gopher-lua release.
 	if loaders, ok := L.GetField(L.GetGlobal("package"), "loaders").(*lua.LTable); ok {
+		if p, ok := goFunc(loaders.RawGetInt(1)); ok {
+			found[p] = preloadSearcher
+		}
 		if p, ok := goFunc(loaders.RawGetInt(2)); ok {
 			found[p] = luaSearcher
 		}
@@ -37,7 +40,10 @@ var builtins = sync.OnceValue(func() map[uintptr]string {
 	return found
 })
 
-const luaSearcher = "package.loaders[2]"
+const (
+	preloadSearcher = "package.loaders[1]"
+	luaSearcher     = "package.loaders[2]"
+)
 
 func goFunc(v lua.LValue) (uintptr, bool) {
 	fn, ok := v.(*lua.LFunction)
@@ -48,11 +54,12 @@ func goFunc(v lua.LValue) (uintptr, bool) {
 }
 
 var replacements = map[string]lua.LGFunction{
-	"loadstring": loadstring,
-	"load":       load,
-	"loadfile":   loadfile,
-	"dofile":     dofile,
-	luaSearcher:  searchLuaFile,
+	"loadstring":    loadstring,
+	"load":          load,
+	"loadfile":      loadfile,
+	"dofile":        dofile,
+	preloadSearcher: searchPreload,
+	luaSearcher:     searchLuaFile,
 }
 
 // Install makes L's loadstring, load, loadfile, dofile and require's Lua
@@ -167,34 +174,28 @@ func loadfile(L *lua.LState) int {
 	if L.GetTop() < 1 {
 		r, err := skipHashLine(os.Stdin)
 		if err != nil {
-			return pushLoaded(L, nil, fileError(err))
+			return pushLoaded(L, nil, fileError("read", "stdin", err))
 		}
 		src, err := io.ReadAll(r)
 		if err != nil {
-			return pushLoaded(L, nil, fileError(err))
+			return pushLoaded(L, nil, fileError("read", "stdin", err))
 		}
 		fn, err := LoadChunk(L, src, "=stdin", StringLevels)
 		return pushLoaded(L, fn, err)
 	}
 	path := L.CheckString(1)
 	f, err := regularfile.Open(path)
-	var notRegular *regularfile.Error
-	if errors.As(err, &notRegular) {
-		return pushLoaded(L, nil, fileError(err))
-	}
 	if err != nil {
-		L.Push(lua.LNil)
-		L.Push(lua.LString(fmt.Sprintf("can not open file: %v", path)))
-		return 2
+		return pushLoaded(L, nil, openError(path, err))
 	}
 	defer f.Close()
 	r, err := skipHashLine(f)
 	if err != nil {
-		return pushLoaded(L, nil, fileError(err))
+		return pushLoaded(L, nil, fileError("read", path, err))
 	}
 	src, err := io.ReadAll(r)
 	if err != nil {
-		return pushLoaded(L, nil, fileError(err))
+		return pushLoaded(L, nil, fileError("read", path, err))
 	}
 	fn, err := LoadChunk(L, src, "@"+path, StringLevels)
 	return pushLoaded(L, fn, err)
@@ -215,8 +216,11 @@ func dofile(L *lua.LState) int {
 	return L.GetTop() - top
 }
 
-// searchLuaFile is require's searcher for Lua files on package.path: it
-// returns the loaded chunk, or a message listing where it looked.
+// searchLuaFile is require's searcher for Lua files on package.path,
+// loadlib.c's loader_Lua: it returns the loaded chunk, or lua5.1's message
+// listing where it looked ("\n\tno file './m.lua'" for each place), which
+// require puts after "module 'm' not found:". A file that does not compile
+// is "error loading module 'm' from file './m.lua':" and the message.
 func searchLuaFile(L *lua.LState) int {
 	name := L.CheckString(1)
 	path, msg := findFile(L, name)
@@ -226,9 +230,29 @@ func searchLuaFile(L *lua.LState) int {
 	}
 	fn, err := loadFile(L, path, StringLevels)
 	if err != nil {
-		L.RaiseError("%s", err.Error())
+		var stop *StoppedError
+		if errors.As(err, &stop) {
+			L.RaiseError("%s", stop.Error())
+		}
+		L.Error(lua.LString(fmt.Sprintf("error loading module '%s' from file '%s':\n\t%s", name, path, err.Error())), 0)
 	}
 	L.Push(fn)
+	return 1
+}
+
+// searchPreload is require's first searcher, loadlib.c's loader_preload:
+// package.preload[name], or lua5.1's "\n\tno field package.preload['m']".
+func searchPreload(L *lua.LState) int {
+	name := L.CheckString(1)
+	preload, ok := L.GetField(L.GetField(L.Get(lua.EnvironIndex), "package"), "preload").(*lua.LTable)
+	if !ok {
+		L.RaiseError("package.preload must be a table")
+	}
+	if v := preload.RawGetString(name); v != lua.LNil {
+		L.Push(v)
+		return 1
+	}
+	L.Push(lua.LString(fmt.Sprintf("\n\tno field package.preload['%s']", name)))
 	return 1
 }
 
@@ -238,14 +262,18 @@ func findFile(L *lua.LState, name string) (string, string) {
 	if !ok {
 		L.RaiseError("package.path must be a string")
 	}
-	var messages []string
+	var messages strings.Builder
 	for _, pattern := range strings.Split(string(pathValue), ";") {
+		if pattern == "" {
+			continue // loadlib.c skips empty templates
+		}
 		candidate := strings.ReplaceAll(pattern, "?", name)
-		_, err := os.Stat(candidate)
-		if err == nil {
+		// stat, not open: opening a named pipe would wait for a writer,
+		// where loading refuses one at once
+		if _, err := os.Stat(candidate); err == nil {
 			return candidate, ""
 		}
-		messages = append(messages, err.Error())
+		fmt.Fprintf(&messages, "\n\tno file '%s'", candidate)
 	}
-	return "", strings.Join(messages, "\n\t")
+	return "", messages.String()
 }

@@ -9,6 +9,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/gluaproject/glua/internal/lua51"
 	"github.com/gluaproject/glua/internal/regularfile"
 )
 
@@ -31,7 +32,7 @@ func Load(L *lua.LState, r io.Reader, chunkName string) (*lua.LFunction, error) 
 	}
 	src, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fileError(err)
+		return nil, &lua.ApiError{Type: lua.ApiErrorFile, Object: lua.LString(err.Error()), Cause: err}
 	}
 	return LoadChunk(L, src, chunkName, StringLevels)
 }
@@ -98,17 +99,17 @@ func loadFile(L *lua.LState, path string, levels int) (*lua.LFunction, error) {
 	} else {
 		var err error
 		if f, err = regularfile.Open(path); err != nil {
-			return nil, fileError(err)
+			return nil, openError(path, err)
 		}
 		defer f.Close()
 	}
 	r, err := skipHashLine(f)
 	if err != nil {
-		return nil, fileError(err)
+		return nil, fileError("read", name[1:], err)
 	}
 	src, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fileError(err)
+		return nil, fileError("read", name[1:], err)
 	}
 	return LoadChunk(L, src, name, levels)
 }
@@ -147,8 +148,21 @@ func syntaxError(err error) error {
 	return &lua.ApiError{Type: lua.ApiErrorSyntax, Object: lua.LString(err.Error()), Cause: err}
 }
 
-func fileError(err error) error {
-	return &lua.ApiError{Type: lua.ApiErrorFile, Object: lua.LString(err.Error()), Cause: err}
+// fileError is luaL_loadfile's errfile: "cannot open x: No such file or
+// directory", what ("open" or "read") said of the file named name.
+func fileError(what, name string, err error) error {
+	msg := fmt.Sprintf("cannot %s %s: %s", what, name, lua51.Strerror(err))
+	return &lua.ApiError{Type: lua.ApiErrorFile, Object: lua.LString(msg), Cause: err}
+}
+
+// openError is fileError for a file regularfile.Open refused: a directory
+// or another file that is not a regular one has its own message already.
+func openError(path string, err error) error {
+	var notRegular *regularfile.Error
+	if errors.As(err, &notRegular) {
+		return &lua.ApiError{Type: lua.ApiErrorFile, Object: lua.LString(err.Error()), Cause: err}
+	}
+	return fileError("open", path, err)
 }
 
 // StoppedError is a load given up because L's context ended (a deadline,
