@@ -39,13 +39,7 @@ func (s *sorter) less(a, b lua.LValue) bool {
 		checkContext(s.L)
 	}
 	if s.fn != nil {
-		s.L.Push(s.fn)
-		s.L.Push(a)
-		s.L.Push(b)
-		s.L.Call(2, 1)
-		r := s.L.Get(-1)
-		s.L.Pop(1)
-		return lua.LVAsBool(r)
+		return lua.LVAsBool(call2(s.L, s.fn, a, b))
 	}
 	return lessThan(s.L, a, b)
 }
@@ -66,13 +60,7 @@ func lessThan(L *lua.LState, a, b lua.LValue) bool {
 	}
 	if a.Type() == b.Type() {
 		if tm := L.GetMetaField(a, "__lt"); tm != lua.LNil && tm == L.GetMetaField(b, "__lt") {
-			L.Push(tm)
-			L.Push(a)
-			L.Push(b)
-			L.Call(2, 1)
-			r := L.Get(-1)
-			L.Pop(1)
-			return lua.LVAsBool(r)
+			return lua.LVAsBool(call2(L, tm, a, b))
 		}
 		L.Error(lua.LString("attempt to compare two "+a.Type().String()+" values"), 0)
 	}
