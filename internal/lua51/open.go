@@ -77,6 +77,7 @@ var replaced = []struct{ lib, name string }{
 	{"os", "remove"},
 	{"os", "rename"},
 	{"os", "time"},
+	{"os", "date"},
 	{fileMethods, "write"},
 }
 
@@ -153,6 +154,7 @@ func Open(L *lua.LState) {
 		".collectgarbage": gc.collectgarbage,
 		".select":         baseSelect,
 		".require":        baseRequire,
+		"os.date":         osDate,
 		".unpack":         baseUnpack,
 		".ipairs":         newIpairs(L).call,
 		"string.rep":      strRep,
