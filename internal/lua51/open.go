@@ -230,7 +230,7 @@ func Open(L *lua.LState) {
 		case "os.rename":
 			fn = fileResult{old.GFunction, "rename"}.call
 		case "io.lines":
-			fn = before{ioLines, old.GFunction}.call
+			fn = ioLines{old.GFunction}.call
 		case "os.time":
 			fn = before{osTimeFields, old.GFunction}.call
 		case "coroutine.create":

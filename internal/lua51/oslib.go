@@ -89,21 +89,31 @@ func Strerror(err error) string {
 	return err.Error()
 }
 
-// ioLines is io.lines's check of a file name that cannot be opened,
-// before gopher-lua's io.lines, which returned nothing for it (so the for
-// loop failed with "attempt to call a nil value"): Lua 5.1 raises "bad
-// argument #1 to 'lines' (name: No such file or directory)".
-func ioLines(L *lua.LState) {
+// ioLines is io.lines with Lua 5.1's error for a file name that cannot
+// be opened: gopher-lua's returned nothing for it (so the for loop failed
+// with "attempt to call a nil value"), where Lua 5.1 raises "bad argument
+// #1 to 'lines' (name: No such file or directory)". The file is opened
+// again only to word that error.
+type ioLines struct {
+	fn lua.LGFunction // gopher-lua's
+}
+
+func (f ioLines) call(L *lua.LState) int {
 	if L.GetTop() == 0 {
-		return
+		return f.fn(L)
 	}
 	name := checkString(L, 1)
-	f, err := os.Open(name)
-	if err == nil {
-		f.Close()
-		return
+	if n := f.fn(L); n > 0 {
+		return n
 	}
-	argError(L, 1, "lines", name+": "+Strerror(err))
+	msg := "cannot open file"
+	if file, err := os.Open(name); err != nil {
+		msg = Strerror(err)
+	} else {
+		file.Close()
+	}
+	argError(L, 1, "lines", name+": "+msg)
+	return 0
 }
 
 // osTimeFields is os.time's check of its table, before gopher-lua's: Lua
