@@ -28,18 +28,6 @@ func (y yielder) call(L *lua.LState) int {
 	return y.yield(L)
 }
 
-// strDump is string.dump, which glua does not have: its functions compile
-// to gopher-lua's instructions, not Lua 5.1's bytecode. A Go function gets
-// Lua 5.1's refusal of a C function; gopher-lua's message named itself.
-func strDump(L *lua.LState) int {
-	fn := L.CheckFunction(1)
-	if fn.IsG {
-		raise(L, "unable to dump given function")
-	}
-	raise(L, "unable to dump given function: glua compiles to its own instructions, not Lua 5.1's bytecode")
-	return 0
-}
-
 // luaFunction is lcorolib's check of coroutine.create's and wrap's
 // argument: a Lua function (gopher-lua's took a Go one, and said
 // "function expected, got ...").

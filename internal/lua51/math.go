@@ -58,10 +58,6 @@ func Acos(x float64) float64 { return 2 * math.Atan2(math.Sqrt(1-x), math.Sqrt(1
 // near ±1, for the reason Acos gives.
 func Asin(x float64) float64 { return math.Atan2(x, math.Sqrt((1-x)*(1+x))) }
 
-func mathAcos(L *lua.LState) int { return libm{Acos, positiveNaN}.call(L) }
-
-func mathAsin(L *lua.LState) int { return libm{Asin, positiveNaN}.call(L) }
-
 // twoNumbers reads the arguments x and y of one of Lua 5.1's math
 // functions of two numbers, which pass luaL_checknumber(L, 1) and
 // luaL_checknumber(L, 2) straight to C, where gcc evaluates the second
@@ -107,6 +103,8 @@ var (
 	mathLog   = libm{math.Log, negativeNaN}.call
 	mathLog10 = libm{math.Log10, positiveNaN}.call
 	mathCosh  = libm{math.Cosh, positiveNaN}.call
+	mathAcos  = libm{Acos, positiveNaN}.call
+	mathAsin  = libm{Asin, positiveNaN}.call
 )
 
 // madeNaN is glibc's NaN result: the first NaN among args, quieted, else
