@@ -73,6 +73,9 @@ type Backend struct {
 
 	sticky atomic.Pointer[Error]
 	closed atomic.Bool
+	// launches is the launch queue (launchqueue.go); nil where launches
+	// all go straight to the driver.
+	launches *launchQueue
 	// capturing counts the streams recording a graph, which captures
 	// names (graph.go): work on them that waits or touches host memory is
 	// refused, and so is a wait for the whole device while any records.
@@ -96,6 +99,7 @@ type Backend struct {
 	ncclOpened *ncclLibrary
 	ncclErr    error
 	comms      map[*comm]struct{} // open communicators, guarded by mu
+	commsOpen  atomic.Int32       // len(comms), read without mu by Launch
 }
 
 // Load opens the CUDA libraries, initialises the driver and retains the
@@ -171,6 +175,11 @@ func Load(cfg Config) (b *Backend, err error) {
 	b.openLt()
 	b.cacheDir, b.cacheWhy = kernelCacheDir(cfg.KernelCache)
 	b.initVersions()
+	if launchQueueWanted() {
+		b.launches = newLaunchQueue(func() error {
+			return b.check("cuCtxSetCurrent", "launch queue", cuResult(b.drv.cuCtxSetCurrent.call(b.ctx)))
+		}, b.issueQueued)
+	}
 	return b, nil
 }
 
@@ -327,9 +336,24 @@ func (b *Backend) initVersions() {
 // current on the thread afterwards is harmless, since every glua call sets
 // it again, and it halves the per-method overhead of about 0.1–0.2 µs per
 // purego call, next to the several microseconds of a kernel launch.
-func (b *Backend) begin() error {
+//
+// begin first waits for the launch queue to empty, so that the driver sees
+// each goroutine's calls in the order they were made (launchqueue.go).
+func (b *Backend) begin() error { return b.enter(false) }
+
+// enter is begin, for a launch when launch is set: only other calls end a
+// run of launches (launchqueue.go).
+func (b *Backend) enter(launch bool) error {
 	if b.closed.Load() {
 		return errClosed
+	}
+	if q := b.launches; q != nil {
+		if err := q.drain(); err != nil {
+			return err
+		}
+		if !launch {
+			q.other()
+		}
 	}
 	if e := b.sticky.Load(); e != nil {
 		return e
@@ -428,9 +452,14 @@ func (b *Backend) Close() error {
 	if !b.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	var errs []error
+	if b.launches != nil {
+		if err := b.launches.stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var errs []error
 	keep := func(err error) {
 		if err != nil {
 			errs = append(errs, err)

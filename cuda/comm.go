@@ -84,6 +84,7 @@ func (b *Backend) OpenComm(ctx context.Context, cfg device.CommConfig) (device.C
 	}
 	b.mu.Lock()
 	b.comms[c] = struct{}{}
+	b.commsOpen.Store(int32(len(b.comms)))
 	b.mu.Unlock()
 	if cfg.Size == 1 {
 		return c, nil
@@ -745,6 +746,7 @@ func (c *comm) destroy(abort bool) error {
 func (c *comm) release() {
 	c.b.mu.Lock()
 	delete(c.b.comms, c)
+	c.b.commsOpen.Store(int32(len(c.b.comms)))
 	c.b.mu.Unlock()
 	if c.b.begin() != nil {
 		return

@@ -16,6 +16,12 @@
 // product except the cuBLAS handle's own, and there is one handle per
 // stream. Nothing here calls the driver from a finalizer.
 //
+// Back-to-back kernel launches are handed to a worker thread that calls
+// cuLaunchKernel while the caller goes on (launchqueue.go); every other
+// driver call waits for that queue to empty first, so the driver sees each
+// goroutine's calls in their order. A launch the driver refuses after it
+// was queued is reported by the next call, as a kernel's fault is.
+//
 // Errors carry the library's own names (CUDA_ERROR_OUT_OF_MEMORY,
 // CUBLAS_STATUS_INVALID_VALUE, NVRTC's log). An out-of-memory error wraps
 // device.ErrOutOfMemory. A sticky fault (an illegal address, a trap) wraps

@@ -80,3 +80,15 @@ func (b *Backend) LaunchRaw(f *Function, n int, grid, block [3]uint32, s device.
 	}
 	return nil
 }
+
+// QueuedLaunches is how many launches the launch queue's worker has given
+// the driver, and false where the backend has no queue.
+func (b *Backend) QueuedLaunches() (int64, bool) {
+	if b.launches == nil {
+		return 0, false
+	}
+	return b.launches.issued.Load(), true
+}
+
+// LaunchQueueWanted says whether Load starts a launch queue here.
+func LaunchQueueWanted() bool { return launchQueueWanted() }

@@ -27,6 +27,12 @@ type hostWordPage struct {
 
 	mu   sync.Mutex
 	free []int32 // slots not taken
+
+	// awaited counts the words taken and not yet read or given back: the
+	// host is about to wait for the kernels that write them, so their
+	// launches go straight to the driver rather than through the launch
+	// queue, whose hand-over would only lengthen that wait.
+	awaited atomic.Int32
 }
 
 // TakeHostWord reserves a word of mapped host memory for a result that a
@@ -54,6 +60,7 @@ func (b *Backend) TakeHostWord(s device.Stream) (slot int, dev device.Ptr, err e
 	}
 	slot = int(p.free[len(p.free)-1])
 	p.free = p.free[:len(p.free)-1]
+	p.awaited.Add(1)
 	return slot, p.dev + device.Ptr(8*slot), nil
 }
 
@@ -61,18 +68,23 @@ func (b *Backend) TakeHostWord(s device.Stream) (slot int, dev device.Ptr, err e
 // slot, which it gives back. When the wait fails the slot is kept out of
 // use: a kernel still queued may write it later.
 func (b *Backend) ReadHostWord(slot int, s device.Stream) (uint64, error) {
+	p := &b.words
+	defer p.awaited.Add(-1)
 	if err := b.StreamSynchronize(s); err != nil {
 		return 0, err
 	}
-	p := &b.words
 	v := atomic.LoadUint64((*uint64)(unsafe.Add(p.base, 8*slot)))
-	b.ReleaseHostWord(slot)
+	p.release(slot)
 	return v, nil
 }
 
 // ReleaseHostWord gives back a slot from TakeHostWord.
 func (b *Backend) ReleaseHostWord(slot int) {
-	p := &b.words
+	b.words.awaited.Add(-1)
+	b.words.release(slot)
+}
+
+func (p *hostWordPage) release(slot int) {
 	p.mu.Lock()
 	p.free = append(p.free, int32(slot))
 	p.mu.Unlock()

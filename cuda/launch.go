@@ -26,6 +26,9 @@ type Function struct {
 	// module) has just checked it for.
 	dynLimit atomic.Int64
 	dynMu    sync.Mutex
+	// launched is set by the first launch that reached the driver: a
+	// kernel's first launch is never queued (launchqueue.go).
+	launched atomic.Bool
 }
 
 // Function looks up a kernel by its (extern "C") name.
@@ -137,6 +140,10 @@ var paramBlocks = sync.Pool{New: func() any { return new(paramBlock) }}
 // bytes of dynamic shared memory. args are device.Ptr, int32, uint32,
 // int64, uint64, float32 or float64, in the kernel's parameter order; each
 // must match the kernel's parameter type in size.
+//
+// The launch may be handed to the launch queue's worker (launchqueue.go):
+// then a launch the driver refuses is reported by the next call on the
+// backend, as a kernel's own faults are.
 func (b *Backend) Launch(f *Function, grid, block [3]uint32, shared uint32, s device.Stream, args ...any) error {
 	if f == nil || f.m == nil {
 		return fmt.Errorf("cuda: Launch: nil function")
@@ -159,19 +166,32 @@ func (b *Backend) Launch(f *Function, grid, block [3]uint32, shared uint32, s de
 	if err := marshalArgs(slots, args); err != nil {
 		return fmt.Errorf("cuda: launch %s: %w", f.name, err)
 	}
-	for i := range slots {
-		params[i] = unsafe.Pointer(&slots[i])
-	}
-	if err := b.begin(); err != nil {
-		return err
-	}
-	defer b.end()
 	f.m.mu.Lock()
 	unloaded := f.m.handle == 0
 	f.m.mu.Unlock()
 	if unloaded {
 		return fmt.Errorf("cuda: launch %s: module %s is unloaded", f.name, f.m.name)
 	}
+	if q := b.launches; q != nil && len(args) <= pooledParams && f.launched.Load() &&
+		int64(shared) <= f.dynLimit.Load() && b.capturing.Load() == 0 && b.words.awaited.Load() == 0 &&
+		b.commsOpen.Load() == 0 {
+		if b.closed.Load() {
+			return errClosed
+		}
+		if e := b.sticky.Load(); e != nil {
+			return e
+		}
+		if q.push(f, grid, block, shared, s, slots) {
+			return nil
+		}
+	}
+	for i := range slots {
+		params[i] = unsafe.Pointer(&slots[i])
+	}
+	if err := b.enter(true); err != nil {
+		return err
+	}
+	defer b.end()
 	// Dynamic shared memory beyond the default 48 KiB per block must be
 	// opted into, once per function and size.
 	if int64(shared) > f.dynLimit.Load() {
@@ -187,7 +207,24 @@ func (b *Backend) Launch(f *Function, grid, block [3]uint32, shared uint32, s de
 		uintptr(shared), uintptr(s), uintptr(unsafe.Pointer(&params[0])), 0))
 	runtime.KeepAlive(slots)
 	runtime.KeepAlive(params)
-	return b.check("cuLaunchKernel", f.name, r)
+	if err := b.check("cuLaunchKernel", f.name, r); err != nil {
+		return err
+	}
+	f.launched.Store(true)
+	return nil
+}
+
+// issueQueued is the launch queue's worker's call into the driver, on its
+// thread, with the context current there.
+func (b *Backend) issueQueued(e *queuedLaunch, params *[pooledParams + 1]unsafe.Pointer) error {
+	for i := range e.n {
+		params[i] = unsafe.Pointer(&e.slots[i])
+	}
+	r := cuResult(b.drv.cuLaunchKernel.call(e.f.handle,
+		uintptr(e.grid[0]), uintptr(e.grid[1]), uintptr(e.grid[2]),
+		uintptr(e.block[0]), uintptr(e.block[1]), uintptr(e.block[2]),
+		uintptr(e.shared), uintptr(e.stream), uintptr(unsafe.Pointer(&params[0])), 0))
+	return b.check("cuLaunchKernel", e.f.name, r)
 }
 
 // raiseDynamicShared opts f into at least shared bytes of dynamic shared

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -501,5 +502,94 @@ func BenchmarkLaunch(b *testing.B) {
 		b.Run(fmt.Sprintf("cuLaunchKernel/context=%v", setContext), func(b *testing.B) {
 			run(b, func(n int) error { return be.LaunchRaw(f, n, one, block, s, setContext, x, int64(16), 1.0, int32(0)) })
 		})
+	}
+}
+
+// TestQueuedLaunchesKeepTheirOrder runs chains of dependent launches, with
+// uploads and downloads between them on the same stream, from two
+// goroutines at once: whether a launch went through the launch queue or
+// straight to the driver, every value must be the host's.
+func TestQueuedLaunchesKeepTheirOrder(t *testing.T) {
+	b := cudatest.Shared(t)
+	m, err := b.Compile(`extern "C" __global__ void step(unsigned long long* x, int n, unsigned long long a, unsigned long long v) {
+		int i = blockIdx.x * blockDim.x + threadIdx.x;
+		if (i < n) x[i] = x[i] * a + v + i; }`, "step.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	f, err := m.Function("step")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, queue := b.QueuedLaunches()
+	if cuda.LaunchQueueWanted() != queue {
+		t.Fatalf("the backend has a launch queue: %v; this process wants one: %v", queue, cuda.LaunchQueueWanted())
+	}
+	const n, steps = 1000, 3000
+	chain := func(seed int64) error {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		s, err := b.NewStream()
+		if err != nil {
+			return err
+		}
+		defer b.DestroyStream(s)
+		x, err := b.Alloc(8 * n)
+		if err != nil {
+			return err
+		}
+		defer b.Free(x, 8*n)
+		want := make([]uint64, n)
+		raw := make([]byte, 8*n)
+		for i := range want {
+			want[i] = rng.Uint64()
+			binary.LittleEndian.PutUint64(raw[8*i:], want[i])
+		}
+		if err := b.Upload(x, raw, s); err != nil {
+			return err
+		}
+		for k := range steps {
+			a, v := rng.Uint64()|1, rng.Uint64()
+			if err := b.Launch(f, [3]uint32{(n + 127) / 128, 1, 1}, [3]uint32{128, 1, 1}, 0, s, x, int32(n), a, v); err != nil {
+				return err
+			}
+			for i := range want {
+				want[i] = want[i]*a + v + uint64(i)
+			}
+			if k%37 == 0 { // an upload between launches
+				i := rng.IntN(n)
+				want[i] = rng.Uint64()
+				one := binary.LittleEndian.AppendUint64(nil, want[i])
+				if err := b.Upload(x+device.Ptr(8*i), one, s); err != nil {
+					return err
+				}
+			}
+			if k%500 == 499 || k == steps-1 {
+				if err := b.Download(raw, x, s); err != nil {
+					return err
+				}
+				for i := range want {
+					if got := binary.LittleEndian.Uint64(raw[8*i:]); got != want[i] {
+						return fmt.Errorf("after launch %d, x[%d] = %d, want %d", k+1, i, got, want[i])
+					}
+				}
+			}
+		}
+		return nil
+	}
+	seed := newRand(t).Int64()
+	errs := make(chan error, 2)
+	for g := range 2 {
+		go func() { errs <- chain(seed + int64(g)) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, _ := b.QueuedLaunches()
+	t.Logf("%d of %d launches went through the queue", after-before, 2*steps)
+	if queue && after-before < steps {
+		t.Errorf("only %d of %d launches went through the launch queue", after-before, 2*steps)
 	}
 }

@@ -1,0 +1,278 @@
+package cuda
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// recorder is a launch queue's driver: it notes each launch's first
+// argument, in the order issued, and fails the one numbered failAt. The
+// worker's launches take delay each.
+type recorder struct {
+	mu     sync.Mutex
+	issued []uint64
+	failAt uint64
+	delay  time.Duration
+}
+
+func (r *recorder) issue(e *queuedLaunch, params *[pooledParams + 1]unsafe.Pointer) error {
+	for i := range e.n {
+		params[i] = unsafe.Pointer(&e.slots[i])
+	}
+	v := *(*uint64)(params[0])
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failAt != 0 && v == r.failAt {
+		return errors.New("refused launch")
+	}
+	r.issued = append(r.issued, v)
+	return nil
+}
+
+// queued is the worker's issue: a driver slower than the producer, by
+// delay a launch.
+func (r *recorder) queued(e *queuedLaunch, params *[pooledParams + 1]unsafe.Pointer) error {
+	if r.delay > 0 {
+		time.Sleep(r.delay)
+	}
+	return r.issue(e, params)
+}
+
+func (r *recorder) got() []uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]uint64(nil), r.issued...)
+}
+
+func newTestQueue(t *testing.T, r *recorder) *launchQueue {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the worker spins beside the producer, which needs two threads")
+	}
+	q := newLaunchQueue(func() error { return nil }, r.queued)
+	if q == nil {
+		t.Fatal("the worker did not start")
+	}
+	t.Cleanup(func() {
+		select {
+		case <-q.done:
+		default:
+			q.stop()
+		}
+	})
+	return q
+}
+
+// launch queues v, or, where push declines, issues it as Launch would:
+// after draining, on the caller's thread.
+func launch(t *testing.T, q *launchQueue, r *recorder, v uint64) (queued bool) {
+	t.Helper()
+	f := &Function{name: "k"}
+	slots := []uint64{v, 7}
+	if q.push(f, [3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0, 0, slots) {
+		return true
+	}
+	if err := q.drain(); err != nil {
+		t.Fatalf("launch %d: %v", v, err)
+	}
+	var params [pooledParams + 1]unsafe.Pointer
+	e := &queuedLaunch{f: f, n: len(slots)}
+	copy(e.slots[:], slots)
+	if err := r.issue(e, &params); err != nil {
+		t.Fatalf("launch %d: %v", v, err)
+	}
+	return false
+}
+
+// wakeWorker launches back to back, as a Lua loop does, until a launch is
+// queued: the first ones after a pause go straight to the driver while the
+// worker wakes.
+func wakeWorker(t *testing.T, q *launchQueue, r *recorder, next *uint64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		*next++
+		if launch(t, q, r, *next) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker never woke")
+		}
+	}
+}
+
+func TestLaunchQueueIssuesInOrder(t *testing.T) {
+	r := &recorder{}
+	q := newTestQueue(t, r)
+	var n uint64
+	wakeWorker(t, q, r, &n)
+	// More than the queue holds, so that pushes also wait for room.
+	for range 5 * launchQueueDepth {
+		n++
+		launch(t, q, r, n)
+	}
+	if err := q.drain(); err != nil {
+		t.Fatal(err)
+	}
+	got := r.got()
+	if uint64(len(got)) != n {
+		t.Fatalf("issued %d launches, want %d", len(got), n)
+	}
+	for i, v := range got {
+		if v != uint64(i+1) {
+			t.Fatalf("launch %d issued as number %d", v, i+1)
+		}
+	}
+}
+
+func TestLaunchQueueDrainWaitsForTheWorker(t *testing.T) {
+	r := &recorder{delay: 200 * time.Microsecond}
+	q := newTestQueue(t, r)
+	var n uint64
+	wakeWorker(t, q, r, &n)
+	for range 20 {
+		n++
+		launch(t, q, r, n)
+	}
+	if err := q.drain(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(r.got()); uint64(got) != n {
+		t.Fatalf("drain returned with %d of %d launches issued", got, n)
+	}
+}
+
+func TestLaunchQueueReportsARefusedLaunchOnceAndDropsTheRest(t *testing.T) {
+	r := &recorder{delay: 50 * time.Microsecond}
+	q := newTestQueue(t, r)
+	var n uint64
+	wakeWorker(t, q, r, &n)
+	r.mu.Lock()
+	r.failAt = n + 3
+	r.mu.Unlock()
+	for range 10 {
+		n++
+		if !q.push(&Function{name: "k"}, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, 0, []uint64{n}) {
+			break // the failure was seen; Launch would go to begin, which drains
+		}
+	}
+	err := q.drain()
+	if err == nil || err.Error() != "refused launch" {
+		t.Fatalf("drain after a refused launch: %v", err)
+	}
+	for _, v := range r.got() {
+		if v >= r.failAt {
+			t.Errorf("launch %d, queued after the refused %d, was issued", v, r.failAt)
+		}
+	}
+	if err := q.drain(); err != nil {
+		t.Fatalf("the error was reported twice: %v", err)
+	}
+	// The queue works again afterwards.
+	before := len(r.got())
+	n++
+	launch(t, q, r, n)
+	if err := q.drain(); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.got()) != before+1 {
+		t.Fatal("a launch after the reported failure was lost")
+	}
+}
+
+func TestLaunchQueueWorkerSleepsAndWakes(t *testing.T) {
+	r := &recorder{}
+	q := newTestQueue(t, r)
+	var n uint64
+	for round := range 3 {
+		// Idle past the spin: the worker sleeps, and the next launch goes
+		// straight to the driver rather than wait for it to wake.
+		deadline := time.Now().Add(5 * time.Second)
+		for !q.asleep.Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the worker never slept", round)
+			}
+			time.Sleep(workerSpin)
+		}
+		n++
+		if launch(t, q, r, n) {
+			t.Fatalf("round %d: a launch was queued for a sleeping worker", round)
+		}
+		wakeWorker(t, q, r, &n)
+		if err := q.drain(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := r.got()
+	for i, v := range got {
+		if v != uint64(i+1) {
+			t.Fatalf("launch %d issued as number %d", v, i+1)
+		}
+	}
+}
+
+func TestLaunchQueueStopIssuesWhatIsQueued(t *testing.T) {
+	r := &recorder{delay: 100 * time.Microsecond}
+	q := newTestQueue(t, r)
+	var n uint64
+	wakeWorker(t, q, r, &n)
+	for range 30 {
+		n++
+		launch(t, q, r, n)
+	}
+	if err := q.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(r.got()); uint64(got) != n {
+		t.Fatalf("stop left %d of %d launches unissued", n-uint64(got), n)
+	}
+}
+
+func TestLaunchQueueTakesOnlyRunsOfLaunches(t *testing.T) {
+	r := &recorder{}
+	q := newTestQueue(t, r)
+	var n uint64
+	// A launch or two between other calls (a reduction's two kernels
+	// before its result is read) goes to the driver, and leaves a
+	// sleeping worker asleep.
+	for range 1000 {
+		q.other()
+		for range wakeRun - 2 {
+			n++
+			if launch(t, q, r, n) {
+				t.Fatalf("launch %d, in a run of %d, was queued", n, wakeRun-2)
+			}
+		}
+	}
+	if !q.asleep.Load() {
+		t.Fatal("short runs of launches woke the worker")
+	}
+	// A loop's run wakes it, and then only the run's first launch after
+	// another call goes to the driver. (The worker may fall asleep again
+	// between two steps on a busy machine; a few tries allow for that.)
+	queued := false
+	for try := 0; try < 100 && !queued; try++ {
+		wakeWorker(t, q, r, &n)
+		q.other()
+		n++
+		if launch(t, q, r, n) {
+			t.Fatal("the first launch after another call was queued")
+		}
+		n++
+		queued = launch(t, q, r, n)
+	}
+	if !queued {
+		t.Fatal("the second launch of a run, with the worker awake, always went to the driver")
+	}
+	if err := q.drain(); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range r.got() {
+		if v != uint64(i+1) {
+			t.Fatalf("launch %d issued as number %d", v, i+1)
+		}
+	}
+}
