@@ -87,6 +87,17 @@ func launch(t *testing.T, q *launchQueue, r *recorder, v uint64) (queued bool) {
 	return false
 }
 
+// inOrder checks that the launches numbered 1, 2, ... were issued in that
+// order.
+func inOrder(t *testing.T, r *recorder) {
+	t.Helper()
+	for i, v := range r.got() {
+		if v != uint64(i+1) {
+			t.Fatalf("launch %d issued as number %d", v, i+1)
+		}
+	}
+}
+
 // wakeWorker launches back to back, as a Lua loop does, until a launch is
 // queued: the first ones after a pause go straight to the driver while the
 // worker wakes.
@@ -117,15 +128,10 @@ func TestLaunchQueueIssuesInOrder(t *testing.T) {
 	if err := q.drain(); err != nil {
 		t.Fatal(err)
 	}
-	got := r.got()
-	if uint64(len(got)) != n {
-		t.Fatalf("issued %d launches, want %d", len(got), n)
+	if got := len(r.got()); uint64(got) != n {
+		t.Fatalf("issued %d launches, want %d", got, n)
 	}
-	for i, v := range got {
-		if v != uint64(i+1) {
-			t.Fatalf("launch %d issued as number %d", v, i+1)
-		}
-	}
+	inOrder(t, r)
 }
 
 func TestLaunchQueueDrainWaitsForTheWorker(t *testing.T) {
@@ -206,12 +212,7 @@ func TestLaunchQueueWorkerSleepsAndWakes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got := r.got()
-	for i, v := range got {
-		if v != uint64(i+1) {
-			t.Fatalf("launch %d issued as number %d", v, i+1)
-		}
-	}
+	inOrder(t, r)
 }
 
 func TestLaunchQueueStopIssuesWhatIsQueued(t *testing.T) {
@@ -270,9 +271,5 @@ func TestLaunchQueueTakesOnlyRunsOfLaunches(t *testing.T) {
 	if err := q.drain(); err != nil {
 		t.Fatal(err)
 	}
-	for i, v := range r.got() {
-		if v != uint64(i+1) {
-			t.Fatalf("launch %d issued as number %d", v, i+1)
-		}
-	}
+	inOrder(t, r)
 }
