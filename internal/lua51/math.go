@@ -48,16 +48,6 @@ func mathPow(L *lua.LState) int {
 	return 1
 }
 
-// Acos is C's acos to within 2 ulps. Go's math.Acos goes through
-// sqrt(1 - x*x), which cancels near ±1: acos(0.99999999) comes out
-// 3e-10 too large (25 million ulps), where lua5.1 gives the right
-// number. 1 - x and 1 + x are exact where they matter.
-func Acos(x float64) float64 { return 2 * math.Atan2(math.Sqrt(1-x), math.Sqrt(1+x)) }
-
-// Asin is C's asin to within 2 ulps; Go's math.Asin loses about ten bits
-// near ±1, for the reason Acos gives.
-func Asin(x float64) float64 { return math.Atan2(x, math.Sqrt((1-x)*(1+x))) }
-
 // twoNumbers reads the arguments x and y of one of Lua 5.1's math
 // functions of two numbers, which pass luaL_checknumber(L, 1) and
 // luaL_checknumber(L, 2) straight to C, where gcc evaluates the second
@@ -97,12 +87,16 @@ func (m libm) call(L *lua.LState) int {
 // prints for a NaN it makes from a number: math.sin(1/0) and
 // math.log(-1) are -nan, math.log10(-1) and math.asin(2) nan.
 var (
-	mathSin   = libm{math.Sin, negativeNaN}.call
-	mathCos   = libm{math.Cos, negativeNaN}.call
-	mathTan   = libm{math.Tan, negativeNaN}.call
-	mathLog   = libm{math.Log, negativeNaN}.call
-	mathLog10 = libm{math.Log10, positiveNaN}.call
-	mathCosh  = libm{math.Cosh, positiveNaN}.call
+	mathSin   = libm{Sin, negativeNaN}.call
+	mathCos   = libm{Cos, negativeNaN}.call
+	mathTan   = libm{Tan, negativeNaN}.call
+	mathLog   = libm{Log, negativeNaN}.call
+	mathExp   = libm{Exp, positiveNaN}.call
+	mathLog10 = libm{Log10, positiveNaN}.call
+	mathCosh  = libm{Cosh, positiveNaN}.call
+	mathSinh  = libm{Sinh, positiveNaN}.call
+	mathTanh  = libm{Tanh, positiveNaN}.call
+	mathAtan  = libm{Atan, positiveNaN}.call
 	mathAcos  = libm{Acos, positiveNaN}.call
 	mathAsin  = libm{Asin, positiveNaN}.call
 )
@@ -128,7 +122,7 @@ const quietBit = 1 << 51
 // one, else y's.
 func mathAtan2(L *lua.LState) int {
 	y, x := twoNumbers(L)
-	r := math.Atan2(float64(y), float64(x))
+	r := Atan2(float64(y), float64(x))
 	if r != r {
 		r = madeNaN(positiveNaN, float64(x), float64(y))
 	}

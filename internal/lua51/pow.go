@@ -280,15 +280,7 @@ func powPositive(x, y float64) float64 {
 	case zh < -746:
 		return 0
 	}
-	z := lx.mulFloat(y)
-	// z = (256e + j) log(2)/256 + r, |r| <= log(2)/512, and
-	// exp(z) = 2^e * 2^(j/256) * exp(r).
-	k := math.RoundToEven(z.hi * (256 / ln2.hi))
-	p := twoProd(k, ln2.hi/256)
-	r := twoSum(z.hi-p.hi, z.lo-p.lo-k*(ln2.lo/256))
-	j := int(k) & 255
-	v := exp2Table[j].add(exp2Table[j].mul(expm1Small(r)))
-	return scale(v, (int(k)-j)/256)
+	return expDD(lx.mulFloat(y))
 }
 
 // expm1Small is exp(r) - 1 for |r| <= log(2)/512: r + r^2/2 in

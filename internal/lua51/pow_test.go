@@ -1,11 +1,7 @@
 package lua51
 
 import (
-	"bufio"
 	"math"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -18,27 +14,9 @@ import (
 // unit in the last place of a tie, where glibc's pow (0.52 units at worst)
 // rounds the other way, and the test bounds how many those are.
 func TestPowIsTheCLibrarysPow(t *testing.T) {
-	f, err := os.Open("testdata/pow.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	bits := func(s string) float64 {
-		u, err := strconv.ParseUint(s, 16, 64)
-		if err != nil {
-			t.Fatalf("bad vector %q: %v", s, err)
-		}
-		return math.Float64frombits(u)
-	}
 	n, bad, glibcOff, goPowOff := 0, 0, 0, 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		fs := strings.Fields(line)
-		x, y, c, want := bits(fs[0]), bits(fs[1]), bits(fs[2]), bits(fs[3])
+	for _, fs := range vectors(t, "testdata/pow.txt") {
+		x, y, c, want := hexFloat(t, fs[0]), hexFloat(t, fs[1]), hexFloat(t, fs[2]), hexFloat(t, fs[3])
 		n++
 		if got := pow(x, y); math.Float64bits(got) != math.Float64bits(want) {
 			bad++
