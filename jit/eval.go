@@ -182,7 +182,7 @@ func (c *compiler) floatArith(ex *Arith) floatFn {
 	}
 	return func(t *thread) float64 {
 		a, b := x(t), y(t)
-		if r := math.Pow(a, b); r == r {
+		if r := lua51.Pow(a, b); r == r {
 			return r
 		}
 		return nan(a, b)
@@ -268,18 +268,20 @@ func (c *compiler) floatMath(ex *Math) floatFn {
 }
 
 // mathUnary and mathBinary are the float functions of the math library,
-// computed in float64 and rounded to float32 by the caller for float32
-// work: the correctly rounded value, within CUDA's documented error of the
-// GPU's sinf and the others.
+// the Lua library's own (package lua51: C's, as glibc computes them, which
+// for exp, log, pow and the trigonometric functions is the correctly
+// rounded value), computed in float64 and rounded to float32 by the caller
+// for float32 work, within CUDA's documented error of the GPU's sinf and
+// the others.
 var (
 	mathUnary = map[string]func(float64) float64{
-		"abs": math.Abs, "acos": lua51.Acos, "asin": lua51.Asin, "atan": math.Atan,
-		"cos": math.Cos, "cosh": math.Cosh, "exp": math.Exp, "log": math.Log,
-		"log10": math.Log10, "sin": math.Sin, "sinh": math.Sinh, "sqrt": math.Sqrt,
-		"tan": math.Tan, "tanh": math.Tanh, "frexp": frexpMantissa, "modf": math.Trunc,
+		"abs": math.Abs, "acos": lua51.Acos, "asin": lua51.Asin, "atan": lua51.Atan,
+		"cos": lua51.Cos, "cosh": lua51.Cosh, "exp": lua51.Exp, "log": lua51.Log,
+		"log10": lua51.Log10, "sin": lua51.Sin, "sinh": lua51.Sinh, "sqrt": math.Sqrt,
+		"tan": lua51.Tan, "tanh": lua51.Tanh, "frexp": frexpMantissa, "modf": math.Trunc,
 	}
 	mathBinary = map[string]func(float64, float64) float64{
-		"atan2": math.Atan2, "pow": math.Pow, "fmod": math.Mod,
+		"atan2": lua51.Atan2, "pow": lua51.Pow, "fmod": math.Mod,
 	}
 )
 

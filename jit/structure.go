@@ -10,6 +10,7 @@ import (
 	"github.com/yuin/gopher-lua/ast"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/lua51"
 )
 
 // indexNames are CUDA's built-in index variables, kernels.<name>.x/.y/.z in
@@ -284,7 +285,7 @@ func constValue(e ast.Expr, lookup func(name string, line int) float64) (float64
 		case "%":
 			return a - math.Floor(a/b)*b, err
 		}
-		return math.Pow(a, b), err
+		return lua51.Pow(a, b), err
 	}
 	return 0, fmt.Errorf("%s is not a constant", luaText(e))
 }

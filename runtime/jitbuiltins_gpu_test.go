@@ -55,9 +55,9 @@ end
 // standard library functions; sqrt with NVRTC's default -prec-sqrt=true).
 // The CPU's float32 result is the correctly rounded one, so the two
 // backends may differ by the bound plus one ulp (the CPU's float64 value
-// rounding the other way). Its float64 one is Go's math package's, within
-// an ulp or two (pow, which multiplies by repeated squaring, a few), so
-// there they may differ by the bound plus three.
+// rounding the other way). Its float64 one is the Lua library's, C's as
+// glibc computes it (correctly rounded, or within an ulp for log10, sinh,
+// cosh and tanh), so there they may differ by the bound plus three.
 var gpuMath = []struct {
 	expr         string
 	ulp32, ulp64 int
