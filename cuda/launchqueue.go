@@ -230,10 +230,15 @@ func (q *launchQueue) rouse() {
 	}
 }
 
-// drain waits until the worker has issued every queued launch, and
-// returns (once) the error of a launch the driver refused.
+// drain waits until the worker has issued every launch queued before the
+// call, and returns (once) the error of a launch the driver refused. It
+// does not wait for launches queued meanwhile by other goroutines, whose
+// order against this call is not defined anyway: a loop of launches on one
+// goroutine must not hold up another goroutine's copy for as long as the
+// loop runs.
 func (q *launchQueue) drain() error {
-	for spins := 0; q.head.Load() != q.tail.Load(); spins++ {
+	target := q.tail.Load()
+	for spins := 0; q.head.Load() < target; spins++ {
 		if spins > 64 {
 			runtime.Gosched()
 		}

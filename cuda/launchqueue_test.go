@@ -273,3 +273,50 @@ func TestLaunchQueueTakesOnlyRunsOfLaunches(t *testing.T) {
 	}
 	inOrder(t, r)
 }
+
+// TestLaunchQueueDrainDoesNotWaitForLaterLaunches keeps one goroutine
+// launching faster than the worker issues, and checks that another's
+// drain returns once the launches queued before it are issued.
+func TestLaunchQueueDrainDoesNotWaitForLaterLaunches(t *testing.T) {
+	r := &recorder{delay: 20 * time.Microsecond}
+	q := newTestQueue(t, r)
+	var n uint64
+	wakeWorker(t, q, r, &n)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f := &Function{name: "k"}
+		for v := uint64(1 << 32); ; v++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			q.push(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, 0, []uint64{v})
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-done
+	}()
+	time.Sleep(20 * time.Millisecond) // the queue is full by now
+	drained := make(chan error, 1)
+	go func() {
+		for range 5 {
+			if err := q.drain(); err != nil {
+				drained <- err
+				return
+			}
+		}
+		drained <- nil
+	}()
+	select {
+	case err := <-drained:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("five drains beside a loop of launches did not return in 5 s")
+	}
+}
