@@ -43,6 +43,9 @@ func where(L *lua.LState, level int) string {
 	return fmt.Sprintf("%s:%d: ", dbg.Source, dbg.CurrentLine)
 }
 
+// Where is where, for the other packages that raise Lua 5.1's errors.
+func Where(L *lua.LState, level int) string { return where(L, level) }
+
 // inTailCall says whether level is one of the levels that Lua 5.1 counts
 // for the frames tail calls replaced. GetStack answers the bottom frame
 // for those, which would give error a position Lua 5.1 does not. The walk

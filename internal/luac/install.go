@@ -140,6 +140,10 @@ func loadstring(L *lua.LState) int {
 }
 
 // load(reader [, chunkname]) calls reader until it returns nil or "".
+// As lua_load runs the reader inside the parser's protection, an error
+// the reader raises, or a piece that is not a string, comes back as nil
+// and the message rather than propagating: load(function() error("x")
+// end) returns nil, "file:1: x".
 func load(L *lua.LState) int {
 	reader := L.CheckFunction(1)
 	chunkName := lua51.OptString(L, 2, "=(load)")
@@ -148,7 +152,16 @@ func load(L *lua.LState) int {
 	for {
 		L.SetTop(top)
 		L.Push(reader)
-		L.Call(0, 1)
+		if err := L.PCall(0, 1, nil); err != nil {
+			L.SetTop(top)
+			L.Push(lua.LNil)
+			if apiErr, ok := err.(*lua.ApiError); ok {
+				L.Push(apiErr.Object)
+			} else {
+				L.Push(lua.LString(err.Error()))
+			}
+			return 2
+		}
 		ret := L.Get(-1)
 		L.Pop(1)
 		if ret == lua.LNil {
@@ -156,7 +169,7 @@ func load(L *lua.LState) int {
 		}
 		if !lua.LVCanConvToString(ret) {
 			L.Push(lua.LNil)
-			L.Push(lua.LString("reader function must return a string"))
+			L.Push(lua.LString(lua51.Where(L, 1) + "reader function must return a string"))
 			return 2
 		}
 		piece := ret.String()
