@@ -78,11 +78,20 @@ var replaced = []struct{ lib, name string }{
 	{"io", "write"},
 	{"io", "open"},
 	{"io", "lines"},
+	{"io", "read"},
+	{"io", "close"},
 	{"os", "remove"},
 	{"os", "rename"},
 	{"os", "time"},
 	{"os", "date"},
 	{fileMethods, "write"},
+	{fileMethods, "read"},
+	{fileMethods, "close"},
+	{fileMethods, "flush"},
+	{fileMethods, "lines"},
+	{fileMethods, "seek"},
+	{fileMethods, "setvbuf"},
+	{fileMethods, "__tostring"},
 }
 
 // fileMethods names the metatable of gopher-lua's files, whose __index is
@@ -198,6 +207,16 @@ func Open(L *lua.LState) {
 		"math.randomseed": rnd.randomseed,
 	}
 	known := builtins()
+	var std []lua.LValue
+	files := false // gopher-lua's file type is known (ioread.go)
+	if io := library(L, "io"); io != nil {
+		std = []lua.LValue{io.RawGetString("stdin"), io.RawGetString("stdout"), io.RawGetString("stderr")}
+		if stdin, ok := std[0].(*lua.LUserData); ok && fileFields(stdin) {
+			files = true
+			funcs["io.read"] = ioRead
+			funcs[fileMethods+".read"] = fileRead
+		}
+	}
 	for _, r := range replaced {
 		t := library(L, r.lib)
 		if t == nil {
@@ -232,11 +251,27 @@ func Open(L *lua.LState) {
 		case ".rawset":
 			fn = before{rawsetPadding, old.GFunction}.call
 		case "io.open":
-			fn = fileResult{old.GFunction, "open"}.call
+			fn = fileOpener{fileResult{old.GFunction, "open", false}}.call
+		case "io.close", fileMethods + ".close":
+			if files {
+				fn = fileCloser{old.GFunction, std, key == "io.close"}.call
+			}
+		case fileMethods + ".flush", fileMethods + ".lines":
+			if files {
+				fn = fileMethod{old.GFunction, nil}.call
+			}
+		case fileMethods + ".seek":
+			if files {
+				fn = fileResult{fileMethod{old.GFunction, []string{"set", "cur", "end"}}.call, "seek", true}.call
+			}
+		case fileMethods + ".setvbuf":
+			if files {
+				fn = fileMethod{old.GFunction, []string{"no", "full", "line"}}.call
+			}
 		case "os.remove":
-			fn = fileResult{old.GFunction, "remove"}.call
+			fn = fileResult{old.GFunction, "remove", false}.call
 		case "os.rename":
-			fn = fileResult{old.GFunction, "rename"}.call
+			fn = fileResult{old.GFunction, "rename", false}.call
 		case "io.lines":
 			fn = ioLines{old.GFunction}.call
 		case "os.time":
@@ -258,13 +293,24 @@ func Open(L *lua.LState) {
 		case "debug.traceback":
 			fn = debugTraceback
 		case "io.write", fileMethods + ".write":
-			fn = numbersAsText{old}.call
+			if key == "io.write" {
+				fn = numbersAsText{old, 1}.call
+			} else if fn = (numbersAsText{old, 2}).call; files {
+				fn = fileMethod{fn, nil}.call
+			}
+		case fileMethods + ".__tostring":
+			if files {
+				fn = fileToString
+			}
 		}
 		if n := stringParams[key]; n > 0 {
 			if fn == nil {
 				fn = old.GFunction
 			}
 			fn = textArgs{fn, n}.call
+		}
+		if fn == nil {
+			continue // gopher-lua's stays (io.read where its file type is not known)
 		}
 		// gopher-lua's function may read its upvalues (io.lines reads
 		// the default input file there), and fn calls it in its own
@@ -290,10 +336,6 @@ func Open(L *lua.LState) {
 	add(table, "setn", tableSetn)
 	if mt := library(L, fileMethods); mt != nil && mt.RawGetString("__gc") == lua.LNil {
 		if closer, ok := mt.RawGetString("close").(*lua.LFunction); ok {
-			var std []lua.LValue
-			if io := library(L, "io"); io != nil {
-				std = []lua.LValue{io.RawGetString("stdin"), io.RawGetString("stdout"), io.RawGetString("stderr")}
-			}
 			mt.RawSetString("__gc", L.NewFunction(fileGc{mt, closer, std}.call))
 		}
 	}

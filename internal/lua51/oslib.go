@@ -17,8 +17,9 @@ import (
 // "open name: no such file or directory" and 1. op is the word Go's error
 // begins with; name the file Lua 5.1 names (rename's first).
 type fileResult struct {
-	fn lua.LGFunction // gopher-lua's
-	op string
+	fn      lua.LGFunction // gopher-lua's
+	op      string
+	unnamed bool // a file method's: the message has no file name
 }
 
 func (f fileResult) call(L *lua.LState) int {
@@ -42,7 +43,11 @@ func (f fileResult) call(L *lua.LState) int {
 	}
 	L.SetTop(base)
 	L.Push(lua.LNil)
-	L.Push(lua.LString(name + ": " + strerror(errno)))
+	if f.unnamed {
+		L.Push(lua.LString(strerror(errno)))
+	} else {
+		L.Push(lua.LString(name + ": " + strerror(errno)))
+	}
 	L.Push(lua.LNumber(errno))
 	return 3
 }

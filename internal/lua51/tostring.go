@@ -33,10 +33,18 @@ func baseTostring(L *lua.LState) int {
 // keeps the file handling and the messages its own.
 type numbersAsText struct {
 	write *lua.LFunction // gopher-lua's
+	first int            // the first argument to write: 2 for a file's method
 }
 
 func (w numbersAsText) call(L *lua.LState) int {
 	top := L.GetTop()
+	for i := w.first; i <= top; i++ {
+		switch L.Get(i).(type) {
+		case lua.LNumber, lua.LString:
+		default:
+			L.ArgError(i, "string expected, got "+typeName(L, i))
+		}
+	}
 	L.Push(w.write)
 	for i := 1; i <= top; i++ {
 		v := L.Get(i)
