@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 
@@ -134,4 +135,138 @@ func fileToString(L *lua.LState) int {
 		L.Push(lua.LString(fmt.Sprintf("file (%p)", ud.Value)))
 	}
 	return 1
+}
+
+// ioTypeArg is io.type's luaL_checkany: io.type() names its missing
+// argument, where gopher-lua's answered nil.
+func ioTypeArg(L *lua.LState) {
+	if L.GetTop() == 0 {
+		L.ArgError(1, "value expected")
+	}
+}
+
+// defaultFile is io.input and io.output as liolib.c's g_iofile: a name
+// (a number is one too) opens that file, and one that cannot be opened is
+// a bad argument #1 naming it and C's reason, where gopher-lua raised
+// Go's "open x: no such file or directory"; anything else must be an
+// open file. io.output truncates the file it opens, as "w" does.
+type defaultFile struct {
+	fn     *lua.LFunction // gopher-lua's
+	output bool           // io.output, which opens as fopen's "w" does
+}
+
+func (d defaultFile) call(L *lua.LState) int {
+	switch v := L.Get(1).(type) {
+	case *lua.LNilType:
+	case lua.LNumber:
+		L.Replace(1, lua.LString(numberString(v)))
+	case lua.LString:
+	default:
+		f, ok := asFile(v)
+		if !ok {
+			L.ArgError(1, "FILE* expected, got "+typeName(L, 1))
+		}
+		if f.closed() {
+			L.RaiseError("attempt to use a closed file")
+		}
+	}
+	if name, isName := L.Get(1).(lua.LString); isName && d.output {
+		// gopher-lua opens without O_TRUNC: what the file held past the
+		// new output stayed at its end
+		if f, err := os.OpenFile(string(name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666); err == nil {
+			f.Close()
+		}
+	}
+	top := L.GetTop()
+	L.Push(d.fn)
+	for i := 1; i <= top; i++ {
+		L.Push(L.Get(i))
+	}
+	if err := L.PCall(top, 1, nil); err != nil {
+		apiErr, ok := err.(*lua.ApiError)
+		if !ok {
+			L.RaiseError("%s", err.Error())
+		}
+		if name, isName := L.Get(1).(lua.LString); isName {
+			text := apiErr.Object.String()
+			if i := strings.LastIndex(text, ": "); i >= 0 {
+				if errno, ok := errnoOf(text[i+2:]); ok {
+					L.ArgError(1, string(name)+": "+strerror(errno))
+				}
+			}
+		}
+		L.Error(apiErr.Object, 0)
+	}
+	return 1
+}
+
+// osDifftime is C's difftime(t1, t2) as Lua 5.1 calls it: t2 defaults to
+// 0, and both are cast to time_t, whole seconds.
+func osDifftime(L *lua.LState) int {
+	t1 := checkNumber(L, 1)
+	t2 := lua.LNumber(0)
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		t2 = checkNumber(L, 2)
+	}
+	L.Push(lua.LNumber(float64(toInt64(float64(t1)) - toInt64(float64(t2)))))
+	return 1
+}
+
+// osExecute is C's system as Lua 5.1 calls it: the shell's wait status
+// (the exit code times 256, or the signal), where gopher-lua answered 0
+// or 1; with no command, whether there is a shell (1 or 0).
+func osExecute(L *lua.LState) int {
+	if L.GetTop() == 0 || L.Get(1) == lua.LNil {
+		if _, err := os.Stat("/bin/sh"); err == nil {
+			L.Push(lua.LNumber(1))
+		} else {
+			L.Push(lua.LNumber(0))
+		}
+		return 1
+	}
+	cmd := exec.Command("/bin/sh", "-c", checkString(L, 1))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	if cmd.ProcessState != nil {
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+			L.Push(lua.LNumber(int(ws)))
+			return 1
+		}
+	}
+	if err != nil { // no shell to run: system's status for that
+		L.Push(lua.LNumber(127 << 8))
+		return 1
+	}
+	L.Push(lua.LNumber(0))
+	return 1
+}
+
+// fileWriter is file:write and io.write: a closed default output is
+// "standard output file is closed", and a file opened for reading fails
+// as fwrite does, with EBADF (gopher-lua said "file x is opened for only
+// reading.", 1).
+type fileWriter struct {
+	fn lua.LGFunction
+	io bool // io.write, on the default output
+}
+
+func (w fileWriter) call(L *lua.LState) int {
+	target := L.Get(1)
+	if w.io {
+		target = lua.LNil
+		if t, ok := L.Get(lua.UpvalueIndex(1)).(*lua.LTable); ok {
+			target = t.RawGetInt(1)
+		}
+	}
+	if f, ok := asFile(target); ok {
+		switch {
+		case f.closed() && w.io:
+			L.RaiseError("standard output file is closed")
+		case f.closed():
+			L.RaiseError("attempt to use a closed file")
+		case !f.writable():
+			return pushErrno(L, "", syscall.EBADF)
+		}
+	}
+	return w.fn(L)
 }

@@ -16,9 +16,10 @@ func TestFileLayoutIsKnown(t *testing.T) {
 	}
 }
 
-// TestIOLibraryIsLua51s runs reads, closes, modes, seeks and messages on
-// files a test directory holds, in glua and in lua5.1, each case under
-// pcall; file addresses are masked.
+// TestIOLibraryIsLua51s runs reads, closes, modes, seeks, the default
+// files, os.execute and os.difftime, and their messages, on files a test
+// directory holds, in glua and in lua5.1, each case under pcall; file
+// addresses are masked.
 func TestIOLibraryIsLua51s(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.txt")
@@ -67,6 +68,18 @@ try("setvbuf option", function() return io.stdout:setvbuf("x") end)
 try("popen", function() local p = io.popen("echo hi"); local s = p:read("*a"); return s, p:close() end)
 try("popen failing", function() local p = io.popen("exit 3"); p:read("*a"); return p:close() end)
 try("tmpfile", function() local t = io.tmpfile(); t:write("xy", 3); t:seek("set"); return t:read("*a") end)
+try("input by name", function() local f = io.input(IN); local l = io.read(); io.input(io.stdin); return io.type(f), l end)
+try("input missing", function() return io.input(IN .. ".missing") end)
+try("input a table", function() return io.input({}) end)
+try("input a closed file", function() local f = io.open(IN); f:close(); return io.input(f) end)
+try("output by name", function() io.output(OUT); io.write("x", 1); io.output():close(); io.output(io.stdout); local f = io.open(OUT); local s = f:read("*a"); f:close(); return s end)
+try("write to a closed output", function() local f = io.output(OUT); f:close(); local ok, e = pcall(io.write, "x"); io.output(io.stdout); return ok, e end)
+try("read from a closed input", function() local f = io.input(IN); f:close(); local ok, e = pcall(io.read); io.input(io.stdin); return ok, e end)
+try("read a write-only file", function() local f = io.open(OUT, "w"); local r = {f:read()}; f:close(); return unpack(r, 1, 3) end)
+try("write a read-only file", function() local f = io.open(IN); local r = {f:write("x")}; f:close(); return unpack(r, 1, 3) end)
+try("io.type of nothing", function() return io.type(nil), io.type({}), io.type() end)
+try("difftime", function() return os.difftime(10.9, 2.5), os.difftime(3) end)
+try("execute", function() return os.execute("exit 3"), os.execute("true"), os.execute() end)
 print("still writing")`, in, nums, out)
 	mask := regexp.MustCompile(`0x[0-9a-f]+`)
 	// each run starts with out.txt as the other found it

@@ -22,15 +22,15 @@ import (
 // failed did not stop the formats after it; a closed file and a bad
 // format had messages of their own.
 //
-// gopher-lua's file type is unexported, so its reader and closed flag are
+// gopher-lua's file type is unexported, so its reader, writer and closed flag are
 // found by name and type, as layout.go finds the state's fields; where
 // they are not (a changed gopher-lua), its own read stays in place and
 // TestFileLayoutIsKnown fails.
 var fileLayout struct {
-	once           sync.Once
-	ok             bool
-	typ            reflect.Type // *lFile
-	reader, closed uintptr
+	once                   sync.Once
+	ok                     bool
+	typ                    reflect.Type // *lFile
+	reader, closed, writer uintptr
 }
 
 // fileFields finds the layout from a file of the state, once.
@@ -42,10 +42,13 @@ func fileFields(ud *lua.LUserData) bool {
 		}
 		r, ok1 := t.Elem().FieldByName("reader")
 		c, ok2 := t.Elem().FieldByName("closed")
-		if !ok1 || !ok2 || r.Type != reflect.TypeFor[*bufio.Reader]() || c.Type != reflect.TypeFor[bool]() {
+		w, ok3 := t.Elem().FieldByName("writer")
+		if !ok1 || !ok2 || !ok3 || r.Type != reflect.TypeFor[*bufio.Reader]() || c.Type != reflect.TypeFor[bool]() ||
+			w.Type != reflect.TypeFor[io.Writer]() {
 			return
 		}
-		fileLayout.typ, fileLayout.reader, fileLayout.closed, fileLayout.ok = t, r.Offset, c.Offset, true
+		fileLayout.typ, fileLayout.reader, fileLayout.closed, fileLayout.writer = t, r.Offset, c.Offset, w.Offset
+		fileLayout.ok = true
 	})
 	return fileLayout.ok
 }
@@ -66,6 +69,8 @@ func (f luaFile) reader() *bufio.Reader {
 }
 
 func (f luaFile) closed() bool { return *(*bool)(unsafe.Add(f.p, fileLayout.closed)) }
+
+func (f luaFile) writable() bool { return *(*io.Writer)(unsafe.Add(f.p, fileLayout.writer)) != nil }
 
 // fileRead is file:read(...).
 func fileRead(L *lua.LState) int {

@@ -80,6 +80,11 @@ var replaced = []struct{ lib, name string }{
 	{"io", "lines"},
 	{"io", "read"},
 	{"io", "close"},
+	{"io", "type"},
+	{"io", "input"},
+	{"io", "output"},
+	{"os", "difftime"},
+	{"os", "execute"},
 	{"os", "remove"},
 	{"os", "rename"},
 	{"os", "time"},
@@ -295,9 +300,20 @@ func Open(L *lua.LState) {
 		case "io.write", fileMethods + ".write":
 			if key == "io.write" {
 				fn = numbersAsText{old, 1}.call
-			} else if fn = (numbersAsText{old, 2}).call; files {
-				fn = fileMethod{fn, nil}.call
+			} else {
+				fn = numbersAsText{old, 2}.call
 			}
+			if files {
+				fn = fileWriter{fn, key == "io.write"}.call
+			}
+		case "io.type":
+			fn = before{ioTypeArg, old.GFunction}.call
+		case "io.input", "io.output":
+			fn = defaultFile{old, key == "io.output"}.call
+		case "os.difftime":
+			fn = osDifftime
+		case "os.execute":
+			fn = osExecute
 		case fileMethods + ".__tostring":
 			if files {
 				fn = fileToString
