@@ -52,6 +52,25 @@ func typeName(L *lua.LState, arg int) string {
 	return L.Get(arg).Type().String()
 }
 
+// strUpper and strLower are Lua 5.1's string.upper and string.lower:
+// C's toupper and tolower in the "C" locale, byte by byte, so only ASCII
+// letters change. gopher-lua's were Go's, which change every Unicode
+// letter ("ä" became "Ä", its bytes other bytes).
+func strUpper(L *lua.LState) int { return mapBytes(L, 'a', 'z', -32) }
+
+func strLower(L *lua.LState) int { return mapBytes(L, 'A', 'Z', 32) }
+
+func mapBytes(L *lua.LState, lo, hi byte, delta int) int {
+	s := []byte(checkString(L, 1))
+	for i, c := range s {
+		if c >= lo && c <= hi {
+			s[i] = byte(int(c) + delta)
+		}
+	}
+	L.Push(lua.LString(s))
+	return 1
+}
+
 // strChar is Lua 5.1's string.char. gopher-lua's keeps the low byte of
 // each code (string.char(256) is "\0") where Lua 5.1 refuses codes
 // outside 0..255, and refuses numeric strings.

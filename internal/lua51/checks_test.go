@@ -49,3 +49,13 @@ print(n, next(t))`,
 			want: "5\tnil"},
 	})
 }
+
+// string.upper and string.lower change ASCII letters only, byte by byte,
+// as C's toupper and tolower do in the "C" locale.
+func TestUpperAndLowerAreTheCLocales(t *testing.T) {
+	src := `local s = "ÄäBbßéÉ\1zZ\255" .. string.char(0xe1, 0xba, 0x9e)
+print(s:upper(), s:lower(), #s:upper(), #s:lower(), string.upper(12), ("x"):rep(3):upper())`
+	if got, want := runGlua(t, src), runLua51(t, src); got != want {
+		t.Errorf("glua:\n%q\nlua5.1:\n%q", got, want)
+	}
+}

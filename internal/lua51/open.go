@@ -176,6 +176,8 @@ func Open(L *lua.LState) {
 		".unpack":         baseUnpack,
 		".ipairs":         newIpairs(L).call,
 		"string.rep":      strRep,
+		"string.upper":    strUpper,
+		"string.lower":    strLower,
 		"string.sub":      strSub,
 		"string.dump":     strDump,
 		"math.ldexp":      mathLdexp,
