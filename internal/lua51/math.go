@@ -161,3 +161,23 @@ func mathModf(L *lua.LState) int {
 	L.Push(lua.LNumber(fp))
 	return 2
 }
+
+// mathMax and mathMin are lmathlib.c's: the first argument is required
+// (math.max() is "bad argument #1 ... (number expected, got no value)",
+// where gopher-lua said "wrong number of arguments"), and each later one
+// replaces the result only where it compares greater (or less), so a NaN
+// first stays and a NaN later is passed over, as in C.
+func mathMax(L *lua.LState) int { return extreme(L, func(d, m float64) bool { return d > m }) }
+
+func mathMin(L *lua.LState) int { return extreme(L, func(d, m float64) bool { return d < m }) }
+
+func extreme(L *lua.LState, better func(d, m float64) bool) int {
+	m := float64(checkNumber(L, 1))
+	for i := 2; i <= L.GetTop(); i++ {
+		if d := float64(checkNumber(L, i)); better(d, m) {
+			m = d
+		}
+	}
+	L.Push(lua.LNumber(m))
+	return 1
+}

@@ -145,3 +145,14 @@ for i = 1, 5000 do
 end`
 	fewLinesDiffer(t, drawn, 200)
 }
+
+// math.max and math.min require their first argument and pass NaNs as C's
+// comparisons do.
+func TestMaxAndMinAreLmathlibs(t *testing.T) {
+	src := `print(pcall(math.max)) print(pcall(math.min)) print(pcall(math.max, 1, "x")) print(pcall(math.max, "2", "10"))
+print(math.max(0/0, 1), math.max(1, 0/0), math.min(0/0, 1), math.min(1, 0/0), math.max(3), math.min(1, 2, -5, 4))
+print(pcall(math.min, 1, nil))`
+	if got, want := runGlua(t, src), runLua51(t, src); got != want {
+		t.Errorf("glua:\n%s\nlua5.1:\n%s", got, want)
+	}
+}

@@ -73,6 +73,8 @@ var replaced = []struct{ lib, name string }{
 	{"math", "rad"},
 	{"math", "deg"},
 	{"math", "modf"},
+	{"math", "max"},
+	{"math", "min"},
 	{"debug", "getinfo"},
 	{"debug", "traceback"},
 	{"io", "write"},
@@ -210,6 +212,8 @@ func Open(L *lua.LState) {
 		"math.rad":        mathRad,
 		"math.deg":        mathDeg,
 		"math.modf":       mathModf,
+		"math.max":        mathMax,
+		"math.min":        mathMin,
 		"math.random":     rnd.random,
 		"math.randomseed": rnd.randomseed,
 	}
