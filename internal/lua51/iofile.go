@@ -25,7 +25,7 @@ type fileMethod struct {
 
 func (m fileMethod) call(L *lua.LState) int {
 	if f, ok := asFile(L.Get(1)); ok && f.closed() {
-		L.RaiseError("attempt to use a closed file")
+		raise(L, "attempt to use a closed file")
 	}
 	if m.options != nil && L.GetTop() >= 2 {
 		opt := checkString(L, 2)
@@ -62,7 +62,7 @@ func (c fileCloser) call(L *lua.LState) int {
 		}
 	}
 	if f, ok := asFile(target); ok && f.closed() {
-		L.RaiseError("attempt to use a closed file")
+		raise(L, "attempt to use a closed file")
 	}
 	for _, s := range c.std {
 		if target == s {
@@ -167,7 +167,7 @@ func (d defaultFile) call(L *lua.LState) int {
 			L.ArgError(1, "FILE* expected, got "+typeName(L, 1))
 		}
 		if f.closed() {
-			L.RaiseError("attempt to use a closed file")
+			raise(L, "attempt to use a closed file")
 		}
 	}
 	if name, isName := L.Get(1).(lua.LString); isName && d.output {
@@ -261,12 +261,64 @@ func (w fileWriter) call(L *lua.LState) int {
 	if f, ok := asFile(target); ok {
 		switch {
 		case f.closed() && w.io:
-			L.RaiseError("standard output file is closed")
+			raise(L, "standard output file is closed")
 		case f.closed():
-			L.RaiseError("attempt to use a closed file")
+			raise(L, "attempt to use a closed file")
 		case !f.writable():
 			return pushErrno(L, "", syscall.EBADF)
 		}
 	}
 	return w.fn(L)
+}
+
+// linesIter is the iterator of io.lines and file:lines, reading as
+// file:read("*l") does. gopher-lua's split a line longer than its
+// reader's buffer, 4096 bytes, into several, and said "read x: file
+// already closed" where Lua 5.1 says "file is already closed". The
+// iterator of io.lines(name) closes its file at the end.
+type linesIter struct {
+	file    *lua.LUserData
+	closeAt bool // close the file at its end
+}
+
+func (it linesIter) call(L *lua.LState) int {
+	f, ok := asFile(it.file)
+	if !ok || f.closed() {
+		raise(L, "file is already closed")
+	}
+	r := f.reader()
+	if r == nil {
+		raise(L, strerror(syscall.EBADF))
+	}
+	got, err := readLine(L, r)
+	if err != nil {
+		raise(L, Strerror(err))
+	}
+	if got {
+		return 1
+	}
+	L.Pop(1)
+	if it.closeAt {
+		if closer, ok := L.GetField(it.file, "close").(*lua.LFunction); ok {
+			L.Push(closer)
+			L.Push(it.file)
+			L.Call(1, 0)
+		}
+	}
+	L.Push(lua.LNil)
+	return 1
+}
+
+// fileLines is file:lines(), with linesIter.
+func fileLines(L *lua.LState) int {
+	ud, ok := L.Get(1).(*lua.LUserData)
+	f, isFile := asFile(L.Get(1))
+	if !ok || !isFile {
+		L.ArgError(1, "FILE* expected, got "+typeName(L, 1))
+	}
+	if f.closed() {
+		raise(L, "attempt to use a closed file")
+	}
+	L.Push(L.NewFunction(linesIter{ud, false}.call))
+	return 1
 }

@@ -30,8 +30,12 @@ func TestIOLibraryIsLua51s(t *testing.T) {
 	if err := os.WriteFile(nums, []byte("  42  \n -3.5e1x 0x1p4 inf nan 1e400 .5 5. -.e1 0X1A.8 1e+ INFINITY infin"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	long := filepath.Join(dir, "long.txt")
+	if err := os.WriteFile(long, []byte(strings.Repeat("a", 10000)+"\n\nbbbbb\n"+strings.Repeat("c", 70000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "out.txt")
-	src := fmt.Sprintf(`local IN, NUMS, OUT = %q, %q, %q
+	src := fmt.Sprintf(`local IN, NUMS, OUT, LONG = %q, %q, %q, %q
 local function show(...) local t = {} for i = 1, select("#", ...) do t[i] = tostring((select(i, ...))) end return table.concat(t, "\t") end
 local function try(name, f) print(name, show(pcall(f))) end
 try("formats", function() local f = io.open(IN); local r = {f:read("*l", "*n", "*n", "*n", "*n", "*l", "*l", "*l", "*a", 0)}; f:close(); return unpack(r, 1, 10) end)
@@ -80,7 +84,13 @@ try("write a read-only file", function() local f = io.open(IN); local r = {f:wri
 try("io.type of nothing", function() return io.type(nil), io.type({}), io.type() end)
 try("difftime", function() return os.difftime(10.9, 2.5), os.difftime(3) end)
 try("execute", function() return os.execute("exit 3"), os.execute("true"), os.execute() end)
-print("still writing")`, in, nums, out)
+local function lengths(it) local r = {} for l in it do r[#r + 1] = #l end return table.concat(r, ",") end
+try("io.lines of long lines", function() return lengths(io.lines(LONG)) end)
+try("file:lines of long lines", function() local f = io.open(LONG); local r = lengths(f:lines()); f:close(); return r end)
+try("io.lines of the default input", function() io.input(LONG); local r = lengths(io.lines()); io.input(io.stdin); return r end)
+try("io.lines past its end", function() local it = io.lines(IN); it(); it(); it(); return it(), pcall(it) end)
+try("file:lines of a closed file", function() local f = io.open(IN); local it = f:lines(); f:close(); return pcall(it) end)
+print("still writing")`, in, nums, out, long)
 	mask := regexp.MustCompile(`0x[0-9a-f]+`)
 	// each run starts with out.txt as the other found it
 	fresh := func() {

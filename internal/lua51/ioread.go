@@ -79,7 +79,7 @@ func fileRead(L *lua.LState) int {
 		L.ArgError(1, "FILE* expected, got "+typeName(L, 1))
 	}
 	if f.closed() {
-		L.RaiseError("attempt to use a closed file")
+		raise(L, "attempt to use a closed file")
 	}
 	return gRead(L, f, 2)
 }
@@ -94,7 +94,7 @@ func ioRead(L *lua.LState) int {
 	}
 	f, ok := asFile(in)
 	if !ok || f.closed() {
-		L.RaiseError("standard input file is closed")
+		raise(L, "standard input file is closed")
 	}
 	return gRead(L, f, 1)
 }

@@ -267,9 +267,13 @@ func Open(L *lua.LState) {
 			if files {
 				fn = fileCloser{old.GFunction, std, key == "io.close"}.call
 			}
-		case fileMethods + ".flush", fileMethods + ".lines":
+		case fileMethods + ".flush":
 			if files {
 				fn = fileMethod{old.GFunction, nil}.call
+			}
+		case fileMethods + ".lines":
+			if files {
+				fn = fileLines
 			}
 		case fileMethods + ".seek":
 			if files {

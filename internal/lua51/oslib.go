@@ -105,10 +105,27 @@ type ioLines struct {
 
 func (f ioLines) call(L *lua.LState) int {
 	if L.GetTop() == 0 {
-		return f.fn(L)
+		n := f.fn(L) // the iterator and the default input
+		if ud, ok := L.Get(-1).(*lua.LUserData); ok && n == 2 && fileLayout.ok {
+			L.Pop(2)
+			if file, _ := asFile(ud); file.closed() {
+				raise(L, "standard input file is closed")
+			}
+			L.Push(L.NewFunction(linesIter{ud, false}.call))
+			return 1
+		}
+		return n
 	}
 	name := checkString(L, 1)
 	if n := f.fn(L); n > 0 {
+		// gopher-lua's iterator holds the file it opened as its second
+		// upvalue; linesIter reads it instead
+		if it, ok := L.Get(-1).(*lua.LFunction); ok && n == 1 && fileLayout.ok && len(it.Upvalues) == 2 {
+			if ud, isFile := it.Upvalues[1].Value().(*lua.LUserData); isFile {
+				L.Pop(1)
+				L.Push(L.NewFunction(linesIter{ud, true}.call))
+			}
+		}
 		return n
 	}
 	msg := "cannot open file"
