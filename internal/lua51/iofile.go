@@ -3,6 +3,7 @@ package lua51
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -21,6 +22,7 @@ import (
 type fileMethod struct {
 	fn      lua.LGFunction // gopher-lua's
 	options []string       // argument 2's, for seek and setvbuf
+	seek    bool           // a pipe cannot seek: ESPIPE, as fseek says
 }
 
 func (m fileMethod) call(L *lua.LState) int {
@@ -42,7 +44,29 @@ func (m fileMethod) call(L *lua.LState) int {
 			L.Replace(2, lua.LString("no"))
 		}
 	}
+	if m.seek {
+		if f, ok := asFile(L.Get(1)); ok && f.process() {
+			return pushErrno(L, "", syscall.ESPIPE) // fseek on a pipe
+		}
+	}
 	return m.fn(L)
+}
+
+// popenMode is io.popen's mode as glibc's popen reads it: "r" or "w",
+// with "e" (close on exec) after it; anything else fails with EINVAL.
+func popenMode(fn lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+			switch mode := checkString(L, 2); mode {
+			case "r", "w":
+			case "re", "we":
+				L.Replace(2, lua.LString(mode[:1]))
+			default:
+				return pushErrno(L, checkString(L, 1)+": ", syscall.EINVAL)
+			}
+		}
+		return fn(L)
+	}
 }
 
 // fileCloser is io.close and file:close: the standard files are not
@@ -69,6 +93,14 @@ func (c fileCloser) call(L *lua.LState) int {
 			L.Push(lua.LNil)
 			L.Push(lua.LString("cannot close standard file"))
 			return 2
+		}
+	}
+	if f, ok := asFile(target); ok && f.process() {
+		// pclose closes the command's input before it waits; gopher-lua
+		// waited with the pipe open, so io.popen("cat > x", "w"):close()
+		// never returned
+		if w, ok := f.writer().(io.Closer); ok {
+			w.Close()
 		}
 	}
 	n := c.fn(L)

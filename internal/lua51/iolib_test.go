@@ -90,6 +90,12 @@ try("file:lines of long lines", function() local f = io.open(LONG); local r = le
 try("io.lines of the default input", function() io.input(LONG); local r = lengths(io.lines()); io.input(io.stdin); return r end)
 try("io.lines past its end", function() local it = io.lines(IN); it(); it(); it(); return it(), pcall(it) end)
 try("file:lines of a closed file", function() local f = io.open(IN); local it = f:lines(); f:close(); return pcall(it) end)
+try("popen for writing", function() local p = io.popen("cat > " .. OUT, "w"); p:write("hello ", 42); local c = p:close(); local f = io.open(OUT); local s = f:read("*a"); f:close(); return c, s end)
+try("popen lines", function() local p = io.popen("printf 'a\\nb\\n'"); local r = {} for l in p:lines() do r[#r + 1] = l end; return #r, r[2], p:close() end)
+try("popen numbers", function() local p = io.popen("echo 0x1F 2"); local a, b = p:read("*n", "*n"); p:close(); return a, b end)
+try("popen type", function() local p = io.popen("true"); local t = io.type(p); p:close(); return t, io.type(p), tostring(p) end)
+try("popen mode", function() return io.popen("true", "x") end)
+try("popen seek", function() local p = io.popen("echo x"); local r = {p:seek("set")}; p:close(); return unpack(r) end)
 print("still writing")`, in, nums, out, long)
 	mask := regexp.MustCompile(`0x[0-9a-f]+`)
 	// each run starts with out.txt as the other found it

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -22,15 +23,15 @@ import (
 // failed did not stop the formats after it; a closed file and a bad
 // format had messages of their own.
 //
-// gopher-lua's file type is unexported, so its reader, writer and closed flag are
+// gopher-lua's file type is unexported, so its reader, writer, file and closed flag are
 // found by name and type, as layout.go finds the state's fields; where
 // they are not (a changed gopher-lua), its own read stays in place and
 // TestFileLayoutIsKnown fails.
 var fileLayout struct {
-	once                   sync.Once
-	ok                     bool
-	typ                    reflect.Type // *lFile
-	reader, closed, writer uintptr
+	once                       sync.Once
+	ok                         bool
+	typ                        reflect.Type // *lFile
+	reader, closed, writer, fp uintptr
 }
 
 // fileFields finds the layout from a file of the state, once.
@@ -43,11 +44,13 @@ func fileFields(ud *lua.LUserData) bool {
 		r, ok1 := t.Elem().FieldByName("reader")
 		c, ok2 := t.Elem().FieldByName("closed")
 		w, ok3 := t.Elem().FieldByName("writer")
-		if !ok1 || !ok2 || !ok3 || r.Type != reflect.TypeFor[*bufio.Reader]() || c.Type != reflect.TypeFor[bool]() ||
-			w.Type != reflect.TypeFor[io.Writer]() {
+		fp, ok4 := t.Elem().FieldByName("fp")
+		if !ok1 || !ok2 || !ok3 || !ok4 || r.Type != reflect.TypeFor[*bufio.Reader]() || c.Type != reflect.TypeFor[bool]() ||
+			w.Type != reflect.TypeFor[io.Writer]() || fp.Type != reflect.TypeFor[*os.File]() {
 			return
 		}
 		fileLayout.typ, fileLayout.reader, fileLayout.closed, fileLayout.writer = t, r.Offset, c.Offset, w.Offset
+		fileLayout.fp = fp.Offset
 		fileLayout.ok = true
 	})
 	return fileLayout.ok
@@ -70,7 +73,12 @@ func (f luaFile) reader() *bufio.Reader {
 
 func (f luaFile) closed() bool { return *(*bool)(unsafe.Add(f.p, fileLayout.closed)) }
 
-func (f luaFile) writable() bool { return *(*io.Writer)(unsafe.Add(f.p, fileLayout.writer)) != nil }
+func (f luaFile) writable() bool { return f.writer() != nil }
+
+func (f luaFile) writer() io.Writer { return *(*io.Writer)(unsafe.Add(f.p, fileLayout.writer)) }
+
+// process reports whether the file is io.popen's: it has no *os.File.
+func (f luaFile) process() bool { return *(**os.File)(unsafe.Add(f.p, fileLayout.fp)) == nil }
 
 // fileRead is file:read(...).
 func fileRead(L *lua.LState) int {

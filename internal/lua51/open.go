@@ -83,6 +83,7 @@ var replaced = []struct{ lib, name string }{
 	{"io", "read"},
 	{"io", "close"},
 	{"io", "type"},
+	{"io", "popen"},
 	{"io", "input"},
 	{"io", "output"},
 	{"os", "difftime"},
@@ -269,7 +270,7 @@ func Open(L *lua.LState) {
 			}
 		case fileMethods + ".flush":
 			if files {
-				fn = fileMethod{old.GFunction, nil}.call
+				fn = fileMethod{old.GFunction, nil, false}.call
 			}
 		case fileMethods + ".lines":
 			if files {
@@ -277,11 +278,11 @@ func Open(L *lua.LState) {
 			}
 		case fileMethods + ".seek":
 			if files {
-				fn = fileResult{fileMethod{old.GFunction, []string{"set", "cur", "end"}}.call, "seek", true}.call
+				fn = fileResult{fileMethod{old.GFunction, []string{"set", "cur", "end"}, true}.call, "seek", true}.call
 			}
 		case fileMethods + ".setvbuf":
 			if files {
-				fn = fileMethod{old.GFunction, []string{"no", "full", "line"}}.call
+				fn = fileMethod{old.GFunction, []string{"no", "full", "line"}, false}.call
 			}
 		case "os.remove":
 			fn = fileResult{old.GFunction, "remove", false}.call
@@ -320,6 +321,10 @@ func Open(L *lua.LState) {
 			fn = before{ioTypeArg, old.GFunction}.call
 		case "io.input", "io.output":
 			fn = defaultFile{old, key == "io.output"}.call
+		case "io.popen":
+			if files {
+				fn = popenMode(old.GFunction)
+			}
 		case "os.difftime":
 			fn = osDifftime
 		case "os.execute":
