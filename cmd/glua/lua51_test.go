@@ -217,6 +217,12 @@ print(pcall(string.char, "65"), string.char("6.5e1"))`},
 	{name: "-i continues an unfinished string", args: []string{"-i"}, stdin: "x = 'abc\nprint(1)\nprint(2)\n", firstLine: banner, shape: true},
 	{name: "-e then -i", args: []string{"-e", "x = 5", "-i"}, stdin: "print(x)\n= x * 2\n", firstLine: banner, shape: true},
 	{name: "an error in the script skips -i", args: []string{"-i", "error.lua"}, stdin: "print('not reached')\n", firstLine: banner, shape: true},
+
+	// io.popen's command writes to the process's own output and error.
+	{name: "a popen command's output and error are the process's", args: []string{"-e",
+		`local p = io.popen("cat", "w") p:write("through cat\n") print(p:close()) ` +
+			`local q = io.popen("echo to-stderr >&2; echo read") print(q:read("*a"), q:close()) print(io.popen("exit 3"):close())`}},
+	{name: "a popen command reads the process's input", args: []string{"-e", `print(io.popen("head -c 5"):read("*a"))`}, stdin: "abcdefgh"},
 }
 
 // banner is the first line of -v and -i, glua's or lua5.1's.

@@ -1,13 +1,16 @@
 package lua51
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -52,21 +55,55 @@ func (m fileMethod) call(L *lua.LState) int {
 	return m.fn(L)
 }
 
-// popenMode is io.popen's mode as glibc's popen reads it: "r" or "w",
-// with "e" (close on exec) after it; anything else fails with EINVAL.
-func popenMode(fn lua.LGFunction) lua.LGFunction {
-	return func(L *lua.LState) int {
-		if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-			switch mode := checkString(L, 2); mode {
-			case "r", "w":
-			case "re", "we":
-				L.Replace(2, lua.LString(mode[:1]))
-			default:
-				return pushErrno(L, checkString(L, 1)+": ", syscall.EINVAL)
-			}
-		}
-		return fn(L)
+// ioPopen is io.popen(cmd [, mode]) as Lua 5.1's, through glibc's
+// popen: "sh -c cmd" with the process's standard error, and its standard
+// output where the pipe is the command's input ("w"), as the command's
+// own (gopher-lua's sent both nowhere). The mode is "r" or "w", with "e"
+// (close on exec) after it; anything else fails with EINVAL. The file is
+// one of gopher-lua's, made through fileLayout, so that its methods,
+// io.type and the collector treat it as theirs.
+func ioPopen(L *lua.LState) int {
+	command := checkString(L, 1)
+	mode := "r"
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		mode = checkString(L, 2)
 	}
+	if mode != "r" && mode != "w" && mode != "re" && mode != "we" {
+		return pushErrno(L, command+": ", syscall.EINVAL)
+	}
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Stderr = os.Stderr
+	v := reflect.New(fileLayout.typ.Elem())
+	p := v.UnsafePointer()
+	var err error
+	if mode[0] == 'w' {
+		cmd.Stdout = os.Stdout
+		var in io.WriteCloser
+		if in, err = cmd.StdinPipe(); err == nil {
+			*(*io.Writer)(unsafe.Add(p, fileLayout.writer)) = in
+		}
+	} else {
+		cmd.Stdin = os.Stdin
+		var out io.ReadCloser
+		if out, err = cmd.StdoutPipe(); err == nil {
+			*(*io.ReadCloser)(unsafe.Add(p, fileLayout.stdout)) = out
+			*(**bufio.Reader)(unsafe.Add(p, fileLayout.reader)) = bufio.NewReaderSize(out, 4096)
+		}
+	}
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(command + ": " + Strerror(err)))
+		return 2
+	}
+	*(**exec.Cmd)(unsafe.Add(p, fileLayout.pp)) = cmd
+	ud := L.NewUserData()
+	ud.Value = v.Interface()
+	L.SetMetatable(ud, L.GetTypeMetatable(fileMethods))
+	L.Push(ud)
+	return 1
 }
 
 // fileCloser is io.close and file:close: the standard files are not

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"reflect"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ var fileLayout struct {
 	ok                         bool
 	typ                        reflect.Type // *lFile
 	reader, closed, writer, fp uintptr
+	pp, stdout                 uintptr // for popen, which makes files
 }
 
 // fileFields finds the layout from a file of the state, once.
@@ -51,6 +53,12 @@ func fileFields(ud *lua.LUserData) bool {
 		}
 		fileLayout.typ, fileLayout.reader, fileLayout.closed, fileLayout.writer = t, r.Offset, c.Offset, w.Offset
 		fileLayout.fp = fp.Offset
+		pp, ok5 := t.Elem().FieldByName("pp")
+		so, ok6 := t.Elem().FieldByName("stdout")
+		if !ok5 || !ok6 || pp.Type != reflect.TypeFor[*exec.Cmd]() || so.Type != reflect.TypeFor[io.ReadCloser]() {
+			return
+		}
+		fileLayout.pp, fileLayout.stdout = pp.Offset, so.Offset
 		fileLayout.ok = true
 	})
 	return fileLayout.ok

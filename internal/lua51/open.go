@@ -323,7 +323,7 @@ func Open(L *lua.LState) {
 			fn = defaultFile{old, key == "io.output"}.call
 		case "io.popen":
 			if files {
-				fn = popenMode(old.GFunction)
+				fn = ioPopen
 			}
 		case "os.difftime":
 			fn = osDifftime
