@@ -223,6 +223,11 @@ print(pcall(string.char, "65"), string.char("6.5e1"))`},
 		`local p = io.popen("cat", "w") p:write("through cat\n") print(p:close()) ` +
 			`local q = io.popen("echo to-stderr >&2; echo read") print(q:read("*a"), q:close()) print(io.popen("exit 3"):close())`}},
 	{name: "a popen command reads the process's input", args: []string{"-e", `print(io.popen("head -c 5"):read("*a"))`}, stdin: "abcdefgh"},
+
+	// os.exit's argument is read before anything closes.
+	{name: "os.exit of a boolean is a bad argument", args: []string{"-e", "io.write('out ') os.exit(true)"}},
+	{name: "os.exit of a numeric string", args: []string{"-e", "os.exit('4')"}},
+	{name: "os.exit of a fraction", args: []string{"-e", "os.exit(2.7)"}},
 }
 
 // banner is the first line of -v and -i, glua's or lua5.1's.

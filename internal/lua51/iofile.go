@@ -391,3 +391,39 @@ func fileLines(L *lua.LState) int {
 	L.Push(L.NewFunction(linesIter{ud, false}.call))
 	return 1
 }
+
+// osExitArgs is os.exit's luaL_optint, before gopher-lua's os.exit: that
+// closes the state first and reads its argument after, so os.exit(true)
+// or os.exit("4") raised an error on a closed state, and the process died
+// with Go's panic and a segmentation fault.
+func osExitArgs(L *lua.LState) {
+	code := optInt(L, 1, 0)
+	L.SetTop(0)
+	L.Push(lua.LNumber(code))
+}
+
+// osSetlocale is os.setlocale for glua's one locale: numbers print and
+// parse, and strings compare and change case, as in C's "C" locale, so a
+// query, or asking for "C", "POSIX" or "" (the environment's, which glua
+// does not take), answers "C", and any other locale nil, as C does for a
+// locale it does not have. gopher-lua's answered false to everything.
+func osSetlocale(L *lua.LState) int {
+	locale := lua.LValue(lua.LNil)
+	if L.GetTop() >= 1 && L.Get(1) != lua.LNil {
+		locale = lua.LString(checkString(L, 1))
+	}
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		switch cat := checkString(L, 2); cat {
+		case "all", "collate", "ctype", "monetary", "numeric", "time":
+		default:
+			L.ArgError(2, "invalid option '"+cat+"'")
+		}
+	}
+	switch locale {
+	case lua.LNil, lua.LString("C"), lua.LString("POSIX"), lua.LString(""):
+		L.Push(lua.LString("C"))
+	default:
+		L.Push(lua.LNil)
+	}
+	return 1
+}

@@ -17,7 +17,8 @@ func TestFileLayoutIsKnown(t *testing.T) {
 }
 
 // TestIOLibraryIsLua51s runs reads, closes, modes, seeks, the default
-// files, os.execute and os.difftime, and their messages, on files a test
+// files, io.popen, os.execute, os.difftime and os.setlocale, and their
+// messages, on files a test
 // directory holds, in glua and in lua5.1, each case under pcall; file
 // addresses are masked.
 func TestIOLibraryIsLua51s(t *testing.T) {
@@ -96,6 +97,8 @@ try("popen numbers", function() local p = io.popen("echo 0x1F 2"); local a, b = 
 try("popen type", function() local p = io.popen("true"); local t = io.type(p); p:close(); return t, io.type(p), tostring(p) end)
 try("popen mode", function() return io.popen("true", "x") end)
 try("popen seek", function() local p = io.popen("echo x"); local r = {p:seek("set")}; p:close(); return unpack(r) end)
+try("setlocale", function() return os.setlocale(), os.setlocale("C"), os.setlocale(nil, "numeric"), os.setlocale("xx_YY"), os.setlocale("POSIX", "all") end)
+try("setlocale category", function() return os.setlocale("C", "bogus") end)
 print("still writing")`, in, nums, out, long)
 	mask := regexp.MustCompile(`0x[0-9a-f]+`)
 	// each run starts with out.txt as the other found it

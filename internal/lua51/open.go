@@ -87,6 +87,8 @@ var replaced = []struct{ lib, name string }{
 	{"io", "input"},
 	{"io", "output"},
 	{"os", "difftime"},
+	{"os", "exit"},
+	{"os", "setlocale"},
 	{"os", "execute"},
 	{"os", "remove"},
 	{"os", "rename"},
@@ -325,6 +327,10 @@ func Open(L *lua.LState) {
 			if files {
 				fn = ioPopen
 			}
+		case "os.exit":
+			fn = before{osExitArgs, old.GFunction}.call
+		case "os.setlocale":
+			fn = osSetlocale
 		case "os.difftime":
 			fn = osDifftime
 		case "os.execute":
