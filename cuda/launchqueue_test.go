@@ -87,6 +87,20 @@ func launch(t *testing.T, q *launchQueue, r *recorder, v uint64) (queued bool) {
 	return false
 }
 
+// queued starts a queue over r, wakes its worker and makes count more
+// launches, and returns the queue and the number of launches made.
+func queued(t *testing.T, r *recorder, count int) (*launchQueue, uint64) {
+	t.Helper()
+	q := newTestQueue(t, r)
+	var n uint64
+	wakeWorker(t, q, r, &n)
+	for range count {
+		n++
+		launch(t, q, r, n)
+	}
+	return q, n
+}
+
 // inOrder checks that the launches numbered 1, 2, ... were issued in that
 // order.
 func inOrder(t *testing.T, r *recorder) {
@@ -117,14 +131,8 @@ func wakeWorker(t *testing.T, q *launchQueue, r *recorder, next *uint64) {
 
 func TestLaunchQueueIssuesInOrder(t *testing.T) {
 	r := &recorder{}
-	q := newTestQueue(t, r)
-	var n uint64
-	wakeWorker(t, q, r, &n)
 	// More than the queue holds, so that pushes also wait for room.
-	for range 5 * launchQueueDepth {
-		n++
-		launch(t, q, r, n)
-	}
+	q, n := queued(t, r, 5*launchQueueDepth)
 	if err := q.drain(); err != nil {
 		t.Fatal(err)
 	}
@@ -136,13 +144,7 @@ func TestLaunchQueueIssuesInOrder(t *testing.T) {
 
 func TestLaunchQueueDrainWaitsForTheWorker(t *testing.T) {
 	r := &recorder{delay: 200 * time.Microsecond}
-	q := newTestQueue(t, r)
-	var n uint64
-	wakeWorker(t, q, r, &n)
-	for range 20 {
-		n++
-		launch(t, q, r, n)
-	}
+	q, n := queued(t, r, 20)
 	if err := q.drain(); err != nil {
 		t.Fatal(err)
 	}
@@ -217,13 +219,7 @@ func TestLaunchQueueWorkerSleepsAndWakes(t *testing.T) {
 
 func TestLaunchQueueStopIssuesWhatIsQueued(t *testing.T) {
 	r := &recorder{delay: 100 * time.Microsecond}
-	q := newTestQueue(t, r)
-	var n uint64
-	wakeWorker(t, q, r, &n)
-	for range 30 {
-		n++
-		launch(t, q, r, n)
-	}
+	q, n := queued(t, r, 30)
 	if err := q.stop(); err != nil {
 		t.Fatal(err)
 	}
