@@ -403,6 +403,22 @@ func (g *gen) arithPow() []*node {
 	return out
 }
 
+// mathFunctions are the math library's functions of one number that C
+// computes.
+var mathFunctions = []string{"sin", "cos", "tan", "exp", "log", "log10", "atan", "asin", "acos", "sinh", "cosh", "tanh", "sqrt"}
+
+// arithMath applies them, and atan2, to edge values, printed to the last
+// digit: at these arguments glibc rounds each to the nearest double, and
+// so must glua.
+func (g *gen) arithMath() []*node {
+	var out []*node
+	for i := 0; i < 3; i++ {
+		out = append(out, mk(stmt, "print(string.format(\"%%.17g %%.17g\", math.%s(%s), math.atan2(%s, %s)))",
+			g.pick(mathFunctions...), g.edge(), g.edge(), g.edge()))
+	}
+	return out
+}
+
 // arithZero follows -0, NaN and infinities through arithmetic and printing.
 func (g *gen) arithZero() []*node {
 	return g.some([]*node{

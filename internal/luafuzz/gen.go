@@ -91,6 +91,7 @@ var features = []struct {
 	{"arith", (*gen).arith},
 	{"arith.mod", (*gen).arithMod},
 	{"arith.pow", (*gen).arithPow},
+	{"arith.math", (*gen).arithMath},
 	{"arith.zero", (*gen).arithZero},
 	{"errors", (*gen).errors},
 	{"coroutines", (*gen).coroutines},
