@@ -193,11 +193,7 @@ func (o fileOpener) call(L *lua.LState) int {
 // file's address, or "file (closed)"; gopher-lua's said "file" for every
 // open file, and "process" for io.popen's, which Lua 5.1 calls files too.
 func fileToString(L *lua.LState) int {
-	ud, ok := L.Get(1).(*lua.LUserData)
-	f, isFile := asFile(L.Get(1))
-	if !ok || !isFile {
-		L.ArgError(1, "FILE* expected, got "+typeName(L, 1))
-	}
+	ud, f := checkFile(L)
 	if f.closed() {
 		L.Push(lua.LString("file (closed)"))
 	} else {
@@ -231,13 +227,7 @@ func (d defaultFile) call(L *lua.LState) int {
 		L.Replace(1, lua.LString(numberString(v)))
 	case lua.LString:
 	default:
-		f, ok := asFile(v)
-		if !ok {
-			L.ArgError(1, "FILE* expected, got "+typeName(L, 1))
-		}
-		if f.closed() {
-			raise(L, "attempt to use a closed file")
-		}
+		toFile(L)
 	}
 	if name, isName := L.Get(1).(lua.LString); isName && d.output {
 		// gopher-lua opens without O_TRUNC: what the file held past the
@@ -380,14 +370,7 @@ func (it linesIter) call(L *lua.LState) int {
 
 // fileLines is file:lines(), with linesIter.
 func fileLines(L *lua.LState) int {
-	ud, ok := L.Get(1).(*lua.LUserData)
-	f, isFile := asFile(L.Get(1))
-	if !ok || !isFile {
-		L.ArgError(1, "FILE* expected, got "+typeName(L, 1))
-	}
-	if f.closed() {
-		raise(L, "attempt to use a closed file")
-	}
+	ud, _ := toFile(L)
 	L.Push(L.NewFunction(linesIter{ud, false}.call))
 	return 1
 }

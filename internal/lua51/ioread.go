@@ -88,15 +88,28 @@ func (f luaFile) writer() io.Writer { return *(*io.Writer)(unsafe.Add(f.p, fileL
 // process reports whether the file is io.popen's: it has no *os.File.
 func (f luaFile) process() bool { return *(**os.File)(unsafe.Add(f.p, fileLayout.fp)) == nil }
 
-// fileRead is file:read(...).
-func fileRead(L *lua.LState) int {
+// checkFile is luaL_checkudata(L, 1, "FILE*"): argument 1 must be one
+// of gopher-lua's files.
+func checkFile(L *lua.LState) (*lua.LUserData, luaFile) {
 	f, ok := asFile(L.Get(1))
 	if !ok {
 		L.ArgError(1, "FILE* expected, got "+typeName(L, 1))
 	}
+	return L.Get(1).(*lua.LUserData), f
+}
+
+// toFile is liolib.c's tofile: checkFile, and the file must be open.
+func toFile(L *lua.LState) (*lua.LUserData, luaFile) {
+	ud, f := checkFile(L)
 	if f.closed() {
 		raise(L, "attempt to use a closed file")
 	}
+	return ud, f
+}
+
+// fileRead is file:read(...).
+func fileRead(L *lua.LState) int {
+	_, f := toFile(L)
 	return gRead(L, f, 2)
 }
 
