@@ -49,16 +49,26 @@ func expDD(z dd) float64 {
 
 // Log is C's log: -inf at zero, NaN below it.
 func Log(x float64) float64 {
-	switch {
-	case x != x || x == math.Inf(1):
-		return x + x
-	case x == 0:
-		return math.Inf(-1)
-	case x < 0:
-		return math.NaN() // libm gives it glibc's sign
+	if v, special := logSpecial(x); special {
+		return v
 	}
 	r := logDD(x)
 	return r.hi + r.lo
+}
+
+// logSpecial is log's and log10's answer where x is not a finite positive
+// number: NaN and +inf as they are, -inf at a zero, NaN below (libm gives
+// that NaN glibc's sign).
+func logSpecial(x float64) (float64, bool) {
+	switch {
+	case x != x || x == math.Inf(1):
+		return x + x, true
+	case x == 0:
+		return math.Inf(-1), true
+	case x < 0:
+		return math.NaN(), true
+	}
+	return 0, false
 }
 
 // Sin, Cos and Tan are C's sin, cos and tan: x = k pi/2 + r with

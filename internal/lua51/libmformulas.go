@@ -12,13 +12,8 @@ import "math"
 // x = m 2^k, m in [1, 2), or [0.5, 1) below 1, with log10(2) in a high
 // part of 40 bits, whose product with k is exact, and a low part.
 func Log10(x float64) float64 {
-	switch {
-	case x != x || x == math.Inf(1):
-		return x + x
-	case x == 0:
-		return math.Inf(-1)
-	case x < 0:
-		return math.NaN()
+	if v, special := logSpecial(x); special {
+		return v
 	}
 	b := math.Float64bits(x)
 	k := 0
