@@ -76,6 +76,7 @@ type Backend struct {
 	// launches is the launch queue (launchqueue.go); nil where launches
 	// all go straight to the driver.
 	launches *launchQueue
+	runs     runGraphs // the worker's graphs for runs of launches (rungraph.go)
 	// capturing counts the streams recording a graph, which captures
 	// names (graph.go): work on them that waits or touches host memory is
 	// refused, and so is a wait for the whole device while any records.
@@ -176,9 +177,14 @@ func Load(cfg Config) (b *Backend, err error) {
 	b.cacheDir, b.cacheWhy = kernelCacheDir(cfg.KernelCache)
 	b.initVersions()
 	if launchQueueWanted() {
-		b.launches = newLaunchQueue(func() error {
-			return b.check("cuCtxSetCurrent", "launch queue", cuResult(b.drv.cuCtxSetCurrent.call(b.ctx)))
-		}, b.issueQueued)
+		b.runs.off = !b.drv.hasNodeGraphs()
+		b.launches = newLaunchQueue(queueDriver{
+			start: func() error {
+				return b.check("cuCtxSetCurrent", "launch queue", cuResult(b.drv.cuCtxSetCurrent.call(b.ctx)))
+			},
+			issueRun: b.issueRun,
+			finish:   func() { b.runs.drop(b) },
+		})
 	}
 	return b, nil
 }

@@ -17,9 +17,10 @@
 // stream. Nothing here calls the driver from a finalizer.
 //
 // Back-to-back kernel launches are handed to a worker thread that calls
-// cuLaunchKernel while the caller goes on (launchqueue.go); every other
-// driver call waits for that queue to empty first, so the driver sees each
-// goroutine's calls in their order. A launch the driver refuses after it
+// cuLaunchKernel while the caller goes on (launchqueue.go), or gives the
+// driver the launches waiting as one graph where they pile up
+// (rungraph.go); every other driver call waits for that queue to empty
+// first, so the driver sees each goroutine's calls in their order. A launch the driver refuses after it
 // was queued is reported by the next call, as a kernel's fault is.
 //
 // Errors carry the library's own names (CUDA_ERROR_OUT_OF_MEMORY,

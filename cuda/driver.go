@@ -66,6 +66,14 @@ type driverAPI struct {
 	cuGraphLaunch               fn // optional
 	cuGraphExecDestroy          fn // optional
 	cuGraphDestroy              fn // optional
+	// Graphs built node by node, for runs of queued launches
+	// (rungraph.go). CUDA 12.0 added the _v2 forms, whose parameter
+	// struct extends v1's at its end; older drivers have only v1.
+	cuGraphCreate                    fn // optional
+	cuGraphAddKernelNode             fn // optional
+	cuGraphAddKernelNodeV1           fn // optional
+	cuGraphExecKernelNodeSetParams   fn // optional
+	cuGraphExecKernelNodeSetParamsV1 fn // optional
 }
 
 func (d *driverAPI) symbols() []symbol {
@@ -133,6 +141,11 @@ func (d *driverAPI) symbols() []symbol {
 		{"cuGraphLaunch", &d.cuGraphLaunch, true},
 		{"cuGraphExecDestroy", &d.cuGraphExecDestroy, true},
 		{"cuGraphDestroy", &d.cuGraphDestroy, true},
+		{"cuGraphCreate", &d.cuGraphCreate, true},
+		{"cuGraphAddKernelNode_v2", &d.cuGraphAddKernelNode, true},
+		{"cuGraphAddKernelNode", &d.cuGraphAddKernelNodeV1, true},
+		{"cuGraphExecKernelNodeSetParams_v2", &d.cuGraphExecKernelNodeSetParams, true},
+		{"cuGraphExecKernelNodeSetParams", &d.cuGraphExecKernelNodeSetParamsV1, true},
 	}
 }
 

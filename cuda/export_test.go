@@ -90,5 +90,11 @@ func (b *Backend) QueuedLaunches() (int64, bool) {
 	return b.launches.issued.Load(), true
 }
 
+// GraphRuns is how many runs of queued launches the worker gave the
+// driver as graphs, and how many launches they held.
+func (b *Backend) GraphRuns() (runs, launches int64) {
+	return b.runs.runs.Load(), b.runs.launches.Load()
+}
+
 // LaunchQueueWanted says whether Load starts a launch queue here.
 func LaunchQueueWanted() bool { return launchQueueWanted() }

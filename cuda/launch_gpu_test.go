@@ -593,3 +593,135 @@ func TestQueuedLaunchesKeepTheirOrder(t *testing.T) {
 		t.Errorf("only %d of %d launches went through the launch queue", after-before, 2*steps)
 	}
 }
+
+// TestRunsOfLaunchesAsGraphs launches faster than the driver takes
+// launches one at a time, so that the worker gives it runs as graphs, and
+// varies what each run holds: two kernels of one module and one of another,
+// grids of different sizes, new and repeated arguments, a second stream,
+// and a module closed between runs. Every value is checked against the
+// host's.
+func TestRunsOfLaunchesAsGraphs(t *testing.T) {
+	b := cudatest.Shared(t)
+	const src = `
+extern "C" __global__ void mul(unsigned long long* x, int n, unsigned long long a) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) x[i] = x[i] * a + i; }
+extern "C" __global__ void xor_add(unsigned long long* x, int n, unsigned long long v) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) x[i] = (x[i] ^ v) + 1; }`
+	m, err := b.Compile(src, "runs.cu", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	mul, err := m.Function("mul")
+	if err != nil {
+		t.Fatal(err)
+	}
+	xorAdd, err := m.Function("xor_add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := newRand(t)
+	const n = 4096
+	s2, err := b.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.DestroyStream(s2)
+	x, err := b.Alloc(8 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free(x, 8*n)
+	want := make([]uint64, n)
+	raw := make([]byte, 8*n)
+	for i := range want {
+		want[i] = rng.Uint64()
+		binary.LittleEndian.PutUint64(raw[8*i:], want[i])
+	}
+	if err := b.Upload(x, raw, 0); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string, s device.Stream) {
+		t.Helper()
+		if err := b.Download(raw, x, s); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if got := binary.LittleEndian.Uint64(raw[8*i:]); got != want[i] {
+				t.Fatalf("%s: x[%d] = %d, want %d", when, i, got, want[i])
+			}
+		}
+	}
+	// other is a kernel of a module of its own, closed after a few rounds.
+	var other *cuda.Function
+	var otherMod *cuda.Module
+	runs0, launches0 := b.GraphRuns()
+	s := device.Stream(0)
+	for round := range 40 {
+		if round%8 == 0 {
+			om, err := b.Compile(fmt.Sprintf(`extern "C" __global__ void neg%d(unsigned long long* x, int n) {
+				int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = ~x[i]; }`, round), "neg.cu", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if other, err = om.Function(fmt.Sprintf("neg%d", round)); err != nil {
+				t.Fatal(err)
+			}
+			otherMod = om
+		}
+		a, v := rng.Uint64()|1, rng.Uint64()
+		for k := range 500 {
+			// The same launch repeats in stretches, as in a loop.
+			if k%50 == 0 {
+				a, v = rng.Uint64()|1, rng.Uint64()
+			}
+			cnt := n
+			if rng.IntN(3) == 0 {
+				cnt = 1 + rng.IntN(n)
+			}
+			grid := [3]uint32{uint32((cnt + 127) / 128), 1, 1}
+			var err error
+			switch op := rng.IntN(7); {
+			case op < 3:
+				err = b.Launch(mul, grid, [3]uint32{128, 1, 1}, 0, s, x, int32(cnt), a)
+				for i := range cnt {
+					want[i] = want[i]*a + uint64(i)
+				}
+			case op < 6:
+				err = b.Launch(xorAdd, grid, [3]uint32{128, 1, 1}, 0, s, x, int32(cnt), v)
+				for i := range cnt {
+					want[i] = (want[i] ^ v) + 1
+				}
+			default:
+				err = b.Launch(other, grid, [3]uint32{128, 1, 1}, 0, s, x, int32(cnt))
+				for i := range cnt {
+					want[i] = ^want[i]
+				}
+			}
+			if err != nil {
+				t.Fatalf("round %d, launch %d: %v", round, k, err)
+			}
+		}
+		check(fmt.Sprintf("after round %d", round), s)
+		if round%8 == 7 {
+			if err := otherMod.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if round%4 == 3 { // change streams: the download above ordered them
+			if s == 0 {
+				s = s2
+			} else {
+				s = 0
+			}
+		}
+	}
+	runs, launches := b.GraphRuns()
+	queued, queue := b.QueuedLaunches()
+	t.Logf("%d runs as graphs held %d of 20000 launches (%d through the queue)", runs-runs0, launches-launches0, queued)
+	if queue && runs == runs0 {
+		t.Error("no run of launches went to the driver as a graph")
+	}
+}

@@ -15,7 +15,10 @@ import (
 // was measured on, more than everything glua does around it. A Lua loop of
 // small kernels therefore hands its launches to a worker on an OS thread of
 // its own, which calls cuLaunchKernel while the loop goes on to its next
-// call: the loop then costs the larger of the two, not their sum.
+// call: the loop then costs the larger of the two, not their sum. Where
+// the loop is the faster of the two, launches pile up in the queue, and the
+// worker gives the driver those waiting as one graph (rungraph.go), at a
+// fraction of a launch's cost each: the loop's pace is then its own.
 //
 // Order is kept by one rule: every other call into the driver (begin)
 // first waits until the worker has issued everything queued. So the
@@ -59,11 +62,24 @@ const launchQueueDepth = 256
 // microseconds; a sleeping worker takes tens to wake.
 const workerSpin = 200 * time.Microsecond
 
-type launchQueue struct {
-	// issue calls the driver for one launch on the worker's thread;
-	// start runs once there first (making the context current).
-	issue func(*queuedLaunch, *[pooledParams + 1]unsafe.Pointer) error
+// queueDriver is what the worker calls, all on its own thread.
+type queueDriver struct {
+	// start runs once first (making the context current).
 	start func() error
+	// issueRun gives the driver the first of es, or several of them in
+	// order, and reports how many it gave, counting one it refused (the
+	// error's); es holds one or more launches, none of them refused yet.
+	issueRun func(es []*queuedLaunch, params *[pooledParams + 1]unsafe.Pointer) (int, error)
+	// finish runs when the worker stops, after its last launch.
+	finish func()
+}
+
+// maxRun bounds how many queued launches the worker hands issueRun at
+// once.
+const maxRun = 32
+
+type launchQueue struct {
+	d queueDriver
 
 	mu   sync.Mutex // taken by producers; the worker never takes it
 	ring [launchQueueDepth]queuedLaunch
@@ -71,6 +87,7 @@ type launchQueue struct {
 	tail atomic.Uint64 // next free; written under mu
 
 	params [pooledParams + 1]unsafe.Pointer // the worker's, into ring slots
+	batch  [maxRun]*queuedLaunch            // the worker's: the entries it issues next
 
 	// run counts the launches since the last other call on the backend.
 	// A launch is queued only in a run of them: a lone launch between
@@ -99,13 +116,12 @@ func launchQueueWanted() bool {
 
 // newLaunchQueue starts the worker. If start fails the worker exits and
 // newLaunchQueue returns nil: launches then all go straight to the driver.
-func newLaunchQueue(start func() error, issue func(*queuedLaunch, *[pooledParams + 1]unsafe.Pointer) error) *launchQueue {
+func newLaunchQueue(d queueDriver) *launchQueue {
 	q := &launchQueue{
-		issue: issue,
-		start: start,
-		wake:  make(chan struct{}, 1),
-		quit:  make(chan struct{}),
-		done:  make(chan struct{}),
+		d:    d,
+		wake: make(chan struct{}, 1),
+		quit: make(chan struct{}),
+		done: make(chan struct{}),
 	}
 	started := make(chan error)
 	go q.work(started)
@@ -120,26 +136,40 @@ func (q *launchQueue) work(started chan<- error) {
 	// The thread stays locked: the context made current on it stays so,
 	// and the goroutine's exit ends the thread with it.
 	runtime.LockOSThread()
-	if err := q.start(); err != nil {
+	if err := q.d.start(); err != nil {
 		started <- err
 		return
+	}
+	if q.d.finish != nil {
+		defer q.d.finish()
 	}
 	q.asleep.Store(true)
 	started <- nil
 	var idle time.Time
 	spins := 0
 	for {
-		h := q.head.Load()
-		if h != q.tail.Load() {
-			e := &q.ring[h%launchQueueDepth]
-			if q.failed.Load() == nil {
-				if err := q.issue(e, &q.params); err != nil {
-					q.failed.Store(&err)
-				}
-				q.issued.Add(1)
+		h, t := q.head.Load(), q.tail.Load()
+		if h != t {
+			m := int(min(t-h, maxRun))
+			for i := range m {
+				q.batch[i] = &q.ring[(h+uint64(i))%launchQueueDepth]
 			}
-			e.f = nil
-			q.head.Store(h + 1)
+			// After a refusal every launch is dropped, the rest of the
+			// batch with it.
+			n := m
+			if q.failed.Load() == nil {
+				took, err := q.d.issueRun(q.batch[:m], &q.params)
+				q.issued.Add(int64(took))
+				if err != nil {
+					q.failed.Store(&err)
+				} else {
+					n = took
+				}
+			}
+			for _, e := range q.batch[:n] {
+				e.f = nil
+			}
+			q.head.Store(h + uint64(n))
 			spins = 0
 			continue
 		}

@@ -17,6 +17,8 @@ type recorder struct {
 	issued []uint64
 	failAt uint64
 	delay  time.Duration
+	most   int // takes at most this many launches a call, where set
+	runs   []int
 }
 
 func (r *recorder) issue(e *queuedLaunch, params *[pooledParams + 1]unsafe.Pointer) error {
@@ -33,13 +35,25 @@ func (r *recorder) issue(e *queuedLaunch, params *[pooledParams + 1]unsafe.Point
 	return nil
 }
 
-// queued is the worker's issue: a driver slower than the producer, by
-// delay a launch.
-func (r *recorder) queued(e *queuedLaunch, params *[pooledParams + 1]unsafe.Pointer) error {
+// run is the worker's issueRun: a driver slower than the producer, by
+// delay a call, that takes the launches it is given at once (up to most),
+// in order, up to one it refuses. runs notes how many launches each call took.
+func (r *recorder) run(es []*queuedLaunch, params *[pooledParams + 1]unsafe.Pointer) (int, error) {
 	if r.delay > 0 {
 		time.Sleep(r.delay)
 	}
-	return r.issue(e, params)
+	r.mu.Lock()
+	if r.most > 0 && len(es) > r.most {
+		es = es[:r.most]
+	}
+	r.runs = append(r.runs, len(es))
+	r.mu.Unlock()
+	for i, e := range es {
+		if err := r.issue(e, params); err != nil {
+			return i + 1, err
+		}
+	}
+	return len(es), nil
 }
 
 func (r *recorder) got() []uint64 {
@@ -52,7 +66,7 @@ func newTestQueue(t *testing.T, r *recorder) *launchQueue {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("the worker spins beside the producer, which needs two threads")
 	}
-	q := newLaunchQueue(func() error { return nil }, r.queued)
+	q := newLaunchQueue(queueDriver{start: func() error { return nil }, issueRun: r.run})
 	if q == nil {
 		t.Fatal("the worker did not start")
 	}
@@ -140,6 +154,36 @@ func TestLaunchQueueIssuesInOrder(t *testing.T) {
 		t.Fatalf("issued %d launches, want %d", got, n)
 	}
 	inOrder(t, r)
+}
+
+// TestLaunchQueueHandsOverTheLaunchesWaiting checks that a driver slower
+// than the loop is given the launches waiting together, in order, no more
+// than maxRun at once, and that those it leaves are given to it next.
+func TestLaunchQueueHandsOverTheLaunchesWaiting(t *testing.T) {
+	for _, most := range []int{0, 3} {
+		r := &recorder{delay: 300 * time.Microsecond, most: most}
+		q, n := queued(t, r, 200)
+		if err := q.drain(); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(r.got()); uint64(got) != n {
+			t.Fatalf("issued %d launches, want %d", got, n)
+		}
+		inOrder(t, r)
+		r.mu.Lock()
+		longest := 0
+		for _, k := range r.runs {
+			longest = max(longest, k)
+		}
+		r.mu.Unlock()
+		limit := maxRun
+		if most > 0 {
+			limit = most
+		}
+		if longest < 2 || longest > limit {
+			t.Errorf("taking at most %d: the longest run handed over was %d launches, want 2 to %d", most, longest, limit)
+		}
+	}
 }
 
 func TestLaunchQueueDrainWaitsForTheWorker(t *testing.T) {

@@ -212,6 +212,8 @@ func (m *Module) Close() error {
 	b.mu.Lock()
 	delete(b.modules, m)
 	b.mu.Unlock()
+	// The runs' graphs may hold the module's kernels in their nodes.
+	b.runs.drop(b)
 	h := m.handle
 	m.handle = 0
 	return b.check("cuModuleUnload", m.name, cuResult(b.drv.cuModuleUnload.call(h)))
