@@ -597,8 +597,8 @@ func TestQueuedLaunchesKeepTheirOrder(t *testing.T) {
 // TestRunsOfLaunchesAsGraphs launches faster than the driver takes
 // launches one at a time, so that the worker gives it runs as graphs, and
 // varies what each run holds: two kernels of one module and one of another,
-// grids of different sizes, new and repeated arguments, a second stream,
-// and a module closed between runs. Every value is checked against the
+// grids of different sizes, new and repeated arguments, a second stream
+// (destroyed and made again), and a module closed between runs. Every value is checked against the
 // host's.
 func TestRunsOfLaunchesAsGraphs(t *testing.T) {
 	b := cudatest.Shared(t)
@@ -628,7 +628,7 @@ extern "C" __global__ void xor_add(unsigned long long* x, int n, unsigned long l
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.DestroyStream(s2)
+	defer func() { b.DestroyStream(s2) }()
 	x, err := b.Alloc(8 * n)
 	if err != nil {
 		t.Fatal(err)
@@ -710,6 +710,17 @@ extern "C" __global__ void xor_add(unsigned long long* x, int n, unsigned long l
 				t.Fatal(err)
 			}
 		}
+		if round == 19 { // a new stream in the old one's place
+			if err := b.DestroyStream(s2); err != nil {
+				t.Fatal(err)
+			}
+			if s2, err = b.NewStream(); err != nil {
+				t.Fatal(err)
+			}
+			if s != 0 {
+				s = s2
+			}
+		}
 		if round%4 == 3 { // change streams: the download above ordered them
 			if s == 0 {
 				s = s2
@@ -718,9 +729,27 @@ extern "C" __global__ void xor_add(unsigned long long* x, int n, unsigned long l
 			}
 		}
 	}
+	// More streams with runs than keep graphs at once.
+	for i := range 20 {
+		si, err := b.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.DestroyStream(si)
+		a := rng.Uint64() | 1
+		for range 200 {
+			if err := b.Launch(mul, [3]uint32{n / 128, 1, 1}, [3]uint32{128, 1, 1}, 0, si, x, int32(n), a); err != nil {
+				t.Fatal(err)
+			}
+			for j := range want {
+				want[j] = want[j]*a + uint64(j)
+			}
+		}
+		check(fmt.Sprintf("on new stream %d", i+1), si)
+	}
 	runs, launches := b.GraphRuns()
 	queued, queue := b.QueuedLaunches()
-	t.Logf("%d runs as graphs held %d of 20000 launches (%d through the queue)", runs-runs0, launches-launches0, queued)
+	t.Logf("%d runs as graphs held %d of 24000 launches (%d through the queue)", runs-runs0, launches-launches0, queued)
 	if queue && runs == runs0 {
 		t.Error("no run of launches went to the driver as a graph")
 	}

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gluaproject/glua/device"
 )
 
 // Where a Lua loop makes launches faster than the driver takes them one
@@ -13,8 +15,10 @@ import (
 // was measured on a launch costs the driver 4.4 µs of host time, and a run
 // of eight as a graph 0.8–1.0 µs a kernel (BENCHMARKS.md).
 //
-// One executable graph is kept for each length of run. Before a launch its
-// nodes are pointed at the run's kernels, shapes and arguments with
+// One executable graph is kept for each stream and length of run: a graph
+// launch also waits for the same graph's previous launch, which on another
+// stream would tie the two streams together. Before a launch its nodes are
+// pointed at the run's kernels, shapes and arguments with
 // cuGraphExecKernelNodeSetParams, only where a node holds something else:
 // a loop that repeats one launch changes nothing. A graph launch runs after
 // the work queued on its stream before it and before the work queued after
@@ -27,10 +31,10 @@ import (
 
 // runGraphs are the backend's graphs for runs of launches. The worker
 // holds mu while it issues a run; Module.Close takes it to drop the graphs
-// before the module's code goes.
+// before the module's code goes, and DestroyStream to drop the stream's.
 type runGraphs struct {
-	mu     sync.Mutex
-	bySize [maxRun + 1]*runGraph
+	mu       sync.Mutex
+	byStream map[device.Stream]*[maxRun + 1]*runGraph
 	// off is set where the driver cannot build graphs node by node, or
 	// built none for launches it then took one at a time.
 	off bool
@@ -117,7 +121,8 @@ func (r *runGraphs) launch(b *Backend, es []*queuedLaunch) (built, ok bool) {
 	if r.off {
 		return true, false
 	}
-	g := r.bySize[len(es)]
+	sized := r.sized(b, es[0].stream)
+	g := sized[len(es)]
 	if g != nil && r.fixedKernels {
 		for i, e := range es {
 			if g.held[i].f != e.f {
@@ -133,7 +138,7 @@ func (r *runGraphs) launch(b *Backend, es []*queuedLaunch) (built, ok bool) {
 			if g.held[i].f != e.f {
 				r.fixedKernels = true
 			}
-			r.dropSize(b, len(es))
+			r.dropOne(b, sized, len(es))
 			g = nil
 		}
 	}
@@ -141,10 +146,10 @@ func (r *runGraphs) launch(b *Backend, es []*queuedLaunch) (built, ok bool) {
 		if g = r.build(b, es); g == nil {
 			return false, false
 		}
-		r.bySize[len(es)] = g
+		sized[len(es)] = g
 	}
 	if cuResult(b.drv.cuGraphLaunch.call(g.exec, uintptr(es[0].stream))) != cudaSuccess {
-		r.dropSize(b, len(es))
+		r.dropOne(b, sized, len(es))
 		return true, false
 	}
 	r.runs.Add(1)
@@ -219,21 +224,61 @@ func (r *runGraphs) build(b *Backend, es []*queuedLaunch) *runGraph {
 	return g
 }
 
-// dropSize destroys the graph for runs of n. The driver finishes a launch
-// of it in flight first.
-func (r *runGraphs) dropSize(b *Backend, n int) {
-	if g := r.bySize[n]; g != nil {
+// maxRunStreams bounds the streams that keep graphs: past it, every
+// stream's are dropped, and those in use are built again.
+const maxRunStreams = 16
+
+// sized is stream s's graphs, by run length.
+func (r *runGraphs) sized(b *Backend, s device.Stream) *[maxRun + 1]*runGraph {
+	if sized := r.byStream[s]; sized != nil {
+		return sized
+	}
+	if r.byStream == nil {
+		r.byStream = map[device.Stream]*[maxRun + 1]*runGraph{}
+	}
+	if len(r.byStream) >= maxRunStreams {
+		r.dropAll(b)
+	}
+	sized := new([maxRun + 1]*runGraph)
+	r.byStream[s] = sized
+	return sized
+}
+
+// dropOne destroys the graph for runs of n in sized. The driver finishes a
+// launch of it in flight first.
+func (r *runGraphs) dropOne(b *Backend, sized *[maxRun + 1]*runGraph, n int) {
+	if g := sized[n]; g != nil {
 		b.drv.cuGraphExecDestroy.call(g.exec)
 		b.drv.cuGraphDestroy.call(g.graph)
-		r.bySize[n] = nil
+		sized[n] = nil
 	}
 }
 
-// drop destroys every run's graph; the context must be current.
-func (r *runGraphs) drop(b *Backend) {
+// drop destroys every run's graph, or with a stream only that stream's;
+// the context must be current.
+func (r *runGraphs) drop(b *Backend, streams ...device.Stream) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for n := range r.bySize {
-		r.dropSize(b, n)
+	if len(streams) == 0 {
+		r.dropAll(b)
+		return
+	}
+	for _, s := range streams {
+		r.dropStream(b, s)
+	}
+}
+
+func (r *runGraphs) dropAll(b *Backend) {
+	for s := range r.byStream {
+		r.dropStream(b, s)
+	}
+}
+
+func (r *runGraphs) dropStream(b *Backend, s device.Stream) {
+	if sized := r.byStream[s]; sized != nil {
+		for n := range sized {
+			r.dropOne(b, sized, n)
+		}
+		delete(r.byStream, s)
 	}
 }

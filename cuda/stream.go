@@ -85,6 +85,7 @@ func (b *Backend) DestroyStream(s device.Stream) error {
 	delete(b.handles, s)
 	delete(b.streams, s)
 	b.mu.Unlock()
+	b.runs.drop(b, s)
 	var first error
 	if h != nil {
 		first = b.destroyHandle(h)
