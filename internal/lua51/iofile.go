@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"reflect"
@@ -269,6 +271,32 @@ func osDifftime(L *lua.LState) int {
 	}
 	L.Push(lua.LNumber(float64(toInt64(float64(t1)) - toInt64(float64(t2)))))
 	return 1
+}
+
+// osTmpname is lua_tmpnam as Lua 5.1 builds it on POSIX: mkstemp on
+// "/tmp/lua_XXXXXX", which creates the file (empty, mode 0600) so that no
+// other process can take the name between the call and its use; gopher-lua
+// only named a file.
+func osTmpname(L *lua.LState) int {
+	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	var name [6]byte
+	for range 100 {
+		for i := range name {
+			name[i] = letters[rand.IntN(len(letters))]
+		}
+		path := "/tmp/lua_" + string(name[:])
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			f.Close()
+			L.Push(lua.LString(path))
+			return 1
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	L.RaiseError("unable to generate a unique filename")
+	return 0
 }
 
 // osExecute is C's system as Lua 5.1 calls it: the shell's wait status

@@ -84,6 +84,7 @@ try("read a write-only file", function() local f = io.open(OUT, "w"); local r = 
 try("write a read-only file", function() local f = io.open(IN); local r = {f:write("x")}; f:close(); return unpack(r, 1, 3) end)
 try("io.type of nothing", function() return io.type(nil), io.type({}), io.type() end)
 try("difftime", function() return os.difftime(10.9, 2.5), os.difftime(3) end)
+try("tmpname", function() local a, b = os.tmpname(), os.tmpname(); local f = io.open(a); local r = {a:match("^/tmp/lua_%%w%%w%%w%%w%%w%%w$") ~= nil, a ~= b, io.type(f), f:read("*a")}; f:close(); os.remove(a); os.remove(b); return unpack(r) end)
 try("execute", function() return os.execute("exit 3"), os.execute("true"), os.execute() end)
 local function lengths(it) local r = {} for l in it do r[#r + 1] = #l end return table.concat(r, ",") end
 try("io.lines of long lines", function() return lengths(io.lines(LONG)) end)

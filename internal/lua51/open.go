@@ -90,6 +90,7 @@ var replaced = []struct{ lib, name string }{
 	{"os", "exit"},
 	{"os", "setlocale"},
 	{"os", "execute"},
+	{"os", "tmpname"},
 	{"os", "remove"},
 	{"os", "rename"},
 	{"os", "time"},
@@ -335,6 +336,8 @@ func Open(L *lua.LState) {
 			fn = osDifftime
 		case "os.execute":
 			fn = osExecute
+		case "os.tmpname":
+			fn = osTmpname
 		case fileMethods + ".__tostring":
 			if files {
 				fn = fileToString
