@@ -55,17 +55,39 @@ func download[T any](t *testing.T, b *cuda.Backend, p device.Ptr, n int, dt devi
 	return out
 }
 
+// compile builds src and looks up entries in it, or fails the test; the
+// module closes when the test ends (closing it before is harmless).
+func compile(t *testing.T, b *cuda.Backend, src, name string, entries ...string) (*cuda.Module, []*cuda.Function) {
+	t.Helper()
+	m, err := b.Compile(src, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	fs := make([]*cuda.Function, len(entries))
+	for i, e := range entries {
+		if fs[i], err = m.Function(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m, fs
+}
+
+// randomWords draws n 64-bit words, and gives them also as the bytes of
+// an upload.
+func randomWords(rng *rand.Rand, n int) ([]uint64, []byte) {
+	words, raw := make([]uint64, n), make([]byte, 8*n)
+	for i := range words {
+		words[i] = rng.Uint64()
+		binary.LittleEndian.PutUint64(raw[8*i:], words[i])
+	}
+	return words, raw
+}
+
 func TestLaunchPassesEveryArgumentType(t *testing.T) {
 	b := cudatest.Shared(t)
-	m, err := b.Compile(argsKernel, "args.cu", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	f, err := m.Function("args")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, fs := compile(t, b, argsKernel, "args.cu", "args")
+	f := fs[0]
 	out, err := b.Alloc(6 * 8)
 	if err != nil {
 		t.Fatal(err)
@@ -90,15 +112,8 @@ func TestLaunchPassesEveryArgumentType(t *testing.T) {
 
 func TestLaunchUsesEveryGridAndBlockDimension(t *testing.T) {
 	b := cudatest.Shared(t)
-	m, err := b.Compile(argsKernel, "args.cu", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	f, err := m.Function("iota")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, fs := compile(t, b, argsKernel, "args.cu", "iota")
+	f := fs[0]
 	const w, h = 100, 70
 	out, _ := b.Alloc(w * h * 4)
 	defer b.Free(out, w*h*4)
@@ -403,19 +418,8 @@ func TestLaunchesWithManyArguments(t *testing.T) {
 	}
 	src := fmt.Sprintf(`extern "C" __global__ void many(%s) { unsigned long long s = 0;%s out[0] = s; }
 extern "C" __global__ void one(long long* out, long long a) { out[0] = a; }`, params.String(), body.String())
-	m, err := b.Compile(src, "many.cu", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	manyFn, err := m.Function("many")
-	if err != nil {
-		t.Fatal(err)
-	}
-	oneFn, err := m.Function("one")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, fs := compile(t, b, src, "many.cu", "many", "one")
+	manyFn, oneFn := fs[0], fs[1]
 	out, err := b.Alloc(8)
 	if err != nil {
 		t.Fatal(err)
@@ -511,17 +515,10 @@ func BenchmarkLaunch(b *testing.B) {
 // straight to the driver, every value must be the host's.
 func TestQueuedLaunchesKeepTheirOrder(t *testing.T) {
 	b := cudatest.Shared(t)
-	m, err := b.Compile(`extern "C" __global__ void step(unsigned long long* x, int n, unsigned long long a, unsigned long long v) {
+	_, fs := compile(t, b, `extern "C" __global__ void step(unsigned long long* x, int n, unsigned long long a, unsigned long long v) {
 		int i = blockIdx.x * blockDim.x + threadIdx.x;
-		if (i < n) x[i] = x[i] * a + v + i; }`, "step.cu", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	f, err := m.Function("step")
-	if err != nil {
-		t.Fatal(err)
-	}
+		if (i < n) x[i] = x[i] * a + v + i; }`, "step.cu", "step")
+	f := fs[0]
 	before, queue := b.QueuedLaunches()
 	if cuda.LaunchQueueWanted() != queue {
 		t.Fatalf("the backend has a launch queue: %v; this process wants one: %v", queue, cuda.LaunchQueueWanted())
@@ -539,12 +536,7 @@ func TestQueuedLaunchesKeepTheirOrder(t *testing.T) {
 			return err
 		}
 		defer b.Free(x, 8*n)
-		want := make([]uint64, n)
-		raw := make([]byte, 8*n)
-		for i := range want {
-			want[i] = rng.Uint64()
-			binary.LittleEndian.PutUint64(raw[8*i:], want[i])
-		}
+		want, raw := randomWords(rng, n)
 		if err := b.Upload(x, raw, s); err != nil {
 			return err
 		}
@@ -609,19 +601,8 @@ extern "C" __global__ void mul(unsigned long long* x, int n, unsigned long long 
 extern "C" __global__ void xor_add(unsigned long long* x, int n, unsigned long long v) {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) x[i] = (x[i] ^ v) + 1; }`
-	m, err := b.Compile(src, "runs.cu", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	mul, err := m.Function("mul")
-	if err != nil {
-		t.Fatal(err)
-	}
-	xorAdd, err := m.Function("xor_add")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, fs := compile(t, b, src, "runs.cu", "mul", "xor_add")
+	mul, xorAdd := fs[0], fs[1]
 	rng := newRand(t)
 	const n = 4096
 	s2, err := b.NewStream()
@@ -634,12 +615,7 @@ extern "C" __global__ void xor_add(unsigned long long* x, int n, unsigned long l
 		t.Fatal(err)
 	}
 	defer b.Free(x, 8*n)
-	want := make([]uint64, n)
-	raw := make([]byte, 8*n)
-	for i := range want {
-		want[i] = rng.Uint64()
-		binary.LittleEndian.PutUint64(raw[8*i:], want[i])
-	}
+	want, raw := randomWords(rng, n)
 	if err := b.Upload(x, raw, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -661,15 +637,10 @@ extern "C" __global__ void xor_add(unsigned long long* x, int n, unsigned long l
 	s := device.Stream(0)
 	for round := range 40 {
 		if round%8 == 0 {
-			om, err := b.Compile(fmt.Sprintf(`extern "C" __global__ void neg%d(unsigned long long* x, int n) {
-				int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = ~x[i]; }`, round), "neg.cu", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if other, err = om.Function(fmt.Sprintf("neg%d", round)); err != nil {
-				t.Fatal(err)
-			}
-			otherMod = om
+			entry := fmt.Sprintf("neg%d", round)
+			om, fs := compile(t, b, fmt.Sprintf(`extern "C" __global__ void %s(unsigned long long* x, int n) {
+				int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = ~x[i]; }`, entry), "neg.cu", entry)
+			other, otherMod = fs[0], om
 		}
 		a, v := rng.Uint64()|1, rng.Uint64()
 		for k := range 500 {
