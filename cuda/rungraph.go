@@ -113,8 +113,7 @@ func (d *driverAPI) hasNodeGraphs() bool {
 }
 
 // launch gives the driver es as one graph launch and reports whether it
-// took them; built reports whether a graph of es could be made at all
-// (false only where one was built for them and the driver refused it).
+// took them; built is false where the driver would build no graph of them.
 func (r *runGraphs) launch(b *Backend, es []*queuedLaunch) (built, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
