@@ -191,11 +191,12 @@
 // "(tail call)", the yield a suspended coroutine waits in, and a message
 // that is not a string returned as it is.
 //
-// debug.getinfo: gopher-lua's has no short_src, calls a Go function's
-// kind "G" (Lua 5.1: "C", with source "=[C]" and lines -1), knows no "L"
-// option (activelines) and names the main chunk. namewhat is "" where no
-// name is known, and missing where gopher-lua knows the name but not how
-// the function was reached.
+// debug.getinfo, getfenv and setfenv count levels as Lua 5.1 does, a
+// tail call's level included (gopher-lua's answered it with the main
+// chunk). debug.getinfo takes a thread, gives only the fields its options
+// ask for, short_src, "C" for a Go function (with source "=[C]" and lines
+// -1), activelines ("L"), namewhat (as internal/luac recorded the call)
+// and no made-up name; its argument errors are Lua 5.1's.
 //
 // table.foreach, table.foreachi and table.setn are added: gopher-lua lacks
 // them; setn fails as in the reference build ("'setn' is obsolete").

@@ -124,31 +124,3 @@ func mathLdexp(L *lua.LState) int {
 	L.Push(lua.LNumber(math.Ldexp(float64(checkNumber(L, 1)), e)))
 	return 1
 }
-
-// fenvLevel checks getfenv's and setfenv's level as Lua 5.1's getfunc
-// does, before gopher-lua's function runs: a C int (optional for getfenv),
-// not negative ("level must be non-negative"), and a level the stack has
-// ("invalid level"). gopher-lua's read it as a Go int and took any
-// negative level as 0 and any level past the stack as the globals'.
-type fenvLevel struct{ name string }
-
-func (f fenvLevel) check(L *lua.LState) {
-	if _, ok := L.Get(1).(*lua.LFunction); ok {
-		return
-	}
-	var level int
-	if f.name == "getfenv" {
-		level = optInt(L, 1, 1)
-	} else {
-		level = checkInt(L, 1)
-	}
-	if level < 0 {
-		argError(L, 1, f.name, "level must be non-negative")
-	}
-	if _, ok := L.GetStack(level); !ok {
-		argError(L, 1, f.name, "invalid level")
-	}
-	if L.GetTop() >= 1 {
-		L.Replace(1, lua.LNumber(level))
-	}
-}

@@ -23,6 +23,10 @@ var layout = func() (l struct {
 	uvNext, uvIndex uintptr
 	// In callFrame: Parent *callFrame, Fn *LFunction, TailCall int.
 	parent, fn, tailCall uintptr
+	// In Debug: frame *callFrame, what GetInfo reads; debugOK says it was
+	// found, for debug.getinfo, getfenv and setfenv (levels.go).
+	debugFrame uintptr
+	debugOK    bool
 }) {
 	field := func(t reflect.Type, name string, want reflect.Type) (uintptr, bool) {
 		sf, ok := t.FieldByName(name)
@@ -47,6 +51,8 @@ var layout = func() (l struct {
 	l.fn, ok6 = field(frame, "Fn", reflect.TypeFor[*lua.LFunction]())
 	l.tailCall, ok7 = field(frame, "TailCall", reflect.TypeFor[int]())
 	l.ok = ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7
+	l.debugFrame, l.debugOK = field(reflect.TypeFor[lua.Debug](), "frame", cur.Type)
+	l.debugOK = l.debugOK && l.ok
 	return l
 }()
 

@@ -299,8 +299,10 @@ func Open(L *lua.LState) {
 			fn = before{func(L *lua.LState) { luaFunction(L, "create") }, old.GFunction}.call
 		case "coroutine.status":
 			fn = before{func(L *lua.LState) { coroutineArg(L, "status") }, old.GFunction}.call
-		case ".getfenv", ".setfenv":
-			fn = before{fenvLevel{r.name}.check, old.GFunction}.call
+		case ".getfenv":
+			fn = baseGetfenv
+		case ".setfenv":
+			fn = baseSetfenv
 		case "string.find":
 			fn = atInit{emptyFind, true}.call
 		case "string.match":
@@ -308,7 +310,7 @@ func Open(L *lua.LState) {
 		case "string.gsub":
 			fn = strGsub
 		case "debug.getinfo":
-			fn = infoGetter{old.GFunction}.call
+			fn = debugGetinfo
 		case "debug.traceback":
 			fn = debugTraceback
 		case "io.write", fileMethods + ".write":

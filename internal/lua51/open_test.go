@@ -11,8 +11,8 @@ import (
 // Update layout.go for the new release, or drop PCall if the release
 // closes upvalues as Lua 5.1 does (TestPlainGopherLuaShowsEachDefect).
 func TestGopherLuaLayoutIsKnown(t *testing.T) {
-	if !layout.ok {
-		t.Fatal("gopher-lua's LState, Upvalue or callFrame fields are not what layout.go expects")
+	if !layout.ok || !layout.debugOK {
+		t.Fatal("gopher-lua's LState, Upvalue, callFrame or Debug fields are not what layout.go expects")
 	}
 }
 

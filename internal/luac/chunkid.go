@@ -11,7 +11,10 @@ import (
 	"github.com/gluaproject/glua/internal/lua51"
 )
 
-func init() { lua51.ChunkSource = ChunkSource }
+func init() {
+	lua51.ChunkSource = ChunkSource
+	lua51.CallNameWhat = CallNameWhat
+}
 
 // Lua 5.1 cuts a chunk's name to fit a buffer: LUA_IDSIZE (60) bytes for
 // the positions of runtime errors and debug.getinfo's short_src, MAXSRC
@@ -71,6 +74,29 @@ func recordSource(proto *lua.FunctionProto, name string) {
 	for _, child := range proto.FunctionPrototypes {
 		recordSource(child, name)
 	}
+}
+
+// callKinds maps each prototype Load compiled to the namewhat of its
+// named calls, by pc; keys are weak, as in sources.
+var callKinds sync.Map // weak.Pointer[lua.FunctionProto] -> map[int]string
+
+func recordCallKinds(proto *lua.FunctionProto, kinds map[int]string) {
+	key := weak.Make(proto)
+	callKinds.Store(key, kinds)
+	runtime.AddCleanup(proto, func(k weak.Pointer[lua.FunctionProto]) { callKinds.Delete(k) }, key)
+}
+
+// CallNameWhat says how the call at pc of proto named the function it
+// calls: "global", "local", "upvalue", "field" or "method", Lua 5.1's
+// namewhat; false where Load did not compile proto or the call has no
+// name.
+func CallNameWhat(proto *lua.FunctionProto, pc int) (string, bool) {
+	kinds, ok := callKinds.Load(weak.Make(proto))
+	if !ok {
+		return "", false
+	}
+	kind, ok := kinds.(map[int]string)[pc]
+	return kind, ok
 }
 
 // ChunkSource returns the chunk name Load was given for the chunk fn

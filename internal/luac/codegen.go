@@ -139,9 +139,12 @@ type funcState struct {
 	nilK       int
 	boolK      [2]int
 	protos     []*lua.FunctionProto
-	hasArg     bool
-	isMain     bool
-	nparams    int
+	// callKinds is the namewhat of each call with a name, by its pc
+	// (CallNameWhat).
+	callKinds map[int]string
+	hasArg    bool
+	isMain    bool
+	nparams   int
 	// localFunctions are the chunk's `local function` statements; a
 	// `local f = function` is compiled as the plain local it is.
 	localFunctions map[*ast.LocalAssignStmt]bool

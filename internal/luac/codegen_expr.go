@@ -652,7 +652,7 @@ func (fs *funcState) indexUpvalue(name string, v *expdesc) int {
 // callExpr compiles a call; its value is left open (kCall) for the
 // consumer to say how many results it takes.
 func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
-	name := "?"
+	name, kind := "?", ""
 	if ex.Receiver != nil {
 		fs.expr(ex.Receiver, v)
 		var key expdesc
@@ -660,10 +660,22 @@ func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
 		fs.line = ex.Line()
 		fs.nearAt(ex, open)
 		fs.self(v, &key)
-		name = ex.Method
+		name, kind = ex.Method, "method"
 	} else {
 		fs.expr(ex.Func, v)
 		fs.nearAt(ex, open)
+		// How the function was reached, as Lua 5.1's getobjname reads it
+		// back from the code (debug.getinfo's namewhat).
+		switch v.k {
+		case kLocal:
+			kind = "local"
+		case kUpval:
+			kind = "upvalue"
+		case kGlobal:
+			kind = "global"
+		case kIndexed:
+			kind = "field"
+		}
 		fs.exp2nextreg(v)
 		switch fn := ex.Func.(type) {
 		case *ast.IdentExpr:
@@ -694,6 +706,13 @@ func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
 	fs.line = ex.Line()
 	v.init(kCall, fs.codeABC(lua.OP_CALL, base, nparams+1, 2))
 	fs.f.DbgCalls = append(fs.f.DbgCalls, lua.DbgCall{Name: name, Pc: v.info})
+	if kind != "" {
+		if fs.callKinds == nil {
+			fs.callKinds = map[int]string{}
+			recordCallKinds(fs.f, fs.callKinds)
+		}
+		fs.callKinds[v.info] = kind
+	}
 	fs.freereg = base + 1
 	if ex.AdjustRet {
 		fs.dischargeVars(v)

@@ -1,0 +1,280 @@
+package lua51
+
+import (
+	"strings"
+	"unsafe"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// A stack level as Lua 5.1 counts them (lua_getstack): level 0 is the
+// running function, each level above is its caller, and a function that
+// replaced its caller by a tail call leaves one level per tail call that
+// holds no function, "(tail call)". gopher-lua's GetStack counts those too
+// but answers such a level with the bottom frame, so getfenv(2) across a
+// tail call gave the main chunk's environment where Lua 5.1 refuses.
+type stackLevel51 struct {
+	frame unsafe.Pointer // nil for a tail call's level
+	// yield is level 0 of a suspended coroutine: the yield it waits in,
+	// a C function gopher-lua keeps no frame for.
+	yield bool
+}
+
+// levelOf finds level in L1's stack, or reports false where the stack is
+// not that deep (or gopher-lua's layout is unknown).
+func levelOf(L1 *lua.LState, level int) (stackLevel51, bool) {
+	if !layout.debugOK || level < 0 {
+		return stackLevel51{}, false
+	}
+	frame := *currentFrame(L1)
+	if frame != nil && L1 != L1.G.CurrentThread && L1.Status(L1) == "suspended" {
+		if level == 0 {
+			return stackLevel51{yield: true}, true
+		}
+		level--
+	}
+	for ; level > 0 && frame != nil; frame = frameParent(frame) {
+		level--
+		if !frameFn(frame).IsG {
+			level -= frameTailCalls(frame)
+		}
+	}
+	switch {
+	case level == 0 && frame != nil:
+		return stackLevel51{frame: frame}, true
+	case level < 0:
+		return stackLevel51{}, true
+	}
+	return stackLevel51{}, false
+}
+
+// debug is a lua.Debug for the level's frame, for L1.GetInfo.
+func (s stackLevel51) debug() *lua.Debug {
+	d := &lua.Debug{}
+	*(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(d), layout.debugFrame)) = s.frame
+	return d
+}
+
+// getfunc is lbaselib.c's getfunc: the function argument 1 names, or the
+// one running at the level it gives (optional for getfenv, default 1).
+func getfunc(L *lua.LState, name string, opt bool) *lua.LFunction {
+	if f, ok := L.Get(1).(*lua.LFunction); ok {
+		return f
+	}
+	var level int
+	if opt {
+		level = optInt(L, 1, 1)
+	} else {
+		level = checkInt(L, 1)
+	}
+	if level < 0 {
+		argError(L, 1, name, "level must be non-negative")
+	}
+	s, ok := levelOf(L, level)
+	if !ok {
+		argError(L, 1, name, "invalid level")
+	}
+	if s.frame == nil {
+		// A tail call's level, or the yield of a suspended coroutine,
+		// which cannot be the caller's level here.
+		L.RaiseError("no function environment for tail call at level %d", level)
+	}
+	return frameFn(s.frame)
+}
+
+// baseGetfenv is Lua 5.1's getfenv: a C function's environment is the
+// thread's globals.
+func baseGetfenv(L *lua.LState) int {
+	fn := getfunc(L, "getfenv", true)
+	if fn.IsG {
+		L.Push(L.Env)
+	} else {
+		L.Push(L.GetFEnv(fn))
+	}
+	return 1
+}
+
+// baseSetfenv is Lua 5.1's setfenv: the table is checked first, level 0
+// sets the thread's globals and returns nothing, and a C function's
+// environment cannot be set.
+func baseSetfenv(L *lua.LState) int {
+	env := L.CheckTable(2)
+	fn := getfunc(L, "setfenv", false)
+	if n, ok := L.Get(1).(lua.LNumber); ok && n == 0 {
+		L.Env = env
+		return 0
+	}
+	if s, ok := L.Get(1).(lua.LString); ok {
+		if n, ok := str2d(string(s)); ok && n == 0 {
+			L.Env = env
+			return 0
+		}
+	}
+	if fn.IsG {
+		L.RaiseError("'setfenv' cannot change environment of given object")
+	}
+	L.SetFEnv(fn, env)
+	L.Push(fn)
+	return 1
+}
+
+// debugGetinfo is Lua 5.1's debug.getinfo([thread,] function|level
+// [, what]): a thread's levels, lua5.1's argument errors, only the fields
+// the options ask for, and what gopher-lua's leaves out or names its own
+// way: short_src, "C" for a Go function (source "=[C]", short_src "[C]",
+// -1 for its lines), namewhat, activelines ("L"), a tail call's level, and
+// no name where none is known (gopher-lua makes one up).
+//
+// namewhat is "" where no name is known, and where one is, the kind that
+// CallNameWhat reports for the call ("" where no compiler recorded one).
+func debugGetinfo(L *lua.LState) int {
+	L1, arg := L, 0
+	if th, ok := L.Get(1).(*lua.LState); ok {
+		L1, arg = th, 1
+	}
+	what := "flnSu"
+	if L.GetTop() >= arg+2 && L.Get(arg+2) != lua.LNil {
+		what = L.CheckString(arg + 2)
+	}
+	var s stackLevel51
+	var fn *lua.LFunction
+	switch v := L.Get(arg + 1).(type) {
+	case *lua.LFunction:
+		fn = v
+	default:
+		level, isNumber := 0, false
+		if n, ok := v.(lua.LNumber); ok {
+			level, isNumber = CInt(float64(n)), true
+		} else if str, ok := v.(lua.LString); ok {
+			if n, ok := str2d(string(str)); ok {
+				level, isNumber = CInt(n), true
+			}
+		}
+		if !isNumber {
+			argError(L, arg+1, "getinfo", "function or level expected")
+		}
+		var ok bool
+		if s, ok = levelOf(L1, level); !ok {
+			L.Push(lua.LNil)
+			return 1
+		}
+		if s.frame != nil {
+			fn = frameFn(s.frame)
+		}
+	}
+	if strings.Trim(what, "SlunLf") != "" {
+		argError(L, arg+2, "getinfo", "invalid option")
+	}
+	info := L.NewTable()
+	var dbg lua.Debug
+	if fn != nil && !fn.IsG {
+		d, opts := &dbg, "S"
+		if s.frame != nil {
+			d, opts = s.debug(), "Sln"
+		} else {
+			opts = ">S"
+		}
+		if _, err := L1.GetInfo(opts, d, fn); err != nil {
+			L.Push(lua.LNil)
+			return 1
+		}
+		dbg = *d
+	}
+	// The level is a Lua function's, a C (Go) function's, a tail call's
+	// or a suspended coroutine's yield.
+	tail := fn == nil && !s.yield
+	cfn := fn == nil && s.yield || fn != nil && fn.IsG
+	if strings.Contains(what, "S") {
+		switch {
+		case tail:
+			setInfo(info, "=(tail call)", "(tail call)", -1, -1, "tail")
+		case cfn:
+			setInfo(info, "=[C]", "[C]", -1, -1, "C")
+		default:
+			source := dbg.Source
+			if ChunkSource != nil {
+				if src, ok := ChunkSource(fn); ok {
+					source = src
+				}
+			}
+			kind := "Lua" // a main chunk's prototype is defined at line 0
+			if dbg.LineDefined == 0 {
+				kind = "main"
+			}
+			setInfo(info, source, shortSource(fn, dbg.Source), dbg.LineDefined, dbg.LastLineDefined, kind)
+		}
+	}
+	if strings.Contains(what, "l") {
+		line := -1
+		if !tail && !cfn && s.frame != nil {
+			line = dbg.CurrentLine
+		}
+		info.RawSetString("currentline", lua.LNumber(line))
+	}
+	if strings.Contains(what, "u") {
+		nups := 0
+		if fn != nil {
+			nups = len(fn.Upvalues)
+		}
+		info.RawSetString("nups", lua.LNumber(nups))
+	}
+	if strings.Contains(what, "n") {
+		name, namewhat := levelName(s, dbg.Name)
+		if name != "" {
+			info.RawSetString("name", lua.LString(name))
+		}
+		info.RawSetString("namewhat", lua.LString(namewhat))
+	}
+	if strings.Contains(what, "L") && fn != nil && !fn.IsG {
+		lines := L.NewTable()
+		for _, line := range fn.Proto.DbgSourcePositions {
+			lines.RawSetInt(line, lua.LTrue)
+		}
+		info.RawSetString("activelines", lines)
+	}
+	if strings.Contains(what, "f") && fn != nil {
+		info.RawSetString("func", fn)
+	}
+	L.Push(info)
+	return 1
+}
+
+func setInfo(info *lua.LTable, source, short string, defined, lastDefined int, what string) {
+	info.RawSetString("source", lua.LString(source))
+	info.RawSetString("short_src", lua.LString(short))
+	info.RawSetString("linedefined", lua.LNumber(defined))
+	info.RawSetString("lastlinedefined", lua.LNumber(lastDefined))
+	info.RawSetString("what", lua.LString(what))
+}
+
+// levelName is the name and namewhat of the function at level s, from
+// gopher-lua's name for it (made up where it knows none: "<src:line>",
+// "(anonymous)", "main chunk").
+func levelName(s stackLevel51, name string) (string, string) {
+	if s.frame == nil || name == "" {
+		return "", ""
+	}
+	parent := frameParent(s.frame)
+	if parent == nil || frameTailCalls(s.frame) > 0 || frameFn(parent).IsG {
+		return "", ""
+	}
+	namewhat := ""
+	if CallNameWhat != nil {
+		namewhat, _ = CallNameWhat(frameFn(parent).Proto, framePc(parent)-1)
+	}
+	if name[0] == '<' || name[0] == '(' {
+		if namewhat != "field" {
+			return "", ""
+		}
+		// t[k]() with a key that is no string constant: Lua 5.1 names
+		// the field "?".
+		name = "?"
+	}
+	return name, namewhat
+}
+
+// CallNameWhat, where set, says how the call at pc of proto named the
+// function it called, as Lua 5.1's getinfo reports it: "global",
+// "local", "method", "field" or "upvalue". internal/luac, which records
+// it, sets it.
+var CallNameWhat func(proto *lua.FunctionProto, pc int) (string, bool)
