@@ -172,3 +172,10 @@ func (s stackLevel) describe(L *lua.LState) string {
 	}
 	return line + " in function <" + fn.Proto.SourceName + ":" + strconv.Itoa(fn.Proto.LineDefined) + ">"
 }
+
+// debugGetregistry is Lua 5.1's debug.getregistry: gopher-lua keeps its
+// registry in a table too.
+func debugGetregistry(L *lua.LState) int {
+	L.Push(L.G.Registry)
+	return 1
+}

@@ -77,6 +77,7 @@ var replaced = []struct{ lib, name string }{
 	{"math", "min"},
 	{"debug", "getinfo"},
 	{"debug", "traceback"},
+	{"", "newproxy"},
 	{"io", "write"},
 	{"io", "open"},
 	{"io", "lines"},
@@ -154,7 +155,8 @@ func library(L *lua.LState, lib string) *lua.LTable {
 //     gopher-lua's own is still in place, so that a sandbox's wrapper or
 //     removal stands;
 //   - the files' metatable gets Lua 5.1's __gc where it has none;
-//   - gcinfo is added where collectgarbage exists, and table.foreach,
+//   - gcinfo is added where collectgarbage exists, debug.getregistry
+//     where the debug library does, and table.foreach,
 //     table.foreachi and table.setn where the table library exists, each
 //     only where the name is free;
 //   - math.huge becomes infinity where it holds gopher-lua's value.
@@ -311,6 +313,8 @@ func Open(L *lua.LState) {
 			fn = strGsub
 		case "debug.getinfo":
 			fn = debugGetinfo
+		case ".newproxy":
+			fn = baseNewproxy
 		case "debug.traceback":
 			fn = debugTraceback
 		case "io.write", fileMethods + ".write":
@@ -372,6 +376,7 @@ func Open(L *lua.LState) {
 	if g := L.G.Global; g.RawGetString("collectgarbage") != lua.LNil {
 		add(g, "gcinfo", baseGcinfo)
 	}
+	add(library(L, "debug"), "getregistry", debugGetregistry)
 	table := library(L, "table")
 	add(table, "foreach", tableForeach)
 	add(table, "foreachi", tableForeachi)

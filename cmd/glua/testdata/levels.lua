@@ -1,5 +1,5 @@
 -- Stack levels as Lua 5.1 counts them (tail calls included), debug.getinfo's
--- fields and errors, getfenv and setfenv: run by lua51_test.go
+-- fields and errors, getfenv/setfenv and newproxy: run by lua51_test.go
 -- beside lua5.1.
 local function try(name, f, ...)
   local r = {pcall(f, ...)}
@@ -41,6 +41,12 @@ try("getinfo thread", function() local co = coroutine.create(function() coroutin
 try("setfenv order", function() return setfenv("x") end)
 try("setfenv C fn", function() return setfenv(print, {}) end)
 try("setfenv 0 ret", function() return select("#", setfenv(0, getfenv(0))) end)
+try("newproxy nil", function() return getmetatable(newproxy()) end)
+try("newproxy proxy", function() local a = newproxy(true); local b = newproxy(a); return getmetatable(a) == getmetatable(b) end)
+try("newproxy plain ud", function() local a = newproxy(false); return newproxy(a) end)
+try("newproxy str", function() return newproxy("x") end)
+try("newproxy table", function() return newproxy({}) end)
+try("getregistry", function() return type(debug.getregistry()) end)
 try("getinfo tail level", function() local function g() local i = debug.getinfo(2); return i.what, i.source, i.short_src, i.currentline, i.linedefined, i.func, i.namewhat end; return g() end)
 try("getinfo only S", function() local i = debug.getinfo(1, "S"); return i.currentline, i.name, i.func, i.what end)
 try("getinfo field by index", function() local t = {function() local i = debug.getinfo(1, "n"); return i.name, i.namewhat end}; local a, b = t[1](); return a, b end)
