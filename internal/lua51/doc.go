@@ -197,6 +197,8 @@
 // ask for, short_src, "C" for a Go function (with source "=[C]" and lines
 // -1), activelines ("L"), namewhat (as internal/luac recorded the call)
 // and no made-up name; its argument errors are Lua 5.1's.
+// debug.getregistry is added (gopher-lua lacks it). newproxy shares only
+// a metatable newproxy(true) made, and refuses any other argument.
 //
 // table.foreach, table.foreachi and table.setn are added: gopher-lua lacks
 // them; setn fails as in the reference build ("'setn' is obsolete").
