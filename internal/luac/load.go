@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -43,6 +44,9 @@ func Load(L *lua.LState, r io.Reader, chunkName string) (*lua.LFunction, error) 
 func LoadChunk(L *lua.LState, src []byte, chunkName string, levels int) (fn *lua.LFunction, err error) {
 	if L == nil {
 		return nil, errors.New("luac.LoadChunk: nil *lua.LState")
+	}
+	if len(src) > 0 && src[0] == luaSignature {
+		return nil, syntaxError(fmt.Errorf("%s: cannot load a precompiled chunk: glua compiles Lua source only", undumpName(chunkName)))
 	}
 	display := ChunkID(chunkName)
 	// A panic other than a compile error is a compiler fault; the caller
@@ -140,6 +144,23 @@ func skipHashLine(r io.Reader) (io.Reader, error) {
 			return br, br.UnreadByte()
 		}
 	}
+}
+
+// luaSignature starts a chunk precompiled by luac ("\033Lua"), which
+// lua5.1 loads with its undumper; glua has no Lua 5.1 bytecode to load
+// (string.dump refuses too), and says so rather than report the escape
+// byte as a syntax error.
+const luaSignature = 0x1b
+
+// undumpName is the chunk's name as lundump.c's messages give it.
+func undumpName(chunkName string) string {
+	switch {
+	case strings.HasPrefix(chunkName, "@"), strings.HasPrefix(chunkName, "="):
+		return chunkName[1:]
+	case strings.HasPrefix(chunkName, "\033"):
+		return "binary string"
+	}
+	return chunkName
 }
 
 // syntaxError and fileError build the errors L.Load and L.LoadFile return,

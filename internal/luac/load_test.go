@@ -192,3 +192,21 @@ func BenchmarkGopherLuaLoadString(b *testing.B) {
 		}
 	}
 }
+
+// TestPrecompiledChunksAreRefusedByName: lua5.1 loads luac's bytecode;
+// glua compiles source only, and says so under the name lundump.c gives
+// the chunk, where it used to report the escape byte as a syntax error.
+func TestPrecompiledChunksAreRefusedByName(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	for chunkName, want := range map[string]string{
+		"\x1bLua garbage": "binary string: cannot load a precompiled chunk",
+		"=named":          "named: cannot load a precompiled chunk",
+		"@file.luac":      "file.luac: cannot load a precompiled chunk",
+	} {
+		_, err := LoadString(L, "\x1bLua garbage", chunkName)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("chunk %q: error %v, want one starting %q", chunkName, err, want)
+		}
+	}
+}
