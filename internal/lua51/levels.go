@@ -7,49 +7,35 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// A stack level as Lua 5.1 counts them (lua_getstack): level 0 is the
-// running function, each level above is its caller, and a function that
-// replaced its caller by a tail call leaves one level per tail call that
-// holds no function, "(tail call)". gopher-lua's GetStack counts those too
-// but answers such a level with the bottom frame, so getfenv(2) across a
-// tail call gave the main chunk's environment where Lua 5.1 refuses.
-type stackLevel51 struct {
-	frame unsafe.Pointer // nil for a tail call's level
-	// yield is level 0 of a suspended coroutine: the yield it waits in,
-	// a C function gopher-lua keeps no frame for.
-	yield bool
+// Levels are counted as Lua 5.1's lua_getstack counts them, from the
+// list debug.traceback prints (stackLevels): level 0 is the running
+// function, each level above is its caller, a function that replaced its
+// caller by a tail call leaves one level per tail call that holds no
+// function, and the host that called the main chunk is a C function's
+// level, as is the yield a suspended coroutine waits in. gopher-lua's
+// GetStack answered a tail call's level with the bottom frame, so
+// getfenv(2) across a tail call gave the main chunk's environment where
+// Lua 5.1 refuses, and knew no host level.
+
+// levelOf is level of L1's stack, or false where the stack is not that
+// deep (or gopher-lua's layout is unknown).
+func levelOf(L1 *lua.LState, level int) (stackLevel, bool) {
+	if !layout.debugOK || level < 0 {
+		return stackLevel{}, false
+	}
+	levels := stackLevels(L1)
+	if level >= len(levels) {
+		return stackLevel{}, false
+	}
+	return levels[level], true
 }
 
-// levelOf finds level in L1's stack, or reports false where the stack is
-// not that deep (or gopher-lua's layout is unknown).
-func levelOf(L1 *lua.LState, level int) (stackLevel51, bool) {
-	if !layout.debugOK || level < 0 {
-		return stackLevel51{}, false
-	}
-	frame := *currentFrame(L1)
-	if frame != nil && L1 != L1.G.CurrentThread && L1.Status(L1) == "suspended" {
-		if level == 0 {
-			return stackLevel51{yield: true}, true
-		}
-		level--
-	}
-	for ; level > 0 && frame != nil; frame = frameParent(frame) {
-		level--
-		if !frameFn(frame).IsG {
-			level -= frameTailCalls(frame)
-		}
-	}
-	switch {
-	case level == 0 && frame != nil:
-		return stackLevel51{frame: frame}, true
-	case level < 0:
-		return stackLevel51{}, true
-	}
-	return stackLevel51{}, false
-}
+// cFunction says whether the level is a C function's that gopher-lua
+// keeps no frame for: the host's or a yield's.
+func (s stackLevel) cFunction() bool { return s.host || s.yield != nil }
 
 // debug is a lua.Debug for the level's frame, for L1.GetInfo.
-func (s stackLevel51) debug() *lua.Debug {
+func (s stackLevel) debug() *lua.Debug {
 	d := &lua.Debug{}
 	*(*unsafe.Pointer)(unsafe.Add(unsafe.Pointer(d), layout.debugFrame)) = s.frame
 	return d
@@ -57,6 +43,7 @@ func (s stackLevel51) debug() *lua.Debug {
 
 // getfunc is lbaselib.c's getfunc: the function argument 1 names, or the
 // one running at the level it gives (optional for getfenv, default 1).
+// A C function's level without a frame gives nil.
 func getfunc(L *lua.LState, name string, opt bool) *lua.LFunction {
 	if f, ok := L.Get(1).(*lua.LFunction); ok {
 		return f
@@ -74,9 +61,10 @@ func getfunc(L *lua.LState, name string, opt bool) *lua.LFunction {
 	if !ok {
 		argError(L, 1, name, "invalid level")
 	}
-	if s.frame == nil {
-		// A tail call's level, or the yield of a suspended coroutine,
-		// which cannot be the caller's level here.
+	switch {
+	case s.cFunction():
+		return nil
+	case s.frame == nil:
 		L.RaiseError("no function environment for tail call at level %d", level)
 	}
 	return frameFn(s.frame)
@@ -86,7 +74,7 @@ func getfunc(L *lua.LState, name string, opt bool) *lua.LFunction {
 // thread's globals.
 func baseGetfenv(L *lua.LState) int {
 	fn := getfunc(L, "getfenv", true)
-	if fn.IsG {
+	if fn == nil || fn.IsG {
 		L.Push(L.Env)
 	} else {
 		L.Push(L.GetFEnv(fn))
@@ -110,7 +98,7 @@ func baseSetfenv(L *lua.LState) int {
 			return 0
 		}
 	}
-	if fn.IsG {
+	if fn == nil || fn.IsG {
 		L.RaiseError("'setfenv' cannot change environment of given object")
 	}
 	L.SetFEnv(fn, env)
@@ -136,7 +124,7 @@ func debugGetinfo(L *lua.LState) int {
 	if L.GetTop() >= arg+2 && L.Get(arg+2) != lua.LNil {
 		what = L.CheckString(arg + 2)
 	}
-	var s stackLevel51
+	var s stackLevel
 	var fn *lua.LFunction
 	switch v := L.Get(arg + 1).(type) {
 	case *lua.LFunction:
@@ -182,8 +170,8 @@ func debugGetinfo(L *lua.LState) int {
 	}
 	// The level is a Lua function's, a C (Go) function's, a tail call's
 	// or a suspended coroutine's yield.
-	tail := fn == nil && !s.yield
-	cfn := fn == nil && s.yield || fn != nil && fn.IsG
+	tail := fn == nil && !s.cFunction()
+	cfn := s.cFunction() || fn != nil && fn.IsG
 	if strings.Contains(what, "S") {
 		switch {
 		case tail:
@@ -250,7 +238,7 @@ func setInfo(info *lua.LTable, source, short string, defined, lastDefined int, w
 // levelName is the name and namewhat of the function at level s, from
 // gopher-lua's name for it (made up where it knows none: "<src:line>",
 // "(anonymous)", "main chunk").
-func levelName(s stackLevel51, name string) (string, string) {
+func levelName(s stackLevel, name string) (string, string) {
 	if s.frame == nil || name == "" {
 		return "", ""
 	}

@@ -53,3 +53,7 @@ try("getinfo field by index", function() local t = {function() local i = debug.g
 try("getinfo pcall caller", function() return pcall(function() local i = debug.getinfo(1, "n"); return i.name, i.namewhat end) end)
 try("getinfo field by variable", function() local t, k = {}, "x"; t[k] = function() local i = debug.getinfo(1, "n"); return i.name, i.namewhat end; local a, b = t[k](); return a, b end)
 try("getinfo nested field", function() local t = {a = {}}; function t.a.b() local i = debug.getinfo(1, "n"); return i.name, i.namewhat end; local a, b = t.a.b(); return a, b end)
+local host = debug.getinfo(2)
+print("host level", host.what, host.currentline, host.short_src, getfenv(2) == _G, debug.getinfo(3), pcall(setfenv, 3, {}))
+local co = coroutine.create(function() return debug.getinfo(2), select("#", getfenv(1)) end)
+print("coroutine base", coroutine.resume(co))
