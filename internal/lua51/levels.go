@@ -88,15 +88,9 @@ func baseGetfenv(L *lua.LState) int {
 func baseSetfenv(L *lua.LState) int {
 	env := L.CheckTable(2)
 	fn := getfunc(L, "setfenv", false)
-	if n, ok := L.Get(1).(lua.LNumber); ok && n == 0 {
+	if n, ok := toNumber(L.Get(1)); ok && n == 0 {
 		L.Env = env
 		return 0
-	}
-	if s, ok := L.Get(1).(lua.LString); ok {
-		if n, ok := str2d(string(s)); ok && n == 0 {
-			L.Env = env
-			return 0
-		}
 	}
 	if fn == nil || fn.IsG {
 		L.RaiseError("'setfenv' cannot change environment of given object")
@@ -130,19 +124,12 @@ func debugGetinfo(L *lua.LState) int {
 	case *lua.LFunction:
 		fn = v
 	default:
-		level, isNumber := 0, false
-		if n, ok := v.(lua.LNumber); ok {
-			level, isNumber = CInt(float64(n)), true
-		} else if str, ok := v.(lua.LString); ok {
-			if n, ok := str2d(string(str)); ok {
-				level, isNumber = CInt(n), true
-			}
-		}
+		n, isNumber := toNumber(v)
 		if !isNumber {
 			argError(L, arg+1, "getinfo", "function or level expected")
 		}
 		var ok bool
-		if s, ok = levelOf(L1, level); !ok {
+		if s, ok = levelOf(L1, CInt(n)); !ok {
 			L.Push(lua.LNil)
 			return 1
 		}
@@ -155,12 +142,10 @@ func debugGetinfo(L *lua.LState) int {
 	}
 	info := L.NewTable()
 	var dbg lua.Debug
-	if fn != nil && !fn.IsG {
-		d, opts := &dbg, "S"
+	if fn != nil {
+		d, opts := &dbg, ">S"
 		if s.frame != nil {
 			d, opts = s.debug(), "Sln"
-		} else {
-			opts = ">S"
 		}
 		if _, err := L1.GetInfo(opts, d, fn); err != nil {
 			L.Push(lua.LNil)
