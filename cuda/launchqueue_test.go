@@ -126,6 +126,19 @@ func inOrder(t *testing.T, r *recorder) {
 	}
 }
 
+// drained drains q and checks that the n launches made were all issued,
+// in order.
+func drained(t *testing.T, q *launchQueue, r *recorder, n uint64) {
+	t.Helper()
+	if err := q.drain(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(r.got()); uint64(got) != n {
+		t.Fatalf("drain returned with %d of %d launches issued", got, n)
+	}
+	inOrder(t, r)
+}
+
 // wakeWorker launches back to back, as a Lua loop does, until a launch is
 // queued: the first ones after a pause go straight to the driver while the
 // worker wakes.
@@ -147,13 +160,7 @@ func TestLaunchQueueIssuesInOrder(t *testing.T) {
 	r := &recorder{}
 	// More than the queue holds, so that pushes also wait for room.
 	q, n := queued(t, r, 5*launchQueueDepth)
-	if err := q.drain(); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(r.got()); uint64(got) != n {
-		t.Fatalf("issued %d launches, want %d", got, n)
-	}
-	inOrder(t, r)
+	drained(t, q, r, n)
 }
 
 // TestLaunchQueueHandsOverTheLaunchesWaiting checks that a driver slower
@@ -163,13 +170,7 @@ func TestLaunchQueueHandsOverTheLaunchesWaiting(t *testing.T) {
 	for _, most := range []int{0, 3} {
 		r := &recorder{delay: 300 * time.Microsecond, most: most}
 		q, n := queued(t, r, 200)
-		if err := q.drain(); err != nil {
-			t.Fatal(err)
-		}
-		if got := len(r.got()); uint64(got) != n {
-			t.Fatalf("issued %d launches, want %d", got, n)
-		}
-		inOrder(t, r)
+		drained(t, q, r, n)
 		r.mu.Lock()
 		longest := 0
 		for _, k := range r.runs {
@@ -189,12 +190,7 @@ func TestLaunchQueueHandsOverTheLaunchesWaiting(t *testing.T) {
 func TestLaunchQueueDrainWaitsForTheWorker(t *testing.T) {
 	r := &recorder{delay: 200 * time.Microsecond}
 	q, n := queued(t, r, 20)
-	if err := q.drain(); err != nil {
-		t.Fatal(err)
-	}
-	if got := len(r.got()); uint64(got) != n {
-		t.Fatalf("drain returned with %d of %d launches issued", got, n)
-	}
+	drained(t, q, r, n)
 }
 
 func TestLaunchQueueReportsARefusedLaunchOnceAndDropsTheRest(t *testing.T) {
