@@ -63,7 +63,7 @@ var sideBySideCases = []sideBySide{
 	{name: "require's messages", args: []string{"-e", `package.path = "./?.lua;;./?/init.lua" package.cpath = ""
 print(pcall(require, "nomodule")) print(pcall(require, "badsyntax"))
 print(pcall(require, "raising")) print(pcall(require, "raising")) print(require("greeting") == require("greeting"))`}},
-	{name: "stack levels: debug.getinfo, getfenv, setfenv and newproxy", args: []string{"levels.lua"}},
+	{name: "stack levels, the debug library, getfenv, setfenv and newproxy", args: []string{"levels.lua"}},
 	{name: "loadfile and dofile of a missing file", args: []string{"-e", `print(loadfile("missing.lua")) print(pcall(dofile, "missing.lua"))`}},
 
 	// stdin.

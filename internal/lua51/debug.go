@@ -179,3 +179,31 @@ func debugGetregistry(L *lua.LState) int {
 	L.Push(L.G.Registry)
 	return 1
 }
+
+// debugSetmetatable is Lua 5.1's debug.setmetatable, which returns true
+// where gopher-lua's returned the value.
+func debugSetmetatable(L *lua.LState) int {
+	switch L.Get(2).(type) {
+	case *lua.LNilType, *lua.LTable:
+	default:
+		argError(L, 2, "setmetatable", "nil or table expected")
+	}
+	L.SetMetatable(L.Get(1), L.Get(2))
+	L.Push(lua.LTrue)
+	return 1
+}
+
+// debugSetfenv is Lua 5.1's debug.setfenv: it sets the environment of a
+// function (a Go one too), a userdata or a thread, returns the object,
+// and refuses any other value; gopher-lua's returned nothing and took any.
+func debugSetfenv(L *lua.LState) int {
+	env := L.CheckTable(2)
+	switch o := L.Get(1).(type) {
+	case *lua.LFunction, *lua.LUserData, *lua.LState:
+		L.SetFEnv(o, env)
+	default:
+		L.RaiseError("'setfenv' cannot change environment of given object")
+	}
+	L.Push(L.Get(1))
+	return 1
+}

@@ -197,7 +197,11 @@
 // ask for, short_src, "C" for a Go function (with source "=[C]" and lines
 // -1), activelines ("L"), namewhat (as internal/luac recorded the call)
 // and no made-up name; its argument errors are Lua 5.1's.
-// debug.getregistry is added (gopher-lua lacks it). newproxy shares only
+// debug.getlocal and debug.setlocal take a thread and count levels so too
+// (gopher-lua's read the main chunk's locals at a tail call's level);
+// debug.setmetatable returns true and debug.setfenv its object, refusing
+// what has no environment. debug.getregistry is added (gopher-lua lacks
+// it). newproxy shares only
 // a metatable newproxy(true) made, and refuses any other argument.
 //
 // table.foreach, table.foreachi and table.setn are added: gopher-lua lacks

@@ -110,10 +110,7 @@ func baseSetfenv(L *lua.LState) int {
 // namewhat is "" where no name is known, and where one is, the kind that
 // CallNameWhat reports for the call ("" where no compiler recorded one).
 func debugGetinfo(L *lua.LState) int {
-	L1, arg := L, 0
-	if th, ok := L.Get(1).(*lua.LState); ok {
-		L1, arg = th, 1
-	}
+	L1, arg := threadArg(L)
 	what := "flnSu"
 	if L.GetTop() >= arg+2 && L.Get(arg+2) != lua.LNil {
 		what = L.CheckString(arg + 2)
@@ -251,3 +248,66 @@ func levelName(s stackLevel, name string) (string, string) {
 // "local", "method", "field" or "upvalue". internal/luac, which records
 // it, sets it.
 var CallNameWhat func(proto *lua.FunctionProto, pc int) (string, bool)
+
+// threadArg is ldblib.c's getthread: an optional thread first, whose
+// stack the level arguments then name.
+func threadArg(L *lua.LState) (*lua.LState, int) {
+	if th, ok := L.Get(1).(*lua.LState); ok {
+		return th, 1
+	}
+	return L, 0
+}
+
+// localLevel is the level argument of debug.getlocal and setlocal. A level
+// below 0 is, as lua_getstack answers it, a level without a function:
+// one that has no locals.
+func localLevel(L, L1 *lua.LState, arg int, name string) stackLevel {
+	level := checkInt(L, arg)
+	if level < 0 {
+		return stackLevel{}
+	}
+	s, ok := levelOf(L1, level)
+	if !ok {
+		argError(L, arg, name, "level out of range")
+	}
+	return s
+}
+
+// debugGetlocal is Lua 5.1's debug.getlocal([thread,] level, n): a tail
+// call's level and a Go function's level without a frame have no locals;
+// gopher-lua's read the main chunk's for the first.
+func debugGetlocal(L *lua.LState) int {
+	L1, arg := threadArg(L)
+	s := localLevel(L, L1, arg+1, "getlocal")
+	n := checkInt(L, arg+2)
+	if s.frame == nil {
+		L.Push(lua.LNil)
+		return 1
+	}
+	name, v := L1.GetLocal(s.debug(), n)
+	if name == "" {
+		L.Push(lua.LNil)
+		return 1
+	}
+	L.Push(lua.LString(name))
+	L.Push(v)
+	return 2
+}
+
+// debugSetlocal is Lua 5.1's debug.setlocal([thread,] level, n, value).
+func debugSetlocal(L *lua.LState) int {
+	L1, arg := threadArg(L)
+	s := localLevel(L, L1, arg+1, "setlocal")
+	n := checkInt(L, arg+2)
+	v := L.CheckAny(arg + 3)
+	name := ""
+	if s.frame != nil {
+		name = L1.SetLocal(s.debug(), n, v)
+	}
+	if name == "" {
+		L.Push(lua.LNil)
+	} else {
+		L.Push(lua.LString(name))
+	}
+	return 1
+}

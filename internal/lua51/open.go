@@ -77,6 +77,10 @@ var replaced = []struct{ lib, name string }{
 	{"math", "min"},
 	{"debug", "getinfo"},
 	{"debug", "traceback"},
+	{"debug", "getlocal"},
+	{"debug", "setlocal"},
+	{"debug", "setmetatable"},
+	{"debug", "setfenv"},
 	{"", "newproxy"},
 	{"io", "write"},
 	{"io", "open"},
@@ -315,6 +319,14 @@ func Open(L *lua.LState) {
 			fn = debugGetinfo
 		case ".newproxy":
 			fn = baseNewproxy
+		case "debug.getlocal":
+			fn = debugGetlocal
+		case "debug.setlocal":
+			fn = debugSetlocal
+		case "debug.setmetatable":
+			fn = debugSetmetatable
+		case "debug.setfenv":
+			fn = debugSetfenv
 		case "debug.traceback":
 			fn = debugTraceback
 		case "io.write", fileMethods + ".write":

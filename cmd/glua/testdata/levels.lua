@@ -1,5 +1,6 @@
 -- Stack levels as Lua 5.1 counts them (tail calls included), debug.getinfo's
--- fields and errors, getfenv/setfenv and newproxy: run by lua51_test.go
+-- fields and errors, getfenv/setfenv, the debug library's getlocal,
+-- setlocal, setmetatable and setfenv, and newproxy: run by lua51_test.go
 -- beside lua5.1.
 local function try(name, f, ...)
   local r = {pcall(f, ...)}
@@ -53,6 +54,25 @@ try("getinfo field by index", function() local t = {function() local i = debug.g
 try("getinfo pcall caller", function() return pcall(function() local i = debug.getinfo(1, "n"); return i.name, i.namewhat end) end)
 try("getinfo field by variable", function() local t, k = {}, "x"; t[k] = function() local i = debug.getinfo(1, "n"); return i.name, i.namewhat end; local a, b = t[k](); return a, b end)
 try("getinfo nested field", function() local t = {a = {}}; function t.a.b() local i = debug.getinfo(1, "n"); return i.name, i.namewhat end; local a, b = t.a.b(); return a, b end)
+try("getlocal tail", function() local function g() return debug.getlocal(2, 1) end; return g() end)
+try("getlocal neg", function() return debug.getlocal(-1, 1) end)
+try("getlocal str level", function() local a = 5; return debug.getlocal("1", 1) end)
+try("getlocal fn", function() return debug.getlocal(print, 1) end)
+try("getlocal temp", function() local a = 1; return debug.getlocal(1, 3) end)
+try("getlocal varargs", function(...) return debug.getlocal(1, 1) end, 7, 8)
+try("setlocal bad", function() return debug.setlocal(1, 50, 1) end)
+try("setlocal level", function() return debug.setlocal(50, 1, 1) end)
+try("getupvalue bad", function() return debug.getupvalue(print, 0) end)
+try("getupvalue num", function() return debug.getupvalue(1, 1) end)
+try("traceback thread", function() local co = coroutine.create(function() coroutine.yield() end); coroutine.resume(co); return debug.traceback(co) end)
+try("traceback level", function() return debug.traceback("m", 50) end)
+try("getmetatable num", function() return debug.getmetatable(1) end)
+try("setmetatable num", function() return type(debug.setmetatable(1, nil)) end)
+try("getfenv num", function() return debug.getfenv(1) end)
+try("setfenv udata", function() local u = newproxy(); return type(debug.setfenv(u, {})) end)
+try("setfenv bad", function() return debug.setfenv(1, {}) end)
+try("getlocal thread", function() local co = coroutine.create(function(x) local y = x * 2; coroutine.yield() end); coroutine.resume(co, 21); return debug.getlocal(co, 1, 2) end)
+try("setlocal tail", function() local function g() return debug.setlocal(2, 1, 0) end; return g() end)
 local host = debug.getinfo(2)
 print("host level", host.what, host.currentline, host.short_src, getfenv(2) == _G, debug.getinfo(3), pcall(setfenv, 3, {}))
 local co = coroutine.create(function() return debug.getinfo(2), select("#", getfenv(1)) end)
