@@ -68,7 +68,7 @@ func debugTraceback(L *lua.LState) int {
 		}
 	}
 	b.WriteString("stack traceback:")
-	levels := stackLevels(L1)
+	levels := stackLevels(L1, -1)
 	const first, last = 12, 10 // LEVELS1 and LEVELS2
 	for firstPart := true; level >= 0 && level < len(levels); level++ {
 		if level+1 > first && firstPart {
@@ -97,7 +97,9 @@ type stackLevel struct {
 	yield *string
 }
 
-func stackLevels(L *lua.LState) []stackLevel {
+// stackLevels lists L's stack as Lua 5.1 counts its levels (levels.go),
+// or with most at 0 or above its first most+1 levels only.
+func stackLevels(L *lua.LState, most int) []stackLevel {
 	var levels []stackLevel
 	if !layout.ok {
 		return levels
@@ -117,7 +119,7 @@ func stackLevels(L *lua.LState) []stackLevel {
 	}
 	// index counts levels as GetStack does, from the current frame.
 	index := 0
-	for ; frame != nil; frame = frameParent(frame) {
+	for ; frame != nil && (most < 0 || len(levels) <= most); frame = frameParent(frame) {
 		levels = append(levels, stackLevel{index: index, frame: frame})
 		index++
 		if !frameFn(frame).IsG {
@@ -127,7 +129,7 @@ func stackLevels(L *lua.LState) []stackLevel {
 			}
 		}
 	}
-	if L == L.G.MainThread {
+	if frame == nil && L == L.G.MainThread {
 		levels = append(levels, stackLevel{host: true})
 	}
 	return levels

@@ -33,10 +33,11 @@ func baseError(L *lua.LState) int {
 // function, a level past the bottom of the stack, or one that a tail call
 // took away.
 func where(L *lua.LState, level int) string {
-	dbg, ok := L.GetStack(level)
-	if !ok || inTailCall(L, level) {
+	s, ok := levelOf(L, level)
+	if !ok || s.frame == nil || frameFn(s.frame).IsG {
 		return ""
 	}
+	dbg := s.debug()
 	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
 		return ""
 	}
@@ -45,24 +46,6 @@ func where(L *lua.LState, level int) string {
 
 // Where is where, for the other packages that raise Lua 5.1's errors.
 func Where(L *lua.LState, level int) string { return where(L, level) }
-
-// inTailCall says whether level is one of the levels that Lua 5.1 counts
-// for the frames tail calls replaced. GetStack answers the bottom frame
-// for those, which would give error a position Lua 5.1 does not. The walk
-// is lua_getstack's.
-func inTailCall(L *lua.LState, level int) bool {
-	if !layout.ok {
-		return false
-	}
-	frame := *currentFrame(L)
-	for ; level > 0 && frame != nil; frame = frameParent(frame) {
-		level--
-		if !frameFn(frame).IsG {
-			level -= frameTailCalls(frame)
-		}
-	}
-	return level < 0
-}
 
 // raise is luaL_error for the functions here: the message, after the
 // position of the function that called the running one if that is a Lua

@@ -23,7 +23,7 @@ func levelOf(L1 *lua.LState, level int) (stackLevel, bool) {
 	if !layout.debugOK || level < 0 {
 		return stackLevel{}, false
 	}
-	levels := stackLevels(L1)
+	levels := stackLevels(L1, level)
 	if level >= len(levels) {
 		return stackLevel{}, false
 	}
