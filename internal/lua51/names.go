@@ -180,6 +180,8 @@ const (
 	gopherIndex   = "attempt to index a non-table object("
 	gopherCompare = "attempt to compare "
 	gopherLen     = "__len undefined"
+	gopherGetLoop = "too many recursions in gettable"
+	gopherSetLoop = "too many recursions in settable"
 )
 
 // reword gives an error raised by one of gopher-lua's own instructions
@@ -252,6 +254,13 @@ func reword(L *lua.LState, cf unsafe.Pointer, msg lua.LValue) lua.LValue {
 			} else {
 				out = typeErrorText(L, cf, v, obj, "index")
 			}
+		}
+	case text == gopherGetLoop || text == gopherSetLoop:
+		// luaV_gettable and luaV_settable give up after MAXTAGLOOP
+		// __index or __newindex steps, as gopher-lua does, in other words.
+		out = "loop in gettable"
+		if text == gopherSetLoop {
+			out = "loop in settable"
 		}
 	case op == lua.OP_LEN && text == gopherLen:
 		out = typeErrorText(L, cf, reg(b), b, "get length of")
