@@ -69,16 +69,37 @@ func (s *scriptPart) releaseUnreached(mark uint32) {
 	}
 }
 
-// print is the script's print, writing to the runtime's stdout; numbers are
-// written as tostring writes them, "%.14g" as in Lua 5.1.
+// print is the script's print, writing to the runtime's stdout. As Lua
+// 5.1's, it turns each value into text with the global tostring (a script
+// may replace it), whose result must be a string or a number, and writes
+// what it has before it raises that error.
 func (s *scriptPart) print(L *lua.LState) int {
 	top := L.GetTop()
+	tostring := L.GetGlobal("tostring")
+	if _, ok := tostring.(*lua.LFunction); !ok && L.GetMetaField(tostring, "__call") == lua.LNil {
+		// Lua 5.1's call from C, which names no variable or position.
+		L.Error(lua.LString("attempt to call a "+tostring.Type().String()+" value"), 0)
+	}
 	var b strings.Builder
 	for i := 1; i <= top; i++ {
+		L.Push(tostring)
+		L.Push(L.Get(i))
+		L.Call(1, 1)
+		var text string
+		switch v := L.Get(-1).(type) {
+		case lua.LString:
+			text = string(v)
+		case lua.LNumber:
+			text = lua51.NumberString(float64(v))
+		default:
+			io.WriteString(s.stdout, b.String())
+			L.Error(lua.LString(lua51.Where(L, 1)+"'tostring' must return a string to 'print'"), 0)
+		}
+		L.Pop(1)
 		if i > 1 {
 			b.WriteByte('\t')
 		}
-		b.WriteString(lua51.ToString(L, L.Get(i)).String())
+		b.WriteString(text)
 	}
 	b.WriteByte('\n')
 	io.WriteString(s.stdout, b.String())
