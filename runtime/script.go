@@ -80,11 +80,16 @@ func (s *scriptPart) print(L *lua.LState) int {
 		// Lua 5.1's call from C, which names no variable or position.
 		L.Error(lua.LString("attempt to call a "+tostring.Type().String()+" value"), 0)
 	}
+	direct := lua51.IsTostring(tostring)
 	var b strings.Builder
 	for i := 1; i <= top; i++ {
-		L.Push(tostring)
-		L.Push(L.Get(i))
-		L.Call(1, 1)
+		if direct {
+			L.Push(lua51.ToString(L, L.Get(i)))
+		} else {
+			L.Push(tostring)
+			L.Push(L.Get(i))
+			L.Call(1, 1)
+		}
 		var text string
 		switch v := L.Get(-1).(type) {
 		case lua.LString:

@@ -1,6 +1,8 @@
 package lua51
 
 import (
+	"reflect"
+
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -20,6 +22,15 @@ func ToString(L *lua.LState, v lua.LValue) lua.LValue {
 	}
 	return L.ToStringMeta(v)
 }
+
+// IsTostring says whether v is the tostring Open installs, which a caller
+// such as print may then run as ToString without a call through Lua.
+func IsTostring(v lua.LValue) bool {
+	p, ok := goFunc(v)
+	return ok && p == tostringCode
+}
+
+var tostringCode = reflect.ValueOf(lua.LGFunction(baseTostring)).Pointer()
 
 // baseTostring is tostring(v).
 func baseTostring(L *lua.LState) int {
