@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/gluaproject/glua/device"
 )
 
 // recorder is a launch queue's driver: it notes each launch's first
@@ -354,5 +356,33 @@ func TestLaunchQueueDrainDoesNotWaitForLaterLaunches(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("five drains beside a loop of launches did not return in 5 s")
+	}
+}
+
+// TestRunLengthKeepsToOneStreamAndTheDefaultSharedMemory: a run ends at
+// the first launch on another stream or with opted-in shared memory.
+func TestRunLengthKeepsToOneStreamAndTheDefaultSharedMemory(t *testing.T) {
+	run := func(specs ...[2]uint32) []*queuedLaunch { // {stream, shared}
+		es := make([]*queuedLaunch, len(specs))
+		for i, s := range specs {
+			es[i] = &queuedLaunch{stream: device.Stream(s[0]), shared: s[1]}
+		}
+		return es
+	}
+	big := uint32(defaultSharedLimit + 1)
+	for _, c := range []struct {
+		es   []*queuedLaunch
+		want int
+	}{
+		{run([2]uint32{1, 0}), 1},
+		{run([2]uint32{1, 0}, [2]uint32{1, 0}, [2]uint32{1, 1024}), 3},
+		{run([2]uint32{1, 0}, [2]uint32{1, 0}, [2]uint32{2, 0}, [2]uint32{1, 0}), 2},
+		{run([2]uint32{1, 0}, [2]uint32{1, big}, [2]uint32{1, 0}), 1},
+		{run([2]uint32{1, big}, [2]uint32{1, 0}), 1},
+		{run([2]uint32{1, defaultSharedLimit}, [2]uint32{1, defaultSharedLimit}), 2},
+	} {
+		if got := runLength(c.es); got != c.want {
+			t.Errorf("run of %d launches: length %d, want %d", len(c.es), got, c.want)
+		}
 	}
 }

@@ -77,12 +77,7 @@ const defaultSharedLimit = 48 << 10
 // issueRun is the launch queue's worker's call into the driver (see
 // queueDriver), on its thread, with the context current there.
 func (b *Backend) issueRun(es []*queuedLaunch, params *[pooledParams + 1]unsafe.Pointer) (int, error) {
-	k := 1
-	if es[0].shared <= defaultSharedLimit {
-		for k < len(es) && es[k].stream == es[0].stream && es[k].shared <= defaultSharedLimit {
-			k++
-		}
-	}
+	k := runLength(es)
 	if k == 1 {
 		return 1, b.issueQueued(es[0], params)
 	}
@@ -102,6 +97,21 @@ func (b *Backend) issueRun(es []*queuedLaunch, params *[pooledParams + 1]unsafe.
 		b.runs.mu.Unlock()
 	}
 	return k, nil
+}
+
+// runLength is how many of es, from the first, can go as one graph: those
+// on the first one's stream, up to the first launch on another or one
+// with more than the default dynamic shared memory (which a node would
+// need the function's opt-in for). It is at least 1.
+func runLength(es []*queuedLaunch) int {
+	if es[0].shared > defaultSharedLimit {
+		return 1
+	}
+	k := 1
+	for k < len(es) && es[k].stream == es[0].stream && es[k].shared <= defaultSharedLimit {
+		k++
+	}
+	return k
 }
 
 // hasNodeGraphs says whether the driver can build graphs node by node.
