@@ -107,8 +107,7 @@ func baseSetfenv(L *lua.LState) int {
 // -1 for its lines), namewhat, activelines ("L"), a tail call's level, and
 // no name where none is known (gopher-lua makes one up).
 //
-// namewhat is "" where no name is known, and where one is, the kind that
-// CallNameWhat reports for the call ("" where no compiler recorded one).
+// name and namewhat are those CallNameOf reports for the call.
 func debugGetinfo(L *lua.LState) int {
 	L1, arg := threadArg(L)
 	what := "flnSu"
@@ -190,7 +189,8 @@ func debugGetinfo(L *lua.LState) int {
 	}
 	if strings.Contains(what, "n") {
 		name, namewhat := levelName(s, dbg.Name)
-		if name != "" {
+		if name != "" || tail {
+			// info_tailcall names a tail call's level "", not nil.
 			info.RawSetString("name", lua.LString(name))
 		}
 		info.RawSetString("namewhat", lua.LString(namewhat))
@@ -217,37 +217,38 @@ func setInfo(info *lua.LTable, source, short string, defined, lastDefined int, w
 	info.RawSetString("what", lua.LString(what))
 }
 
-// levelName is the name and namewhat of the function at level s, from
-// gopher-lua's name for it (made up where it knows none: "<src:line>",
-// "(anonymous)", "main chunk").
+// levelName is the name and namewhat of the function at level s: what
+// CallNameOf recorded for the call, or else gopher-lua's name for it where
+// it knows a real one (it makes one up otherwise: "<src:line>",
+// "(anonymous)", "main chunk"), with no namewhat.
 func levelName(s stackLevel, name string) (string, string) {
-	if s.frame == nil || name == "" {
+	if s.frame == nil {
 		return "", ""
 	}
 	parent := frameParent(s.frame)
 	if parent == nil || frameTailCalls(s.frame) > 0 || frameFn(parent).IsG {
 		return "", ""
 	}
-	namewhat := ""
-	if CallNameWhat != nil {
-		namewhat, _ = CallNameWhat(frameFn(parent).Proto, framePc(parent)-1)
-	}
-	if name[0] == '<' || name[0] == '(' {
-		if namewhat != "field" {
-			return "", ""
+	if CallNameOf != nil {
+		if n, ok := CallNameOf(frameFn(parent).Proto, framePc(parent)-1); ok {
+			return n.Name, n.What
 		}
-		// t[k]() with a key that is no string constant: Lua 5.1 names
-		// the field "?".
-		name = "?"
 	}
-	return name, namewhat
+	if name == "" || name[0] == '<' || name[0] == '(' {
+		return "", ""
+	}
+	return name, ""
 }
 
-// CallNameWhat, where set, says how the call at pc of proto named the
-// function it called, as Lua 5.1's getinfo reports it: "global",
-// "local", "method", "field" or "upvalue". internal/luac, which records
-// it, sets it.
-var CallNameWhat func(proto *lua.FunctionProto, pc int) (string, bool)
+// CallName is how a call named the function it calls, as Lua 5.1's
+// getobjname reads it back from the code: What is "global", "local",
+// "method", "field" or "upvalue", and Name is "?" for a field or method
+// whose key is not a string constant the instruction holds.
+type CallName struct{ Name, What string }
+
+// CallNameOf, where set, gives the CallName of the call at pc of proto.
+// internal/luac, which records them, sets it.
+var CallNameOf func(proto *lua.FunctionProto, pc int) (CallName, bool)
 
 // threadArg is ldblib.c's getthread: an optional thread first, whose
 // stack the level arguments then name.

@@ -13,7 +13,7 @@ import (
 
 func init() {
 	lua51.ChunkSource = ChunkSource
-	lua51.CallNameWhat = CallNameWhat
+	lua51.CallNameOf = CallNameOf
 }
 
 // Lua 5.1 cuts a chunk's name to fit a buffer: LUA_IDSIZE (60) bytes for
@@ -76,27 +76,26 @@ func recordSource(proto *lua.FunctionProto, name string) {
 	}
 }
 
-// callKinds maps each prototype Load compiled to the namewhat of its
-// named calls, by pc; keys are weak, as in sources.
-var callKinds sync.Map // weak.Pointer[lua.FunctionProto] -> map[int]string
+// callNames maps each prototype Load compiled to how its calls named the
+// functions they call, by pc; keys are weak, as in sources.
+var callNames sync.Map // weak.Pointer[lua.FunctionProto] -> map[int]lua51.CallName
 
-func recordCallKinds(proto *lua.FunctionProto, kinds map[int]string) {
+func recordCallNames(proto *lua.FunctionProto, names map[int]lua51.CallName) {
 	key := weak.Make(proto)
-	callKinds.Store(key, kinds)
-	runtime.AddCleanup(proto, func(k weak.Pointer[lua.FunctionProto]) { callKinds.Delete(k) }, key)
+	callNames.Store(key, names)
+	runtime.AddCleanup(proto, func(k weak.Pointer[lua.FunctionProto]) { callNames.Delete(k) }, key)
 }
 
-// CallNameWhat says how the call at pc of proto named the function it
-// calls: "global", "local", "upvalue", "field" or "method", Lua 5.1's
-// namewhat; false where Load did not compile proto or the call has no
-// name.
-func CallNameWhat(proto *lua.FunctionProto, pc int) (string, bool) {
-	kinds, ok := callKinds.Load(weak.Make(proto))
+// CallNameOf says how the call at pc of proto named the function it calls,
+// as Lua 5.1's getobjname reads it back: false where Load did not compile
+// proto or the call named nothing.
+func CallNameOf(proto *lua.FunctionProto, pc int) (lua51.CallName, bool) {
+	names, ok := callNames.Load(weak.Make(proto))
 	if !ok {
-		return "", false
+		return lua51.CallName{}, false
 	}
-	kind, ok := kinds.(map[int]string)[pc]
-	return kind, ok
+	n, ok := names.(map[int]lua51.CallName)[pc]
+	return n, ok
 }
 
 // ChunkSource returns the chunk name Load was given for the chunk fn

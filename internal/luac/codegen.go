@@ -8,6 +8,8 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
+
+	"github.com/gluaproject/glua/internal/lua51"
 )
 
 // This file and codegen_expr.go, codegen_stmt.go compile gopher-lua's
@@ -139,9 +141,9 @@ type funcState struct {
 	nilK       int
 	boolK      [2]int
 	protos     []*lua.FunctionProto
-	// callKinds is the namewhat of each call with a name, by its pc
-	// (CallNameWhat).
-	callKinds map[int]string
+	// callNames is how each call named its function, by its pc
+	// (CallNameOf).
+	callNames map[int]lua51.CallName
 	hasArg    bool
 	isMain    bool
 	nparams   int

@@ -652,7 +652,12 @@ func (fs *funcState) indexUpvalue(name string, v *expdesc) int {
 // callExpr compiles a call; its value is left open (kCall) for the
 // consumer to say how many results it takes.
 func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
-	name, kind := "?", ""
+	// name is the call's name for gopher-lua's messages; named is how
+	// Lua 5.1's getobjname reads the call back from the code, for
+	// debug.getinfo: a field or method whose key is no string constant
+	// in an RK operand (past 256 constants it is in a register) is "?".
+	name := "?"
+	var named lua51.CallName
 	if ex.Receiver != nil {
 		fs.expr(ex.Receiver, v)
 		var key expdesc
@@ -660,21 +665,28 @@ func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
 		fs.line = ex.Line()
 		fs.nearAt(ex, open)
 		fs.self(v, &key)
-		name, kind = ex.Method, "method"
+		name, named = ex.Method, lua51.CallName{Name: "?", What: "method"}
+		if isK(argC(fs.code[len(fs.code)-1])) {
+			named.Name = ex.Method
+		}
 	} else {
 		fs.expr(ex.Func, v)
 		fs.nearAt(ex, open)
-		// How the function was reached, as Lua 5.1's getobjname reads it
-		// back from the code (debug.getinfo's namewhat).
+		if id, ok := ex.Func.(*ast.IdentExpr); ok {
+			named.Name = id.Value
+		}
 		switch v.k {
 		case kLocal:
-			kind = "local"
+			named.What = "local"
 		case kUpval:
-			kind = "upvalue"
+			named.What = "upvalue"
 		case kGlobal:
-			kind = "global"
+			named.What = "global"
 		case kIndexed:
-			kind = "field"
+			named.Name, named.What = "?", "field"
+			if fs.isStringK(v.aux) {
+				named.Name = string(fs.consts[v.aux&^bitRK].(lua.LString))
+			}
 		}
 		fs.exp2nextreg(v)
 		switch fn := ex.Func.(type) {
@@ -706,12 +718,12 @@ func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
 	fs.line = ex.Line()
 	v.init(kCall, fs.codeABC(lua.OP_CALL, base, nparams+1, 2))
 	fs.f.DbgCalls = append(fs.f.DbgCalls, lua.DbgCall{Name: name, Pc: v.info})
-	if kind != "" {
-		if fs.callKinds == nil {
-			fs.callKinds = map[int]string{}
-			recordCallKinds(fs.f, fs.callKinds)
+	if named.What != "" {
+		if fs.callNames == nil {
+			fs.callNames = map[int]lua51.CallName{}
+			recordCallNames(fs.f, fs.callNames)
 		}
-		fs.callKinds[v.info] = kind
+		fs.callNames[v.info] = named
 	}
 	fs.freereg = base + 1
 	if ex.AdjustRet {

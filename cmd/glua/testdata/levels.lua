@@ -79,3 +79,8 @@ local co = coroutine.create(function() return debug.getinfo(2), select("#", getf
 print("coroutine base", coroutine.resume(co))
 local own = debug.getinfo(0, "nSl")
 print("a C function's level", own.name, own.namewhat, own.what, own.currentline)
+local many = {"local pad = {"}
+for i = 1, 300 do many[#many + 1] = ("'k%d',"):format(i) end
+many[#many + 1] = "} local o = {} function o:m() local i = debug.getinfo(1, 'n') return i.name .. ' ' .. i.namewhat end"
+many[#many + 1] = " return o:m(), o.m(o), o['m'](o)"
+print("past 256 constants", loadstring(table.concat(many))())
