@@ -611,3 +611,29 @@ func (g *gen) tables() []*node {
 		mk(stmt, "local big = {} for i = 1, 100 do big[i] = i * i end print(#big, big[100]) for i = 100, 51, -1 do big[i] = nil end print(#big)"),
 	}, 1)
 }
+
+// debugLevels reads the stack with debug.getinfo, getlocal and getfenv from
+// functions reached in each way Lua 5.1 names (global, local, upvalue,
+// field, method), through tail calls, pcall and a coroutine, at levels up
+// to past the bottom of the stack.
+func (g *gen) debugLevels() []*node {
+	level := func() string { return g.pick("0", "1", "2", "3", "4", "5", "9") }
+	return g.some([]*node{
+		mk(stmt, `local function probe(k) local i = debug.getinfo(k, "nSlu") if not i then return "none" end return table.concat({tostring(i.name), i.namewhat, i.what, i.short_src, i.currentline, i.linedefined, i.lastlinedefined, i.nups}, ",") end`),
+		mk(stmt, "local up = probe"),
+		mk(stmt, "print(probe(%s))", level()),
+		mk(stmt, "fuzzprobe = function(k) return (probe(k)) end print(fuzzprobe(%s))", level()),
+		mk(stmt, "local function viaUpvalue(k) return (up(k)) end print(viaUpvalue(%s))", level()),
+		mk(stmt, "local function viaTail(k) return probe(k) end print(viaTail(%s))", level()),
+		mk(stmt, "local t = {f = function(k) return (probe(k)) end} print(t.f(%s), t[\"f\"](%s))", level(), level()),
+		mk(stmt, "local o = {} function o:m(k) return (probe(k)) end print(o:m(%s))", level()),
+		mk(stmt, "print(showall(pcall(probe, %s)))", level()),
+		mk(stmt, "print(showall(coroutine.resume(coroutine.create(function(k) return (probe(k)) end), %s)))", level()),
+		// Only Lua functions' levels: Lua 5.1 shows a C function's stack
+		// slots as "(*temporary)", which gopher-lua keeps elsewhere.
+		mk(stmt, "local function lv(k) local a, b = 1, \"x\" return showall(debug.getlocal(k, 1)), showall(debug.getlocal(k, 2)) end local function w(k) local z = 7 return (lv(k)) end print(w(%s))", g.pick("1", "2", "3")),
+		mk(stmt, "print(showall(pcall(debug.getlocal, %s, 1)))", g.pick("40", "-1")),
+		mk(stmt, "print(showall(pcall(function(k) return getfenv(k) == _G end, %s)))", level()),
+		mk(stmt, "local function tl(k) return debug.getinfo(k, \"S\").what end local function caller(k) return tl(k) end print(showall(pcall(caller, %s)))", level()),
+	}, 2)
+}

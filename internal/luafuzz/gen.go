@@ -102,6 +102,7 @@ var features = []struct {
 	{"loops", (*gen).loops},
 	{"recursion", (*gen).recursion},
 	{"tables", (*gen).tables},
+	{"debug.levels", (*gen).debugLevels},
 }
 
 // Generate writes the program of a seed: the same seed, the same program.
