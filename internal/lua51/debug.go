@@ -14,15 +14,12 @@ import (
 // it. internal/luac, which names chunks so, sets it.
 var ChunkSource func(*lua.LFunction) (string, bool)
 
-// shortSource is short_src: "[C]" for a Go function, else the
-// prototype's SourceName, which internal/luac already sets to what
-// luaO_chunkid shows; a name from another loader (gopher-lua's own, which
-// takes names as they are) is cut to its last 56 bytes after "..." when
-// longer than Lua's 60-byte buffer allows.
-func shortSource(fn *lua.LFunction, src string) string {
-	if fn != nil && fn.IsG {
-		return "[C]"
-	}
+// shortSource is a Lua function's short_src from its prototype's
+// SourceName, which internal/luac already sets to what luaO_chunkid shows;
+// a name from another loader (gopher-lua's own, which takes names as they
+// are) is cut to its last 56 bytes after "..." when longer than Lua's
+// 60-byte buffer allows.
+func shortSource(src string) string {
 	const room = 60 - 1
 	if len(src) > room {
 		return "..." + src[len(src)-(room-3):]

@@ -170,7 +170,7 @@ func debugGetinfo(L *lua.LState) int {
 			if dbg.LineDefined == 0 {
 				kind = "main"
 			}
-			setInfo(info, source, shortSource(fn, dbg.Source), dbg.LineDefined, dbg.LastLineDefined, kind)
+			setInfo(info, source, shortSource(dbg.Source), dbg.LineDefined, dbg.LastLineDefined, kind)
 		}
 	}
 	if strings.Contains(what, "l") {
