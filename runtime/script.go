@@ -76,7 +76,7 @@ func (s *scriptPart) releaseUnreached(mark uint32) {
 func (s *scriptPart) print(L *lua.LState) int {
 	top := L.GetTop()
 	tostring := L.GetGlobal("tostring")
-	if _, ok := tostring.(*lua.LFunction); !ok && L.GetMetaField(tostring, "__call") == lua.LNil {
+	if !lua51.Callable(L, tostring) {
 		// Lua 5.1's call from C, which names no variable or position.
 		L.Error(lua.LString("attempt to call a "+tostring.Type().String()+" value"), 0)
 	}

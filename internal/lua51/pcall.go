@@ -246,3 +246,7 @@ func baseXpcall(L *lua.LState) int {
 func callable(L *lua.LState, v lua.LValue) bool {
 	return v.Type() == lua.LTFunction || L.GetMetaField(v, "__call").Type() == lua.LTFunction
 }
+
+// Callable is callable, for the other packages that call Lua values as
+// Lua 5.1 does.
+func Callable(L *lua.LState, v lua.LValue) bool { return callable(L, v) }
