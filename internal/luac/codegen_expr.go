@@ -672,23 +672,6 @@ func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
 	} else {
 		fs.expr(ex.Func, v)
 		fs.nearAt(ex, open)
-		if id, ok := ex.Func.(*ast.IdentExpr); ok {
-			named.Name = id.Value
-		}
-		switch v.k {
-		case kLocal:
-			named.What = "local"
-		case kUpval:
-			named.What = "upvalue"
-		case kGlobal:
-			named.What = "global"
-		case kIndexed:
-			named.Name, named.What = "?", "field"
-			if fs.isStringK(v.aux) {
-				named.Name = string(fs.consts[v.aux&^bitRK].(lua.LString))
-			}
-		}
-		fs.exp2nextreg(v)
 		switch fn := ex.Func.(type) {
 		case *ast.IdentExpr:
 			name = fn.Value
@@ -697,6 +680,20 @@ func (fs *funcState) callExpr(ex *ast.FuncCallExpr, v *expdesc) {
 				name = k.Value
 			}
 		}
+		switch v.k {
+		case kLocal:
+			named = lua51.CallName{Name: name, What: "local"}
+		case kUpval:
+			named = lua51.CallName{Name: name, What: "upvalue"}
+		case kGlobal:
+			named = lua51.CallName{Name: name, What: "global"}
+		case kIndexed:
+			named = lua51.CallName{Name: "?", What: "field"}
+			if fs.isStringK(v.aux) {
+				named.Name = string(fs.consts[v.aux&^bitRK].(lua.LString))
+			}
+		}
+		fs.exp2nextreg(v)
 	}
 	base := v.info
 	var args expdesc
