@@ -1,8 +1,8 @@
 // convert.cu: copy with conversion between every pair of different
 // dtypes. The source element is read exactly as float64 (int64 rounds to
 // nearest) and stored as device.Set stores a float64, which is what
-// kernels.Copy does for every pair. Equal dtypes never come here: the host
-// copies their bits with a device-to-device memcpy.
+// kernels.Copy does for every pair. Equal dtypes copy their bits with
+// glua_copy_bits_<bytes>, below.
 
 //
 // The loop has the elementwise kernels' launch shape (dtypes.cu): each
@@ -59,3 +59,40 @@ GLUA_DTYPES(GLUA_CONVERT_TO_BF16)
 GLUA_DTYPES(GLUA_CONVERT_TO_I32)
 GLUA_DTYPES(GLUA_CONVERT_TO_I64)
 GLUA_DTYPES(GLUA_CONVERT_TO_U8)
+
+// A copy between arrays of one dtype moves each element's bits unchanged,
+// a NaN's payload included, as an unsigned word of its width. It is a
+// kernel rather than a device-to-device memcpy, whose driver call costs a
+// small copy several times a launch's host time and cannot join a run of
+// launches (cuda/rungraph.go).
+template <class W, class I>
+__device__ inline void copy_bits_loop(W* y, const W* x, I n) {
+    const int U = 16 / sizeof(W);
+    for (I b = units_first<U, I>(); b < n; b += units_step<U, I>()) {
+        W a[U];
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            I i = b + (I)k * (I)blockDim.x;
+            if (i < n) a[k] = x[i];
+        }
+#pragma unroll
+        for (int k = 0; k < U; k++) {
+            I i = b + (I)k * (I)blockDim.x;
+            if (i < n) y[i] = a[k];
+        }
+    }
+}
+
+#define GLUA_COPY_BITS(BYTES, W)                                                    \
+    extern "C" __global__ void glua_copy_bits_##BYTES(W* y, const W* x, i64 n) { \
+        if (index32(n)) {                                                           \
+            copy_bits_loop<W, u32>(y, x, (u32)n);                                   \
+        } else {                                                                    \
+            copy_bits_loop<W, i64>(y, x, n);                                        \
+        }                                                                           \
+    }
+
+GLUA_COPY_BITS(1, u8)
+GLUA_COPY_BITS(2, u16)
+GLUA_COPY_BITS(4, u32)
+GLUA_COPY_BITS(8, u64)

@@ -294,8 +294,11 @@ func (g *GPU) Mul(dt device.DType, y, x device.Ptr, n int, s device.Stream) erro
 	return g.Elementwise(mulOp, dt, y, 0, x, n, s)
 }
 
+// copyBitsEntry is convert.cu's bit copy for each element width.
+var copyBitsEntry = [9]string{1: "glua_copy_bits_1", 2: "glua_copy_bits_2", 4: "glua_copy_bits_4", 8: "glua_copy_bits_8"}
+
 // Copy converts n elements of src, of dtype srcDT, into dst, of dtype
-// dstDT. Equal dtypes copy bits with a device-to-device memcpy.
+// dstDT. Equal dtypes copy each element's bits unchanged.
 func (g *GPU) Copy(dstDT device.DType, dst device.Ptr, srcDT device.DType, src device.Ptr, n int, s device.Stream) error {
 	if err := check("Copy", dstDT, n, dst); err != nil || n == 0 {
 		return err
@@ -303,10 +306,11 @@ func (g *GPU) Copy(dstDT device.DType, dst device.Ptr, srcDT device.DType, src d
 	if err := check("Copy", srcDT, n, src); err != nil {
 		return err
 	}
+	entry := "glua_convert_" + srcDT.String() + "_to_" + dstDT.String()
 	if dstDT == srcDT {
-		return wrap("Copy", g.dev.Copy(dst, src, uint64(n*dstDT.Size()), s))
+		entry = copyBitsEntry[dstDT.Size()]
 	}
-	f, err := g.fn("convert", "glua_convert_"+srcDT.String()+"_to_"+dstDT.String())
+	f, err := g.fn("convert", entry)
 	if err != nil {
 		return wrap("Copy", err)
 	}

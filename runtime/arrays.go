@@ -191,7 +191,7 @@ func (rt *Runtime) copyDevice(dst, src *Array) error {
 	if dst.size == 0 {
 		return nil
 	}
-	return rt.backend.Copy(dst.ptr(), src.ptr(), dst.NBytes(), rt.streams.own)
+	return rt.exec.copy(dst.span(), src.span())
 }
 
 // CopyFromDevice copies another device array of the same shape and dtype
