@@ -213,8 +213,8 @@ func (a *Array) CopyFromDevice(src *Array) error {
 
 // copyArray copies src into dst, of one shape and dtype, as if src were
 // read before dst is written: nothing is done when they are the same
-// memory, and a partial overlap goes through a temporary, since a
-// device-to-device memcpy over overlapping ranges is undefined on CUDA.
+// memory, and a partial overlap goes through a temporary, since the copy
+// kernel's threads read and write their elements in no set order.
 func (rt *Runtime) copyArray(dst *Array, dstName string, src *Array, srcName string) error {
 	switch {
 	case sameMemory(dst, src):
