@@ -134,7 +134,8 @@ func New(opts Options) (*Runtime, error) { return runtime.New(opts) }
 func NewShared(opts Options) (*Shared, error) { return runtime.NewShared(opts) }
 
 // HostArrayFromFloats builds a host array of the given shape and dtype
-// from values, row-major, converting each to dt
+// from values, row-major, converting each to dt; an integer dtype refuses
+// a value beyond its range
 // (runtime.HostArrayFromFloats).
 func HostArrayFromFloats(values []float64, shape []int, dt DType) (*HostArray, error) {
 	return runtime.HostArrayFromFloats(values, shape, dt)

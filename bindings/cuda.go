@@ -231,11 +231,8 @@ func (m cudaModule) toDevice(L *lua.LState) int {
 			argError(L, name, 1, "table or HostArray expected, got %s", typeName(src))
 		}
 		if dt := optDType(L, name, 2, h.DType()); dt != h.DType() {
-			values, err := h.Float64s()
-			if err == nil {
-				h, err = runtime.HostArrayFromFloats(values, h.Shape(), dt)
-			}
-			if err != nil {
+			var err error
+			if h, err = h.Convert(dt); err != nil {
 				raise(L, name, err)
 			}
 		}

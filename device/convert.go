@@ -2,6 +2,7 @@ package device
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 )
 
@@ -51,6 +52,47 @@ func Set(d DType, b []byte, i int, v float64) {
 	default:
 		panic("device.Set: invalid dtype " + d.String())
 	}
+}
+
+// CheckValue says why a number given for an element cannot be stored as d,
+// or returns nil. A float dtype takes every number (beyond its range it
+// rounds to an infinity, as NumPy's does); an integer dtype takes a
+// number whose truncation toward zero lies in its range. NumPy and
+// PyTorch refuse a number out of an integer dtype's range, and PyTorch
+// NaN and the infinities, where Set would saturate: that is for arrays
+// converted to another dtype (kernels.copy), not for a number the caller
+// wrote.
+func CheckValue(d DType, v float64) error {
+	var lo, hi float64 // hi is one past the largest value
+	var los, his string
+	switch d {
+	case Int32:
+		lo, hi, los, his = math.MinInt32, math.MaxInt32+1, "-2147483648", "2147483647"
+	case Int64:
+		lo, hi, los, his = math.MinInt64, 0x1p63, "-2^63", "2^63 - 1"
+	case Uint8:
+		lo, hi, los, his = 0, 256, "0", "255"
+	default:
+		return nil
+	}
+	switch t := math.Trunc(v); {
+	case math.IsNaN(v):
+		return fmt.Errorf("nan has no %s value", d)
+	case t < lo || t >= hi:
+		return fmt.Errorf("%s is out of %s's range, %s to %s", formatNumber(v), d, los, his)
+	}
+	return nil
+}
+
+// formatNumber writes v as Lua's tostring does.
+func formatNumber(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	return fmt.Sprintf("%.14g", v)
 }
 
 func clampInt(v float64, lo, hi float64) int64 {

@@ -77,3 +77,36 @@ func TestSetIsLittleEndianAtTheElementIndex(t *testing.T) {
 		t.Fatalf("Set(int32, index 1, 0x01020304) wrote % x, want % x", b, want)
 	}
 }
+
+func TestCheckValueRefusesWhatAnIntegerDTypeCannotHold(t *testing.T) {
+	for _, c := range []struct {
+		d    DType
+		v    float64
+		want string // "" when v is accepted
+	}{
+		{Uint8, 255.99, ""},
+		{Uint8, -0.99, ""},
+		{Uint8, 256, "256 is out of uint8's range, 0 to 255"},
+		{Uint8, -1, "-1 is out of uint8's range, 0 to 255"},
+		{Int32, -2147483648.5, ""},
+		{Int32, 2147483647.5, ""},
+		{Int32, 2147483648, "2147483648 is out of int32's range, -2147483648 to 2147483647"},
+		{Int32, 1e10, "10000000000 is out of int32's range, -2147483648 to 2147483647"},
+		{Int64, -0x1p63, ""},
+		{Int64, 0x1p63 - 1024, ""},
+		{Int64, 0x1p63, "9.2233720368548e+18 is out of int64's range, -2^63 to 2^63 - 1"},
+		{Int64, math.Inf(1), "inf is out of int64's range, -2^63 to 2^63 - 1"},
+		{Int32, math.NaN(), "nan has no int32 value"},
+		{Float16, 1e6, ""},
+		{Float32, math.NaN(), ""},
+		{BFloat16, math.Inf(-1), ""},
+	} {
+		err := CheckValue(c.d, c.v)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("CheckValue(%s, %v): %v, want nil", c.d, c.v, err)
+		case c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("CheckValue(%s, %v): %v, want %q", c.d, c.v, err, c.want)
+		}
+	}
+}

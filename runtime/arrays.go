@@ -287,6 +287,9 @@ func (a *Array) Set(i int, v float64) error {
 	if err := a.element(i); err != nil {
 		return err
 	}
+	if err := device.CheckValue(a.dtype, v); err != nil {
+		return err
+	}
 	var buf [8]byte
 	device.Set(a.dtype, buf[:], 0, v)
 	rt := a.buf.rt

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	goruntime "runtime"
+	"strings"
 	"unsafe"
 
 	"github.com/gluaproject/glua/arraytext"
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/kernels"
 	"github.com/gluaproject/glua/npy"
 )
 
@@ -127,7 +129,10 @@ func HostArrayOf(data []byte, shape []int, dt device.DType) (*HostArray, error) 
 	return &HostArray{data: data, shape: append([]int(nil), shape...), dtype: dt}, nil
 }
 
-// HostArrayFromFloats builds a host array from values, converting each to dt.
+// HostArrayFromFloats builds a host array from values, converting each to
+// dt: a float rounds to a narrower float, and an integer dtype truncates
+// toward zero a value in its range and refuses any other
+// (device.CheckValue), naming the element.
 func HostArrayFromFloats(values []float64, shape []int, dt device.DType) (*HostArray, error) {
 	h, err := NewHostArray(shape, dt)
 	if err != nil {
@@ -137,6 +142,9 @@ func HostArrayFromFloats(values []float64, shape []int, dt device.DType) (*HostA
 		return nil, fmt.Errorf("%d values given for shape %s, which holds %d", len(values), shapeString(shape), h.Size())
 	}
 	for i, v := range values {
+		if err := device.CheckValue(dt, v); err != nil {
+			return nil, fmt.Errorf("element %s: %w", elementName(shape, i), err)
+		}
 		device.Set(dt, h.data, i, v)
 	}
 	return h, nil
@@ -167,15 +175,34 @@ func (h *HostArray) Get(i int) (float64, error) {
 	return v, err
 }
 
-// Set stores v, converted to the dtype, at flat index i (0-based).
+// Set stores v, converted to the dtype, at flat index i (0-based). An
+// integer dtype refuses a number beyond its range, NaN and the infinities
+// (device.CheckValue).
 func (h *HostArray) Set(i int, v float64) error {
 	if i < 0 || i >= h.Size() {
 		return fmt.Errorf("index %d out of range [0, %d)", i, h.Size())
+	}
+	if err := device.CheckValue(h.dtype, v); err != nil {
+		return err
 	}
 	if err := h.readOnly(); err != nil {
 		return fmt.Errorf("the array is %w", err)
 	}
 	return h.access(func() { device.Set(h.dtype, h.data, i, v) })
+}
+
+// Convert returns a new host array of h's elements in dtype dt, each
+// converted as kernels.copy converts across dtypes: an integer dtype
+// truncates toward zero and saturates, NaN becoming 0.
+func (h *HostArray) Convert(dt device.DType) (*HostArray, error) {
+	c, err := NewHostArray(h.shape, dt)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.access(func() { kernels.Copy(dt, c.data, h.dtype, h.data) }); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Float64s returns every element as float64, in row-major order; a
@@ -347,4 +374,21 @@ func rowsView(shape []int, dt device.DType, i, j int) (off, n int, out []int, er
 	rowBytes := product(shape[1:]) * dt.Size()
 	out = append([]int{j - i + 1}, shape[1:]...)
 	return (i - 1) * rowBytes, (j - i + 1) * rowBytes, out, nil
+}
+
+// elementName is flat element i of an array of the given shape as a Lua
+// script indexes it, [2][1], counting from 1.
+func elementName(shape []int, i int) string {
+	idx := make([]int, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			idx[d] = i % shape[d]
+			i /= shape[d]
+		}
+	}
+	var b strings.Builder
+	for _, k := range idx {
+		fmt.Fprintf(&b, "[%d]", k+1)
+	}
+	return b.String()
 }

@@ -14,9 +14,13 @@ import (
 // a mistake is an error naming the arrays and their shapes, never a wrong
 // answer, and no array is touched.
 
-// Fill sets every element of x to v.
+// Fill sets every element of x to v, which must be a value of x's dtype
+// (device.CheckValue).
 func (rt *Runtime) Fill(x *Array, v float64) error {
 	if err := x.live(rt, "x"); err != nil {
+		return err
+	}
+	if err := device.CheckValue(x.dtype, v); err != nil {
 		return err
 	}
 	if x.size == 0 {

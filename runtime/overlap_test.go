@@ -12,9 +12,14 @@ import (
 )
 
 // deviceOf is a new device array holding elems, for a test.
+// deviceOf uploads elems converted to dt as kernels.copy converts, so that
+// values beyond an integer dtype's range saturate.
 func deviceOf(t *testing.T, rt *runtime.Runtime, elems []float64, shape []int, dt runtime.DType) *runtime.Array {
 	t.Helper()
-	h, err := runtime.HostArrayFromFloats(elems, shape, dt)
+	h, err := runtime.HostArrayFromFloats(elems, shape, runtime.Float64)
+	if err == nil {
+		h, err = h.Convert(dt)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,8 +61,10 @@ end
 -- conversions at the edges round to the dtype
 check.eq(cuda.to_device({ 1 / 3 }, "float16"):to_table()[1], 0.333251953125, "float16 rounding")
 check.eq(cuda.to_device({ 1 / 3 }, "bfloat16"):to_table()[1], 0.333984375, "bfloat16 rounding")
-check.eq(cuda.to_device({ 2.9, -2.9, 300 }, "uint8"):to_table()[3], 255, "uint8 saturates")
+check.eq(cuda.to_device({ 2.9, 255.5 }, "uint8"):to_table()[2], 255, "uint8 truncates")
 check.eq(cuda.to_device({ 2.9, -2.9 }, "int32"):to_table()[2], -2, "int32 truncates")
+check.error("cuda.to_device: bad argument #1 (element [3]: 300 is out of uint8's range, 0 to 255)",
+  function() return cuda.to_device({ 2.9, 0, 300 }, "uint8") end)
 
 -- host arrays
 local h = cuda.host_array({ 2, 3 })

@@ -73,3 +73,42 @@ check.eq(big:to_table()[1], 2 ^ 53, "to_table rounds 2^53 + 1 to a float64")
 check.eq(big[1], 2 ^ 53, "indexing rounds too")
 check.eq(kernels.sum(big), 2 ^ 54 + 2, "sum is exact in int64, rounded once")
 check.eq(kernels.sum(big - 2 ^ 53), 2, "the elements are exact")
+
+-- A number written into an integer dtype truncates toward zero and must
+-- then lie in the dtype's range, as NumPy and PyTorch require: beyond it,
+-- NaN and the infinities are errors that name the value and the range,
+-- never a saturated or wrapped element. (Arrays converted to another
+-- dtype, kernels.copy, saturate: that is a conversion, not a number.)
+for _, case in ipairs({
+  { "uint8", 256, "256 is out of uint8's range, 0 to 255" },
+  { "uint8", -1, "-1 is out of uint8's range, 0 to 255" },
+  { "int32", 2 ^ 31, "2147483648 is out of int32's range, -2147483648 to 2147483647" },
+  { "int32", -2 ^ 31 - 1, "-2147483649 is out of int32's range, -2147483648 to 2147483647" },
+  { "int64", 2 ^ 63, "9.2233720368548e+18 is out of int64's range, -2^63 to 2^63 - 1" },
+  { "int32", 0 / 0, "nan has no int32 value" },
+  { "int64", -1 / 0, "-inf is out of int64's range, -2^63 to 2^63 - 1" },
+}) do
+  local dt, v, why = case[1], case[2], case[3]
+  local d, h = cuda.zeros(2, dt), cuda.host_array(2, dt)
+  check.error("cuda.full: " .. why, function() return cuda.full(2, v, dt) end)
+  check.error("kernels.fill: " .. why, function() return kernels.fill(d, v) end)
+  check.error("cuda.to_device: bad argument #1 (element [2]: " .. why .. ")",
+    function() return cuda.to_device({ 1, v }, dt) end)
+  check.error("DeviceArray[2]: " .. why, function() d[2] = v end)
+  check.error("HostArray[2]: " .. why, function() h[2] = v end)
+  check.eq(d:to_table()[2] + h[2], 0, dt .. ": a refused number leaves the arrays as they were")
+end
+-- the edges themselves, and fractions that truncate into the range
+check.eq(cuda.full(1, 255.9, "uint8")[1], 255, "255.9 truncates to 255")
+check.eq(cuda.full(1, -0.9, "uint8")[1], 0, "-0.9 truncates to 0")
+check.eq(cuda.to_device({ -2 ^ 31, 2 ^ 31 - 1 }, "int32"):to_table()[1], -2 ^ 31, "int32's edges")
+check.eq(cuda.to_device({ -2 ^ 63 }, "int64")[1], -2 ^ 63, "int64's lowest")
+-- an array converted across dtypes saturates, as kernels.copy does
+local wide = cuda.to_device({ 300, -5, 0 / 0 }, "float32")
+check.eq(table.concat(cuda.to_device(wide:copy_to_host(), "uint8"):to_table(), " "), "255 0 0",
+  "a HostArray converted to uint8 saturates")
+local narrow = cuda.zeros(3, "uint8")
+kernels.copy(narrow, wide)
+check.eq(table.concat(narrow:to_table(), " "), "255 0 0", "kernels.copy into uint8 saturates")
+-- a float dtype takes any number: beyond float16's range it is inf
+check.eq(cuda.full(1, 1e6, "float16")[1], 1 / 0, "1e6 in float16 is inf")
