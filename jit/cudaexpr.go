@@ -169,6 +169,8 @@ func (e *emitter) math(ex *Math) string {
 		return fmt.Sprintf("sat_i64(%s((double)%s))", ex.Fn, args[0])
 	case "abs":
 		return "lua_abs(" + args[0] + ")"
+	case "maximum", "minimum":
+		return fmt.Sprintf("np_%s(%s, %s)", ex.Fn, args[0], args[1])
 	case "min", "max":
 		out := args[0]
 		for _, a := range args[1:] {

@@ -198,6 +198,17 @@ func (c *compiler) floatMath(ex *Math) floatFn {
 	}
 	a, nan := args[0], arithNaN(ex.T)
 	switch ex.Fn {
+	case "maximum", "minimum":
+		// map_reduce's max and min (combine): kernels.maximum's rule, a
+		// NaN in either wins, the first of equal values
+		b, less := args[1], ex.Fn == "minimum"
+		return func(t *thread) float64 {
+			y, x := a(t), b(t)
+			if y != y || less && y <= x || !less && y >= x {
+				return y
+			}
+			return x
+		}
 	case "min", "max":
 		// a selection, not arithmetic: a NaN keeps its bits
 		less := ex.Fn == "min"

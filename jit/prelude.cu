@@ -38,6 +38,12 @@ __device__ inline double lua_min(double a, double b) { return b < a ? b : a; }
 __device__ inline i64 lua_max(i64 a, i64 b) { return b > a ? b : a; }
 __device__ inline float lua_max(float a, float b) { return b > a ? b : a; }
 __device__ inline double lua_max(double a, double b) { return b > a ? b : a; }
+// map_reduce's "max" and "min" of floats: kernels.maximum's and
+// kernels.minimum's rule, NumPy's, where a NaN in either wins.
+__device__ inline float np_maximum(float y, float x) { return (y >= x || y != y) ? y : x; }
+__device__ inline double np_maximum(double y, double x) { return (y >= x || y != y) ? y : x; }
+__device__ inline float np_minimum(float y, float x) { return (y <= x || y != y) ? y : x; }
+__device__ inline double np_minimum(double y, double x) { return (y <= x || y != y) ? y : x; }
 __device__ inline i64 lua_abs(i64 a) { return a < 0 ? wrap_neg(a) : a; }
 // A float negation and an absolute value are arithmetic, as the CPU
 // evaluator computes them: a NaN comes out as arithmetic's NaN

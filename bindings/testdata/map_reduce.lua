@@ -126,6 +126,28 @@ check.error("has shape 4 and argument 1 (x) has shape 3", kernels.map_reduce, do
 check.error("not a reduction", kernels.map_reduce, dot, "mean", cuda.zeros(3), cuda.zeros(3))
 check.error("at least one argument must be a DeviceArray", kernels.map_reduce, dot, "sum", 1, 2)
 check.error("max of no elements", kernels.map_reduce, dot, "max", cuda.zeros(0), cuda.zeros(0))
+
+-- "max" and "min" of floats are NumPy's: a NaN anywhere makes the result
+-- NaN, in the whole array and along either axis, wherever it lies (Lua's
+-- math.max would drop it); all NaNs give NaN, not the start's -inf
+local function isnan(v) return v ~= v end
+local id = function(v) return v end
+for _, dt in ipairs({ "float32", "float64", "float16", "bfloat16" }) do
+  for _, at in ipairs({ 1, 2, 500, 3001, 4096 }) do
+    local x = cuda.rand(4096, dt, at)
+    x[at] = 0 / 0
+    for _, op in ipairs({ "max", "min" }) do
+      check.eq(isnan(kernels.map_reduce(id, op, x)), true, dt .. " " .. op .. " with a NaN at " .. at)
+      local m = x:reshape({ 64, 64 })
+      local cols = kernels.map_reduce(id, op, m, { axis = 1 }):to_table()
+      local rows = kernels.map_reduce(id, op, m, { axis = 2 }):to_table()
+      local r, c = math.floor((at - 1) / 64) + 1, (at - 1) % 64 + 1
+      check.eq(isnan(cols[c]) and isnan(rows[r]), true, dt .. " " .. op .. " along the axes with a NaN at " .. at)
+      check.eq(not isnan(cols[c % 64 + 1]) and not isnan(rows[r % 64 + 1]), true, dt .. " " .. op .. ": a NaN stays in its column and row")
+    end
+  end
+  check.eq(isnan(kernels.map_reduce(id, "max", cuda.full(10, 0 / 0, dt))), true, dt .. " max of NaNs")
+end
 check.eq(kernels.map_reduce(dot, "sum", cuda.zeros(0), cuda.zeros(0)), 0, "the sum of no elements")
 
 -- a bad op: each error names kernels.map_reduce, and the runtime goes on
