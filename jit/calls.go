@@ -1,6 +1,7 @@
 package jit
 
 import (
+	"math"
 	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -106,7 +107,15 @@ func (t *typer) mathCall(ex *ast.FuncCallExpr, name string, hint Type) Expr {
 	}
 	switch name {
 	case "floor", "ceil":
-		return &Math{Fn: name, Args: args, T: Int}
+		m := &Math{Fn: name, Args: args, T: Int}
+		if args[0].Type() != Int && !intQuotient(args[0]) {
+			// Lua's math.floor(1e300) is 1e300 and of NaN NaN, which the
+			// integer this gives cannot hold: an error, as Python's
+			// math.floor raises, never a saturated number
+			m.Trap = t.trap(ex.Line(), "%s has no int64 value (its argument is NaN, an infinity or beyond 2^63 in magnitude), in %s",
+				luaText(ex), t.what)
+		}
+		return m
 	case "abs", "min", "max":
 	default:
 		if typ == Int {
@@ -119,6 +128,28 @@ func (t *typer) mathCall(ex *ast.FuncCallExpr, name string, hint Type) Expr {
 		}
 	}
 	return &Math{Fn: name, Args: args, T: typ}
+}
+
+// intQuotient reports whether x is an integer divided by a constant of
+// magnitude above 1, whose quotient always lies in int64's range (an
+// int64 near 2^63 is 2^63 as a float64, so not 1). Then math.floor(i / 2),
+// Lua's integer division, needs no trap.
+func intQuotient(x Expr) bool {
+	a, ok := x.(*Arith)
+	if !ok || a.Op != "/" {
+		return false
+	}
+	c, ok := a.Y.(*Const)
+	if !ok || !(math.Abs(c.F) > 1) || math.IsInf(c.F, 0) {
+		return false
+	}
+	switch n := a.X.(type) {
+	case *Convert:
+		return n.X.Type() == Int
+	case *Const:
+		return n.T == Int || math.Abs(n.F) <= 0x1p63
+	}
+	return false
 }
 
 // mathValues types math.frexp(x) and math.modf(x) assigned to want names:

@@ -421,11 +421,51 @@ func isGridSize(x Expr) bool {
 
 // offset is the 0-based row-major offset of a 1-based index tuple.
 func (e *emitter) offset(a *Array, idx []Expr) string {
-	off := "(" + e.expr(idx[0]) + " - 1)"
+	off := "(" + e.indexExpr(idx[0]) + " - 1)"
 	for k := 1; k < len(idx); k++ {
-		off = fmt.Sprintf("(%s * %s + (%s - 1))", off, dimName(a, k), e.expr(idx[k]))
+		off = fmt.Sprintf("(%s * %s + (%s - 1))", off, dimName(a, k), e.indexExpr(idx[k]))
 	}
 	return off
+}
+
+// indexExpr is an index expression. One that can stop its thread (a trap,
+// a checked load, a function that can) gives 0 there, and the access it
+// is part of still runs before the statement's stop test: glua_index
+// makes it 1, the first element, so that the access stays inside the
+// array, as the CPU evaluator, which stops at once, never leaves it.
+func (e *emitter) indexExpr(x Expr) string {
+	if mayStop(e.p, x) {
+		return "glua_index(" + e.expr(x) + ", glua_stop)"
+	}
+	return e.expr(x)
+}
+
+// mayStop reports whether evaluating x can stop its thread.
+func mayStop(p *Program, x Expr) bool {
+	switch x := x.(type) {
+	case *Arith:
+		if x.Trap > 0 {
+			return true
+		}
+	case *Math:
+		if x.Trap > 0 {
+			return true
+		}
+	case *Load:
+		if p.CheckBounds {
+			return true
+		}
+	case *Call:
+		if p.HasErrorRecord() {
+			return true
+		}
+	}
+	for _, o := range operands(x) {
+		if mayStop(p, o) {
+			return true
+		}
+	}
+	return false
 }
 
 // inBounds is the check_bounds test of an access.

@@ -166,7 +166,14 @@ func (e *emitter) math(ex *Math) string {
 	}
 	switch ex.Fn {
 	case "floor", "ceil":
-		return fmt.Sprintf("sat_i64(%s((double)%s))", ex.Fn, args[0])
+		switch {
+		case ex.Trap > 0:
+			return fmt.Sprintf("lua_int_checked(glua_err, glua_stop, %d, %s((double)%s))", ex.Trap, ex.Fn, args[0])
+		case ex.Args[0].Type() == Int:
+			return args[0]
+		}
+		// a quotient the typer knows lies in int64's range (intQuotient)
+		return fmt.Sprintf("((i64)%s((double)%s))", ex.Fn, args[0])
 	case "abs":
 		return "lua_abs(" + args[0] + ")"
 	case "maximum", "minimum":

@@ -406,8 +406,14 @@ func (c *compiler) intMath(ex *Math) intFn {
 		if ex.Args[0].Type() == Int {
 			return c.int(ex.Args[0])
 		}
-		f := c.float(ex.Args[0])
-		return func(t *thread) int64 { return saturate(round(f(t)), math.MinInt64, math.MaxInt64) }
+		f, trap := c.float(ex.Args[0]), ex.Trap
+		return func(t *thread) int64 {
+			v := round(f(t))
+			if trap > 0 && !(v >= math.MinInt64 && v < 0x1p63) {
+				panic(runError{t.run.p.Traps[trap-1]})
+			}
+			return int64(v)
+		}
 	}
 	args := make([]intFn, len(ex.Args))
 	for i, a := range ex.Args {

@@ -43,8 +43,8 @@ var integerStores = []struct {
 		"(float)(lua_abs(wrap_sub(wrap_mul(l0_i, l0_i), (25010000LL))))"},
 	{"math.max of an integer expression and a literal", `out[1] = math.max(i * i, 3) - 25010000`, device.Float32, 5001, 1,
 		"(float)(wrap_sub(lua_max(wrap_mul(l0_i, l0_i), (3LL)), (25010000LL)))"},
-	{"math.floor's argument does not take the store's type", `out[1] = math.floor(i * i / 1) - 25010000`, device.Float32, 5001, 1,
-		"floor((double)(((double)wrap_mul(l0_i, l0_i)) / (1e+00)))"},
+	{"math.floor's argument does not take the store's type", `out[1] = math.floor(i * i / 3) - 8336666`, device.Float32, 5001, 1,
+		"floor((double)(((double)wrap_mul(l0_i, l0_i)) / (3e+00)))"},
 	{"a comparison with a float literal is exact", "if i * i == 25010000.0 then out[1] = 1 else out[1] = 2 end", device.Float32, 5001, 2,
 		"if ((((double)wrap_mul(l0_i, l0_i)) == (2.501e+07))) {"},
 	{"a float literal beside an integer expression", `out[1] = (i * i) % 7 + 0.5`, device.Float32, 5001, 2.5,
@@ -327,5 +327,50 @@ with np.errstate(all="ignore"):
 				}
 			}
 		})
+	}
+}
+
+// math.floor and math.ceil of a float give an int64 or stop the kernel
+// where none holds the value; an integer over a constant above 1 in
+// magnitude always fits, and needs no check.
+func TestFloorOfAFloatIsCheckedUnlessItAlwaysFits(t *testing.T) {
+	for _, c := range []struct {
+		expr    string
+		checked bool
+	}{
+		{"math.floor(x[1])", true},
+		{"math.ceil(x[1] * 2)", true},
+		{"math.floor(i / 1)", true}, // an int64 near 2^63 is 2^63 as a float64
+		{"math.floor(i / n)", true},
+		{"math.floor(1e300 / 2)", true},
+		{"math.floor(i / 2)", false},
+		{"math.ceil(i / -2.5)", false},
+		{"math.floor(7 / 2)", false},
+		{"math.floor(i)", false},
+	} {
+		src := "return function(out, x, i, n)\n\tout[1] = " + c.expr + "\nend"
+		p := mustTranslate(t, src, Signature{arr(device.Int64, 1), arr(device.Float64, 1), intArg, intArg}, Options{})
+		if got := len(p.Traps) > 0; got != c.checked {
+			t.Errorf("%s: checked %v, want %v", c.expr, got, c.checked)
+		}
+	}
+	p := mustTranslate(t, "return function(out, x)\n\tout[1] = math.floor(x[1])\nend", Signature{arr(device.Int64, 1), arr(device.Float64, 1)}, Options{})
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0x1p63, -0x1p64} {
+		x := newArray(device.Float64, 1)
+		storeFloat(device.Float64, x.Data, 0, v)
+		err := Run(p, [3]int{1, 1, 1}, [3]int{1, 1, 1}, []any{newArray(device.Int64, 1), x})
+		if want := "jit: kernel.lua:2: math.floor(x[1]) has no int64 value (its argument is NaN, an infinity or beyond 2^63 in magnitude), in the kernel at kernel.lua:1"; err == nil || err.Error() != want {
+			t.Errorf("floor(%v): %v, want %q", v, err, want)
+		}
+	}
+	for _, v := range []float64{-0x1p63, 0x1p63 - 1024, -2.5} {
+		x, out := newArray(device.Float64, 1), newArray(device.Int64, 1)
+		storeFloat(device.Float64, x.Data, 0, v)
+		if err := Run(p, [3]int{1, 1, 1}, [3]int{1, 1, 1}, []any{out, x}); err != nil {
+			t.Fatal(err)
+		}
+		if got := element(out, 0); got != math.Floor(v) {
+			t.Errorf("floor(%v) = %v", v, got)
+		}
 	}
 }

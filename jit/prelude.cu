@@ -30,6 +30,21 @@ __device__ inline i64 lua_mod_checked(i64* err, bool& stop, int trap, i64 a, i64
     return 0;
 }
 
+// math.floor and math.ceil of a float, already rounded: the int64 they
+// give, or a trap where v is NaN, an infinity or beyond 2^63 in magnitude.
+__device__ inline i64 lua_int_checked(i64* err, bool& stop, int trap, double v) {
+    if (v >= -9223372036854775808.0 && v < 9223372036854775808.0) return (i64)v;
+    if (atomicCAS((u64*)err, 0ull, 2ull) == 0ull) err[1] = trap;
+    stop = true;
+    return 0;
+}
+
+// glua_index is an index that stopped its thread while it was computed
+// (a trap gives 0) made the first element's, so that the access it feeds
+// before the statement's stop test stays inside the array. stop is read
+// by reference, after i is computed.
+__device__ inline i64 glua_index(i64 i, const bool& stop) { return stop ? 1 : i; }
+
 // Lua's math.min and math.max: the first argument unless the second is
 // strictly less (greater), whatever NaNs do.
 __device__ inline i64 lua_min(i64 a, i64 b) { return b < a ? b : a; }

@@ -58,6 +58,7 @@ func TestGeneratedCUDACallsOnlyWhatThePreludeDefines(t *testing.T) {
 			i32[i] = math.abs(x[i]) + math.min(x[i], 1.0)
 			u[i] = math.max(x[i], 0.5)
 			i64[i] = math.floor(x[i]) % 7 + math.abs(i64[i]) + math.min(i64[i], 2) + math.max(i64[i], 3)
+			i64[math.ceil(x[i])] = x[i] / 3
 			kernels.atomic_add(i64, 1, 1)
 		end`, Signature{arr(device.Float16, 1), arr(device.BFloat16, 1), arr(device.Float64, 1), arr(device.Int32, 1), arr(device.Uint8, 1), arr(device.Int64, 1)}, Options{CheckBounds: true}},
 		{`return function(x, y) local i = kernels.grid(1); y[i] = math.sqrt(x[i]) ^ 2 + math.ceil(x[i]) end`,
@@ -109,7 +110,7 @@ func TestGeneratedCUDACallsOnlyWhatThePreludeDefines(t *testing.T) {
 	// emitter stops using can leave this list.
 	for _, helper := range []string{"f32_to_f16", "f16_to_f32", "f32_to_bf16", "bf16_to_f32", "sat_i32", "sat_i64", "sat_u8",
 		"lua_mod", "lua_abs", "lua_min", "lua_max", "glua_in_bounds",
-		"wrap_add", "wrap_sub", "wrap_mul", "wrap_neg", "lua_mod_checked",
+		"wrap_add", "wrap_sub", "wrap_mul", "wrap_neg", "lua_mod_checked", "lua_int_checked", "glua_index",
 		"glua_ldexp", "glua_frexp_mant", "glua_frexp_exp", "glua_modf_int", "glua_modf_frac",
 		"glua_atomic_add", "glua_atomic_sub", "glua_atomic_max", "glua_atomic_min", "glua_atomic_exch", "glua_atomic_cas",
 		"glua_shfl_down", "glua_shfl_xor", "glua_laneid"} {

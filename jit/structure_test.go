@@ -224,8 +224,9 @@ end`
 		t.Fatalf("%d functions, want divmod, clamp for integers, digits and clamp for floats", len(p.Funcs))
 	}
 	containsAll(t, CUDA(p), []string{
-		"__device__ inline i64 glua_dev1_divmod(i64 l0_a, i64 l1_b, i64* glua_r2)",
-		"__device__ inline double glua_dev4_clamp(double l0_v, double l1_lo, double l2_hi)",
+		// math.floor(a / b) may trap (b = 0), so every function can stop
+		"__device__ inline i64 glua_dev1_divmod(i64 l0_a, i64 l1_b, i64* glua_r2, i64* glua_err, bool& glua_stop)",
+		"__device__ inline double glua_dev4_clamp(double l0_v, double l1_lo, double l2_hi, i64* glua_err, bool& glua_stop)",
 		"if (glua_r2) *glua_r2 = ",
 		"glua_dev3_digits(", "(i64*)0",
 	})

@@ -199,6 +199,10 @@ type (
 		Args   []Expr
 		T      Type
 		Second bool
+		// Trap is, for floor and ceil of a float, 1 + the index of the
+		// error raised where the result is not an int64 (NaN, an
+		// infinity, beyond 2^63 in magnitude); 0 for every other Math.
+		Trap int
 	}
 	// Grid is the 1-based global thread index along Axis (0: x, 1: y, 2: z).
 	Grid struct{ Axis int }

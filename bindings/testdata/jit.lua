@@ -128,6 +128,17 @@ local modn = kernels.jit(function(out, i, n) out[kernels.grid(1)] = i % n end)
 check.error("integer modulo by zero: the divisor of i % n is 0", modn.launch, modn, { grid = 2, block = 2 }, sq32, 5001, 0)
 modn:launch({ grid = 2, block = 2 }, sq32, 5001, 7)
 check.eq(table.concat(sq32:to_table(), " "), "3 3 3 3", "the same kernel with a divisor")
+-- an index made by math.floor of a NaN stops the kernel with the error, on
+-- the GPU without touching memory outside the array
+local hist = kernels.jit(function(counts, x)
+  local i = kernels.grid(1)
+  if i <= #x then kernels.atomic_add(counts, math.floor(x[i] * #counts) + 1, 1) end
+end, { name = "hist" })
+local counts = cuda.zeros(4, "int32")
+hist:launch({ grid = 1, block = 32 }, counts, cuda.to_device({ 0.1, 0.3, 0.6, 0.9, 0.95 }, "float64"))
+check.eq(table.concat(counts:to_table(), " "), "1 1 1 2", "a histogram by math.floor")
+check.error("math.floor(x[i] * #counts) has no int64 value (its argument is NaN, an infinity or beyond 2^63 in magnitude), in the kernel hist at",
+  hist.launch, hist, { grid = 1, block = 32 }, counts, cuda.to_device({ 0.1, 0 / 0 }, "float64"))
 
 -- bad input
 check.error("kernels.jit: bad argument #1 (a Lua function expected, got number)", kernels.jit, 42)

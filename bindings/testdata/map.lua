@@ -102,6 +102,27 @@ check.eq(m32:to_table()[4], 2, "a number argument")
 check.error("map.lua:" .. debug.getinfo(1).currentline + 1 .. ": integer modulo by zero: the divisor of x % n is 0, in the map function at", kernels.map,
   function(x, n) return x % n end, m32, big, 0)
 check.eq(kernels.map(function(x, n) return x % n end, m32, big, 10):to_table()[2], 1, "a map after the error")
+-- math.floor and math.ceil give int64s: of NaN, an infinity or a float
+-- beyond 2^63 in magnitude, which no int64 holds, they stop the map with an
+-- error naming the call, never a saturated number; elsewhere they are
+-- exact, to -2^63 and just below 2^63
+local edges = cuda.to_device({ -2 ^ 63, 2 ^ 63 - 1024, -2.5, 2.5 }, "float64")
+local ints = cuda.zeros(4, "int64")
+kernels.map(function(v) return math.floor(v) end, ints, edges)
+check.eq(table.concat(ints:to_table(), " "), "-9.2233720368548e+18 9.2233720368548e+18 -3 2", "floor at int64's edges")
+kernels.map(function(v) return math.ceil(v) end, ints, edges)
+check.eq(ints:to_table()[3], -2, "ceil of -2.5")
+for _, bad in ipairs({ 0 / 0, 1 / 0, -1 / 0, 2 ^ 63, -1e300 }) do
+  for _, fn in ipairs({ "floor", "ceil" }) do
+    local xs = cuda.to_device({ 1, 2, bad, 4 }, "float64")
+    local f = fn == "floor" and function(v) return math.floor(v) end or function(v) return math.ceil(v) end
+    check.error("math." .. fn .. "(v) has no int64 value (its argument is NaN, an infinity or beyond 2^63 in magnitude), in the map function at",
+      kernels.map, f, cuda.zeros(4, "float64"), xs)
+  end
+end
+-- Lua's integer division, an integer over a constant above 1, needs no check
+kernels.map(function(x) return math.floor(x / 2) end, m64, big)
+check.eq(table.concat(m64:to_table(), " "), "2500 50000000 1518500250 -4", "math.floor(x / 2) of integers")
 
 -- errors name both shapes, and the line of a construct outside the subset
 check.error("has shape 3x4 and out has shape 12", kernels.map, axpby, cuda.zeros(12), cuda.zeros({ 3, 4 }), 1)
