@@ -4,7 +4,9 @@
 -- huge and tiny numbers, integers past 2^53) and by plain Lua element by
 -- element. Every element must be the same number (any NaN matches any
 -- NaN), or the map must refuse the function with an error, as it does a
--- floor of a value no int64 holds. The functions exact on both backends
+-- floor of a value no int64 holds. Every fourth function is also reduced
+-- by kernels.map_reduce's "max" and "min", which must give NumPy's max
+-- and min of plain Lua's values. The functions exact on both backends
 -- run everywhere; the CPU backend, whose evaluator computes each math
 -- function as Lua's math library does, also runs the transcendental ones,
 -- which CUDA computes within a few ulps (docs/kernel-language.md).
@@ -74,11 +76,23 @@ for _ = 1, programs do
   if ok then
     compared = compared + 1
     local got = out:to_table()
+    local max, min = -math.huge, math.huge -- NumPy's: a NaN wins
     for i = 1, n do
       local want = fn(at[i], bt[i], ct[i])
       if not same(got[i], want) then
         error(string.format("kernels.map of %s at a=%.17g b=%.17g c=%.17g gave %.17g, plain Lua %.17g",
           body, at[i], bt[i], ct[i], got[i], want))
+      end
+      if want ~= want or max ~= max then max = 0 / 0 elseif want > max then max = want end
+      if want ~= want or min ~= min then min = 0 / 0 elseif want < min then min = want end
+    end
+    if compared % 4 == 1 then
+      -- the same values reduced: max and min are exact in any order
+      for op, want in pairs({ max = max, min = min }) do
+        local r = kernels.map_reduce(fn, op, A, B, C)
+        if not same(r, want) then
+          error(string.format("kernels.map_reduce(%s, %q) gave %.17g, plain Lua %.17g", body, op, r, want))
+        end
       end
     end
   elseif not tostring(err):find("has no int64 value", 1, true) then
