@@ -51,6 +51,7 @@ func TestGemmMatchesAFloat64Oracle(t *testing.T) {
 	s := cudatest.Stream(t, b)
 	for _, planned := range []bool{true, false} { // small products through cuBLASLt's plans, and through cublasGemmEx
 		restore := b.PlanSmallProducts(planned)
+		t.Cleanup(restore) // a failure must not leave the shared backend's setting to the next test
 		gemmOracle(t, b, rng.Float64, s)
 		restore()
 	}

@@ -30,6 +30,7 @@ func TestSmallProductsArePlannedAndCorrect(t *testing.T) {
 	}
 	for _, planned := range []bool{true, false} {
 		restore := b.PlanSmallProducts(planned)
+		t.Cleanup(restore)
 		for _, p := range []struct {
 			dt  device.DType
 			tol float64

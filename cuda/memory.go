@@ -44,11 +44,14 @@ func (b *Backend) Free(p device.Ptr, nbytes uint64) error {
 	return b.check("cuMemFree", "", cuResult(b.drv.cuMemFree.call(uintptr(p))))
 }
 
-// Upload copies src from pageable host memory to dst and returns when src
-// may be reused. On stream 0 it uses the synchronous copy; on any other
-// stream the copy is queued behind the stream's work and waited for, since
-// an asynchronous copy from pageable memory gives no promise about when src
-// has been read.
+// Upload copies src from pageable host memory to dst, behind the work
+// queued on s, and returns once dst holds the bytes, so that work on any
+// stream may read them. On stream 0 it uses the synchronous copy, which
+// returns once src is staged but may leave the transfer itself in flight,
+// unordered with the runtime's other streams (they do not block on stream
+// 0): a kernel on one of them read the old bytes. So both forms wait for
+// the stream; an asynchronous copy from pageable memory also gives no
+// promise about when src has been read.
 func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
 	if err := b.refuseInCapture("cuMemcpyHtoD", s, false); err != nil {
 		return err
@@ -62,11 +65,14 @@ func (b *Backend) Upload(dst device.Ptr, src []byte, s device.Stream) error {
 	defer b.end()
 	if s == 0 {
 		r := cuResult(b.drv.cuMemcpyHtoD.call(uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src))))
-		return b.check("cuMemcpyHtoD", formatBytes(uint64(len(src))), r)
-	}
-	r := cuResult(b.drv.cuMemcpyHtoDAsync.call(uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), uintptr(s)))
-	if err := b.check("cuMemcpyHtoDAsync", formatBytes(uint64(len(src))), r); err != nil {
-		return err
+		if err := b.check("cuMemcpyHtoD", formatBytes(uint64(len(src))), r); err != nil {
+			return err
+		}
+	} else {
+		r := cuResult(b.drv.cuMemcpyHtoDAsync.call(uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), uintptr(s)))
+		if err := b.check("cuMemcpyHtoDAsync", formatBytes(uint64(len(src))), r); err != nil {
+			return err
+		}
 	}
 	return b.check("cuStreamSynchronize", "", cuResult(b.drv.cuStreamSynchronize.call(uintptr(s))))
 }

@@ -71,6 +71,48 @@ func TestUploadDownloadAndCopyRoundTripRandomBytes(t *testing.T) {
 	}
 }
 
+// An upload on stream 0 is on the device when Upload returns: a copy on
+// another stream, which does not wait for stream 0, reads the new bytes.
+// The driver's synchronous copy from pageable memory returns once the
+// source is staged, and used to leave the transfer of its last pieces in
+// flight; a copy of the tail on another stream then read the bytes before.
+func TestUploadOnStreamZeroIsThereForEveryStream(t *testing.T) {
+	b := cudatest.Shared(t)
+	rng := newRand(t)
+	s := cudatest.Stream(t, b)
+	const n, tail = 64 << 20, 1 << 20
+	p, err := b.Alloc(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free(p, n)
+	q, err := b.Alloc(tail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free(q, tail)
+	data := randomBytes(rng, n)
+	for round := range 10 {
+		flip := byte(rng.Uint32()) | 1 // each round's bytes differ from the last's
+		for i := range data {
+			data[i] ^= flip
+		}
+		if err := b.Upload(p, data, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Copy(q, p+n-tail, tail, s); err != nil {
+			t.Fatal(err)
+		}
+		got := poisoned(tail)
+		if err := b.Download(got, q, s); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, data[n-tail:]) {
+			t.Fatalf("round %d: a copy on another stream read the tail of the upload before it landed", round)
+		}
+	}
+}
+
 func TestPartialRangesCopyAtByteOffsets(t *testing.T) {
 	b := cudatest.Shared(t)
 	rng := newRand(t)
