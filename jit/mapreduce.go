@@ -405,7 +405,12 @@ func combine(op string, x, y Expr, t Type) Expr {
 		// NumPy's max and min, not Lua's math.max and math.min: a NaN
 		// in either wins, so the result of any order is NaN where an
 		// element is. Lua's would drop a NaN behind the start, -inf.
-		op = map[string]string{"max": "maximum", "min": "minimum"}[op]
+		switch op {
+		case "max":
+			op = "maximum"
+		case "min":
+			op = "minimum"
+		}
 	}
 	return &Math{Fn: op, Args: []Expr{x, y}, T: t}
 }
