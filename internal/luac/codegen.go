@@ -147,23 +147,24 @@ type funcState struct {
 	hasArg    bool
 	isMain    bool
 	nparams   int
-	// localFunctions are the chunk's `local function` statements; a
-	// `local f = function` is compiled as the plain local it is.
-	localFunctions map[*ast.LocalAssignStmt]bool
+	// facts are the parser's: its `local function` statements (a `local
+	// f = function` is compiled as the plain local it is) and the lines
+	// its blocks end on.
+	facts *parsed
 	// marks, when the chunk was parsed with them, and near, the token
 	// Lua 5.1's parser would hold now (near.go).
 	marks marks
 	near  *nearToken
 }
 
-// compileChunk compiles a whole chunk, as lua.Compile does.
-// localFunctions are its `local function` statements (parseChunk).
-func compileChunk(chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, name string) (proto *lua.FunctionProto, err error) {
-	return compileMarked(chunk, localFunctions, nil, name)
+// compileChunk compiles a whole chunk, as lua.Compile does, with what
+// the parser knows of it (parseChunk).
+func compileChunk(chunk []ast.Stmt, facts *parsed, name string) (proto *lua.FunctionProto, err error) {
+	return compileMarked(chunk, facts, nil, name)
 }
 
 // compileMarked is compileChunk on a chunk parsed with marks (near.go).
-func compileMarked(chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, m marks, name string) (proto *lua.FunctionProto, err error) {
+func compileMarked(chunk []ast.Stmt, facts *parsed, m marks, name string) (proto *lua.FunctionProto, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			ce, ok := r.(*compileError)
@@ -174,7 +175,7 @@ func compileMarked(chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]boo
 		}
 	}()
 	fs := openFunc(nil, name)
-	fs.localFunctions = localFunctions
+	fs.facts = facts
 	fs.marks = m
 	fs.isMain = true
 	// The main chunk is vararg without the compatibility arg table, as in
@@ -184,7 +185,7 @@ func compileMarked(chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]boo
 	if len(chunk) > 0 {
 		fs.line = chunk[0].Line()
 	}
-	fs.block(chunk, false)
+	fs.chunk(chunk) // the main function's scope, as a function body's
 	last := fs.line
 	if len(chunk) > 0 {
 		last = max(last, chunk[len(chunk)-1].LastLine())
@@ -203,7 +204,7 @@ func openFunc(prev *funcState, source string) *funcState {
 		numK: map[float64]int{}, strK: map[string]int{}, nilK: -1, boolK: [2]int{-1, -1}, overK: -1,
 	}
 	if prev != nil {
-		fs.localFunctions = prev.localFunctions
+		fs.facts = prev.facts
 		fs.marks = prev.marks
 	}
 	return fs

@@ -853,11 +853,17 @@ func (fs *funcState) body(ex *ast.FunctionExpr, needSelf bool, v *expdesc) {
 	}
 	nfs.f.NumParameters = uint8(np)
 	nfs.reserveRegs(nfs.nactvar)
-	nfs.block(ex.Stmts, false)
+	// The body is the function's own scope, not a block of it, as in Lua
+	// 5.1: no OP_CLOSE ends it, since its return closes the upvalues.
+	nfs.chunk(ex.Stmts)
 	nfs.line = ex.LastLine()
 	nfs.nearAt(ex, after)
 	nfs.closeFunc()
 	fs.protos = append(fs.protos, nfs.f)
+	// Lua 5.1 codes the closure once its body's end is read: OP_CLOSURE
+	// and the upvalue words after it lie on the line of that end, which a
+	// line hook reports.
+	fs.line = ex.LastLine()
 	v.init(kReloc, fs.codeABx(lua.OP_CLOSURE, 0, len(fs.protos)-1))
 	for _, u := range nfs.ups {
 		op := lua.OP_GETUPVAL

@@ -57,6 +57,20 @@ func (fs *funcState) block(stmts []ast.Stmt, breakable bool) {
 	fs.leaveBlock()
 }
 
+// bodyOf compiles the block that statement st closes (a loop's body, an
+// if's then part) and leaves the code generator on the line Lua 5.1's
+// parser is on at its end: the block's OP_CLOSE and the jump that follows
+// lie there.
+func (fs *funcState) bodyOf(st ast.Stmt, stmts []ast.Stmt) {
+	var bl blockCnt
+	fs.enterBlock(&bl, false)
+	fs.chunk(stmts)
+	if line, ok := fs.facts.bodyEnds[st]; ok {
+		fs.line = line
+	}
+	fs.leaveBlock()
+}
+
 func (fs *funcState) chunk(stmts []ast.Stmt) {
 	for _, st := range stmts {
 		fs.line = st.Line()
@@ -72,7 +86,7 @@ func (fs *funcState) statement(node ast.Stmt) {
 		fs.assignStmt(st)
 	case *ast.LocalAssignStmt:
 		if len(st.Names) == 1 && len(st.Exprs) == 1 {
-			if fn, ok := st.Exprs[0].(*ast.FunctionExpr); ok && fs.localFunctions[st] {
+			if fn, ok := st.Exprs[0].(*ast.FunctionExpr); ok && fs.facts.localFunctions[st] {
 				fs.localFunc(st.Names[0], fn)
 				return
 			}
@@ -234,8 +248,7 @@ func (fs *funcState) whileStmt(st *ast.WhileStmt) {
 	condExit := fs.cond(st.Condition)
 	var bl blockCnt
 	fs.enterBlock(&bl, true)
-	fs.block(st.Stmts, false)
-	fs.line = st.LastLine()
+	fs.bodyOf(st, st.Stmts)
 	fs.nearAt(st, loopEnd)
 	fs.patchList(fs.jump(), whileInit)
 	fs.leaveBlock()
@@ -266,7 +279,7 @@ func (fs *funcState) repeatStmt(st *ast.RepeatStmt) {
 func (fs *funcState) ifStmt(st *ast.IfStmt) {
 	escapeList := noJump
 	flist := fs.cond(st.Condition)
-	fs.block(st.Then, false)
+	fs.bodyOf(st, st.Then)
 	if len(st.Else) > 0 {
 		fs.concat(&escapeList, fs.jump())
 		fs.patchToHere(flist)
@@ -295,7 +308,7 @@ func (fs *funcState) forBody(loop ast.Stmt, base, line, nvars int, isNum bool, s
 	fs.enterBlock(&bl, false)
 	fs.adjustLocalVars(nvars)
 	fs.reserveRegs(nvars)
-	fs.block(stmts, false)
+	fs.bodyOf(loop, stmts)
 	fs.leaveBlock()
 	fs.nearAt(loop, loopEnd)
 	fs.patchToHere(prep)
@@ -307,8 +320,7 @@ func (fs *funcState) forBody(loop ast.Stmt, base, line, nvars int, isNum bool, s
 	}
 	fs.fixLine(line)
 	if !isNum {
-		endFor = fs.jump()
-		fs.fixLine(line)
+		endFor = fs.jump() // on the body's last line, as Lua 5.1's
 	}
 	fs.patchList(endFor, prep+1)
 }

@@ -177,11 +177,11 @@ func TestEveryLuaFileCompilesToSoundCode(t *testing.T) {
 		if strings.HasPrefix(text, "#") {
 			text = "--" + text
 		}
-		chunk, localFunctions, err := parseChunk([]byte(text), "@"+path, FileLevels, nil)
+		chunk, facts, err := parseChunk([]byte(text), "@"+path, FileLevels, nil)
 		if err != nil {
 			continue // a syntax error the parser reports; not the compiler's
 		}
-		proto, err := compileChunk(chunk, localFunctions, path)
+		proto, err := compileChunk(chunk, facts, path)
 		if err != nil {
 			if _, lerr := exec.LookPath("lua5.1"); lerr == nil {
 				if out, cerr := exec.Command("lua5.1", "-e", "assert(loadfile(arg[1]))", "-", path).CombinedOutput(); cerr == nil {
@@ -201,11 +201,11 @@ func TestGeneratedProgramsCompileToSoundCode(t *testing.T) {
 	g := &progGen{rng: rand.New(rand.NewPCG(7, 11))}
 	for range 300 {
 		src := g.program()
-		chunk, localFunctions, err := parseChunk([]byte(src), "=gen", StringLevels, nil)
+		chunk, facts, err := parseChunk([]byte(src), "=gen", StringLevels, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		proto, err := compileChunk(chunk, localFunctions, "gen")
+		proto, err := compileChunk(chunk, facts, "gen")
 		if err != nil {
 			t.Fatalf("%v\n%s", err, src)
 		}

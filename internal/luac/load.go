@@ -57,7 +57,7 @@ func LoadChunk(L *lua.LState, src []byte, chunkName string, levels int) (fn *lua
 			err = syntaxError(fmt.Errorf("luac.Load: %s: compiler failure: %v", display, rcv))
 		}
 	}()
-	chunk, localFunctions, err := parseChunk(src, chunkName, levels, contextStop(L))
+	chunk, facts, err := parseChunk(src, chunkName, levels, contextStop(L))
 	var stop *StoppedError
 	if errors.As(err, &stop) {
 		return nil, err
@@ -65,7 +65,7 @@ func LoadChunk(L *lua.LState, src []byte, chunkName string, levels int) (fn *lua
 	if err != nil {
 		return nil, syntaxError(err)
 	}
-	proto, err := compileChunk(chunk, localFunctions, display)
+	proto, err := compileChunk(chunk, facts, display)
 	if err != nil {
 		if ce, ok := err.(*CompileError); ok && (ce.Message == tooComplex || ce.Message == tooLong) {
 			err = nearError(src, chunkName, levels, display, err)

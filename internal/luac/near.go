@@ -122,11 +122,11 @@ func (fs *funcState) errorNear(msg string) {
 // compile does not fail the same way.
 func nearError(src []byte, chunkName string, levels int, display string, err error) error {
 	m := marks{}
-	chunk, localFunctions, perr := parseMarked(src, chunkName, levels, nil, m)
+	chunk, facts, perr := parseMarked(src, chunkName, levels, nil, m)
 	if perr != nil {
 		return err
 	}
-	if _, merr := compileMarked(chunk, localFunctions, m, display); merr != nil {
+	if _, merr := compileMarked(chunk, facts, m, display); merr != nil {
 		return merr
 	}
 	return err

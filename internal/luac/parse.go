@@ -48,31 +48,42 @@ func ParseBytes(src []byte, name string, levels int) ([]ast.Stmt, error) {
 	return chunk, err
 }
 
-// parseChunk is ParseBytes that also returns the `local function`
-// statements. gopher-lua's tree is the same for `local function f` and
-// `local f = function`, which differ in whether the body sees the new f;
-// the compiler needs to know which is which.
-func parseChunk(src []byte, name string, levels int, stop func() error) (chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, err error) {
+// parsed is what the compiler needs to know of a chunk beside its tree.
+type parsed struct {
+	// localFunctions are the `local function` statements. gopher-lua's
+	// tree is the same for `local function f` and `local f = function`,
+	// which differ in whether the body sees the new f.
+	localFunctions map[*ast.LocalAssignStmt]bool
+	// bodyEnds holds, for a loop or an if (and each elseif), the line of
+	// the last token before its end, else or elseif: Lua 5.1's parser is
+	// there when it codes the jump that closes the block, which a line
+	// hook reports on that line.
+	bodyEnds map[ast.Stmt]int
+}
+
+// parseChunk is ParseBytes that also returns what parsed holds.
+func parseChunk(src []byte, name string, levels int, stop func() error) (chunk []ast.Stmt, facts *parsed, err error) {
 	return parseMarked(src, name, levels, stop, nil)
 }
 
 // parseMarked is parseChunk that records in m, when it is not nil, the
 // tokens around each expression (near.go).
-func parseMarked(src []byte, name string, levels int, stop func() error, m marks) (chunk []ast.Stmt, localFunctions map[*ast.LocalAssignStmt]bool, err error) {
+func parseMarked(src []byte, name string, levels int, stop func() error, m marks) (chunk []ast.Stmt, facts *parsed, err error) {
 	p := &parser{lex: lexer{src: src, line: 1, chunk: chunkID(name, syntaxSize)}, level: levels, stop: stop, marks: m}
 	p.lastline = 1
 	p.localFunctions = map[*ast.LocalAssignStmt]bool{}
+	p.bodyEnds = map[ast.Stmt]int{}
 	defer func() {
 		if r := recover(); r != nil {
 			if s, ok := r.(stopped); ok {
-				chunk, localFunctions, err = nil, nil, s.err
+				chunk, facts, err = nil, nil, s.err
 				return
 			}
 			se, ok := r.(*syntaxErr)
 			if !ok {
 				panic(r)
 			}
-			chunk, localFunctions, err = nil, nil, &SyntaxError{Message: se.msg}
+			chunk, facts, err = nil, nil, &SyntaxError{Message: se.msg}
 		}
 	}()
 	p.openFunc(0)
@@ -81,7 +92,7 @@ func parseMarked(src []byte, name string, levels int, stop func() error, m marks
 	chunk = p.chunk()
 	p.check(tkEOS)
 	p.markAfter(endOfChunk{})
-	return chunk, p.localFunctions, nil
+	return chunk, &parsed{localFunctions: p.localFunctions, bodyEnds: p.bodyEnds}, nil
 }
 
 // SyntaxError is a chunk lua5.1 would not load; Message is lua5.1's full
@@ -121,8 +132,9 @@ type parser struct {
 	lastline int
 	level    int
 	fs       *parseFunc
-	// localFunctions are the `local function` statements read.
+	// localFunctions and bodyEnds are parsed's.
 	localFunctions map[*ast.LocalAssignStmt]bool
+	bodyEnds       map[ast.Stmt]int
 	// marks, when not nil, records the tokens around each expression.
 	marks marks
 	// stop, when set, is asked every stopEvery tokens whether to give
@@ -338,6 +350,7 @@ func (p *parser) statement() (ast.Stmt, bool) {
 		p.checkNext(tkDo)
 		body := p.block()
 		s := &ast.WhileStmt{Condition: cond, Stmts: body}
+		p.bodyEnds[s] = p.lastline
 		s.SetLine(tline)
 		s.SetLastLine(p.tok.line)
 		p.markEnd(s)
@@ -437,7 +450,9 @@ func (p *parser) testThenBlock() *ast.IfStmt {
 	p.next()
 	cond := p.expr()
 	p.checkNext(tkThen)
-	return &ast.IfStmt{Condition: cond, Then: p.block()}
+	s := &ast.IfStmt{Condition: cond, Then: p.block()}
+	p.bodyEnds[s] = p.lastline
+	return s
 }
 
 func (p *parser) forStat(line int) ast.Stmt {
@@ -479,6 +494,7 @@ func (p *parser) forStat(line int) ast.Stmt {
 	default:
 		p.syntaxError("'=' or 'in' expected")
 	}
+	p.bodyEnds[s] = p.lastline
 	s.SetLine(tline)
 	s.SetLastLine(p.tok.line)
 	p.markEnd(s)
