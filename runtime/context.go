@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/gluaproject/glua/internal/lua51"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -16,9 +17,10 @@ import (
 func (rt *Runtime) SetContext(ctx context.Context) {
 	if ctx == nil {
 		rt.L.RemoveContext()
-		return
+	} else {
+		rt.L.SetContext(causeContext{ctx})
 	}
-	rt.L.SetContext(causeContext{ctx})
+	lua51.KeepHook(rt.L)
 }
 
 // causeContext is a context whose Err reports its cause. gopher-lua stops

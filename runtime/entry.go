@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gluaproject/glua/internal/lua51"
 )
 
 // ErrInUse is the error of a DoString, DoFile, Call, SetGlobal or Global
@@ -54,6 +56,7 @@ func (rt *Runtime) enter() (leave func(), err error) {
 	base := rt.L.Context()
 	run := newRunContext(base)
 	rt.L.SetContext(run)
+	lua51.KeepHook(rt.L) // a script's debug.sethook outlives the context
 	e.owner, e.depth = id, 1
 	e.stop, e.left = run.close, make(chan struct{})
 	return func() {
@@ -67,6 +70,7 @@ func (rt *Runtime) enter() (leave func(), err error) {
 		} else {
 			rt.L.SetContext(base)
 		}
+		lua51.KeepHook(rt.L)
 		run.release()
 		e.owner = 0
 		close(e.left)

@@ -66,6 +66,7 @@ print(pcall(require, "raising")) print(pcall(require, "raising")) print(require(
 	{name: "stack levels, the debug library, getfenv, setfenv and newproxy", args: []string{"levels.lua"}},
 	{name: "__index and __newindex loops", args: []string{"metaloop.lua"}},
 	{name: "print calls the global tostring", args: []string{"print.lua"}},
+	{name: "debug.sethook's line and count events", args: []string{"hooks.lua"}},
 	{name: "loadfile and dofile of a missing file", args: []string{"-e", `print(loadfile("missing.lua")) print(pcall(dofile, "missing.lua"))`}},
 
 	// stdin.

@@ -131,6 +131,7 @@ func (r resumer) call(L *lua.LState) int {
 		return 2
 	}
 	padYieldResults(L, th)
+	KeepHook(th) // the host may have given the thread its loop again
 	wordErrors(th)
 	n := r.resume(L)
 	// A coroutine that passes the call depth ends in gopher-lua's own

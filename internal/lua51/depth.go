@@ -33,7 +33,11 @@ func opCall(L *lua.LState, inst uint32, baseframe unsafe.Pointer) int {
 	if frameIndex(*currentFrame(L)) >= L.Options.CallStackSize-1 {
 		checkCallDepth(L)
 	}
-	return gopherCallInstruction(L, inst, baseframe)
+	r := gopherCallInstruction(L, inst, baseframe)
+	if r == 0 && activeHooks.Load() != 0 {
+		return enterHook(L, baseframe)
+	}
+	return r
 }
 
 func frameIndex(cf unsafe.Pointer) int {

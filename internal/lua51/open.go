@@ -389,6 +389,8 @@ func Open(L *lua.LState) {
 		add(g, "gcinfo", baseGcinfo)
 	}
 	add(library(L, "debug"), "getregistry", debugGetregistry)
+	add(library(L, "debug"), "sethook", debugSethook)
+	add(library(L, "debug"), "gethook", debugGethook)
 	table := library(L, "table")
 	add(table, "foreach", tableForeach)
 	add(table, "foreachi", tableForeachi)
