@@ -176,15 +176,13 @@ func restoreLoop(L *lua.LState) {
 	}
 }
 
-// gopherLoop is gopher-lua's mainLoop, which runs a Go function's frame.
-var gopherLoop = func() func(*lua.LState, unsafe.Pointer) {
-	if !vmLayout.ok {
-		return nil
-	}
+// gopherLoop is gopher-lua's mainLoop, which runs a Go function's frame,
+// read from a state of its own the first time a hook needs it.
+var gopherLoop = sync.OnceValue(func() func(*lua.LState, unsafe.Pointer) {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	defer L.Close()
 	return *(*func(*lua.LState, unsafe.Pointer))(unsafe.Add(unsafe.Pointer(L), vmLayout.mlp))
-}()
+})
 
 // hookingLoop is the code of hookedLoop.
 var hookingLoop = reflect.ValueOf(hookedLoop).Pointer()
@@ -199,7 +197,7 @@ func hookedLoop(L *lua.LState, baseframe unsafe.Pointer) {
 	cf := stack.MethodByName("Last").Call(nil)[0].UnsafePointer()
 	*currentFrame(L) = cf
 	if frameFn(cf).IsG {
-		gopherLoop(L, baseframe)
+		gopherLoop()(L, baseframe)
 		return
 	}
 	runHooked(L, baseframe)
