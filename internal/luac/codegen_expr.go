@@ -754,9 +754,13 @@ func (fs *funcState) constructor(ex *ast.TableExpr, t *expdesc) {
 	v.init(kVoid, 0)
 	na, nh, tostore := 0, 0, 0
 	flush := lua.FieldsPerFlush
+	var last *ast.Field // the item v holds
 	for _, field := range ex.Fields {
-		// closelistfield
+		// closelistfield, on the line of the separator after the item
 		if v.k != kVoid {
+			if line, ok := fs.facts.fieldEnds[last]; ok {
+				fs.line = line
+			}
 			fs.nearAt(field.Value, fieldStart)
 			fs.exp2nextreg(&v)
 			v.k = kVoid
@@ -783,11 +787,15 @@ func (fs *funcState) constructor(ex *ast.TableExpr, t *expdesc) {
 			continue
 		}
 		fs.expr(field.Value, &v)
+		last = field
 		na++
 		tostore++
 	}
-	// lastlistfield
+	// lastlistfield, on the line of the '}'
 	if tostore > 0 {
+		if line, ok := fs.facts.closeLines[ex]; ok {
+			fs.line = line
+		}
 		if hasMultRet(v.k) {
 			fs.setReturns(&v, multRet)
 			fs.setList(t.info, na, multRet)

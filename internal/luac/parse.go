@@ -59,6 +59,13 @@ type parsed struct {
 	// there when it codes the jump that closes the block, which a line
 	// hook reports on that line.
 	bodyEnds map[ast.Stmt]int
+	// fieldEnds holds, for an item of a table constructor followed by ','
+	// or ';', the line of that separator: Lua 5.1 stores the item once it
+	// has read it.
+	fieldEnds map[*ast.Field]int
+	// closeLines holds the line of a table constructor's '}', where Lua
+	// 5.1 stores its last items (the tree keeps gopher-lua's lines).
+	closeLines map[*ast.TableExpr]int
 }
 
 // parseChunk is ParseBytes that also returns what parsed holds.
@@ -73,6 +80,8 @@ func parseMarked(src []byte, name string, levels int, stop func() error, m marks
 	p.lastline = 1
 	p.localFunctions = map[*ast.LocalAssignStmt]bool{}
 	p.bodyEnds = map[ast.Stmt]int{}
+	p.fieldEnds = map[*ast.Field]int{}
+	p.closeLines = map[*ast.TableExpr]int{}
 	defer func() {
 		if r := recover(); r != nil {
 			if s, ok := r.(stopped); ok {
@@ -92,7 +101,7 @@ func parseMarked(src []byte, name string, levels int, stop func() error, m marks
 	chunk = p.chunk()
 	p.check(tkEOS)
 	p.markAfter(endOfChunk{})
-	return chunk, &parsed{localFunctions: p.localFunctions, bodyEnds: p.bodyEnds}, nil
+	return chunk, &parsed{localFunctions: p.localFunctions, bodyEnds: p.bodyEnds, fieldEnds: p.fieldEnds, closeLines: p.closeLines}, nil
 }
 
 // SyntaxError is a chunk lua5.1 would not load; Message is lua5.1's full
@@ -132,9 +141,11 @@ type parser struct {
 	lastline int
 	level    int
 	fs       *parseFunc
-	// localFunctions and bodyEnds are parsed's.
+	// localFunctions, bodyEnds, fieldEnds and closeLines are parsed's.
 	localFunctions map[*ast.LocalAssignStmt]bool
 	bodyEnds       map[ast.Stmt]int
+	fieldEnds      map[*ast.Field]int
+	closeLines     map[*ast.TableExpr]int
 	// marks, when not nil, records the tokens around each expression.
 	marks marks
 	// stop, when set, is asked every stopEvery tokens whether to give

@@ -243,8 +243,12 @@ func (p *parser) constructor() ast.Expr {
 		if !p.testNext(',') && !p.testNext(';') {
 			break
 		}
+		if len(t.Fields) > n {
+			p.fieldEnds[t.Fields[n]] = p.lastline
+		}
 	}
 	p.checkMatch('}', '{', line)
+	p.closeLines[t] = p.lastline
 	p.markFirst(t, start)
 	p.markAfter(t)
 	return t
