@@ -114,14 +114,34 @@ func debugGethook(L *lua.LState) int {
 	return 3
 }
 
-// setHook gives L1 the hook fn with its events (fn nil: no hook). A
-// function with no events still answers gethook, as in Lua 5.1, where
-// lua_sethook clears the events and db_gethook reads the function from
-// its own table.
+// creator is coroutine.create, whose thread takes its creator's hook
+// events as lua_newthread copies them: its hook function stays unset, so
+// that debug.gethook(co) gives nil with the mask and count, and the
+// events call nothing until the thread is given a hook of its own.
+type creator struct {
+	create lua.LGFunction // gopher-lua's
+}
+
+func (c creator) call(L *lua.LState) int {
+	luaFunction(L, "create")
+	n := c.create(L)
+	if th, ok := L.Get(-1).(*lua.LState); ok && n == 1 {
+		if h := hookOf(L); h != nil && h.active() {
+			setHook(th, lua.LNil, h.line, h.count)
+		}
+	}
+	return n
+}
+
+// setHook gives L1 the hook fn with its events; with neither a function
+// nor events, none. A function with no events still answers gethook, as
+// in Lua 5.1, where lua_sethook clears the events and db_gethook reads
+// the function from its own table, and so do events with no function (a
+// new thread's, creator).
 func setHook(L1 *lua.LState, fn lua.LValue, line bool, count int) {
 	h := hookOf(L1)
 	if h == nil {
-		if fn == lua.LNil {
+		if fn == lua.LNil && !line && count == 0 {
 			return
 		}
 		key := weak.Make(L1)

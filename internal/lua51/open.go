@@ -302,7 +302,7 @@ func Open(L *lua.LState) {
 		case "os.time":
 			fn = before{osTimeFields, old.GFunction}.call
 		case "coroutine.create":
-			fn = before{func(L *lua.LState) { luaFunction(L, "create") }, old.GFunction}.call
+			fn = creator{old.GFunction}.call
 		case "coroutine.status":
 			fn = before{func(L *lua.LState) { coroutineArg(L, "status") }, old.GFunction}.call
 		case ".getfenv":

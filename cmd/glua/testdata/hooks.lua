@@ -101,6 +101,13 @@ print(coroutine.resume(co, 1))
 print(coroutine.resume(co))
 print(debug.gethook(co) == record, debug.gethook())
 show("coroutine")
+-- a thread made under a hook takes its events but not its function
+debug.sethook(record, "l", 5)
+local made = coroutine.create(function() return 1 end)
+debug.sethook()
+show("made under a hook")
+print(debug.gethook(made))
+print(coroutine.resume(made))
 
 -- the hook's caller, named, and no events while the hook runs
 debug.sethook(function(e, l)
@@ -112,7 +119,9 @@ debug.sethook()
 show("caller")
 
 -- an error in a hook is the running code's error
-debug.sethook(function(e, l) if l == 117 then error("in hook") end end, "l")
+local target
+debug.sethook(function(e, l) if l == target then error("in hook") end end, "l")
+target = debug.getinfo(1, "l").currentline + 2
 local ok, err = pcall(function()
   local w = 1
   return w
