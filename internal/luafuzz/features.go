@@ -637,3 +637,32 @@ func (g *gen) debugLevels() []*node {
 		mk(stmt, "local function tl(k) return debug.getinfo(k, \"S\").what end local function caller(k) return tl(k) end print(showall(pcall(caller, %s)))", level()),
 	}, 2)
 }
+
+// hooks runs a section of another feature under a line hook, a count hook
+// or both, and prints each event with the line of the function it stopped
+// (the hook's own instructions count toward the next count event, as in
+// Lua 5.1): the trace checks each instruction's line and how many
+// instructions each construct runs.
+func (g *gen) hooks() []*node {
+	inner := hookable[g.r.IntN(len(hookable))]
+	mask, count := g.pick("l", "l", ""), g.pick("0", "1", "3", "7")
+	if mask == "" && count == "0" {
+		count = "2"
+	}
+	return []*node{
+		mk(stmt, `local trace = {} debug.sethook(function(e, l) if #trace < 2000 then trace[#trace + 1] = e:sub(1, 1) .. (l or debug.getinfo(2, "l").currentline) end end, "%s", %s)`, mask, count),
+		mk(stmt, "do\n%s end", block(inner(g))),
+		mk(stmt, `debug.sethook() print(table.concat(trace, " "))`),
+	}
+}
+
+// hookable are the features a hooks section runs, every one but itself.
+var hookable []func(*gen) []*node
+
+func init() {
+	for _, f := range features {
+		if f.name != "hooks" {
+			hookable = append(hookable, f.write)
+		}
+	}
+}

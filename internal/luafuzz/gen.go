@@ -45,12 +45,17 @@ end
 local function keys(t)
   local ks = {}
   for k in pairs(t) do ks[#ks + 1] = k end
+  -- pairs' order, which Lua leaves open, decides the sort's comparisons:
+  -- a hook would count them
+  local hook, mask, count = debug.gethook()
+  debug.sethook()
   table.sort(ks, function(a, b)
     local ta, tb = type(a), type(b)
     if ta ~= tb then return ta < tb end
     if ta == "number" or ta == "string" then return a < b end
     return tostring(a) < tostring(b)
   end)
+  debug.sethook(hook, mask, count)
   return ks
 end
 local function dump(t)
@@ -103,6 +108,7 @@ var features = []struct {
 	{"recursion", (*gen).recursion},
 	{"tables", (*gen).tables},
 	{"debug.levels", (*gen).debugLevels},
+	{"hooks", (*gen).hooks},
 }
 
 // Generate writes the program of a seed: the same seed, the same program.
