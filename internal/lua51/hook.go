@@ -46,8 +46,12 @@ type hookState struct {
 	loops []unsafe.Pointer
 }
 
-// active says whether the hook has events to give.
-func (h *hookState) active() bool { return h.line || h.count > 0 }
+// active says whether the hook has events to give and a function to
+// give them to (a new thread's events have none, creator).
+func (h *hookState) active() bool {
+	_, isFn := h.fn.(*lua.LFunction)
+	return isFn && (h.line || h.count > 0)
+}
 
 type hookFrame struct {
 	fn *lua.LFunction
@@ -126,7 +130,7 @@ func (c creator) call(L *lua.LState) int {
 	luaFunction(L, "create")
 	n := c.create(L)
 	if th, ok := L.Get(-1).(*lua.LState); ok && n == 1 {
-		if h := hookOf(L); h != nil && h.active() {
+		if h := hookOf(L); h != nil && (h.line || h.count > 0) {
 			setHook(th, lua.LNil, h.line, h.count)
 		}
 	}
@@ -149,7 +153,7 @@ func setHook(L1 *lua.LState, fn lua.LValue, line bool, count int) {
 		if old, loaded := hooks.LoadOrStore(key, h); loaded {
 			h = old.(*hookState)
 		} else {
-			goruntime.AddCleanup(L1, func(k weak.Pointer[lua.LState]) { hooks.Delete(k) }, key)
+			goruntime.AddCleanup(L1, forgetHook, key)
 		}
 	}
 	was := h.active()
@@ -165,6 +169,14 @@ func setHook(L1 *lua.LState, fn lua.LValue, line bool, count int) {
 		KeepHook(L1)
 	} else {
 		restoreLoop(L1)
+	}
+}
+
+// forgetHook drops the hook of a thread that has been collected, and its
+// count among the active ones.
+func forgetHook(key weak.Pointer[lua.LState]) {
+	if h, ok := hooks.LoadAndDelete(key); ok && h.(*hookState).active() {
+		activeHooks.Add(-1)
 	}
 }
 
