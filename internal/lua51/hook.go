@@ -266,9 +266,12 @@ func runHooked(L *lua.LState, baseframe unsafe.Pointer) {
 			if int(inst>>26) == lua.OP_MOVEN {
 				// gopher-lua's MOVEN runs the C moves after it as one
 				// instruction; Lua 5.1 runs each, and traces each.
+				// The frame shows each move as the one running.
 				for k := 1; k <= int(inst>>9)&0x1ff; k++ {
+					setFramePc(cf, pc+k+1)
 					h.trace(L, cf, fn, pc+k)
 				}
+				setFramePc(cf, pc+1)
 			}
 		}
 		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {

@@ -74,6 +74,14 @@ print(p, q, r, u ~= nil)
 debug.sethook()
 show("lines and count 2")
 
+-- every instruction, moves on lines of their own included
+debug.sethook(record, "", 1)
+local m1 = a
+local m2 = m1
+local m3 = m1
+debug.sethook()
+show("count 1")
+
 -- gethook, and what sethook's arguments are
 print(debug.gethook())
 debug.sethook(record, "l", 4)
