@@ -183,7 +183,7 @@ func wordErrors(th *lua.LState) {
 	if !vmLayout.ok {
 		return
 	}
-	loop := (*func(*lua.LState, unsafe.Pointer))(unsafe.Add(unsafe.Pointer(th), vmLayout.mlp))
+	loop := mainLoop(th)
 	if reflect.ValueOf(*loop).Pointer() == wordingLoop {
 		return
 	}

@@ -191,7 +191,7 @@ func KeepHook(L *lua.LState) {
 	if h := hookOf(L); h == nil || !h.active() {
 		return
 	}
-	loop := (*func(*lua.LState, unsafe.Pointer))(unsafe.Add(unsafe.Pointer(L), vmLayout.mlp))
+	loop := mainLoop(L)
 	if reflect.ValueOf(*loop).Pointer() == hookingLoop {
 		return
 	}
@@ -213,7 +213,7 @@ func restoreLoop(L *lua.LState) {
 var gopherLoop = sync.OnceValue(func() func(*lua.LState, unsafe.Pointer) {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	defer L.Close()
-	return *(*func(*lua.LState, unsafe.Pointer))(unsafe.Add(unsafe.Pointer(L), vmLayout.mlp))
+	return *mainLoop(L)
 })
 
 // hookingLoop is the code of hookedLoop.
@@ -367,8 +367,4 @@ func (h *hookState) call(L *lua.LState, event string, arg lua.LValue) {
 	L.Push(lua.LString(event))
 	L.Push(arg)
 	L.Call(2, 0)
-}
-
-func setFramePc(cf unsafe.Pointer, pc int) {
-	*(*int)(unsafe.Add(cf, vmLayout.pc)) = pc
 }

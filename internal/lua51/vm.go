@@ -160,6 +160,16 @@ func framePc(cf unsafe.Pointer) int {
 	return *(*int)(unsafe.Add(cf, vmLayout.pc))
 }
 
+func setFramePc(cf unsafe.Pointer, pc int) {
+	*(*int)(unsafe.Add(cf, vmLayout.pc)) = pc
+}
+
+// mainLoop is L's main loop: gopher-lua's, or one that wraps or replaces
+// it (wordErrors, KeepHook). Its call frame parameter is a pointer.
+func mainLoop(L *lua.LState) *func(*lua.LState, unsafe.Pointer) {
+	return (*func(*lua.LState, unsafe.Pointer))(unsafe.Add(unsafe.Pointer(L), vmLayout.mlp))
+}
+
 // rk is gopher-lua's rkValue: a constant when the operand's top bit is
 // set, else a register of the frame.
 func rk(rg unsafe.Pointer, cf unsafe.Pointer, x int) lua.LValue {
