@@ -4,17 +4,17 @@
 // kernels.Copy does for every pair. Equal dtypes copy their bits with
 // glua_copy_bits_<bytes>, below.
 
-//
 // The loop has the elementwise kernels' launch shape (dtypes.cu): each
 // thread of a round loads U elements, a block's width apart, before it
 // stores any, U = 16 bytes of the narrower dtype, so that the thread keeps
 // at least a vector's bytes in flight; the host's grid
-// (kernels.ConvertShape) gives each thread one round.
-template <class D, class S, class I>
-__device__ inline void convert_loop(typename D::S* y, const typename S::S* x, I n) {
-    const int U = 16 / (sizeof(typename D::S) < sizeof(typename S::S) ? sizeof(typename D::S) : sizeof(typename S::S));
+// (kernels.ConvertShape, for equal dtypes too) gives each
+// thread one round. f turns a loaded element into the stored one.
+template <class DS, class SS, class I, class F>
+__device__ inline void units_loop(DS* y, const SS* x, I n, F f) {
+    const int U = 16 / (sizeof(DS) < sizeof(SS) ? sizeof(DS) : sizeof(SS));
     for (I b = units_first<U, I>(); b < n; b += units_step<U, I>()) {
-        typename S::S a[U];
+        SS a[U];
 #pragma unroll
         for (int k = 0; k < U; k++) {
             I i = b + (I)k * (I)blockDim.x;
@@ -23,18 +23,28 @@ __device__ inline void convert_loop(typename D::S* y, const typename S::S* x, I 
 #pragma unroll
         for (int k = 0; k < U; k++) {
             I i = b + (I)k * (I)blockDim.x;
-            if (i < n) y[i] = D::from_double(S::wide(a[k]));
+            if (i < n) y[i] = f(a[k]);
         }
     }
 }
 
+template <class DS, class SS, class F>
+__device__ inline void units(DS* y, const SS* x, i64 n, F f) {
+    if (index32(n)) {
+        units_loop<DS, SS, u32>(y, x, (u32)n, f);
+    } else {
+        units_loop<DS, SS, i64>(y, x, n, f);
+    }
+}
+
+template <class D, class S>
+struct converted {
+    __device__ typename D::S operator()(typename S::S v) const { return D::from_double(S::wide(v)); }
+};
+
 template <class D, class S>
 __device__ inline void convert(typename D::S* y, const typename S::S* x, i64 n) {
-    if (index32(n)) {
-        convert_loop<D, S, u32>(y, x, (u32)n);
-    } else {
-        convert_loop<D, S, i64>(y, x, n);
-    }
+    units(y, x, n, converted<D, S>());
 }
 
 #define GLUA_CONVERT_PAIR(DN, DT, SN, ST)                                                       \
@@ -65,32 +75,13 @@ GLUA_DTYPES(GLUA_CONVERT_TO_U8)
 // kernel rather than a device-to-device memcpy, whose driver call costs a
 // small copy several times a launch's host time and cannot join a run of
 // launches (cuda/rungraph.go).
-template <class W, class I>
-__device__ inline void copy_bits_loop(W* y, const W* x, I n) {
-    const int U = 16 / sizeof(W);
-    for (I b = units_first<U, I>(); b < n; b += units_step<U, I>()) {
-        W a[U];
-#pragma unroll
-        for (int k = 0; k < U; k++) {
-            I i = b + (I)k * (I)blockDim.x;
-            if (i < n) a[k] = x[i];
-        }
-#pragma unroll
-        for (int k = 0; k < U; k++) {
-            I i = b + (I)k * (I)blockDim.x;
-            if (i < n) y[i] = a[k];
-        }
-    }
-}
+template <class W>
+struct same_bits {
+    __device__ W operator()(W v) const { return v; }
+};
 
-#define GLUA_COPY_BITS(BYTES, W)                                                    \
-    extern "C" __global__ void glua_copy_bits_##BYTES(W* y, const W* x, i64 n) { \
-        if (index32(n)) {                                                           \
-            copy_bits_loop<W, u32>(y, x, (u32)n);                                   \
-        } else {                                                                    \
-            copy_bits_loop<W, i64>(y, x, n);                                        \
-        }                                                                           \
-    }
+#define GLUA_COPY_BITS(BYTES, W) \
+    extern "C" __global__ void glua_copy_bits_##BYTES(W* y, const W* x, i64 n) { units(y, x, n, same_bits<W>()); }
 
 GLUA_COPY_BITS(1, u8)
 GLUA_COPY_BITS(2, u16)
