@@ -281,8 +281,10 @@ func (a *Array) Get(i int) (float64, error) {
 	return device.Get(a.dtype, buf[:], 0), nil
 }
 
-// Set uploads v, converted to the dtype as HostArray.Set converts it, into
-// element i (0-based, flat), in order with the work queued before it.
+// Set writes v, converted to the dtype as HostArray.Set converts it, into
+// element i (0-based, flat), in order with the work queued before it. It
+// is a fill of that one element, queued like any kernel: the value goes
+// with the launch, so the host does not wait, and a graph records it.
 func (a *Array) Set(i int, v float64) error {
 	if err := a.element(i); err != nil {
 		return err
@@ -290,14 +292,8 @@ func (a *Array) Set(i int, v float64) error {
 	if err := device.CheckValue(a.dtype, v); err != nil {
 		return err
 	}
-	var buf [8]byte
-	device.Set(a.dtype, buf[:], 0, v)
-	rt := a.buf.rt
-	if err := rt.uncapturable("a copy from the host"); err != nil {
-		return err
-	}
 	size := a.dtype.Size()
-	return rt.backend.Upload(a.ptr()+device.Ptr(i*size), buf[:size], rt.streams.own)
+	return a.buf.rt.exec.fill(span{ptr: a.ptr() + device.Ptr(i*size), n: 1, dtype: a.dtype}, v)
 }
 
 // element checks that a is live and has a flat element i.

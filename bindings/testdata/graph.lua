@@ -55,6 +55,19 @@ gm:free() -- a second free is harmless
 local ok, err = pcall(gm.launch, gm)
 assert(not ok and tostring(err):find("Graph:launch: use of a freed graph", 1, true), tostring(err))
 
+-- an element written in a graph is a one-element fill: each launch
+-- writes it again, after the work recorded before it
+local e = cuda.device_array(5, "int32")
+kernels.fill(e, 7)
+local ge = cuda.graph(function() kernels.add_scalar(e, 1); e[3] = -2; kernels.add_scalar(e, 1) end)
+check.eq(table.concat(e:to_table(), " "), "7 7 7 7 7", "a capture ran its element write")
+ge:launch()
+check.eq(table.concat(e:to_table(), " "), "9 9 -1 9 9", "a graph's element write")
+ge:launch()
+check.eq(table.concat(e:to_table(), " "), "11 11 -1 11 11", "a graph's element write, launched again")
+ge:free()
+e:free()
+
 -- work a graph cannot hold: an error naming the call, the runtime usable
 local refused = {
   { "synchronizing", function() cuda.synchronize() end },
