@@ -155,7 +155,7 @@ func (t *typer) array(e ast.Expr) *Array {
 			return b.arr
 		}
 	}
-	t.fail(e.Line(), "%s is not an array parameter or a shared array", exprName(e))
+	t.fail(e.Line(), "%s is not an array parameter or a shared array", luaText(e))
 	return nil
 }
 

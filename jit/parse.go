@@ -444,7 +444,7 @@ func stmtName(s ast.Stmt) string {
 	case *ast.RepeatStmt:
 		return "repeat ... until"
 	}
-	return fmt.Sprintf("the statement %T", s)
+	return "this statement"
 }
 
 func exprName(e ast.Expr) string {
@@ -467,8 +467,26 @@ func exprName(e ast.Expr) string {
 		return exprName(ex.Object) + "." + keyText(ex.Key)
 	case *ast.FuncCallExpr:
 		return "a function call"
+	case *ast.NumberExpr:
+		return "the number " + ex.Value
+	case *ast.TrueExpr:
+		return "true"
+	case *ast.FalseExpr:
+		return "false"
+	case *ast.ArithmeticOpExpr:
+		return "the result of " + ex.Operator
+	case *ast.RelationalOpExpr:
+		return "a comparison (" + ex.Operator + ")"
+	case *ast.LogicalOpExpr:
+		return "an '" + ex.Operator + "' expression"
+	case *ast.UnaryMinusOpExpr:
+		return "the result of unary -"
+	case *ast.UnaryNotOpExpr:
+		return "a 'not' expression"
+	case *ast.UnaryLenOpExpr:
+		return "the result of #"
 	}
-	return fmt.Sprintf("the expression %T", e)
+	return "this expression"
 }
 
 // KernelFunctions are the names of the kernels module's functions that

@@ -156,6 +156,8 @@ func TestTypeErrorsNameTheLine(t *testing.T) {
 		{"shape out of range", `local d = x.shape[3]`, "kernel.lua:2: x.shape[k] needs k to be a literal from 1 to 2"},
 		{"array as value", `local y = x`, "kernel.lua:2: the array x can only be indexed"},
 		{"indexing a number", `n[1] = 1`, "kernel.lua:2: n is not an array parameter or a shared array"},
+		{"length of a power", `n = #x ^ 2`, "kernel.lua:2: x ^ 2 is not an array parameter or a shared array"},
+		{"indexing a sum", `local v = (n + 1)[2]`, "kernel.lua:2: n + 1 is not an array parameter or a shared array"},
 		{"read before assignment", `local v; n = v`, "kernel.lua:2: v is read before it is assigned"},
 		{"grid count", `local i = kernels.grid(2)`, "kernel.lua:2: kernels.grid(2) gives 2 value(s), assigned to 1 name(s)"},
 		{"atomic on 2-D", `kernels.atomic_add(x, 1, 1)`, "kernel.lua:2: kernels.atomic_add takes a 1-D array"},
