@@ -1,0 +1,364 @@
+-- kernels.jit against plain Lua on random kernels: each program is a
+-- kernel of locals, assignments (one value and several), if/elseif/else,
+-- numeric for loops (integer and float, either direction), while loops,
+-- break, an early return and a device function giving two values, over
+-- integers and float64. The kernel runs over 64 threads; plain Lua runs
+-- the same source once per index with tables for the arrays. Every
+-- element written must be the same number (any NaN matches any NaN).
+--
+-- The kernel language's integers are int64, which has no minus zero and
+-- wraps where Lua's doubles round. The plain Lua copy of a program sends
+-- every integer operation through I, which turns -0 into 0 and gives up
+-- on the program once an integer leaves the range where doubles are
+-- exact, or is NaN or infinite (a floor the kernel refuses). A program
+-- plain Lua gives up on is not launched; every other one must launch.
+-- Exact operations run everywhere; the CPU backend, whose evaluator
+-- computes each math function as Lua's math library does, also runs ^
+-- and the transcendental functions.
+local cuda = require("cuda")
+local kernels = require("kernels")
+
+local cpu = cuda.backend() == "cpu"
+local programs = cpu and 300 or 60
+
+-- Park and Miller's generator, so that the programs are the same on every
+-- backend and every run: each product is below 2^53, so doubles keep it
+-- exact (a multiplier near 2^30 would not, and its sequence would repeat
+-- after about ten thousand draws)
+local state = 20261129
+local function rand(n)
+  state = state * 48271 % 2147483647
+  return state % n + 1
+end
+local function pick(t) return t[rand(#t)] end
+
+local float_lits = { "0.5", "2.5", "-1.25", "3.0", "100.0", "1e300", "1e-300", "(1/0)", "(0/0)", "0.1" }
+local int_lits = { "0", "1", "2", "3", "5", "7", "-1", "-3", "10" }
+local exact_calls1, exact_ops = { "math.sqrt", "math.abs" }, { "+", "-", "*", "/", "%" }
+local float_calls1, float_ops = exact_calls1, exact_ops
+if cpu then
+  float_calls1, float_ops = { "math.exp", "math.log", "math.sin", "math.cos", "math.atan", "math.tanh" }, { "^" }
+  for _, f in ipairs(exact_calls1) do float_calls1[#float_calls1 + 1] = f end
+  for _, o in ipairs(exact_ops) do float_ops[#float_ops + 1] = o end
+end
+
+-- gen.int, gen.float and gen.cond write an expression of that type from
+-- the locals in scope; ctx.arrays says whether the kernel's parameters
+-- are there (a device function sees only its own).
+local gen = {}
+local function locals_of(scope, ty, writable)
+  local r = {}
+  for _, v in ipairs(scope) do
+    if v.ty == ty and not (writable and v.ro) then r[#r + 1] = v.name end
+  end
+  return r
+end
+
+function gen.int(depth, scope, ctx)
+  local r = rand(12)
+  if depth <= 0 or r <= 4 then
+    local atoms = locals_of(scope, "int")
+    atoms[#atoms + 1] = "L(" .. pick(int_lits) .. ")"
+    if ctx.arrays then
+      atoms[#atoms + 1] = "i"
+      atoms[#atoms + 1] = "m"
+      atoms[#atoms + 1] = "(#out)"
+    end
+    return pick(atoms)
+  elseif r <= 7 then
+    return "I(" .. gen.int(depth - 1, scope, ctx) .. " " .. pick({ "+", "-", "*" }) .. " " .. gen.int(depth - 1, scope, ctx) .. ")"
+  elseif r == 8 then
+    return "I(-(" .. gen.int(depth - 1, scope, ctx) .. "))"
+  elseif r == 9 then
+    return "I(" .. gen.int(depth - 1, scope, ctx) .. " % " .. pick({ "3", "7", "-4", "2" }) .. ")"
+  elseif r == 10 then
+    return pick({ "math.max", "math.min" }) .. "(" .. gen.int(depth - 1, scope, ctx) .. ", " .. gen.int(depth - 1, scope, ctx) .. ")"
+  elseif r >= 11 and ctx.arrays and rand(4) > 1 then
+    -- the floor of an input, which always has an int64 value
+    return "I(" .. pick({ "math.floor", "math.ceil" }) .. "(" .. pick({ "a[i]", "b[i]", "a[i] * 2.5", "b[i] / 3" }) .. "))"
+  end
+  return "I(" .. pick({ "math.floor", "math.ceil" }) .. "(" .. gen.float(depth - 1, scope, ctx) .. "))"
+end
+
+function gen.float(depth, scope, ctx)
+  local r = rand(14)
+  if depth <= 0 or r <= 4 then
+    local atoms = locals_of(scope, "float")
+    atoms[#atoms + 1] = "L(" .. pick(float_lits) .. ")"
+    if ctx.arrays then
+      atoms[#atoms + 1] = "a[i]"
+      atoms[#atoms + 1] = "b[i]"
+      atoms[#atoms + 1] = pick({ "a", "b" }) .. "[I(I(" .. gen.int(depth - 1, scope, ctx) .. " % #a) + 1)]"
+    end
+    return pick(atoms)
+  elseif r <= 7 then
+    -- at least one float operand, so that the result is a float in the
+    -- kernel too
+    local x, y = gen.float(depth - 1, scope, ctx), (rand(3) == 1 and gen.int or gen.float)(depth - 1, scope, ctx)
+    if rand(2) == 1 then x, y = y, x end
+    return "(" .. x .. " " .. pick(float_ops) .. " " .. y .. ")"
+  elseif r == 8 then
+    return "(" .. gen.int(depth - 1, scope, ctx) .. " / " .. gen.int(depth - 1, scope, ctx) .. ")"
+  elseif r == 9 then
+    return "(-(" .. gen.float(depth - 1, scope, ctx) .. "))"
+  elseif r == 10 then
+    return pick(float_calls1) .. "(" .. gen.float(depth - 1, scope, ctx) .. ")"
+  elseif r == 11 then
+    return pick({ "math.max", "math.min" }) .. "(" .. gen.float(depth - 1, scope, ctx) .. ", " .. (rand(2) == 1 and gen.int or gen.float)(depth - 1, scope, ctx) .. ")"
+  elseif r == 12 then
+    return "math.fmod(" .. gen.float(depth - 1, scope, ctx) .. ", " .. gen.float(depth - 1, scope, ctx) .. ")"
+  elseif r == 13 then
+    return "math.ldexp(" .. gen.float(depth - 1, scope, ctx) .. ", " .. pick({ "1", "-3", "7", "1024", "-1080" }) .. ")"
+  end
+  return "(" .. gen.int(depth - 1, scope, ctx) .. " + " .. gen.float(depth - 1, scope, ctx) .. ")"
+end
+
+function gen.cond(depth, scope, ctx)
+  local r = rand(8)
+  if depth <= 0 or r <= 5 then
+    local x = (rand(2) == 1 and gen.int or gen.float)(depth - 1, scope, ctx)
+    local y = (rand(2) == 1 and gen.int or gen.float)(depth - 1, scope, ctx)
+    return "(" .. x .. " " .. pick({ "<", "<=", ">", ">=", "==", "~=" }) .. " " .. y .. ")"
+  elseif r == 6 then
+    return "(" .. gen.cond(depth - 1, scope, ctx) .. " " .. pick({ "and", "or" }) .. " " .. gen.cond(depth - 1, scope, ctx) .. ")"
+  end
+  return "(not " .. gen.cond(depth - 1, scope, ctx) .. ")"
+end
+
+local function copy(t)
+  local r = {}
+  for k, v in ipairs(t) do r[k] = v end
+  return r
+end
+
+-- block writes statements into out, indented, from a copy of scope.
+local block
+local function statement(out, ind, depth, scope, ctx)
+  local r = rand(16)
+  local function expr_for(ty) return (ty == "int" and gen.int or gen.float)(2, scope, ctx) end
+  if r <= 4 then
+    ctx.names = ctx.names + 1
+    local ty = rand(2) == 1 and "int" or "float"
+    local name = "v" .. ctx.names
+    out[#out + 1] = ind .. "local " .. name .. " = " .. expr_for(ty)
+    scope[#scope + 1] = { name = name, ty = ty }
+    return
+  elseif r <= 7 then
+    local ty = rand(2) == 1 and "int" or "float"
+    local targets = locals_of(scope, ty, true)
+    if #targets > 0 then
+      local t = pick(targets)
+      -- a float local may take an integer value, converted where assigned
+      local e = (ty == "float" and rand(3) == 1) and gen.int(2, scope, ctx) or expr_for(ty)
+      out[#out + 1] = ind .. t .. " = " .. e
+      return
+    end
+  elseif r == 8 then
+    local ty = rand(2) == 1 and "int" or "float"
+    local targets = locals_of(scope, ty, true)
+    if #targets >= 2 then
+      local x, y = pick(targets), pick(targets)
+      out[#out + 1] = ind .. x .. ", " .. y .. " = " .. y .. ", " .. expr_for(ty)
+      return
+    end
+  end
+  if depth <= 0 then
+    out[#out + 1] = ind .. "-- (depth)"
+    return
+  end
+  if r <= 10 then
+    out[#out + 1] = ind .. "if " .. gen.cond(2, scope, ctx) .. " then"
+    block(out, ind .. "  ", depth - 1, scope, ctx)
+    if rand(2) == 1 then
+      out[#out + 1] = ind .. "elseif " .. gen.cond(2, scope, ctx) .. " then"
+      block(out, ind .. "  ", depth - 1, scope, ctx)
+    end
+    if rand(2) == 1 then
+      out[#out + 1] = ind .. "else"
+      block(out, ind .. "  ", depth - 1, scope, ctx)
+    end
+    out[#out + 1] = ind .. "end"
+  elseif r <= 12 then
+    ctx.names = ctx.names + 1
+    local name = "j" .. ctx.names
+    local inner = copy(scope)
+    if rand(3) == 1 then
+      out[#out + 1] = ind .. "for " .. name .. " = " .. pick({ "0.5, 2.0, 0.5", "2.0, -1.0, -0.75", "0.25, 1" }) .. " do"
+      inner[#inner + 1] = { name = name, ty = "float", ro = true }
+    else
+      local bounds = ctx.arrays and { "1, m", "m, 1, -1", "1, 5, 2", "4, -2, -3", "I(i % 3), 2" } or { "1, 3", "3, 1, -1", "0, 4, 2" }
+      out[#out + 1] = ind .. "for " .. name .. " = " .. pick(bounds) .. " do"
+      inner[#inner + 1] = { name = name, ty = "int", ro = true }
+    end
+    local saved = ctx.loop
+    ctx.loop = true
+    block(out, ind .. "  ", depth - 1, inner, ctx)
+    ctx.loop = saved
+    out[#out + 1] = ind .. "end"
+  elseif r == 13 then
+    ctx.names = ctx.names + 1
+    local w = "w" .. ctx.names
+    out[#out + 1] = ind .. "local " .. w .. " = 0"
+    out[#out + 1] = ind .. "while " .. w .. " < " .. pick({ "2", "3", "4" }) .. " and " .. gen.cond(1, scope, ctx) .. " do"
+    out[#out + 1] = ind .. "  " .. w .. " = " .. w .. " + 1"
+    local saved = ctx.loop
+    ctx.loop = true
+    block(out, ind .. "  ", depth - 1, scope, ctx)
+    ctx.loop = saved
+    out[#out + 1] = ind .. "end"
+  elseif r == 14 and ctx.loop then
+    out[#out + 1] = ind .. "if " .. gen.cond(1, scope, ctx) .. " then break end"
+  elseif r == 15 and ctx.arrays then
+    out[#out + 1] = ind .. "if " .. gen.cond(1, scope, ctx) .. " then out[i] = " .. gen.float(1, scope, ctx) .. "; oi[i] = " .. gen.int(1, scope, ctx) .. "; return end"
+  elseif ctx.arrays and ctx.fn then
+    ctx.names = ctx.names + 1
+    local p, q = "p" .. ctx.names, "q" .. ctx.names
+    out[#out + 1] = ind .. "local " .. p .. ", " .. q .. " = f(" .. gen.int(1, scope, ctx) .. ", " .. gen.float(1, scope, ctx) .. ")"
+    scope[#scope + 1] = { name = p, ty = "float" }
+    scope[#scope + 1] = { name = q, ty = "int" }
+  else
+    out[#out + 1] = ind .. "-- (none)"
+  end
+end
+
+function block(out, ind, depth, scope, ctx)
+  local inner = copy(scope)
+  for _ = 1, rand(3) do statement(out, ind, depth, inner, ctx) end
+end
+
+-- narrow: the arrays are float32 or narrower, where an integer quotient
+-- (a float64) would widen q, whose type is its float32 argument's: a
+-- parameter keeps its type, so that program would be refused.
+local narrow = false
+
+-- program returns the kernel's source and plain Lua's: a chunk that,
+-- given I, returns the function.
+local function program()
+  local lines = { "local I, L = ...", "local f" }
+  local ctx = { names = 0, arrays = false }
+  local fn = rand(2) == 1
+  if fn then
+    -- a device function of an integer and a float, giving a float and an
+    -- integer, with an early return on some paths
+    lines[#lines + 1] = "function f(p, q)"
+    local scope = { { name = "p", ty = "int" }, { name = "q", ty = "float", ro = narrow } }
+    block(lines, "  ", 2, scope, ctx)
+    lines[#lines + 1] = "  if " .. gen.cond(1, scope, ctx) .. " then return " .. gen.float(1, scope, ctx) .. ", " .. gen.int(1, scope, ctx) .. " end"
+    block(lines, "  ", 1, scope, ctx)
+    lines[#lines + 1] = "  return " .. gen.float(2, scope, ctx) .. ", " .. gen.int(2, scope, ctx)
+    lines[#lines + 1] = "end"
+  end
+  ctx = { names = ctx.names, arrays = true, fn = fn }
+  lines[#lines + 1] = "@HEADER@"
+  lines[#lines + 1] = "  if i <= #out then"
+  local scope = {}
+  block(lines, "    ", 3, scope, ctx)
+  block(lines, "    ", 2, scope, ctx)
+  lines[#lines + 1] = "    out[i] = " .. gen.float(3, scope, ctx)
+  lines[#lines + 1] = "    oi[i] = " .. gen.int(3, scope, ctx)
+  lines[#lines + 1] = "  end"
+  lines[#lines + 1] = "end"
+  local src = table.concat(lines, "\n")
+  local kernel = src:gsub("[IL]%(", "("):gsub("@HEADER@", "return function(a, b, out, oi, m)\n  local i = kernels.grid(1)")
+  return kernel, (src:gsub("@HEADER@", "return function(a, b, out, oi, m, i)"))
+end
+
+-- I for plain Lua: an int64's value of v, or an error that skips the
+-- program. L keeps the compiler from folding a literal into a constant
+-- expression: Lua 5.1 keeps one constant for 0 and -0 in a function, so
+-- after a folded -(0) or 0 * -3 the 0 of 1/0 may be minus zero, in
+-- lua5.1 as in glua (docs/lua-compat.md), where a kernel's is not.
+local skip = {}
+local function I(v)
+  if v ~= v or v > 2 ^ 53 or v < -2 ^ 53 then error(skip) end
+  return v + 0
+end
+local function L(v) return v end
+
+local n, m = 64, 3
+local at, bt = {}, {}
+local values = { 0, 1, -1, 0.5, 2, 3, -3.5, 7.25, 100, 0.1, 1e-5, -42, 12.5 }
+for i = 1, n do at[i], bt[i] = pick(values), pick(values) end
+local A, B = cuda.to_device(at, "float64"), cuda.to_device(bt, "float64")
+local out, oi = cuda.zeros(n, "float64"), cuda.zeros(n, "int64")
+
+local function same(x, y) return x == y or (x ~= x and y ~= y) end
+local compared, skipped = 0, 0
+for p = 1, programs do
+  local ksrc, lsrc = program()
+  local want, wanti = {}, {}
+  local ok, err = pcall(function()
+    local ref = assert(loadstring(lsrc, "=program " .. p))(I, L)
+    for i = 1, n do
+      local o, q = {}, {}
+      for k = 1, n do o[k], q[k] = 0, 0 end
+      ref(at, bt, o, q, m, i)
+      want[i], wanti[i] = o[i], q[i]
+    end
+  end)
+  if not ok and err == skip then
+    skipped = skipped + 1
+  elseif not ok then
+    error("plain Lua failed on program " .. p .. ": " .. tostring(err) .. "\n" .. lsrc)
+  else
+    local k = kernels.jit(assert(loadstring(ksrc, "=program " .. p))())
+    kernels.fill(out, 0)
+    kernels.fill(oi, 0)
+    local lok, lerr = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m)
+    if not lok then error("kernels.jit refused program " .. p .. ": " .. tostring(lerr) .. "\n" .. ksrc) end
+    local got, goti = out:to_table(), oi:to_table()
+    for i = 1, n do
+      if not same(got[i], want[i]) or goti[i] ~= wanti[i] then
+        error(string.format("program %d at i=%d (a=%.17g b=%.17g): the kernel wrote %.17g and %.17g, plain Lua %.17g and %.17g\n%s",
+          p, i, at[i], bt[i], got[i], goti[i], want[i], wanti[i], ksrc))
+      end
+    end
+    compared = compared + 1
+  end
+end
+-- most programs are compared
+check.eq(compared > programs * 2 / 3, true, compared .. " compared, " .. skipped .. " skipped")
+
+-- The same kernels over float32, float16 and bfloat16 arrays, which
+-- compute in float32 with each operation rounded, have no plain Lua to
+-- compare with: each backend prints a digest of what every 25 programs
+-- wrote (the bits of each element, and the message of a launch that
+-- stopped, as a floor of NaN stops it), which the parity test compares
+-- between the backends. Only exact operations: CUDA's and Lua's
+-- transcendental functions differ in the last bits.
+float_calls1, float_ops, narrow = exact_calls1, exact_ops, true
+state = 31 -- the same programs on every backend, whatever ran above
+local function digest(h, text)
+  for k = 1, #text do h = (h * 31 + text:byte(k)) % 4294967296 end
+  return h
+end
+for _, dt in ipairs({ "float32", "float16", "bfloat16" }) do
+  local A, B = cuda.to_device(at, dt), cuda.to_device(bt, dt)
+  local out = cuda.zeros(n, dt)
+  local h, launched, line = 0, 0, {}
+  for p = 1, 100 do
+    local ksrc = program()
+    local k = kernels.jit(assert(loadstring(ksrc, "=program " .. p))())
+    kernels.fill(out, 0)
+    kernels.fill(oi, 0)
+    local ok, err = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m)
+    if ok then
+      launched = launched + 1
+      local got, goti = out:to_table(), oi:to_table()
+      for i = 1, n do
+        -- any NaN is a NaN, as above
+        h = digest(h, (got[i] ~= got[i] and "nan" or string.format("%.9g", got[i])) .. string.format(" %.0f;", goti[i]))
+      end
+    elseif tostring(err):find("has no int64 value", 1, true) then
+      h = digest(h, tostring(err):match("jit: .*")) -- without the script's path
+    else
+      error("kernels.jit refused program " .. p .. " over " .. dt .. ": " .. tostring(err) .. "\n" .. ksrc)
+    end
+    if p % 25 == 0 then
+      line[#line + 1] = string.format("%08x", h)
+      h = 0
+    end
+  end
+  print(string.format("%s: %d of 100 launched, %s", dt, launched, table.concat(line, " ")))
+  A:free(); B:free(); out:free()
+end
