@@ -374,7 +374,11 @@ func (t *typer) setLocal(l *ast.IdentExpr, rhs ast.Expr, x Expr) Stmt {
 	}
 	if w := join(local.Type, x.Type()); t.widen != nil && local.Type != Bool && x.Type() != Bool && w != local.Type {
 		if t.fixed[b.slot] {
-			t.fail(l.Line(), "%s is an integer parameter (its argument is an integer) and cannot take a %s; copy it into a local first (local v = %s)", l.Value, x.Type(), l.Value)
+			what := "a " + local.Type.String()
+			if local.Type == Int {
+				what = "an integer"
+			}
+			t.fail(l.Line(), "%s is %s parameter (its argument is %s) and cannot take a %s; copy it into a local first (local v = %s)", l.Value, what, what, x.Type(), l.Value)
 		}
 		panic(widened{slot: b.slot, to: w})
 	}

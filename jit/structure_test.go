@@ -352,6 +352,13 @@ end`
 	if err == nil || !strings.Contains(err.Error(), "kernel.lua:2: n is an integer parameter (its argument is an integer) and cannot take a float32; copy it into a local first (local v = n)") {
 		t.Errorf("float into an integer parameter: %v", err)
 	}
+	// nor does a device function's: a float32 argument makes a float32
+	// parameter, and the message says so
+	env := scriptEnv{"third": deviceFn(t, "return function(q, n)\nq = n / 3\nreturn q\nend", nil)}
+	_, err = translateIn(t, "return function(x)\nx[1] = third(x[1], 2)\nend", Scope{Env: env}, Signature{arr(fl32, 1)})
+	if err == nil || !strings.Contains(err.Error(), "kernel.lua:2: q is a float32 parameter (its argument is a float32) and cannot take a float64; copy it into a local first (local v = q)") {
+		t.Errorf("float64 into a float32 parameter: %v", err)
+	}
 }
 
 func TestMultipleAssignmentSwapsElementsOfAnyRank(t *testing.T) {
