@@ -87,7 +87,7 @@ end`
 	}
 	drawn := fns + `
 local s = 20261129
-local function rnd() s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 end
+local function rnd() s = s * 48271 % 2147483647; return s / 2147483647 end
 for i = 1, 2000 do
   local x = (rnd() - 0.5) * 2 ^ math.floor(rnd() * 30 - 10)
   for _, f in ipairs(fns) do
@@ -137,7 +137,7 @@ for _, y in ipairs(sp) do for _, x in ipairs(sp) do print(string.format("%.17g %
 		t.Errorf("special arguments\nglua:\n%s\nlua5.1:\n%s", got, want)
 	}
 	drawn := `local s = 777
-local function rnd() s = (s * 1103515245 + 12345) % 2147483648; return s / 2147483648 end
+local function rnd() s = s * 48271 % 2147483647; return s / 2147483647 end
 for i = 1, 5000 do
   local y = (rnd() - 0.5) * 2 ^ math.floor(rnd() * 80 - 40)
   local x = (rnd() - 0.5) * 2 ^ math.floor(rnd() * 80 - 40)
