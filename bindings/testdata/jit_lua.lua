@@ -1,8 +1,9 @@
 -- kernels.jit against plain Lua on random kernels: each program is a
 -- kernel of locals, assignments (one value and several), if/elseif/else,
 -- numeric for loops (integer and float, either direction), while loops,
--- break, an early return and a device function giving two values, over
--- integers and float64. The kernel runs over 64 threads; plain Lua runs
+-- break, an early return, a device function giving two values,
+-- math.frexp and math.modf, and a local array, over integers, float64
+-- and an integer and a float parameter. The kernel runs over 64 threads; plain Lua runs
 -- the same source once per index with tables for the arrays. Every
 -- element written must be the same number (any NaN matches any NaN).
 --
@@ -89,6 +90,8 @@ function gen.float(depth, scope, ctx)
       atoms[#atoms + 1] = "a[i]"
       atoms[#atoms + 1] = "b[i]"
       atoms[#atoms + 1] = pick({ "a", "b" }) .. "[I(I(" .. gen.int(depth - 1, scope, ctx) .. " % #a) + 1)]"
+      atoms[#atoms + 1] = "z"
+      atoms[#atoms + 1] = "la[I(I(" .. gen.int(depth - 1, scope, ctx) .. " % 4) + 1)]"
     end
     return pick(atoms)
   elseif r <= 7 then
@@ -134,7 +137,7 @@ end
 -- block writes statements into out, indented, from a copy of scope.
 local block
 local function statement(out, ind, depth, scope, ctx)
-  local r = rand(16)
+  local r = rand(18)
   local function expr_for(ty) return (ty == "int" and gen.int or gen.float)(2, scope, ctx) end
   if r <= 4 then
     ctx.names = ctx.names + 1
@@ -210,6 +213,16 @@ local function statement(out, ind, depth, scope, ctx)
     out[#out + 1] = ind .. "if " .. gen.cond(1, scope, ctx) .. " then break end"
   elseif r == 15 and ctx.arrays then
     out[#out + 1] = ind .. "if " .. gen.cond(1, scope, ctx) .. " then out[i] = " .. gen.float(1, scope, ctx) .. "; oi[i] = " .. gen.int(1, scope, ctx) .. "; return end"
+  elseif r == 17 and ctx.arrays then
+    out[#out + 1] = ind .. "la[I(I(" .. gen.int(1, scope, ctx) .. " % 4) + 1)] = " .. gen.float(2, scope, ctx)
+  elseif r == 18 then
+    -- two values from one math call: frexp's exponent is an integer
+    ctx.names = ctx.names + 1
+    local x, y = "x" .. ctx.names, "y" .. ctx.names
+    local fn = pick({ "frexp", "modf" })
+    out[#out + 1] = ind .. "local " .. x .. ", " .. y .. " = math." .. fn .. "(" .. gen.float(2, scope, ctx) .. ")"
+    scope[#scope + 1] = { name = x, ty = "float" }
+    scope[#scope + 1] = { name = y, ty = fn == "frexp" and "int" or "float" }
   elseif ctx.arrays and ctx.fn then
     ctx.names = ctx.names + 1
     local p, q = "p" .. ctx.names, "q" .. ctx.names
@@ -234,7 +247,7 @@ local narrow = false
 -- program returns the kernel's source and plain Lua's: a chunk that,
 -- given I, returns the function.
 local function program()
-  local lines = { "local I, L = ...", "local f" }
+  local lines = { "local I, L, LA = ...", "local f" }
   local ctx = { names = 0, arrays = false }
   local fn = rand(2) == 1
   if fn then
@@ -251,6 +264,8 @@ local function program()
   ctx = { names = ctx.names, arrays = true, fn = fn }
   lines[#lines + 1] = "@HEADER@"
   lines[#lines + 1] = "  if i <= #out then"
+  -- a thread's own array, made once, at its start, in a kernel as in Lua
+  lines[#lines + 1] = "    local la = LA(4, " .. (narrow and '"float32"' or '"float64"') .. ")"
   local scope = {}
   block(lines, "    ", 3, scope, ctx)
   block(lines, "    ", 2, scope, ctx)
@@ -259,8 +274,8 @@ local function program()
   lines[#lines + 1] = "  end"
   lines[#lines + 1] = "end"
   local src = table.concat(lines, "\n")
-  local kernel = src:gsub("[IL]%(", "("):gsub("@HEADER@", "return function(a, b, out, oi, m)\n  local i = kernels.grid(1)")
-  return kernel, (src:gsub("@HEADER@", "return function(a, b, out, oi, m, i)"))
+  local kernel = src:gsub("LA%(", "kernels.local_array("):gsub("[IL]%(", "("):gsub("@HEADER@", "return function(a, b, out, oi, m, z)\n  local i = kernels.grid(1)")
+  return kernel, (src:gsub("@HEADER@", "return function(a, b, out, oi, m, z, i)"))
 end
 
 -- I for plain Lua: an int64's value of v, or an error that skips the
@@ -274,8 +289,13 @@ local function I(v)
   return v + 0
 end
 local function L(v) return v end
+local function LA(n)
+  local t = {}
+  for k = 1, n do t[k] = 0 end
+  return t
+end
 
-local n, m = 64, 3
+local n, m, z = 64, 3, 0.75
 local at, bt = {}, {}
 local values = { 0, 1, -1, 0.5, 2, 3, -3.5, 7.25, 100, 0.1, 1e-5, -42, 12.5 }
 for i = 1, n do at[i], bt[i] = pick(values), pick(values) end
@@ -288,11 +308,11 @@ for p = 1, programs do
   local ksrc, lsrc = program()
   local want, wanti = {}, {}
   local ok, err = pcall(function()
-    local ref = assert(loadstring(lsrc, "=program " .. p))(I, L)
+    local ref = assert(loadstring(lsrc, "=program " .. p))(I, L, LA)
     for i = 1, n do
       local o, q = {}, {}
       for k = 1, n do o[k], q[k] = 0, 0 end
-      ref(at, bt, o, q, m, i)
+      ref(at, bt, o, q, m, z, i)
       want[i], wanti[i] = o[i], q[i]
     end
   end)
@@ -304,7 +324,7 @@ for p = 1, programs do
     local k = kernels.jit(assert(loadstring(ksrc, "=program " .. p))())
     kernels.fill(out, 0)
     kernels.fill(oi, 0)
-    local lok, lerr = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m)
+    local lok, lerr = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m, z)
     if not lok then error("kernels.jit refused program " .. p .. ": " .. tostring(lerr) .. "\n" .. ksrc) end
     local got, goti = out:to_table(), oi:to_table()
     for i = 1, n do
@@ -341,7 +361,7 @@ for _, dt in ipairs({ "float32", "float16", "bfloat16" }) do
     local k = kernels.jit(assert(loadstring(ksrc, "=program " .. p))())
     kernels.fill(out, 0)
     kernels.fill(oi, 0)
-    local ok, err = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m)
+    local ok, err = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m, z)
     if ok then
       launched = launched + 1
       local got, goti = out:to_table(), oi:to_table()
