@@ -82,6 +82,11 @@ func testMatmulByTiles(t *testing.T, dtypes ...runtime.DType) {
 			}
 			size := uint64(dt.Size())
 			for _, budget := range []uint64{0, size * uint64(5*m*k+5*k*n), size * 3000, size * 200, size * 20, size * 5} {
+				if budget == size*5 && m*k*n > 100000 {
+					// 1x1 tiles of 64x64x64 are 262,144 steps, 6 s a dtype
+					// on a 2-core machine; 37x53x29's 56,869 cover them.
+					continue
+				}
 				var plan bytes.Buffer
 				C, err := batch.Matmul(rt, A, B, batch.MatmulOptions{Budget: budget, Verbose: &plan})
 				if err != nil {
