@@ -22,16 +22,8 @@ local kernels = require("kernels")
 local cpu = cuda.backend() == "cpu"
 local programs = cpu and 300 or 60
 
--- Park and Miller's generator, so that the programs are the same on every
--- backend and every run: each product is below 2^53, so doubles keep it
--- exact (a multiplier near 2^30 would not, and its sequence would repeat
--- after about ten thousand draws)
-local state = 20261129
-local function rand(n)
-  state = state * 48271 % 2147483647
-  return state % n + 1
-end
-local function pick(t) return t[rand(#t)] end
+-- the same programs on every backend and every run
+local rand, pick = check.generator(20261129)
 
 local float_lits = { "0.5", "2.5", "-1.25", "3.0", "100.0", "1e300", "1e-300", "(1/0)", "(0/0)", "0.1" }
 local int_lits = { "0", "1", "2", "3", "5", "7", "-1", "-3", "10" }
@@ -278,17 +270,9 @@ local function program()
   return kernel, (src:gsub("@HEADER@", "return function(a, b, out, oi, m, z, i)"))
 end
 
--- I for plain Lua: an int64's value of v, or an error that skips the
--- program. L keeps the compiler from folding a literal into a constant
--- expression: Lua 5.1 keeps one constant for 0 and -0 in a function, so
--- after a folded -(0) or 0 * -3 the 0 of 1/0 may be minus zero, in
--- lua5.1 as in glua (docs/lua-compat.md), where a kernel's is not.
-local skip = {}
-local function I(v)
-  if v ~= v or v > 2 ^ 53 or v < -2 ^ 53 then error(skip) end
-  return v + 0
-end
-local function L(v) return v end
+-- The plain Lua copy's I and L are check.int and check.literal; LA is a
+-- local array, zeroed.
+local I, L, skip = check.int, check.literal, check.skip
 local function LA(n)
   local t = {}
   for k = 1, n do t[k] = 0 end
@@ -347,7 +331,7 @@ check.eq(compared > programs * 2 / 3, true, compared .. " compared, " .. skipped
 -- between the backends. Only exact operations: CUDA's and Lua's
 -- transcendental functions differ in the last bits.
 float_calls1, float_ops, narrow = exact_calls1, exact_ops, true
-state = 31 -- the same programs on every backend, whatever ran above
+rand, pick = check.generator(31) -- the same programs on every backend, whatever ran above
 local function digest(h, text)
   for k = 1, #text do h = (h * 31 + text:byte(k)) % 4294967296 end
   return h

@@ -23,16 +23,8 @@ local kernels = require("kernels")
 local cpu = cuda.backend() == "cpu"
 local programs = cpu and 400 or 40
 
--- Park and Miller's generator, so that the programs are the same on every
--- backend and every run: each product is below 2^53, so doubles keep it
--- exact (a multiplier near 2^30 would not, and its sequence would repeat
--- after about ten thousand draws)
-local state = 12345
-local function rand(n)
-  state = state * 48271 % 2147483647
-  return state % n + 1
-end
-local function pick(t) return t[rand(#t)] end
+-- the same programs on every backend and every run
+local rand, pick = check.generator(12345)
 
 local consts = { "0", "1", "2", "3", "0.5", "-1", "1e300", "1e-300", "7", "(0/0)", "(1/0)", "2.5", "100", "-4.75" }
 local unary = { "math.abs", "math.floor", "math.sqrt", "-" }
@@ -78,12 +70,7 @@ local function gen(depth)
   return "math.ldexp(" .. gen(depth - 1) .. ", " .. pick({ "1", "-3", "7", "1024", "-1080" }) .. ")", false
 end
 
-local skip = {}
-local function I(v)
-  if v ~= v or v > 2 ^ 53 or v < -2 ^ 53 then error(skip) end
-  return v + 0
-end
-local function L(v) return v end
+local I, L, skip = check.int, check.literal, check.skip
 
 local values = { 0, 1, -1, 0.5, 2, 3, 1e300, -1e300, 1e-310, 0 / 0, 1 / 0, -1 / 0, 7.25, -3.5, 100, math.pi, 1e16,
   2 ^ 53 + 2, -2 ^ 31, 1e-5 }

@@ -49,3 +49,30 @@ function check.matmul(A, B, C, o)
   end
   return out
 end
+
+-- Random programs compared with plain Lua (map_lua.lua, jit_lua.lua).
+-- check.generator(seed) gives rand(n), an integer from 1 to n, and
+-- pick(t), an element of t, from Park and Miller's generator: each
+-- product is below 2^53, so doubles keep it exact and the programs are
+-- the same on every backend (a multiplier near 2^30 would round, and its
+-- sequence would repeat after about ten thousand draws).
+function check.generator(seed)
+  local state = seed
+  local function rand(n)
+    state = state * 48271 % 2147483647
+    return state % n + 1
+  end
+  return rand, function(t) return t[rand(#t)] end
+end
+-- A program's plain Lua copy sends each integer value of the kernel
+-- language through check.int, which turns -0 into 0 (an int64 has none)
+-- and raises check.skip where the kernel's int64 and Lua's double part
+-- (NaN, beyond 2^53); check.literal keeps the compiler from folding a
+-- literal into a constant expression, since Lua 5.1 keeps one constant
+-- for 0 and -0 in a function and a folded -0 can turn another 0's sign.
+check.skip = {}
+function check.int(v)
+  if v ~= v or v > 2 ^ 53 or v < -2 ^ 53 then error(check.skip) end
+  return v + 0
+end
+function check.literal(v) return v end
