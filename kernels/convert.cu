@@ -8,8 +8,8 @@
 // thread of a round loads U elements, a block's width apart, before it
 // stores any, U = 16 bytes of the narrower dtype, so that the thread keeps
 // at least a vector's bytes in flight; the host's grid
-// (kernels.ConvertShape, for equal dtypes too) gives each
-// thread one round. f turns a loaded element into the stored one.
+// (kernels.ConvertShape, for equal dtypes too) gives each thread one
+// round. f turns a loaded element into the stored one.
 template <class DS, class SS, class I, class F>
 __device__ inline void units_loop(DS* y, const SS* x, I n, F f) {
     const int U = 16 / (sizeof(DS) < sizeof(SS) ? sizeof(DS) : sizeof(SS));
