@@ -84,6 +84,9 @@ function gen.float(depth, scope, ctx)
       atoms[#atoms + 1] = pick({ "a", "b" }) .. "[I(I(" .. gen.int(depth - 1, scope, ctx) .. " % #a) + 1)]"
       atoms[#atoms + 1] = "z"
       atoms[#atoms + 1] = "la[I(I(" .. gen.int(depth - 1, scope, ctx) .. " % 4) + 1)]"
+      if ctx.shared then
+        atoms[#atoms + 1] = "sh[I(I(" .. gen.int(depth - 1, scope, ctx) .. " % 32) + 1)]"
+      end
     end
     return pick(atoms)
   elseif r <= 7 then
@@ -203,8 +206,13 @@ local function statement(out, ind, depth, scope, ctx)
     out[#out + 1] = ind .. "end"
   elseif r == 14 and ctx.loop then
     out[#out + 1] = ind .. "if " .. gen.cond(1, scope, ctx) .. " then break end"
-  elseif r == 15 and ctx.arrays then
+  elseif r == 15 and ctx.arrays and not ctx.block then
     out[#out + 1] = ind .. "if " .. gen.cond(1, scope, ctx) .. " then out[i] = " .. gen.float(1, scope, ctx) .. "; oi[i] = " .. gen.int(1, scope, ctx) .. "; return end"
+  elseif r == 16 and ctx.block then
+    -- an integer atomic of the program's one kind: adds alone, or maxima
+    -- alone, come to the same in any order of threads (a max after an add
+    -- would not, and blocks have no order)
+    out[#out + 1] = ind .. "AT_" .. ctx.atomic .. "(cnt, I(I(" .. gen.int(1, scope, ctx) .. " % 8) + 1), " .. gen.int(1, scope, ctx) .. ")"
   elseif r == 17 and ctx.arrays then
     out[#out + 1] = ind .. "la[I(I(" .. gen.int(1, scope, ctx) .. " % 4) + 1)] = " .. gen.float(2, scope, ctx)
   elseif r == 18 then
@@ -238,13 +246,13 @@ local narrow = false
 
 -- program returns the kernel's source and plain Lua's: a chunk that,
 -- given I, returns the function.
-local function program()
-  local lines = { "local I, L, LA = ...", "local f" }
+-- device_function maybe writes f, a device function of an integer and a
+-- float, giving a float and an integer, with an early return on some
+-- paths, and gives the kernel's context.
+local function device_function(lines)
   local ctx = { names = 0, arrays = false }
   local fn = rand(2) == 1
   if fn then
-    -- a device function of an integer and a float, giving a float and an
-    -- integer, with an early return on some paths
     lines[#lines + 1] = "function f(p, q)"
     local scope = { { name = "p", ty = "int" }, { name = "q", ty = "float", ro = narrow } }
     block(lines, "  ", 2, scope, ctx)
@@ -253,7 +261,12 @@ local function program()
     lines[#lines + 1] = "  return " .. gen.float(2, scope, ctx) .. ", " .. gen.int(2, scope, ctx)
     lines[#lines + 1] = "end"
   end
-  ctx = { names = ctx.names, arrays = true, fn = fn }
+  return { names = ctx.names, arrays = true, fn = fn }
+end
+
+local function program()
+  local lines = { "local I, L, LA = ...", "local f" }
+  local ctx = device_function(lines)
   lines[#lines + 1] = "@HEADER@"
   lines[#lines + 1] = "  if i <= #out then"
   -- a thread's own array, made once, at its start, in a kernel as in Lua
@@ -322,6 +335,105 @@ for p = 1, programs do
 end
 -- most programs are compared
 check.eq(compared > programs * 2 / 3, true, compared .. " compared, " .. skipped .. " skipped")
+
+-- Block programs: two blocks of 32 threads, each thread writing its own
+-- element of a shared array, kernels.syncthreads(), every thread reading
+-- any element, and again, with integer atomics of one kind into cnt in between. The
+-- plain Lua copy runs each block's threads as coroutines, and its
+-- kernels.syncthreads() yields: every thread runs to the barrier before
+-- any goes past it, as on the GPU. Nothing is read where another thread
+-- writes between two barriers, so the order threads run in does not
+-- matter, and neither does the order of the atomics.
+rand, pick = check.generator(47)
+local function block_program()
+  local lines = { "local I, L, LA, SY, AT_add, AT_max, AT_min = ...", "local f" }
+  local ctx = device_function(lines)
+  ctx.block, ctx.atomic = true, pick({ "add", "max", "min" })
+  lines[#lines + 1] = "@HEADER@"
+  lines[#lines + 1] = '  local la = LA(4, "float64")'
+  local scope = {}
+  lines[#lines + 1] = "  sh[t] = " .. gen.float(2, scope, ctx)
+  lines[#lines + 1] = "  SY()"
+  ctx.shared = true
+  block(lines, "  ", 2, scope, ctx)
+  lines[#lines + 1] = "  local r0 = " .. gen.float(2, scope, ctx)
+  scope[#scope + 1] = { name = "r0", ty = "float" }
+  lines[#lines + 1] = "  SY()"
+  ctx.shared = false
+  lines[#lines + 1] = "  sh[t] = " .. gen.float(2, scope, ctx)
+  lines[#lines + 1] = "  SY()"
+  ctx.shared = true
+  block(lines, "  ", 2, scope, ctx)
+  lines[#lines + 1] = "  out[i] = " .. gen.float(3, scope, ctx)
+  lines[#lines + 1] = "  oi[i] = " .. gen.int(3, scope, ctx)
+  lines[#lines + 1] = "end"
+  local src = table.concat(lines, "\n")
+  local kernel = src:gsub("AT_(%a+)%(", "kernels.atomic_%1("):gsub("SY%(%)", "kernels.syncthreads()"):gsub("LA%(", "kernels.local_array(")
+    :gsub("[IL]%(", "("):gsub("@HEADER@", 'return function(a, b, out, oi, m, z, cnt)\n  local i = kernels.grid(1)\n  local t = kernels.threadIdx.x\n  local sh = kernels.shared(32, "float64")')
+  return kernel, (src:gsub("@HEADER@", "return function(a, b, out, oi, m, z, cnt, i, t, sh)"))
+end
+local function zeros(k)
+  local r = {}
+  for j = 1, k do r[j] = 0 end
+  return r
+end
+local atomics = {
+  function(c, k, v) c[k] = I(c[k] + v) end,
+  function(c, k, v) c[k] = math.max(c[k], v) end,
+  function(c, k, v) c[k] = math.min(c[k], v) end,
+}
+local cnt = cuda.zeros(8, "int64")
+local bprograms, bcompared, bskipped = cpu and 150 or 30, 0, 0
+for p = 1, bprograms do
+  local ksrc, lsrc = block_program()
+  local o, q, c = zeros(n), zeros(n), zeros(8)
+  local ok, err = pcall(function()
+    local ref = assert(loadstring(lsrc, "=block program " .. p))(I, L, LA, coroutine.yield, unpack(atomics))
+    for blk = 0, 1 do
+      local sh, threads = zeros(32), {}
+      for t = 1, 32 do
+        threads[t] = coroutine.create(function() ref(at, bt, o, q, m, z, c, blk * 32 + t, t, sh) end)
+      end
+      local running = true
+      while running do -- a round: every thread to its next barrier
+        running = false
+        for t = 1, 32 do
+          if coroutine.status(threads[t]) ~= "dead" then
+            local rok, rerr = coroutine.resume(threads[t])
+            if not rok then error(rerr, 0) end
+            running = running or coroutine.status(threads[t]) ~= "dead"
+          end
+        end
+      end
+    end
+  end)
+  if not ok and err == skip then
+    bskipped = bskipped + 1
+  elseif not ok then
+    error("plain Lua failed on block program " .. p .. ": " .. tostring(err) .. "\n" .. lsrc)
+  else
+    local k = kernels.jit(assert(loadstring(ksrc, "=block program " .. p))())
+    kernels.fill(out, 0)
+    kernels.fill(oi, 0)
+    kernels.fill(cnt, 0)
+    local lok, lerr = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m, z, cnt)
+    if not lok then error("kernels.jit refused block program " .. p .. ": " .. tostring(lerr) .. "\n" .. ksrc) end
+    local got, goti, gotc = out:to_table(), oi:to_table(), cnt:to_table()
+    for i = 1, n do
+      if not same(got[i], o[i]) or goti[i] ~= q[i] then
+        error(string.format("block program %d at i=%d: the kernel wrote %.17g and %.17g, plain Lua %.17g and %.17g\n%s",
+          p, i, got[i], goti[i], o[i], q[i], ksrc))
+      end
+    end
+    for j = 1, 8 do
+      if gotc[j] ~= c[j] then
+        error(string.format("block program %d: cnt[%d] is %.17g, plain Lua's %.17g\n%s", p, j, gotc[j], c[j], ksrc))
+      end
+    end
+    bcompared = bcompared + 1
+  end
+end
+check.eq(bcompared > bprograms * 2 / 3, true, bcompared .. " block programs compared, " .. bskipped .. " skipped")
 
 -- The same kernels over float32, float16 and bfloat16 arrays, which
 -- compute in float32 with each operation rounded, have no plain Lua to
