@@ -5,7 +5,8 @@
 -- element. Every element must be the same number (any NaN matches any
 -- NaN). Every fourth function is also reduced by kernels.map_reduce's
 -- "max" and "min", which must give NumPy's max and min of plain Lua's
--- values. The functions exact on both backends run everywhere; the CPU
+-- values, and every fourth other one along each axis of the same
+-- elements as 8 x 8 matrices. The functions exact on both backends run everywhere; the CPU
 -- backend, whose evaluator computes each math function as Lua's math
 -- library does, also runs the transcendental ones, which CUDA computes
 -- within a few ulps (docs/kernel-language.md).
@@ -79,6 +80,12 @@ local at, bt, ct = {}, {}, {}
 for i = 1, n do at[i], bt[i], ct[i] = pick(values), pick(values), pick(values) end
 local A, B, C = cuda.to_device(at, "float64"), cuda.to_device(bt, "float64"), cuda.to_device(ct, "float64")
 local out = cuda.zeros(n, "float64")
+-- the same elements as 8 x 8 matrices, for the reductions along an axis
+local A8, B8, C8 = A:reshape({ 8, 8 }), B:reshape({ 8, 8 }), C:reshape({ 8, 8 })
+
+-- NumPy's max and min of two values: a NaN wins
+local function max2(x, y) if x ~= x or y ~= y then return 0 / 0 end return x > y and x or y end
+local function min2(x, y) if x ~= x or y ~= y then return 0 / 0 end return x < y and x or y end
 
 local function same(x, y) return x == y or (x ~= x and y ~= y) end
 local compared, skipped = 0, 0
@@ -99,14 +106,13 @@ for _ = 1, programs do
     if not mok then error("kernels.map refused " .. body .. ": " .. tostring(merr)) end
     compared = compared + 1
     local got = out:to_table()
-    local max, min = -math.huge, math.huge -- NumPy's: a NaN wins
+    local max, min = -math.huge, math.huge
     for i = 1, n do
       if not same(got[i], want[i]) then
         error(string.format("kernels.map of %s at a=%.17g b=%.17g c=%.17g gave %.17g, plain Lua %.17g",
           body, at[i], bt[i], ct[i], got[i], want[i]))
       end
-      if want[i] ~= want[i] or max ~= max then max = 0 / 0 elseif want[i] > max then max = want[i] end
-      if want[i] ~= want[i] or min ~= min then min = 0 / 0 elseif want[i] < min then min = want[i] end
+      max, min = max2(max, want[i]), min2(min, want[i])
     end
     if compared % 4 == 1 then
       -- the same values reduced: max and min are exact in any order
@@ -114,6 +120,26 @@ for _ = 1, programs do
         local r = kernels.map_reduce(fn, op, A, B, C)
         if not same(r, w) then
           error(string.format("kernels.map_reduce(%s, %q) gave %.17g, plain Lua %.17g", body, op, r, w))
+        end
+      end
+    elseif compared % 4 == 3 then
+      -- and along each axis of the 8 x 8 matrices: axis 1 down the
+      -- columns (NumPy's axis=0), axis 2 along the rows
+      for op, f in pairs({ max = max2, min = min2 }) do
+        for axis = 1, 2 do
+          local r8 = kernels.map_reduce(fn, op, A8, B8, C8, { axis = axis })
+          local got8 = r8:to_table()
+          r8:free()
+          for j = 1, 8 do
+            local w
+            for r = 1, 8 do
+              local v = axis == 1 and want[(r - 1) * 8 + j] or want[(j - 1) * 8 + r]
+              w = w == nil and v or f(w, v)
+            end
+            if not same(got8[j], w) then
+              error(string.format("kernels.map_reduce(%s, %q, {axis = %d}) gave %.17g at %d, plain Lua %.17g", body, op, axis, got8[j], j, w))
+            end
+          end
         end
       end
     end
