@@ -444,10 +444,7 @@ check.eq(bcompared > bprograms * 2 / 3, true, bcompared .. " block programs comp
 -- transcendental functions differ in the last bits.
 float_calls1, float_ops, narrow = exact_calls1, exact_ops, true
 rand, pick = check.generator(31) -- the same programs on every backend, whatever ran above
-local function digest(h, text)
-  for k = 1, #text do h = (h * 31 + text:byte(k)) % 4294967296 end
-  return h
-end
+local digest = check.digest
 for _, dt in ipairs({ "float32", "float16", "bfloat16" }) do
   local A, B = cuda.to_device(at, dt), cuda.to_device(bt, dt)
   local out = cuda.zeros(n, dt)
