@@ -57,6 +57,9 @@ function gen.int(depth, scope, ctx)
       atoms[#atoms + 1] = "m"
       atoms[#atoms + 1] = "(#out)"
     end
+    if ctx.block then
+      atoms[#atoms + 1] = "M.shape[" .. rand(2) .. "]"
+    end
     return pick(atoms)
   elseif r <= 7 then
     return "I(" .. gen.int(depth - 1, scope, ctx) .. " " .. pick({ "+", "-", "*" }) .. " " .. gen.int(depth - 1, scope, ctx) .. ")"
@@ -85,7 +88,10 @@ function gen.float(depth, scope, ctx)
       atoms[#atoms + 1] = "z"
       atoms[#atoms + 1] = "la[I(I(" .. gen.int(depth - 1, scope, ctx) .. " % 4) + 1)]"
       if ctx.shared then
-        atoms[#atoms + 1] = "sh[I(I(" .. gen.int(depth - 1, scope, ctx) .. " % 32) + 1)]"
+        atoms[#atoms + 1] = "sh[I(I(" .. gen.int(depth - 1, scope, ctx) .. " % 4) + 1)][I(I(" .. gen.int(depth - 1, scope, ctx) .. " % 8) + 1)]"
+      end
+      if ctx.block then
+        atoms[#atoms + 1] = "M[I(I(" .. gen.int(depth - 1, scope, ctx) .. " % M.shape[1]) + 1)][I(I(" .. gen.int(depth - 1, scope, ctx) .. " % M.shape[2]) + 1)]"
       end
     end
     return pick(atoms)
@@ -337,8 +343,9 @@ end
 check.eq(compared > programs * 2 / 3, true, compared .. " compared, " .. skipped .. " skipped")
 
 -- Block programs: two blocks of 32 threads, each thread writing its own
--- element of a shared array, kernels.syncthreads(), every thread reading
--- any element, and again, with integer atomics of one kind into cnt in between. The
+-- element of a 4 x 8 shared array, kernels.syncthreads(), every thread
+-- reading any element and any of an 8 x 8 argument M, and again, with
+-- integer atomics of one kind into cnt in between. The
 -- plain Lua copy runs each block's threads as coroutines, and its
 -- kernels.syncthreads() yields: every thread runs to the barrier before
 -- any goes past it, as on the GPU. Nothing is read where another thread
@@ -351,8 +358,10 @@ local function block_program()
   ctx.block, ctx.atomic = true, pick({ "add", "max", "min" })
   lines[#lines + 1] = "@HEADER@"
   lines[#lines + 1] = '  local la = LA(4, "float64")'
+  -- the thread's element of the shared array
+  lines[#lines + 1] = "  local tr, tc = math.floor((t - 1) / 8) + 1, (t - 1) % 8 + 1"
   local scope = {}
-  lines[#lines + 1] = "  sh[t] = " .. gen.float(2, scope, ctx)
+  lines[#lines + 1] = "  sh[tr][tc] = " .. gen.float(2, scope, ctx)
   lines[#lines + 1] = "  SY()"
   ctx.shared = true
   block(lines, "  ", 2, scope, ctx)
@@ -360,7 +369,7 @@ local function block_program()
   scope[#scope + 1] = { name = "r0", ty = "float" }
   lines[#lines + 1] = "  SY()"
   ctx.shared = false
-  lines[#lines + 1] = "  sh[t] = " .. gen.float(2, scope, ctx)
+  lines[#lines + 1] = "  sh[tr][tc] = " .. gen.float(2, scope, ctx)
   lines[#lines + 1] = "  SY()"
   ctx.shared = true
   block(lines, "  ", 2, scope, ctx)
@@ -369,8 +378,8 @@ local function block_program()
   lines[#lines + 1] = "end"
   local src = table.concat(lines, "\n")
   local kernel = src:gsub("AT_(%a+)%(", "kernels.atomic_%1("):gsub("SY%(%)", "kernels.syncthreads()"):gsub("LA%(", "kernels.local_array(")
-    :gsub("[IL]%(", "("):gsub("@HEADER@", 'return function(a, b, out, oi, m, z, cnt)\n  local i = kernels.grid(1)\n  local t = kernels.threadIdx.x\n  local sh = kernels.shared(32, "float64")')
-  return kernel, (src:gsub("@HEADER@", "return function(a, b, out, oi, m, z, cnt, i, t, sh)"))
+    :gsub("[IL]%(", "("):gsub("@HEADER@", 'return function(a, b, out, oi, m, z, cnt, M)\n  local i = kernels.grid(1)\n  local t = kernels.threadIdx.x\n  local sh = kernels.shared({ 4, 8 }, "float64")')
+  return kernel, (src:gsub("@HEADER@", "return function(a, b, out, oi, m, z, cnt, M, i, t, sh)"))
 end
 local function zeros(k)
   local r = {}
@@ -383,6 +392,12 @@ local atomics = {
   function(c, k, v) c[k] = math.min(c[k], v) end,
 }
 local cnt = cuda.zeros(8, "int64")
+-- M is b's elements as an 8 x 8 matrix; plain Lua's has rows and a shape
+local M, Mt = B:reshape({ 8, 8 }), { shape = { 8, 8 } }
+for r = 1, 8 do
+  Mt[r] = {}
+  for c = 1, 8 do Mt[r][c] = bt[(r - 1) * 8 + c] end
+end
 local bprograms, bcompared, bskipped = cpu and 150 or 30, 0, 0
 for p = 1, bprograms do
   local ksrc, lsrc = block_program()
@@ -390,9 +405,9 @@ for p = 1, bprograms do
   local ok, err = pcall(function()
     local ref = assert(loadstring(lsrc, "=block program " .. p))(I, L, LA, coroutine.yield, unpack(atomics))
     for blk = 0, 1 do
-      local sh, threads = zeros(32), {}
+      local sh, threads = { zeros(8), zeros(8), zeros(8), zeros(8) }, {}
       for t = 1, 32 do
-        threads[t] = coroutine.create(function() ref(at, bt, o, q, m, z, c, blk * 32 + t, t, sh) end)
+        threads[t] = coroutine.create(function() ref(at, bt, o, q, m, z, c, Mt, blk * 32 + t, t, sh) end)
       end
       local running = true
       while running do -- a round: every thread to its next barrier
@@ -416,7 +431,7 @@ for p = 1, bprograms do
     kernels.fill(out, 0)
     kernels.fill(oi, 0)
     kernels.fill(cnt, 0)
-    local lok, lerr = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m, z, cnt)
+    local lok, lerr = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m, z, cnt, M)
     if not lok then error("kernels.jit refused block program " .. p .. ": " .. tostring(lerr) .. "\n" .. ksrc) end
     local got, goti, gotc = out:to_table(), oi:to_table(), cnt:to_table()
     for i = 1, n do
