@@ -59,6 +59,7 @@ function gen.int(depth, scope, ctx)
     end
     if ctx.block then
       atoms[#atoms + 1] = "M.shape[" .. rand(2) .. "]"
+      atoms[#atoms + 1] = "LANE()"
     end
     return pick(atoms)
   elseif r <= 7 then
@@ -345,7 +346,7 @@ check.eq(compared > programs * 2 / 3, true, compared .. " compared, " .. skipped
 -- Block programs: two blocks of 32 threads, each thread writing its own
 -- element of a 4 x 8 shared array, kernels.syncthreads(), every thread
 -- reading any element and any of an 8 x 8 argument M, and again, with
--- integer atomics of one kind into cnt in between. The
+-- warp shuffles and integer atomics of one kind into cnt in between. The
 -- plain Lua copy runs each block's threads as coroutines, and its
 -- kernels.syncthreads() yields: every thread runs to the barrier before
 -- any goes past it, as on the GPU. Nothing is read where another thread
@@ -353,18 +354,32 @@ check.eq(compared > programs * 2 / 3, true, compared .. " compared, " .. skipped
 -- matter, and neither does the order of the atomics.
 rand, pick = check.generator(47)
 local function block_program()
-  local lines = { "local I, L, LA, SY, AT_add, AT_max, AT_min = ...", "local f" }
+  local lines = { "local I, L, LA, SY, SHD, SHX, AT_add, AT_max, AT_min = ...", "local f" }
   local ctx = device_function(lines)
   ctx.block, ctx.atomic = true, pick({ "add", "max", "min" })
+  -- a warp shuffle of a float and one of an integer, where every lane
+  -- meets it; a source past the warp's lanes, or a delta or mask below 0
+  -- or from 32, gives the lane its own value
+  local function shuffles(scope)
+    for _, ty in ipairs({ "float", "int" }) do
+      ctx.names = ctx.names + 1
+      local name = "s" .. ctx.names
+      local v = (ty == "float" and gen.float or gen.int)(2, scope, ctx)
+      lines[#lines + 1] = "  local " .. name .. " = " .. pick({ "SHD", "SHX" }) .. "(" .. v .. ", " .. pick({ "0", "1", "2", "5", "16", "31", "32", "-1" }) .. ")"
+      scope[#scope + 1] = { name = name, ty = ty }
+    end
+  end
   lines[#lines + 1] = "@HEADER@"
   lines[#lines + 1] = '  local la = LA(4, "float64")'
   -- the thread's element of the shared array
   lines[#lines + 1] = "  local tr, tc = math.floor((t - 1) / 8) + 1, (t - 1) % 8 + 1"
   local scope = {}
+  shuffles(scope)
   lines[#lines + 1] = "  sh[tr][tc] = " .. gen.float(2, scope, ctx)
   lines[#lines + 1] = "  SY()"
   ctx.shared = true
   block(lines, "  ", 2, scope, ctx)
+  shuffles(scope)
   lines[#lines + 1] = "  local r0 = " .. gen.float(2, scope, ctx)
   scope[#scope + 1] = { name = "r0", ty = "float" }
   lines[#lines + 1] = "  SY()"
@@ -378,8 +393,9 @@ local function block_program()
   lines[#lines + 1] = "end"
   local src = table.concat(lines, "\n")
   local kernel = src:gsub("AT_(%a+)%(", "kernels.atomic_%1("):gsub("SY%(%)", "kernels.syncthreads()"):gsub("LA%(", "kernels.local_array(")
+    :gsub("SHD%(", "kernels.shfl_down("):gsub("SHX%(", "kernels.shfl_xor("):gsub("LANE%(%)", "kernels.laneid()")
     :gsub("[IL]%(", "("):gsub("@HEADER@", 'return function(a, b, out, oi, m, z, cnt, M)\n  local i = kernels.grid(1)\n  local t = kernels.threadIdx.x\n  local sh = kernels.shared({ 4, 8 }, "float64")')
-  return kernel, (src:gsub("@HEADER@", "return function(a, b, out, oi, m, z, cnt, M, i, t, sh)"))
+  return kernel, (src:gsub("LANE%(%)", "t"):gsub("@HEADER@", "return function(a, b, out, oi, m, z, cnt, M, i, t, sh)"))
 end
 local function zeros(k)
   local r = {}
@@ -392,6 +408,24 @@ local atomics = {
   function(c, k, v) c[k] = math.min(c[k], v) end,
 }
 local cnt = cuda.zeros(8, "int64")
+-- In plain Lua a barrier and a shuffle yield; a block is one warp. The
+-- lane a shuffle reads (xor without Lua 5.1's missing bit operations):
+local function xor(x, y)
+  local r, bit = 0, 1
+  while x > 0 or y > 0 do
+    if x % 2 ~= y % 2 then r = r + bit end
+    x, y, bit = math.floor(x / 2), math.floor(y / 2), bit * 2
+  end
+  return r
+end
+local function source(kind, lane, arg)
+  if arg < 0 or arg >= 32 then return lane end
+  if kind == "down" then return lane + arg <= 32 and lane + arg or lane end
+  return xor(lane - 1, arg) + 1
+end
+local function SY() coroutine.yield("sync") end
+local function SHD(v, d) return coroutine.yield("down", v, d) end
+local function SHX(v, mask) return coroutine.yield("xor", v, mask) end
 -- M is b's elements as an 8 x 8 matrix; plain Lua's has rows and a shape
 local M, Mt = B:reshape({ 8, 8 }), { shape = { 8, 8 } }
 for r = 1, 8 do
@@ -403,21 +437,27 @@ for p = 1, bprograms do
   local ksrc, lsrc = block_program()
   local o, q, c = zeros(n), zeros(n), zeros(8)
   local ok, err = pcall(function()
-    local ref = assert(loadstring(lsrc, "=block program " .. p))(I, L, LA, coroutine.yield, unpack(atomics))
+    local ref = assert(loadstring(lsrc, "=block program " .. p))(I, L, LA, SY, SHD, SHX, unpack(atomics))
     for blk = 0, 1 do
       local sh, threads = { zeros(8), zeros(8), zeros(8), zeros(8) }, {}
       for t = 1, 32 do
         threads[t] = coroutine.create(function() ref(at, bt, o, q, m, z, c, Mt, blk * 32 + t, t, sh) end)
       end
-      local running = true
-      while running do -- a round: every thread to its next barrier
+      local running, given = true, {}
+      while running do -- a round: every thread to its next barrier or shuffle
         running = false
+        local met = {}
         for t = 1, 32 do
           if coroutine.status(threads[t]) ~= "dead" then
-            local rok, rerr = coroutine.resume(threads[t])
-            if not rok then error(rerr, 0) end
+            met[t] = { coroutine.resume(threads[t], given[t]) }
+            if not met[t][1] then error(met[t][2], 0) end
             running = running or coroutine.status(threads[t]) ~= "dead"
           end
+        end
+        given = {}
+        for t = 1, 32 do
+          local kind = met[t] and met[t][2]
+          if kind == "down" or kind == "xor" then given[t] = met[source(kind, t, met[t][4])][3] end
         end
       end
     end
