@@ -78,10 +78,8 @@ func parseChunk(src []byte, name string, levels int, stop func() error) (chunk [
 func parseMarked(src []byte, name string, levels int, stop func() error, m marks) (chunk []ast.Stmt, facts *parsed, err error) {
 	p := &parser{lex: lexer{src: src, line: 1, chunk: chunkID(name, syntaxSize)}, level: levels, stop: stop, marks: m}
 	p.lastline = 1
-	p.localFunctions = map[*ast.LocalAssignStmt]bool{}
-	p.bodyEnds = map[ast.Stmt]int{}
-	p.fieldEnds = map[*ast.Field]int{}
-	p.closeLines = map[*ast.TableExpr]int{}
+	p.parsed = parsed{localFunctions: map[*ast.LocalAssignStmt]bool{}, bodyEnds: map[ast.Stmt]int{},
+		fieldEnds: map[*ast.Field]int{}, closeLines: map[*ast.TableExpr]int{}}
 	defer func() {
 		if r := recover(); r != nil {
 			if s, ok := r.(stopped); ok {
@@ -101,7 +99,7 @@ func parseMarked(src []byte, name string, levels int, stop func() error, m marks
 	chunk = p.chunk()
 	p.check(tkEOS)
 	p.markAfter(endOfChunk{})
-	return chunk, &parsed{localFunctions: p.localFunctions, bodyEnds: p.bodyEnds, fieldEnds: p.fieldEnds, closeLines: p.closeLines}, nil
+	return chunk, &p.parsed, nil
 }
 
 // SyntaxError is a chunk lua5.1 would not load; Message is lua5.1's full
@@ -141,11 +139,8 @@ type parser struct {
 	lastline int
 	level    int
 	fs       *parseFunc
-	// localFunctions, bodyEnds, fieldEnds and closeLines are parsed's.
-	localFunctions map[*ast.LocalAssignStmt]bool
-	bodyEnds       map[ast.Stmt]int
-	fieldEnds      map[*ast.Field]int
-	closeLines     map[*ast.TableExpr]int
+	// parsed is what the parser learns for the compiler as it reads.
+	parsed
 	// marks, when not nil, records the tokens around each expression.
 	marks marks
 	// stop, when set, is asked every stopEvery tokens whether to give
