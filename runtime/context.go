@@ -2,8 +2,8 @@ package runtime
 
 import (
 	"context"
-	"github.com/gluaproject/glua/internal/lua51"
 
+	"github.com/gluaproject/glua/internal/lua51"
 	lua "github.com/yuin/gopher-lua"
 )
 
