@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	goruntime "runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -406,6 +407,40 @@ func TestStagingLeavesProcessorsToTheRest(t *testing.T) {
 	if threads, _ := runtime.StageLayout(1 << 40); threads != runtime.StageThreads(goruntime.GOMAXPROCS(0)) {
 		t.Errorf("layout of 1 TiB: %d threads, want %d", threads, runtime.StageThreads(goruntime.GOMAXPROCS(0)))
 	}
+}
+
+// Between uploads a stager's threads spin a moment for the next one, and
+// then sleep: a stager left idle, as an iterator between loops is, takes
+// no processor time.
+func TestIdleStagerThreadsSleep(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(8)) // threads to spare, so they spin
+	rt, _ := newPinnedCPU(t, runtime.Options{})
+	st := rt.NewStager(nil)
+	defer st.Close()
+	h, _ := rt.NewHostArray([]int{8 << 20}, runtime.Float32, false)
+	a, err := rt.DeviceArray([]int{8 << 20}, runtime.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := st.Upload(a, h); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // past the spin
+		before := processorTime(t)
+		time.Sleep(200 * time.Millisecond)
+		if used := processorTime(t) - before; used > 50*time.Millisecond {
+			t.Fatalf("an idle stager's process used %v of processor time in 200ms", used)
+		}
+	}
+}
+
+func processorTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // A stream of uploads queued behind each other goes up in copies of two
