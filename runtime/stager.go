@@ -29,8 +29,9 @@ const slotsPerThread = 2
 // virtual machine's processors, they started the next batch late, and the
 // bus idled. With the spin, 64 MiB pageable batches from a function ran
 // at 0.906–0.917 of the pinned bus against 0.888–0.915 without it on one
-// H200 host, and at 0.910–0.913 against 0.875–0.881 on another (rounds
-// alternating), lists unchanged; 1 ms was no better than 300 µs.
+// H200 host, and (spinning without yielding) at 0.910–0.913 against
+// 0.875–0.881 on another, rounds alternating, lists unchanged; 1 ms was
+// no better than 300 µs.
 const idleSpin = 300 * time.Microsecond
 
 // pairedPieces is how many pieces a thread takes at once, into one slot
