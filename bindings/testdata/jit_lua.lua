@@ -215,11 +215,15 @@ local function statement(out, ind, depth, scope, ctx)
     out[#out + 1] = ind .. "if " .. gen.cond(1, scope, ctx) .. " then break end"
   elseif r == 15 and ctx.arrays and not ctx.block then
     out[#out + 1] = ind .. "if " .. gen.cond(1, scope, ctx) .. " then out[i] = " .. gen.float(1, scope, ctx) .. "; oi[i] = " .. gen.int(1, scope, ctx) .. "; return end"
-  elseif r == 16 and ctx.block then
+  elseif r == 16 and ctx.block and rand(2) == 1 then
     -- an integer atomic of the program's one kind: adds alone, or maxima
     -- alone, come to the same in any order of threads (a max after an add
     -- would not, and blocks have no order)
     out[#out + 1] = ind .. "AT_" .. ctx.atomic .. "(cnt, I(I(" .. gen.int(1, scope, ctx) .. " % 8) + 1), " .. gen.int(1, scope, ctx) .. ")"
+  elseif r == 16 and ctx.block then
+    -- a float atomic of the program's one float kind, into fc: maxima or
+    -- minima are the same in any order; sums differ only in rounding
+    out[#out + 1] = ind .. "FT_" .. ctx.fatomic .. "(fc, I(I(" .. gen.int(1, scope, ctx) .. " % 8) + 1), " .. gen.float(1, scope, ctx) .. ")"
   elseif r == 17 and ctx.arrays then
     out[#out + 1] = ind .. "la[I(I(" .. gen.int(1, scope, ctx) .. " % 4) + 1)] = " .. gen.float(2, scope, ctx)
   elseif r == 18 then
@@ -346,17 +350,21 @@ check.eq(compared > programs * 2 / 3, true, compared .. " compared, " .. skipped
 -- Block programs: two blocks of 32 threads, each thread writing its own
 -- element of a 4 x 8 shared array, kernels.syncthreads(), every thread
 -- reading any element and any of an 8 x 8 argument M, and again, with
--- warp shuffles and integer atomics of one kind into cnt in between. The
--- plain Lua copy runs each block's threads as coroutines, and its
--- kernels.syncthreads() yields: every thread runs to the barrier before
--- any goes past it, as on the GPU. Nothing is read where another thread
--- writes between two barriers, so the order threads run in does not
--- matter, and neither does the order of the atomics.
+-- warp shuffles, integer atomics of one kind into cnt and float atomics
+-- of one kind into fc in between; each thread's last value goes into its
+-- element of an 8 x 8 array O. The plain Lua copy runs each block's
+-- threads as coroutines, and its barriers yield: every thread runs to the
+-- barrier before any goes past it, as on the GPU. A block is one warp, so
+-- kernels.syncwarp() is its barrier as kernels.syncthreads() is. Nothing
+-- is read where another thread writes between two barriers, so the order
+-- threads run in does not matter, and neither does the order of the
+-- atomics, but for the rounding of float sums.
 rand, pick = check.generator(47)
 local function block_program()
-  local lines = { "local I, L, LA, SY, SHD, SHX, AT_add, AT_max, AT_min = ...", "local f" }
+  local lines = { "local I, L, LA, SY, SHD, SHX, AT_add, AT_max, AT_min, FT_add, FT_max, FT_min = ...", "local f" }
   local ctx = device_function(lines)
-  ctx.block, ctx.atomic = true, pick({ "add", "max", "min" })
+  ctx.block, ctx.atomic, ctx.fatomic = true, pick({ "add", "max", "min" }), pick({ "add", "max", "min" })
+  local function barrier() lines[#lines + 1] = "  " .. pick({ "SY()", "SW()" }) end
   -- a warp shuffle of a float and one of an integer, where every lane
   -- meets it; a source past the warp's lanes, or a delta or mask below 0
   -- or from 32, gives the lane its own value
@@ -376,26 +384,28 @@ local function block_program()
   local scope = {}
   shuffles(scope)
   lines[#lines + 1] = "  sh[tr][tc] = " .. gen.float(2, scope, ctx)
-  lines[#lines + 1] = "  SY()"
+  barrier()
   ctx.shared = true
   block(lines, "  ", 2, scope, ctx)
   shuffles(scope)
   lines[#lines + 1] = "  local r0 = " .. gen.float(2, scope, ctx)
   scope[#scope + 1] = { name = "r0", ty = "float" }
-  lines[#lines + 1] = "  SY()"
+  lines[#lines + 1] = "  FT_" .. ctx.fatomic .. "(fc, I(I(" .. gen.int(1, scope, ctx) .. " % 8) + 1), " .. gen.float(2, scope, ctx) .. ")"
+  barrier()
   ctx.shared = false
   lines[#lines + 1] = "  sh[tr][tc] = " .. gen.float(2, scope, ctx)
-  lines[#lines + 1] = "  SY()"
+  barrier()
   ctx.shared = true
   block(lines, "  ", 2, scope, ctx)
   lines[#lines + 1] = "  out[i] = " .. gen.float(3, scope, ctx)
   lines[#lines + 1] = "  oi[i] = " .. gen.int(3, scope, ctx)
+  lines[#lines + 1] = "  O[math.floor((i - 1) / 8) + 1][(i - 1) % 8 + 1] = " .. gen.float(2, scope, ctx)
   lines[#lines + 1] = "end"
   local src = table.concat(lines, "\n")
-  local kernel = src:gsub("AT_(%a+)%(", "kernels.atomic_%1("):gsub("SY%(%)", "kernels.syncthreads()"):gsub("LA%(", "kernels.local_array(")
+  local kernel = src:gsub("[AF]T_(%a+)%(", "kernels.atomic_%1("):gsub("SY%(%)", "kernels.syncthreads()"):gsub("SW%(%)", "kernels.syncwarp()"):gsub("LA%(", "kernels.local_array(")
     :gsub("SHD%(", "kernels.shfl_down("):gsub("SHX%(", "kernels.shfl_xor("):gsub("LANE%(%)", "kernels.laneid()")
-    :gsub("[IL]%(", "("):gsub("@HEADER@", 'return function(a, b, out, oi, m, z, cnt, M)\n  local i = kernels.grid(1)\n  local t = kernels.threadIdx.x\n  local sh = kernels.shared({ 4, 8 }, "float64")')
-  return kernel, (src:gsub("LANE%(%)", "t"):gsub("@HEADER@", "return function(a, b, out, oi, m, z, cnt, M, i, t, sh)"))
+    :gsub("[IL]%(", "("):gsub("@HEADER@", 'return function(a, b, out, oi, m, z, cnt, M, fc, O)\n  local i = kernels.grid(1)\n  local t = kernels.threadIdx.x\n  local sh = kernels.shared({ 4, 8 }, "float64")')
+  return kernel, (src:gsub("LANE%(%)", "t"):gsub("SW%(%)", "SY()"):gsub("@HEADER@", "return function(a, b, out, oi, m, z, cnt, M, fc, O, i, t, sh)"))
 end
 local function zeros(k)
   local r = {}
@@ -407,7 +417,15 @@ local atomics = {
   function(c, k, v) c[k] = math.max(c[k], v) end,
   function(c, k, v) c[k] = math.min(c[k], v) end,
 }
-local cnt = cuda.zeros(8, "int64")
+-- Float atomics: a sum also adds up the magnitudes it added, which bound
+-- how far another order's rounding can take it.
+local fmag = {}
+local fatomics = {
+  function(c, k, v) c[k], fmag[k] = c[k] + v, fmag[k] + math.abs(v) end,
+  function(c, k, v) if v > c[k] then c[k] = v end end, -- a NaN on either side leaves it
+  function(c, k, v) if v < c[k] then c[k] = v end end,
+}
+local cnt, fc, O = cuda.zeros(8, "int64"), cuda.zeros(8, "float64"), cuda.zeros({ 8, 8 }, "float64")
 -- In plain Lua a barrier and a shuffle yield; a block is one warp. The
 -- lane a shuffle reads (xor without Lua 5.1's missing bit operations):
 local function xor(x, y)
@@ -435,13 +453,15 @@ end
 local bprograms, bcompared, bskipped = cpu and 150 or 30, 0, 0
 for p = 1, bprograms do
   local ksrc, lsrc = block_program()
-  local o, q, c = zeros(n), zeros(n), zeros(8)
+  local o, q, c, fcl, Ot = zeros(n), zeros(n), zeros(8), zeros(8), { shape = { 8, 8 } }
+  for r = 1, 8 do Ot[r] = zeros(8) end
+  fmag = zeros(8)
   local ok, err = pcall(function()
-    local ref = assert(loadstring(lsrc, "=block program " .. p))(I, L, LA, SY, SHD, SHX, unpack(atomics))
+    local ref = assert(loadstring(lsrc, "=block program " .. p))(I, L, LA, SY, SHD, SHX, atomics[1], atomics[2], atomics[3], unpack(fatomics))
     for blk = 0, 1 do
       local sh, threads = { zeros(8), zeros(8), zeros(8), zeros(8) }, {}
       for t = 1, 32 do
-        threads[t] = coroutine.create(function() ref(at, bt, o, q, m, z, c, Mt, blk * 32 + t, t, sh) end)
+        threads[t] = coroutine.create(function() ref(at, bt, o, q, m, z, c, Mt, fcl, Ot, blk * 32 + t, t, sh) end)
       end
       local running, given = true, {}
       while running do -- a round: every thread to its next barrier or shuffle
@@ -471,9 +491,11 @@ for p = 1, bprograms do
     kernels.fill(out, 0)
     kernels.fill(oi, 0)
     kernels.fill(cnt, 0)
-    local lok, lerr = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m, z, cnt, M)
+    kernels.fill(fc, 0)
+    kernels.fill(O, 0)
+    local lok, lerr = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m, z, cnt, M, fc, O)
     if not lok then error("kernels.jit refused block program " .. p .. ": " .. tostring(lerr) .. "\n" .. ksrc) end
-    local got, goti, gotc = out:to_table(), oi:to_table(), cnt:to_table()
+    local got, goti, gotc, gotf, gotO = out:to_table(), oi:to_table(), cnt:to_table(), fc:to_table(), O:to_table()
     for i = 1, n do
       if not same(got[i], o[i]) or goti[i] ~= q[i] then
         error(string.format("block program %d at i=%d: the kernel wrote %.17g and %.17g, plain Lua %.17g and %.17g\n%s",
@@ -483,6 +505,17 @@ for p = 1, bprograms do
     for j = 1, 8 do
       if gotc[j] ~= c[j] then
         error(string.format("block program %d: cnt[%d] is %.17g, plain Lua's %.17g\n%s", p, j, gotc[j], c[j], ksrc))
+      end
+      -- a sum in another order is within its rounding: at most one
+      -- rounding an addition, 2^-52 of the magnitudes added so far
+      local near = math.abs(gotf[j] - fcl[j]) <= 2 ^ -40 * fmag[j] or fmag[j] > 1e300
+      if not same(gotf[j], fcl[j]) and not near then
+        error(string.format("block program %d: fc[%d] is %.17g, plain Lua's %.17g (magnitudes %.17g)\n%s", p, j, gotf[j], fcl[j], fmag[j], ksrc))
+      end
+      for r = 1, 8 do
+        if not same(gotO[j][r], Ot[j][r]) then
+          error(string.format("block program %d: O[%d][%d] is %.17g, plain Lua's %.17g\n%s", p, j, r, gotO[j][r], Ot[j][r], ksrc))
+        end
       end
     end
     bcompared = bcompared + 1
