@@ -13,14 +13,14 @@ import (
 
 // parseKernel compiles `return function ... end` as a script does and
 // parses the function's recorded tree as kernels.jit does.
-func parseKernel(t *testing.T, src string) (*Function, error) {
+func parseKernel(t testing.TB, src string) (*Function, error) {
 	t.Helper()
 	return Parse(kernelTree(t, src), "kernel.lua")
 }
 
 // kernelTree is the syntax tree internal/luac records for the function
 // that src returns.
-func kernelTree(t *testing.T, src string) *ast.FunctionExpr {
+func kernelTree(t testing.TB, src string) *ast.FunctionExpr {
 	t.Helper()
 	L := lua.NewState()
 	defer L.Close()
@@ -40,7 +40,7 @@ func kernelTree(t *testing.T, src string) *ast.FunctionExpr {
 }
 
 // translate parses and checks src for sig.
-func translate(t *testing.T, src string, sig Signature, o Options) (*Program, error) {
+func translate(t testing.TB, src string, sig Signature, o Options) (*Program, error) {
 	t.Helper()
 	f, err := parseKernel(t, src)
 	if err != nil {
@@ -56,7 +56,7 @@ var (
 	floatArg = Arg{Float: true}
 )
 
-func mustTranslate(t *testing.T, src string, sig Signature, o Options) *Program {
+func mustTranslate(t testing.TB, src string, sig Signature, o Options) *Program {
 	t.Helper()
 	p, err := translate(t, src, sig, o)
 	if err != nil {
