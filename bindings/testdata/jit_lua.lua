@@ -275,23 +275,33 @@ local function device_function(lines)
   return { names = ctx.names, arrays = true, fn = fn }
 end
 
-local function program()
+-- With two_d, the kernel runs over an 8 x 8 grid of threads: r and c
+-- from kernels.grid(2), i = (r - 1) * 8 + c, and it writes O[r][c] too.
+local function program(two_d)
   local lines = { "local I, L, LA = ...", "local f" }
   local ctx = device_function(lines)
   lines[#lines + 1] = "@HEADER@"
-  lines[#lines + 1] = "  if i <= #out then"
+  local scope = {}
+  if two_d then
+    lines[#lines + 1] = "  local i = (r - 1) * 8 + c"
+    lines[#lines + 1] = "  if r <= O.shape[1] and c <= O.shape[2] then"
+    scope = { { name = "r", ty = "int", ro = true }, { name = "c", ty = "int", ro = true } }
+  else
+    lines[#lines + 1] = "  if i <= #out then"
+  end
   -- a thread's own array, made once, at its start, in a kernel as in Lua
   lines[#lines + 1] = "    local la = LA(4, " .. (narrow and '"float32"' or '"float64"') .. ")"
-  local scope = {}
   block(lines, "    ", 3, scope, ctx)
   block(lines, "    ", 2, scope, ctx)
   lines[#lines + 1] = "    out[i] = " .. gen.float(3, scope, ctx)
   lines[#lines + 1] = "    oi[i] = " .. gen.int(3, scope, ctx)
+  if two_d then lines[#lines + 1] = "    O[r][c] = " .. gen.float(2, scope, ctx) end
   lines[#lines + 1] = "  end"
   lines[#lines + 1] = "end"
   local src = table.concat(lines, "\n")
-  local kernel = src:gsub("LA%(", "kernels.local_array("):gsub("[IL]%(", "("):gsub("@HEADER@", "return function(a, b, out, oi, m, z)\n  local i = kernels.grid(1)")
-  return kernel, (src:gsub("@HEADER@", "return function(a, b, out, oi, m, z, i)"))
+  local header = two_d and "return function(a, b, out, oi, m, z, O)\n  local r, c = kernels.grid(2)" or "return function(a, b, out, oi, m, z)\n  local i = kernels.grid(1)"
+  local kernel = src:gsub("LA%(", "kernels.local_array("):gsub("[IL]%(", "("):gsub("@HEADER@", header)
+  return kernel, (src:gsub("@HEADER@", two_d and "return function(a, b, out, oi, m, z, O, r, c)" or "return function(a, b, out, oi, m, z, i)"))
 end
 
 -- The plain Lua copy's I and L are check.int and check.literal; LA is a
@@ -346,6 +356,52 @@ for p = 1, programs do
 end
 -- most programs are compared
 check.eq(compared > programs * 2 / 3, true, compared .. " compared, " .. skipped .. " skipped")
+
+-- The same over a 2-D grid: each of 8 x 8 threads finds its row and
+-- column with kernels.grid(2), and writes its element of out, of oi and
+-- of an 8 x 8 array O.
+local O2 = cuda.zeros({ 8, 8 }, "float64")
+local programs2, compared2 = cpu and 100 or 20, 0
+for p = 1, programs2 do
+  local ksrc, lsrc = program(true)
+  local want, wanti, wantO = {}, {}, { shape = { 8, 8 } }
+  for r = 1, 8 do wantO[r] = {} end
+  local ok, err = pcall(function()
+    local ref = assert(loadstring(lsrc, "=2-D program " .. p))(I, L, LA)
+    for r = 1, 8 do
+      for c = 1, 8 do
+        local o, q, Ot = {}, {}, { shape = { 8, 8 } }
+        for k = 1, n do o[k], q[k] = 0, 0 end
+        for k = 1, 8 do Ot[k] = { 0, 0, 0, 0, 0, 0, 0, 0 } end -- zeros, as the kernel's O is filled
+        ref(at, bt, o, q, m, z, Ot, r, c)
+        local i = (r - 1) * 8 + c
+        want[i], wanti[i], wantO[r][c] = o[i], q[i], Ot[r][c]
+      end
+    end
+  end)
+  if not ok and err ~= skip then
+    error("plain Lua failed on 2-D program " .. p .. ": " .. tostring(err) .. "\n" .. lsrc)
+  elseif ok then
+    local k = kernels.jit(assert(loadstring(ksrc, "=2-D program " .. p))())
+    kernels.fill(out, 0)
+    kernels.fill(oi, 0)
+    kernels.fill(O2, 0)
+    local lok, lerr = pcall(k.launch, k, { grid = { 2, 2 }, block = { 4, 4 } }, A, B, out, oi, m, z, O2)
+    if not lok then error("kernels.jit refused 2-D program " .. p .. ": " .. tostring(lerr) .. "\n" .. ksrc) end
+    local got, goti, gotO = out:to_table(), oi:to_table(), O2:to_table()
+    for r = 1, 8 do
+      for c = 1, 8 do
+        local i = (r - 1) * 8 + c
+        if not same(got[i], want[i]) or goti[i] ~= wanti[i] or not same(gotO[r][c], wantO[r][c]) then
+          error(string.format("2-D program %d at r=%d c=%d: the kernel wrote %.17g, %.17g and %.17g, plain Lua %.17g, %.17g and %.17g\n%s",
+            p, r, c, got[i], goti[i], gotO[r][c], want[i], wanti[i], wantO[r][c], ksrc))
+        end
+      end
+    end
+    compared2 = compared2 + 1
+  end
+end
+check.eq(compared2 > programs2 * 2 / 3, true, compared2 .. " 2-D programs compared")
 
 -- Block programs: two blocks of 32 threads, each thread writing its own
 -- element of a 4 x 8 shared array, kernels.syncthreads(), every thread
