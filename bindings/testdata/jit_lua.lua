@@ -296,12 +296,20 @@ local function program(two_d)
   lines[#lines + 1] = "    out[i] = " .. gen.float(3, scope, ctx)
   lines[#lines + 1] = "    oi[i] = " .. gen.int(3, scope, ctx)
   if two_d then lines[#lines + 1] = "    O[r][c] = " .. gen.float(2, scope, ctx) end
+  local stores = not two_d and not narrow -- into int32 and uint8 arrays
+  if stores then
+    lines[#lines + 1] = "    wi32[i] = " .. gen.int(2, scope, ctx)
+    lines[#lines + 1] = "    si32[i] = " .. gen.float(2, scope, ctx)
+    lines[#lines + 1] = "    wu8[i] = " .. gen.int(2, scope, ctx)
+    lines[#lines + 1] = "    su8[i] = " .. gen.float(2, scope, ctx)
+  end
   lines[#lines + 1] = "  end"
   lines[#lines + 1] = "end"
   local src = table.concat(lines, "\n")
-  local header = two_d and "return function(a, b, out, oi, m, z, O)\n  local r, c = kernels.grid(2)" or "return function(a, b, out, oi, m, z)\n  local i = kernels.grid(1)"
+  local extra = stores and ", wi32, si32, wu8, su8" or ""
+  local header = two_d and "return function(a, b, out, oi, m, z, O)\n  local r, c = kernels.grid(2)" or "return function(a, b, out, oi, m, z" .. extra .. ")\n  local i = kernels.grid(1)"
   local kernel = src:gsub("LA%(", "kernels.local_array("):gsub("[IL]%(", "("):gsub("@HEADER@", header)
-  return kernel, (src:gsub("@HEADER@", two_d and "return function(a, b, out, oi, m, z, O, r, c)" or "return function(a, b, out, oi, m, z, i)"))
+  return kernel, (src:gsub("@HEADER@", two_d and "return function(a, b, out, oi, m, z, O, r, c)" or "return function(a, b, out, oi, m, z, i" .. extra .. ")"))
 end
 
 -- The plain Lua copy's I and L are check.int and check.literal; LA is a
@@ -321,17 +329,31 @@ local A, B = cuda.to_device(at, "float64"), cuda.to_device(bt, "float64")
 local out, oi = cuda.zeros(n, "float64"), cuda.zeros(n, "int64")
 
 local function same(x, y) return x == y or (x ~= x and y ~= y) end
+-- A store converts to the array's dtype: an integer wraps, a float
+-- truncates toward zero and saturates, NaN becoming 0.
+local function wrap(v, bits, signed)
+  local r = v % 2 ^ bits
+  if signed and r >= 2 ^ (bits - 1) then r = r - 2 ^ bits end
+  return r
+end
+local function saturate(v, lo, hi)
+  if v ~= v then return 0 end
+  v = v < 0 and math.ceil(v) or math.floor(v)
+  return math.max(lo, math.min(hi, v)) + 0 -- + 0: no minus zero
+end
+local W32, S32, W8, S8 = cuda.zeros(n, "int32"), cuda.zeros(n, "int32"), cuda.zeros(n, "uint8"), cuda.zeros(n, "uint8")
 local compared, skipped = 0, 0
 for p = 1, programs do
   local ksrc, lsrc = program()
-  local want, wanti = {}, {}
+  local want, wanti, wantc = {}, {}, {}
   local ok, err = pcall(function()
     local ref = assert(loadstring(lsrc, "=program " .. p))(I, L, LA)
     for i = 1, n do
-      local o, q = {}, {}
-      for k = 1, n do o[k], q[k] = 0, 0 end
-      ref(at, bt, o, q, m, z, i)
+      local o, q, wi32, si32, wu8, su8 = {}, {}, {}, {}, {}, {}
+      for k = 1, n do o[k], q[k], wi32[k], si32[k], wu8[k], su8[k] = 0, 0, 0, 0, 0, 0 end
+      ref(at, bt, o, q, m, z, i, wi32, si32, wu8, su8)
       want[i], wanti[i] = o[i], q[i]
+      wantc[i] = { wrap(wi32[i], 32, true), saturate(si32[i], -2 ^ 31, 2 ^ 31 - 1), wrap(wu8[i], 8, false), saturate(su8[i], 0, 255) }
     end
   end)
   if not ok and err == skip then
@@ -340,15 +362,20 @@ for p = 1, programs do
     error("plain Lua failed on program " .. p .. ": " .. tostring(err) .. "\n" .. lsrc)
   else
     local k = kernels.jit(assert(loadstring(ksrc, "=program " .. p))())
-    kernels.fill(out, 0)
-    kernels.fill(oi, 0)
-    local lok, lerr = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m, z)
+    for _, x in ipairs({ out, oi, W32, S32, W8, S8 }) do kernels.fill(x, 0) end
+    local lok, lerr = pcall(k.launch, k, { grid = 2, block = 32 }, A, B, out, oi, m, z, W32, S32, W8, S8)
     if not lok then error("kernels.jit refused program " .. p .. ": " .. tostring(lerr) .. "\n" .. ksrc) end
     local got, goti = out:to_table(), oi:to_table()
+    local gotc = { W32:to_table(), S32:to_table(), W8:to_table(), S8:to_table() }
     for i = 1, n do
       if not same(got[i], want[i]) or goti[i] ~= wanti[i] then
         error(string.format("program %d at i=%d (a=%.17g b=%.17g): the kernel wrote %.17g and %.17g, plain Lua %.17g and %.17g\n%s",
           p, i, at[i], bt[i], got[i], goti[i], want[i], wanti[i], ksrc))
+      end
+      for j, name in ipairs({ "wi32", "si32", "wu8", "su8" }) do
+        if gotc[j][i] ~= wantc[i][j] then
+          error(string.format("program %d at i=%d: %s holds %.17g, plain Lua's store converts to %.17g\n%s", p, i, name, gotc[j][i], wantc[i][j], ksrc))
+        end
       end
     end
     compared = compared + 1
