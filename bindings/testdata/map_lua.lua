@@ -88,9 +88,22 @@ local function max2(x, y) if x ~= x or y ~= y then return 0 / 0 end return x > y
 local function min2(x, y) if x ~= x or y ~= y then return 0 / 0 end return x < y and x or y end
 
 local function same(x, y) return x == y or (x ~= x and y ~= y) end
+-- A map into an integer array converts as a store does: an integer value
+-- wraps, a float truncates toward zero and saturates, NaN becoming 0.
+local function wrap(v, bits, signed)
+  local r = v % 2 ^ bits
+  if signed and r >= 2 ^ (bits - 1) then r = r - 2 ^ bits end
+  return r
+end
+local function saturate(v, lo, hi)
+  if v ~= v then return 0 end
+  v = v < 0 and math.ceil(v) or math.floor(v)
+  return math.max(lo, math.min(hi, v)) + 0 -- + 0: no minus zero
+end
+local O32, O8 = cuda.zeros(n, "int32"), cuda.zeros(n, "uint8")
 local compared, skipped = 0, 0
 for _ = 1, programs do
-  local body = gen(4)
+  local body, isint = gen(4)
   local ref = assert(loadstring("local I, L = ... return function(a, b, c) return " .. body .. " end"))(I, L)
   body = body:gsub("[IL]%(", "(")
   local want = {}
@@ -113,6 +126,21 @@ for _ = 1, programs do
           body, at[i], bt[i], ct[i], got[i], want[i]))
       end
       max, min = max2(max, want[i]), min2(min, want[i])
+    end
+    if compared % 2 == 0 then
+      -- the same map into int32 and uint8
+      for _, o in ipairs({ { O32, "int32", 32, true, -2 ^ 31, 2 ^ 31 - 1 }, { O8, "uint8", 8, false, 0, 255 } }) do
+        local iok, ierr = pcall(kernels.map, fn, o[1], A, B, C)
+        if not iok then error("kernels.map into " .. o[2] .. " refused " .. body .. ": " .. tostring(ierr)) end
+        local goti = o[1]:to_table()
+        for i = 1, n do
+          local w = isint and wrap(want[i], o[3], o[4]) or saturate(want[i], o[5], o[6])
+          if goti[i] ~= w then
+            error(string.format("kernels.map of %s into %s at a=%.17g b=%.17g c=%.17g gave %.17g, plain Lua %.17g, which converts to %.17g",
+              body, o[2], at[i], bt[i], ct[i], goti[i], want[i], w))
+          end
+        end
+      end
     end
     if compared % 4 == 1 then
       -- the same values reduced: max and min are exact in any order
