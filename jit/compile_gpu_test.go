@@ -16,16 +16,7 @@ import (
 // the first two is what the prelude costs each compile.
 func BenchmarkNVRTC(b *testing.B) {
 	const bare = `extern "C" __global__ void k(double* x) { x[0] = 1; }` + "\n"
-	matmul := CUDA(mustTranslate(b, `return function(A, B, C)
-  local row, col = kernels.grid(2)
-  if row <= C.shape[1] and col <= C.shape[2] then
-    local tmp = 0.
-    for k = 1, A.shape[2] do
-      tmp = tmp + A[row][k] * B[k][col]
-    end
-    C[row][col] = tmp
-  end
-end`, Signature{arr(device.Float32, 2), arr(device.Float32, 2), arr(device.Float32, 2)}, Options{}))
+	matmul := CUDA(mustTranslate(b, naiveMatmul, Signature{arr(device.Float32, 2), arr(device.Float32, 2), arr(device.Float32, 2)}, Options{}))
 	be := cudatest.Load(b, cuda.Config{})
 	for _, c := range []struct{ name, source string }{
 		{"bare", bare},

@@ -329,18 +329,7 @@ local A, B = cuda.to_device(at, "float64"), cuda.to_device(bt, "float64")
 local out, oi = cuda.zeros(n, "float64"), cuda.zeros(n, "int64")
 
 local function same(x, y) return x == y or (x ~= x and y ~= y) end
--- A store converts to the array's dtype: an integer wraps, a float
--- truncates toward zero and saturates, NaN becoming 0.
-local function wrap(v, bits, signed)
-  local r = v % 2 ^ bits
-  if signed and r >= 2 ^ (bits - 1) then r = r - 2 ^ bits end
-  return r
-end
-local function saturate(v, lo, hi)
-  if v ~= v then return 0 end
-  v = v < 0 and math.ceil(v) or math.floor(v)
-  return math.max(lo, math.min(hi, v)) + 0 -- + 0: no minus zero
-end
+local wrap, saturate = check.wrap, check.saturate
 local W32, S32, W8, S8 = cuda.zeros(n, "int32"), cuda.zeros(n, "int32"), cuda.zeros(n, "uint8"), cuda.zeros(n, "uint8")
 local compared, skipped = 0, 0
 for p = 1, programs do

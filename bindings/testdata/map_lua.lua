@@ -88,18 +88,7 @@ local function max2(x, y) if x ~= x or y ~= y then return 0 / 0 end return x > y
 local function min2(x, y) if x ~= x or y ~= y then return 0 / 0 end return x < y and x or y end
 
 local function same(x, y) return x == y or (x ~= x and y ~= y) end
--- A map into an integer array converts as a store does: an integer value
--- wraps, a float truncates toward zero and saturates, NaN becoming 0.
-local function wrap(v, bits, signed)
-  local r = v % 2 ^ bits
-  if signed and r >= 2 ^ (bits - 1) then r = r - 2 ^ bits end
-  return r
-end
-local function saturate(v, lo, hi)
-  if v ~= v then return 0 end
-  v = v < 0 and math.ceil(v) or math.floor(v)
-  return math.max(lo, math.min(hi, v)) + 0 -- + 0: no minus zero
-end
+local wrap, saturate = check.wrap, check.saturate
 local O32, O8 = cuda.zeros(n, "int32"), cuda.zeros(n, "uint8")
 local compared, skipped = 0, 0
 for _ = 1, programs do

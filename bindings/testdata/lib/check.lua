@@ -76,6 +76,20 @@ function check.int(v)
   return v + 0
 end
 function check.literal(v) return v end
+-- check.wrap and check.saturate convert a value as a store into an
+-- integer array does: an integer wraps into the dtype's bits (exact for
+-- |v| up to 2^53), a float truncates toward zero and saturates at lo and
+-- hi, NaN becoming 0.
+function check.wrap(v, bits, signed)
+  local r = v % 2 ^ bits
+  if signed and r >= 2 ^ (bits - 1) then r = r - 2 ^ bits end
+  return r
+end
+function check.saturate(v, lo, hi)
+  if v ~= v then return 0 end
+  v = v < 0 and math.ceil(v) or math.floor(v)
+  return math.max(lo, math.min(hi, v)) + 0 -- + 0: no minus zero
+end
 -- check.digest(h, text) is h, a 32-bit hash, with text's bytes added:
 -- what a script prints for the parity test to compare between backends.
 function check.digest(h, text)
