@@ -116,6 +116,8 @@ func (t *tiler) queueDown(Cb *runtime.Array, s stepOf, b int) error {
 		return err
 	}
 	var down error
+	traceStep("down", t.down, true)
+	defer traceStep("down", t.down, false)
 	if t.pinnedC == nil {
 		hb, err := t.sC[s.into].Rows(pc.off+1, pc.off+Cb.Size())
 		if err == nil {

@@ -355,9 +355,11 @@ func (t *tiler) multiply(s stepOf, upA, upB func(*runtime.Array) error) error {
 				return err
 			}
 		}
+		traceStep("up", t.copy, true)
 		if err := upA(A); err != nil {
 			return err
 		}
+		traceStep("up", t.copy, false)
 		t.movedA += uint64(s.mi * s.kp * p.size)
 		t.aUsed[aslot] = true
 	}
@@ -366,7 +368,10 @@ func (t *tiler) multiply(s stepOf, upA, upB func(*runtime.Array) error) error {
 			return err
 		}
 	}
-	if err := errors.Join(upB(B), t.uploaded[bslot].Record(t.copy), t.staged[s.stage].Record(t.copy)); err != nil {
+	traceStep("up", t.copy, true)
+	errB = upB(B)
+	traceStep("up", t.copy, false)
+	if err := errors.Join(errB, t.uploaded[bslot].Record(t.copy), t.staged[s.stage].Record(t.copy)); err != nil {
 		return err
 	}
 	t.movedB += uint64(s.kp * wc * p.size)
@@ -410,9 +415,11 @@ func (t *tiler) multiply(s stepOf, upA, upB func(*runtime.Array) error) error {
 			return err
 		}
 		launch := time.Now()
+		traceStep("product", nil, true)
 		if err := rt.Matmul(Cb, Ab, B, o); err != nil {
 			return err
 		}
+		traceStep("product", nil, false)
 		t.slowestLaunch = max(t.slowestLaunch, time.Since(launch))
 		if s.into >= 0 {
 			if err := t.queueDown(Cb, s, b); err != nil {
@@ -428,6 +435,12 @@ func (t *tiler) multiply(s stepOf, upA, upB func(*runtime.Array) error) error {
 	}
 	return nil
 }
+
+// traceStep, where tests set it, is called on either side of each
+// product, upload and download the tiler queues, with the stream it goes
+// on (nil: the runtime's), so that a benchmark can time each stream's
+// work on the device and find where it stands idle.
+var traceStep = func(what string, s *runtime.Stream, before bool) {}
 
 // deviceView is the first r×c elements of a flat buffer as an r×c matrix.
 func deviceView(a *runtime.Array, r, c int) (*runtime.Array, error) {
