@@ -84,15 +84,15 @@ func planTiles(m, n, k, size int, budget uint64, busRatio float64, sms int) (pla
 // fits: tm·n + 2·tk·tq + 2·tm·tk ≤ words. Of the panel depths and pieces
 // that fit, it takes the one expected to take least: the longer of the
 // products' time, at the rate cuBLAS keeps at that depth (panelRate) on
-// the waves of thread blocks a piece of C's tile makes (waveFill), and
-// the bus's, B crossing it once for each row of tiles and A once, which
-// the products hide only up to hidden of their time. Deeper panels run
-// cuBLAS at a better rate, and splitting B's panels into pieces leaves
-// room for taller tiles, which read B fewer times. Of plans expected to
-// take about as long, it takes the fewest pieces, then the least bus
-// traffic, then the deepest panels: a plan whose bus is hidden gains
-// nothing from taller tiles, and how cuBLAS runs tiles of other heights
-// is not modelled.
+// the waves of thread blocks the tile's products make (fill), and the
+// bus's, B crossing it once for each row of tiles and A once, each at
+// the rate its copies' rows keep (blockRate), which the products hide
+// only up to hidden of their time. Deeper panels run cuBLAS at a better
+// rate, and splitting B's panels into pieces leaves room for taller
+// tiles, which read B fewer times, but in narrower rows. Of plans
+// expected to take about as long, it takes the one whose products are
+// expected to take least, then the least bus time: the products' rates
+// are measured, while how far the bus hides behind them is a guess.
 func wholeRows(m, n, k, size int, words, busRatio float64, sms int) (plan, bool) {
 	type option struct {
 		p                   plan
@@ -105,12 +105,10 @@ func wholeRows(m, n, k, size int, words, busRatio float64, sms int) (plan, bool)
 			return true
 		case o.cost > best.cost*(1+costTies):
 			return false
-		case o.p.pieces() != best.p.pieces():
-			return o.p.pieces() < best.p.pieces()
-		case o.bus != best.bus:
-			return o.bus < best.bus
+		case o.products != best.products:
+			return o.products < best.products
 		}
-		return o.products < best.products
+		return o.bus < best.bus
 	}
 	for _, depth := range panelDepths {
 		tk := min(k, depth)
@@ -125,9 +123,10 @@ func wholeRows(m, n, k, size int, words, busRatio float64, sms int) (plan, bool)
 			}
 			p := plan{m, n, k, even(m, tm), n, tk, tq, size}
 			a, b, _ := p.traffic()
-			rate := panelRate(tk) * waveFill(p.tm, tq, sms)
-			o := option{p: p, products: 2 * float64(m) * float64(n) * float64(k) / rate, bus: float64(a+b) * busRatio}
-			o.cost = max(o.products, o.bus/hidden)
+			rate := panelRate(tk) * p.fill(sms)
+			bus := float64(a)/blockRate(tk*size, tk == k) + float64(b)/blockRate(tq*size, tq == n)
+			o := option{p: p, products: 2 * float64(m) * float64(n) * float64(k) / rate, bus: bus * busRatio}
+			o.cost = max(o.products, o.bus/hidden) + p.downWait(busRatio, sms)
 			if better(o) {
 				best = o
 			}
@@ -143,7 +142,7 @@ func wholeRows(m, n, k, size int, words, busRatio float64, sms int) (plan, bool)
 // be hidden behind them; plans within costTies of each other are taken
 // to cost the same.
 const (
-	hidden   = 0.85
+	hidden   = 0.88
 	costTies = 0.02
 )
 
@@ -164,21 +163,107 @@ func panelRate(depth int) float64 {
 	return 0.86
 }
 
+// downWait is what C's tiles coming down add to a whole-row plan's time,
+// in the units of wholeRows' costs: the last panel of each tile queues
+// its pieces down (or blocks of rows, where the panels are whole) as each
+// is computed, and the next tile's first panel overwrites each piece once
+// it is down, so a piece that takes longer to come down than to compute
+// holds the products back, at each tile's end; after the last tile, its
+// last piece comes down alone. On an H200 (2026-11-29), pieces of 128 MiB
+// beside products of 1.43 ms held each tile back 2.5 ms, as this counts.
+func (p plan) downWait(busRatio float64, sms int) float64 {
+	pieces, rows, cols := p.pieces(), p.tm, p.tq
+	if p.inBlocks() {
+		pieces, rows = downBlocks, ceilDiv(p.tm, downBlocks)
+	}
+	product := 2 * float64(rows) * float64(cols) * float64(p.tk) / (panelRate(p.tk) * waveFill(rows, cols, sms))
+	down := float64(rows*cols*p.size) * busRatio / blockRate(cols*p.size, cols == p.n)
+	// the compute stream's time and the pieces' landings, from the start
+	// of a tile's last panel
+	at, landed, wait := 0.0, 0.0, 0.0
+	lands := make([]float64, pieces)
+	for j := range lands {
+		at += product
+		landed = max(landed, at) + down
+		lands[j] = landed
+	}
+	tail := landed - at
+	for _, l := range lands {
+		wait += max(0, l-at)
+		at = max(at, l) + product
+	}
+	return float64(ceilDiv(p.m, p.tm)-1)*wait + tail
+}
+
+// blockRate is the share of the bus's rate that an upload of a block of
+// rows rowBytes wide keeps while products run (contiguous: the rows are
+// whole rows of the matrix, one copy). On an H200 beside a 4096×4096
+// float32 product, pitched copies from page-locked memory ran at 33.5
+// GB/s with rows of 8 or 16 KiB, 48.5-55 with 32 KiB and 55 with 64 KiB
+// or one contiguous copy; with nothing else running, 8 KiB rows ran at 50
+// and 16 KiB at 54, and 4 KiB rows at 34 (2026-11-28).
+func blockRate(rowBytes int, contiguous bool) float64 {
+	switch {
+	case contiguous || rowBytes >= 64<<10:
+		return 1
+	case rowBytes >= 32<<10:
+		return 0.9
+	case rowBytes >= 8<<10:
+		return 0.6
+	}
+	return 0.4
+}
+
+// fill is the share of the device that the products of a tile keep
+// busy (waveFill), over its panels: where C's tile comes down in
+// downBlocks blocks of rows (inBlocks), the last panel of each tile and
+// the first of the next are multiplied block by block, so that the
+// download overlaps them, and their thread blocks fill the device as
+// blocks of that height.
+// Blocks of 683 and 820 rows of 16384² float32 ran at 0.81 and 0.76 of in
+// core, tiles of 2731, 3277 and 4096 rows at 0.86-0.93, and blocks of
+// 1024 rows at 0.90 (an H200, 2026-11-29): what the block height leaves
+// of the last row of thread blocks is most of the difference.
+func (p plan) fill(sms int) float64 {
+	whole := waveFill(p.tm, p.tq, sms)
+	if !p.inBlocks() {
+		return whole
+	}
+	// every tile's last panel, and the first of each after the first
+	tiles, panels := ceilDiv(p.m, p.tm), ceilDiv(p.k, p.tk)
+	all, split := tiles*panels, tiles
+	if panels > 1 {
+		split += tiles - 1
+	}
+	// time goes as 1/fill: the panels' mean of it, inverted
+	t := float64(all-split)/whole + float64(split)/waveFill(ceilDiv(p.tm, downBlocks), p.tq, sms)
+	return float64(all) / t
+}
+
+// inBlocks says whether C's tile comes down in downBlocks blocks of rows
+// (as the tiler splits it: whole panels of B, a tile of splitMin bytes or
+// more).
+func (p plan) inBlocks() bool {
+	return p.pieces() == 1 && p.tm*p.tn*p.size >= splitMin
+}
+
 // waveFill is the share of the device's multiprocessors that the thread
 // blocks of a product writing rows×cols of C keep busy over their waves,
-// cuBLAS's float32 blocks being taken as gemmRows×gemmCols of C: in the
-// same runs, tiles of 3277 whole rows in two pieces (832 blocks, seven
-// waves on 132 multiprocessors, 0.90 filled) ran at 0.865 of in core
-// against 0.929 for 4096 rows (1024 blocks, 0.97), and 5462 rows in four
-// pieces at 0.863 (0.87).
+// cuBLAS's float32 blocks being taken as gemmRows×gemmCols of C, times
+// the share of the last row of blocks that rows fill: in the same runs,
+// tiles of 3277 whole rows in two pieces (832 blocks, seven waves on 132
+// multiprocessors, 0.89 filled) ran at 0.865 of in core against 0.929
+// for 4096 rows (1024 blocks, 0.97), and 5462 rows in four pieces at
+// 0.863 (0.86).
 func waveFill(rows, cols, sms int) float64 {
-	blocks := ceilDiv(rows, gemmRows) * ceilDiv(cols, gemmCols)
-	return float64(blocks) / float64(ceilDiv(blocks, sms)*sms)
+	rb := ceilDiv(rows, gemmRows)
+	blocks := rb * ceilDiv(cols, gemmCols)
+	return float64(blocks) / float64(ceilDiv(blocks, sms)*sms) * float64(rows) / float64(rb*gemmRows)
 }
 
 const (
-	gemmRows = 128
-	gemmCols = 256
+	gemmRows = 256
+	gemmCols = 128
 	// defaultMultiprocessors stands in for a device that does not say
 	// (the CPU backend, which then plans as for an H100 or H200).
 	defaultMultiprocessors = 132

@@ -7,15 +7,21 @@ import (
 )
 
 // Whole-row tiles take the plan expected to take least. 16384² float32
-// under nine tenths of 512 MiB: 2048-deep panels of B in two pieces, so
-// that tiles of 4096 rows fit and B crosses the bus four times, not
-// eight; under 512 MiB, 2731 rows fit with whole panels and the bus is
-// already hidden, so no pieces; under 440 and 400 MiB, four pieces,
-// for tiles of 4096 rows rather than 3277, whose thread blocks would
-// leave the last of their waves two thirds empty. bfloat16
-// (tensor cores: the bus is what takes time) takes the least traffic;
-// the seed's 10000² float64 under nine tenths of 1 GiB, 512-deep panels
-// with which one tile holds all of C (B crosses once). Every plan fits.
+// under nine tenths of 512 MiB and under 512 MiB: 2048-deep panels of B
+// in two pieces, so that tiles of 4096 rows fit and B crosses the bus four
+// times; under 512 MiB tiles of 2731 rows would fit with whole panels,
+// but their first and last panels, multiplied in blocks of 683 rows,
+// leave the device's last waves a tenth empty (0.865 of in core on an
+// H200, against 0.887). Under 440 MiB, panels 1024 deep and whole: four
+// pieces would upload B in rows of 16 KiB, which kept 33 GB/s beside the
+// products on one host (0.839 against 0.854); under 400 MiB, four
+// pieces, since two at 1024 deep bring each piece down slower than the
+// next tile's products need it (0.811 against 0.839). bfloat16 (tensor
+// cores: the bus is what takes time) takes the least traffic; the seed's
+// 10000² float64 under nine tenths of 1 GiB, two tiles of 5000 rows over
+// 2048-deep panels rather than one tile over 512-deep ones, whose last
+// panel came down alone after the products (0.596 of in core against
+// 0.507). Every plan fits.
 func TestWholeRowPlansTakeWhatTheyExpectToTakeLeast(t *testing.T) {
 	for _, c := range []struct {
 		m, n, k              int
@@ -24,11 +30,11 @@ func TestWholeRowPlansTakeWhatTheyExpectToTakeLeast(t *testing.T) {
 		wantTK, wantTM, want int // want: B's panels' width
 	}{
 		{16384, 16384, 16384, runtime.Float32, 512 << 20 / 10 * 9, 2048, 4096, 8192},
-		{16384, 16384, 16384, runtime.Float32, 512 << 20, 2048, 2731, 16384},
-		{16384, 16384, 16384, runtime.Float32, 440 << 20, 2048, 4096, 4096},
+		{16384, 16384, 16384, runtime.Float32, 512 << 20, 2048, 4096, 8192},
+		{16384, 16384, 16384, runtime.Float32, 440 << 20, 1024, 4096, 16384},
 		{16384, 16384, 16384, runtime.Float32, 400 << 20, 2048, 4096, 4096},
 		{16384, 16384, 16384, runtime.BFloat16, 512 << 20 / 10 * 9, 2048, 8192, 16384},
-		{10000, 10000, 10000, runtime.Float64, 9 << 30 / 10, 512, 10000, 10000},
+		{10000, 10000, 10000, runtime.Float64, 9 << 30 / 10, 2048, 5000, 10000},
 		{300, 9, 1100, runtime.Float32, 4 * (70*9 + 2*(70*512+512*9)), 512, 60, 9},
 		{5000, 100, 600, runtime.Float32, 64 << 20, 600, 5000, 100}, // k under every depth: the whole of it
 	} {
