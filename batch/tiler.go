@@ -369,9 +369,9 @@ func (t *tiler) multiply(s stepOf, upA, upB func(*runtime.Array) error) error {
 		}
 	}
 	traceStep("up", t.copy, true)
-	errB = upB(B)
+	upErr := upB(B)
 	traceStep("up", t.copy, false)
-	if err := errors.Join(errB, t.uploaded[bslot].Record(t.copy), t.staged[s.stage].Record(t.copy)); err != nil {
+	if err := errors.Join(upErr, t.uploaded[bslot].Record(t.copy), t.staged[s.stage].Record(t.copy)); err != nil {
 		return err
 	}
 	t.movedB += uint64(s.kp * wc * p.size)
