@@ -50,3 +50,29 @@ func TestWholeRowPlansTakeWhatTheyExpectToTakeLeast(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the shapes, dtype size and budget, a plan either fits the
+// budget with tiles and panels inside the matrices, B's pieces covering
+// its tile's columns, or says why no tiling fits.
+func FuzzPlansFitTheirBudget(f *testing.F) {
+	f.Add(uint32(16384), uint32(16384), uint32(16384), uint8(4), uint64(448<<20), uint8(132))
+	f.Add(uint32(10000), uint32(10000), uint32(10000), uint8(8), uint64(9<<30/10), uint8(132))
+	f.Add(uint32(1), uint32(97), uint32(5), uint8(2), uint64(10), uint8(1))
+	f.Fuzz(func(t *testing.T, m, k, n uint32, size uint8, budget uint64, sms uint8) {
+		M, K, N := int(m%70000)+1, int(k%70000)+1, int(n%70000)+1
+		sz := []int{2, 4, 8}[int(size)%3]
+		p, err := planTiles(M, N, K, sz, budget, busRatio(runtime.Float32, ""), int(sms)+1)
+		if err != nil {
+			if smallest := (plan{M, N, K, 1, 1, 1, 1, sz}).bytes(); budget >= smallest {
+				t.Fatalf("%dx%dx%d size %d under %d (1x1 tiles need %d): %v", M, K, N, sz, budget, smallest, err)
+			}
+			return
+		}
+		if p.bytes() > budget {
+			t.Fatalf("%s is over the budget %d", p, budget)
+		}
+		if p.tm < 1 || p.tm > M || p.tn < 1 || p.tn > N || p.tk < 1 || p.tk > K || p.tq < 1 || p.tq > p.tn || p.pieces()*p.tq < p.tn {
+			t.Fatalf("%dx%dx%d under %d: %s (tq %d)", M, K, N, budget, p, p.tq)
+		}
+	})
+}
