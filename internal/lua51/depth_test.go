@@ -50,6 +50,12 @@ print(lines, ys, tb:match("\n\t%.%.%.\n") ~= nil, tb:match("stdin:2: in function
 for i = 1, 3 do assert(not pcall(y)) end
 local function d(n) if n == 0 then return 0 end return 1 + d(n - 1) end
 print(d(5000))`, "5000"},
+	{"under a hook at every instruction, whose own call meets the bound", `local n = 0
+debug.sethook(function() n = n + 1 end, "", 1)
+local function y() y() end
+local ok, m = pcall(y)
+debug.sethook()
+print(ok, m:match("^stdin:3: stack overflow"), n > 0)`, "false\tstdin:3: stack overflow\ttrue"},
 	{"in a coroutine too", `local function y() y() end
 print(coroutine.wrap(function() return select(2, pcall(y)):match("^stdin:%d+: stack overflow") end)())`, "stdin:1: stack overflow"},
 }

@@ -361,6 +361,12 @@ func (h *hookState) call(L *lua.LState, event string, arg lua.LValue) {
 	if !ok {
 		return
 	}
+	// The hook's call is a call like any other: past the bound it is the
+	// overflow at the traced line, as lua5.1 raises it, not gopher-lua's
+	// own, which has no position.
+	if cf := *currentFrame(L); cf != nil && frameIndex(cf) >= L.Options.CallStackSize-1 {
+		checkCallDepth(L)
+	}
 	h.running = true
 	defer func() { h.running = false }()
 	L.Push(fn)
