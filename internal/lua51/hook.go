@@ -44,6 +44,23 @@ type hookState struct {
 	// loops are the base frames of the hooked loops running, innermost
 	// last.
 	loops []unsafe.Pointer
+	// stack is the thread's call stack as hookedLoop reads it, looked up
+	// the first time (stackOf).
+	stack frameStack
+}
+
+// frameStack is a thread's call stack as hookedLoop reads it: IsEmpty
+// through an interface, Last through reflect. Looking both up by name on
+// every entry of the loop (each call of the hook, of a metamethod, of
+// pcall's function) was most of what a hook cost: 3 µs an event.
+type frameStack struct {
+	empty interface{ IsEmpty() bool }
+	last  reflect.Value
+}
+
+func stackOf(L *lua.LState) frameStack {
+	stack := callStack(L).Elem()
+	return frameStack{empty: stack.Interface().(interface{ IsEmpty() bool }), last: stack.MethodByName("Last")}
 }
 
 // active says whether the hook has events to give and a function to
@@ -222,28 +239,36 @@ var hookingLoop = reflect.ValueOf(hookedLoop).Pointer()
 // hookedLoop is gopher-lua's mainLoop, and mainLoopWithContext where the
 // thread has a context, with traceexec before each instruction.
 func hookedLoop(L *lua.LState, baseframe unsafe.Pointer) {
-	stack := callStack(L).Elem()
-	if stack.MethodByName("IsEmpty").Call(nil)[0].Bool() {
+	h := hookOf(L)
+	var stack frameStack
+	if h != nil {
+		if h.stack.empty == nil {
+			h.stack = stackOf(L)
+		}
+		stack = h.stack
+	} else {
+		stack = stackOf(L)
+	}
+	if stack.empty.IsEmpty() {
 		return
 	}
-	cf := stack.MethodByName("Last").Call(nil)[0].UnsafePointer()
+	cf := stack.last.Call(nil)[0].UnsafePointer()
 	*currentFrame(L) = cf
 	if frameFn(cf).IsG {
 		gopherLoop()(L, baseframe)
 		return
 	}
-	runHooked(L, baseframe)
+	runHooked(L, baseframe, h)
 }
 
 // runHooked runs the instructions of the current frame on, and of the
-// frames it calls and returns to, until baseframe returns.
-func runHooked(L *lua.LState, baseframe unsafe.Pointer) {
+// frames it calls and returns to, until baseframe returns; h is L's hook.
+func runHooked(L *lua.LState, baseframe unsafe.Pointer, h *hookState) {
 	var done <-chan struct{}
 	ctx := L.Context()
 	if ctx != nil {
 		done = ctx.Done()
 	}
-	h := hookOf(L)
 	if h != nil {
 		h.loops = append(h.loops, baseframe)
 		defer func() { h.loops = h.loops[:len(h.loops)-1] }()
@@ -292,7 +317,7 @@ func enterHook(L *lua.LState, baseframe unsafe.Pointer) int {
 	if cf == nil || frameFn(cf).IsG {
 		return 0
 	}
-	runHooked(L, baseframe)
+	runHooked(L, baseframe, h)
 	return 1
 }
 
