@@ -56,6 +56,21 @@ func workspaceFrom(p pool.Allocator, ownerOf func(device.Stream) *Runtime) func(
 	}
 }
 
+// MatmulWorkspace is the size of the cuBLAS workspace the runtime's own
+// stream holds: 0 before its first matrix product, and on a backend that
+// takes none (the CPU backend). batch.Matmul leaves room for one under a
+// hard limit while there is none.
+func (rt *Runtime) MatmulWorkspace() uint64 {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, blk := range rt.mem.workspaces {
+		if blk.Stream == rt.streams.own {
+			return blk.Size
+		}
+	}
+	return 0
+}
+
 // addWorkspace keeps blk, a workspace of one of rt's streams, among rt's
 // workspaces: they are named in pictures of the pool, and a recording
 // begun later starts with them, as it does with the live arrays.

@@ -88,3 +88,42 @@ func TestReductionScratchIsRecordedAsTheRuntimesOwn(t *testing.T) {
 		t.Errorf("the live pieces add up to %d bytes, %d of them scratch; the timeline has %d live", live, scratchPieces, peak.Live)
 	}
 }
+
+// MatmulWorkspace is the workspace of the runtime's own stream, taken as
+// the cuda backend takes it on the stream's first product, and none
+// before or for another stream's.
+func TestMatmulWorkspaceIsTheOwnStreams(t *testing.T) {
+	c := config.Default()
+	rt, err := New(Options{Config: &c, Backend: "cpu", CPUMemory: "64MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if n := rt.MatmulWorkspace(); n != 0 {
+		t.Fatalf("a new runtime holds a workspace of %d bytes", n)
+	}
+	take := workspaceFrom(rt.pool, func(device.Stream) *Runtime { return rt })
+	s, err := rt.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, releaseOther, err := take(1<<20, s.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rt.MatmulWorkspace(); n != 0 {
+		t.Fatalf("another stream's workspace counts as the runtime's own: %d bytes", n)
+	}
+	_, release, err := take(2<<20, rt.streams.own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := rt.MatmulWorkspace(); n != 2<<20 {
+		t.Fatalf("with the own stream's workspace taken: %d bytes, want %d", n, 2<<20)
+	}
+	release()
+	releaseOther()
+	if n := rt.MatmulWorkspace(); n != 0 {
+		t.Fatalf("after the release: %d bytes", n)
+	}
+}
