@@ -16,8 +16,9 @@ import (
 // MatmulOptions tune Matmul.
 type MatmulOptions struct {
 	// Budget is the device memory the product may use; 0 is what the
-	// pool's hard limit leaves free less 32 MiB for cuBLAS's workspace,
-	// or nine tenths of the device's free memory without a hard limit.
+	// pool's hard limit leaves free, less room for cuBLAS's workspace and
+	// the pool's rounding (freeBudget), or nine tenths of the device's
+	// free memory without a hard limit.
 	Budget uint64
 	// Precision is runtime.MatmulOptions' ("", "default" or "tf32").
 	Precision string
@@ -502,24 +503,40 @@ func onGPU(rt *runtime.Runtime) bool {
 	return err == nil && info.ComputeCapability[0] > 0
 }
 
-// freeBudget is what the pool's hard limit leaves, less room for a cuBLAS
-// workspace (workspaceRoom, or a tenth when that is less), or nine tenths
-// of the device's free memory where there is no limit (other processes
-// may take some of it meanwhile). Under a hard limit of 512 MiB with the
-// workspace taken, nine tenths of what was left planned 416 MiB for
-// 16384² float32, at 0.84 of in core into a new array on an H200, where
-// the 448 MiB that fit once the workspace was counted ran at 0.88.
+// freeBudget is what the pool's hard limit leaves, less room for the
+// rounding of the plan's buffers into segments and, while the runtime's
+// stream has none, for the cuBLAS workspace its first product takes (a
+// tenth at most); or nine tenths of the device's free memory where there
+// is no limit (other processes may take some of it meanwhile). Under a
+// hard limit of 512 MiB with the workspace taken, nine tenths of what was
+// left planned 416 MiB for 16384² float32, at 0.84 of in core into a new
+// array on an H200, where the 448 MiB that fit once the workspace was
+// counted ran at 0.88.
 func freeBudget(rt *runtime.Runtime) uint64 {
 	s := rt.Stats()
 	free := s.DeviceFree
 	if _, hard := rt.Limits(); hard > 0 {
 		free = min(free+s.Reserved-min(s.Used, s.Reserved), hard-min(s.Used, hard))
-		return free - min(workspaceRoom, free/10)
+		return underHardLimit(free, rt.MatmulWorkspace() > 0)
 	}
 	return free / 10 * 9
 }
 
-// workspaceRoom is what freeBudget leaves under a hard limit for the
-// workspace cuBLAS takes on a stream's first product (32 MiB; with less
-// room it takes a smaller one, or none).
-const workspaceRoom = 32 << 20
+// underHardLimit is freeBudget for free bytes under a hard limit, where
+// the runtime's stream has its cuBLAS workspace already or not.
+func underHardLimit(free uint64, workspace bool) uint64 {
+	room := uint64(roundingRoom)
+	if !workspace {
+		room += workspaceRoom
+	}
+	return free - min(room, free/10)
+}
+
+// workspaceRoom is the workspace cuBLAS takes on a stream's first product
+// (32 MiB; with less room it takes a smaller one, or none, for as long as
+// the stream lives); roundingRoom, what the plan's five buffers may add
+// as the pool rounds their segments up to 2 MiB.
+const (
+	workspaceRoom = 32 << 20
+	roundingRoom  = 10 << 20
+)
