@@ -21,20 +21,20 @@ func TestBudgetUnderAHardLimitLeavesRoomForTheWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	plans448 := func(budget uint64) {
+	plans448 := func(budget uint64) plan {
 		t.Helper()
 		p, err := planTiles(16384, 16384, 16384, 4, budget, busRatio(runtime.Float32, ""), defaultMultiprocessors)
 		if err != nil || p.tm != 4096 || p.tk != 2048 || p.pieces() != 2 {
 			t.Errorf("16384² float32 under %d: %s (%v); want tiles of 4096 rows over 2048-deep panels, B in two pieces", budget, p, err)
 		}
+		return p
 	}
 	// no workspace yet (the CPU backend takes none): room for one
 	budget := freeBudget(rt)
 	if want := uint64(512-32-10) << 20; budget != want {
 		t.Errorf("budget before any workspace: %d, want %d", budget, want)
 	}
-	plans448(budget)
-	if p, _ := planTiles(16384, 16384, 16384, 4, budget, busRatio(runtime.Float32, ""), defaultMultiprocessors); p.bytes()+workspaceRoom > 512<<20-roundingRoom {
+	if p := plans448(budget); p.bytes()+workspaceRoom > 512<<20-roundingRoom {
 		t.Errorf("%s leaves no room for a workspace of %d under 512 MiB", p, workspaceRoom)
 	}
 	// 32 MiB in use, as the workspace would be
