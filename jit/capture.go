@@ -2,7 +2,6 @@ package jit
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -110,7 +109,7 @@ func (t *typer) capturedConst(name string, line int, hint Type) Expr {
 		t.fail(line, "%s is a function; call it", name)
 	}
 	v := c.Number
-	if v == math.Trunc(v) && math.Abs(v) <= 1<<53 {
+	if !NumberArg(v).Float {
 		return &Const{T: Int, I: int64(v)}
 	}
 	typ := t.defaultFloat

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -151,7 +150,7 @@ func mapSignature(rt *Runtime, mf *mapFunc, args []any, shape []int, what string
 			}
 			sig[i] = jit.Arg{Array: true, DType: v.dtype, Rank: len(v.shape)}
 		case float64:
-			sig[i] = jit.Arg{Float: v != math.Trunc(v) || math.Abs(v) > 1<<53}
+			sig[i] = jit.NumberArg(v)
 		default:
 			return nil, fmt.Errorf("argument %d (%s): a DeviceArray or a number is expected, got %s", i+1, mf.fn.Params[i], describe(a))
 		}

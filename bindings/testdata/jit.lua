@@ -140,6 +140,26 @@ check.eq(table.concat(counts:to_table(), " "), "1 1 1 2", "a histogram by math.f
 check.error("math.floor(x[i] * #counts) has no int64 value (its argument is NaN, an infinity or beyond 2^63 in magnitude), in the kernel hist at",
   hist.launch, hist, { grid = 1, block = 32 }, counts, cuda.to_device({ 0.1, 0 / 0 }, "float64"))
 
+-- -0 is a float, whether the kernel captures it or takes it as a number
+-- argument (an integer has no minus zero): math.min(-0, 0) is -0 and
+-- math.max(0, -0) is 0, as in Lua, on both backends
+local zero = 0
+local minus_zero = -zero
+local signs = kernels.jit(function(a, b, x, z)
+  local i = kernels.grid(1)
+  if i <= #x then
+    a[i] = 1 / math.min(minus_zero, x[i])
+    b[i] = 1 / math.max(z, x[i])
+  end
+end)
+local zeros = cuda.to_device({ zero, minus_zero }, "float64")
+local ia, ib = cuda.zeros(2, "float64"), cuda.zeros(2, "float64")
+signs:launch({ grid = 1, block = 32 }, ia, ib, zeros, zero)
+check.eq(table.concat(ia:to_table(), " ") .. ", " .. table.concat(ib:to_table(), " "), "-inf -inf, inf inf",
+  "a captured -0 and a number argument 0")
+signs:launch({ grid = 1, block = 32 }, ia, ib, zeros, minus_zero)
+check.eq(table.concat(ib:to_table(), " "), "-inf -inf", "a number argument -0")
+
 -- bad input
 check.error("kernels.jit: bad argument #1 (a Lua function expected, got number)", kernels.jit, 42)
 check.error("kernels.jit: bad argument #1 (a function written in a script is expected", kernels.jit, print)
