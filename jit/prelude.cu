@@ -46,13 +46,32 @@ __device__ inline i64 lua_int_checked(i64* err, bool& stop, int trap, double v) 
 __device__ inline i64 glua_index(i64 i, const bool& stop) { return stop ? 1 : i; }
 
 // Lua's math.min and math.max: the first argument unless the second is
-// strictly less (greater), whatever NaNs do.
+// strictly less (greater), whatever NaNs and signed zeros do. For floats
+// the comparison and the selection are written in PTX: written in C,
+// NVRTC made math.min(0, x) a min instruction, which gives -0 where x is
+// -0 and Lua gives 0.
 __device__ inline i64 lua_min(i64 a, i64 b) { return b < a ? b : a; }
-__device__ inline float lua_min(float a, float b) { return b < a ? b : a; }
-__device__ inline double lua_min(double a, double b) { return b < a ? b : a; }
+__device__ inline float lua_min(float a, float b) {
+    float r;
+    asm("{ .reg .pred p; setp.lt.f32 p, %2, %1; selp.f32 %0, %2, %1, p; }" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+__device__ inline double lua_min(double a, double b) {
+    double r;
+    asm("{ .reg .pred p; setp.lt.f64 p, %2, %1; selp.f64 %0, %2, %1, p; }" : "=d"(r) : "d"(a), "d"(b));
+    return r;
+}
 __device__ inline i64 lua_max(i64 a, i64 b) { return b > a ? b : a; }
-__device__ inline float lua_max(float a, float b) { return b > a ? b : a; }
-__device__ inline double lua_max(double a, double b) { return b > a ? b : a; }
+__device__ inline float lua_max(float a, float b) {
+    float r;
+    asm("{ .reg .pred p; setp.gt.f32 p, %2, %1; selp.f32 %0, %2, %1, p; }" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+__device__ inline double lua_max(double a, double b) {
+    double r;
+    asm("{ .reg .pred p; setp.gt.f64 p, %2, %1; selp.f64 %0, %2, %1, p; }" : "=d"(r) : "d"(a), "d"(b));
+    return r;
+}
 // map_reduce's "max" and "min" of floats: kernels.maximum's and
 // kernels.minimum's rule, NumPy's, where a NaN in either wins.
 __device__ inline float np_maximum(float y, float x) { return (y >= x || y != y) ? y : x; }

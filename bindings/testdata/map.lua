@@ -124,6 +124,41 @@ end
 kernels.map(function(x) return math.floor(x / 2) end, m64, big)
 check.eq(table.concat(m64:to_table(), " "), "2500 50000000 1518500250 -4", "math.floor(x / 2) of integers")
 
+-- math.min and math.max give their first argument unless the second is
+-- strictly less (greater), as Lua's do, signed zeros included: min(0, -0)
+-- is 0 and max(-0, 0) is -0, where a literal, a number argument or an
+-- element is the zero; a compiler that made them a min or max
+-- instruction would give the other zero.
+local zero = 0
+local minus_zero = -zero
+local signed = { zero, minus_zero, 1, -1, 0 / 0, -2.5 }
+local function same(a, b) return (a ~= a and b ~= b) or (a == b and 1 / a == 1 / b) end
+for _, dtype in ipairs({ "float32", "float64" }) do
+  local xs, out = cuda.to_device(signed, dtype), cuda.zeros(#signed, dtype)
+  for name, fn in pairs({
+    ["math.min(0, x)"] = function(x, z) return math.min(0, x) end,
+    ["math.max(0, x)"] = function(x, z) return math.max(0, x) end,
+    ["math.min(x, 0)"] = function(x, z) return math.min(x, 0) end,
+    ["math.max(x, 0)"] = function(x, z) return math.max(x, 0) end,
+    ["math.min(0, -x - x)"] = function(x, z) return math.min(0, -(x / 1) - x) end,
+    ["math.max(-x, x)"] = function(x, z) return math.max(-x, x) end,
+    ["math.min(z, x)"] = function(x, z) return math.min(z, x) end,
+    ["math.max(z, x)"] = function(x, z) return math.max(z, x) end,
+  }) do
+    for _, z in ipairs({ zero, minus_zero }) do
+      kernels.map(fn, out, xs, z)
+      local got = out:to_table()
+      for i, x in ipairs(signed) do
+        local want = fn(x, z)
+        if not same(got[i], want) then
+          error(string.format("%s %s with x = %s, z = %s: %s, plain Lua %s", dtype, name, 1 / x == -1 / 0 and "-0" or x,
+            1 / z < 0 and "-0" or z, 1 / got[i] == -1 / 0 and "-0" or got[i], 1 / want == -1 / 0 and "-0" or want))
+        end
+      end
+    end
+  end
+end
+
 -- errors name both shapes, and the line of a construct outside the subset
 check.error("has shape 3x4 and out has shape 12", kernels.map, axpby, cuda.zeros(12), cuda.zeros({ 3, 4 }), 1)
 check.error("map.lua:" .. debug.getinfo(1).currentline + 1 .. ": a table constructor", kernels.map, function(x)
