@@ -114,8 +114,11 @@ var elementwiseOps = []*ElementwiseOp{
 		IntCUDA: "floor_div(a, x)",
 		IntGo:   func(_, x, a int64) int64 { return floorDiv(a, x) }},
 	// A NaN in either wins, as in PyTorch and NumPy; of equal values, -0
-	// and +0 included, the result is y, as NumPy's. Integers never hold a
-	// NaN, so for them this is the larger (smaller) of two integers.
+	// and +0 included, the result is y, as NumPy documents maximum
+	// (np.where(y >= x, y, x)); its vector loops on x86 give x for two
+	// zeros instead, so NumPy's own answer for them depends on the
+	// machine. Integers never hold a NaN, so for them this is the larger
+	// (smaller) of two integers.
 	{Name: "maximum", Arrays: 2, Selects: true,
 		CUDA: "(y >= x || y != y) ? y : x",
 		Go: func(y, x, _ float64) float64 {
