@@ -73,7 +73,8 @@ end
 
 local I, L, skip = check.int, check.literal, check.skip
 
-local values = { 0, 1, -1, 0.5, 2, 3, 1e300, -1e300, 1e-310, 0 / 0, 1 / 0, -1 / 0, 7.25, -3.5, 100, math.pi, 1e16,
+local minus_zero = -L(0)
+local values = { 0, minus_zero, 1, -1, 0.5, 2, 3, 1e300, -1e300, 1e-310, 0 / 0, 1 / 0, -1 / 0, 7.25, -3.5, 100, math.pi, 1e16,
   2 ^ 53 + 2, -2 ^ 31, 1e-5 }
 local n = 64
 local at, bt, ct = {}, {}, {}
@@ -88,6 +89,8 @@ local function max2(x, y) if x ~= x or y ~= y then return 0 / 0 end return x > y
 local function min2(x, y) if x ~= x or y ~= y then return 0 / 0 end return x < y and x or y end
 
 local function same(x, y) return x == y or (x ~= x and y ~= y) end
+-- elementwise, a zero's sign counts too
+local function same_bits(x, y) return (x == y and 1 / x == 1 / y) or (x ~= x and y ~= y) end
 local wrap, saturate = check.wrap, check.saturate
 local O32, O8 = cuda.zeros(n, "int32"), cuda.zeros(n, "uint8")
 local compared, skipped = 0, 0
@@ -110,7 +113,7 @@ for _ = 1, programs do
     local got = out:to_table()
     local max, min = -math.huge, math.huge
     for i = 1, n do
-      if not same(got[i], want[i]) then
+      if not same_bits(got[i], want[i]) then
         error(string.format("kernels.map of %s at a=%.17g b=%.17g c=%.17g gave %.17g, plain Lua %.17g",
           body, at[i], bt[i], ct[i], got[i], want[i]))
       end
