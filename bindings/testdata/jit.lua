@@ -160,6 +160,57 @@ check.eq(table.concat(ia:to_table(), " ") .. ", " .. table.concat(ib:to_table(),
 signs:launch({ grid = 1, block = 32 }, ia, ib, zeros, minus_zero)
 check.eq(table.concat(ib:to_table(), " "), "-inf -inf", "a number argument -0")
 
+-- a choice between a float and a constant written with if, in a kernel
+-- and in a map, keeps Lua's zero: the compiler must not make it a min or
+-- max instruction, which orders -0 below 0
+local choices = {
+  "if x < 0 then y = 0 end",
+  "if x < 0 then y = 0 else y = x end",
+  "if x > 0 then y = x else y = 0 end",
+  "if x >= 0 then y = 0 else y = x end",
+  "if x <= 0 then y = x else y = 0 end",
+  "if x > 0 then y = 0 end",
+  "if 0 < x then y = 0 end",
+  "if x > -1 then y = 0 end",
+  "if x < 0 then y = -y end",
+  "if x < w then y = w end",
+  "if w > x then y = w end",
+}
+local signed0 = { zero, minus_zero, 1, -1, 0 / 0, 0.5 }
+for _, dtype in ipairs({ "float32", "float64" }) do
+  local xs = cuda.to_device(signed0, dtype)
+  local ys = cuda.zeros(#signed0, dtype)
+  for _, c in ipairs(choices) do
+    local body = "local y = x " .. c .. " return y"
+    local ref = assert(loadstring("return function(x, w) " .. body .. " end"))()
+    local k = kernels.jit(assert(loadstring([[return function(out, xs, w)
+      local i = kernels.grid(1)
+      if i <= #out then
+        local x = xs[i]
+        ]] .. "local y = x " .. c .. [[
+        out[i] = y
+      end
+    end]])()))
+    local map = assert(loadstring("return function(x, w) " .. body .. " end"))()
+    for _, w in ipairs({ zero, minus_zero }) do
+      for _, run in ipairs({
+        { "kernel", function() k:launch({ grid = 1, block = 32 }, ys, xs, w) end },
+        { "map", function() kernels.map(map, ys, xs, w) end },
+      }) do
+        run[2]()
+        for i, v in ipairs(ys:to_table()) do
+          local want = ref(signed0[i], w)
+          if not ((v == want and 1 / v == 1 / want) or (v ~= v and want ~= want)) then
+            error(string.format("%s %s %q with x = %s, w = %s: %s, plain Lua %s", dtype, run[1], c,
+              tostring(1 / signed0[i] < 0 and "-0" or signed0[i]), 1 / w < 0 and "-0" or "0",
+              1 / v == -1 / 0 and "-0" or tostring(v), 1 / want == -1 / 0 and "-0" or tostring(want)))
+          end
+        end
+      end
+    end
+  end
+end
+
 -- bad input
 check.error("kernels.jit: bad argument #1 (a Lua function expected, got number)", kernels.jit, 42)
 check.error("kernels.jit: bad argument #1 (a function written in a script is expected", kernels.jit, print)
