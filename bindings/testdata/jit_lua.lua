@@ -410,7 +410,7 @@ for p = 1, programs2 do
     for r = 1, 8 do
       for c = 1, 8 do
         local i = (r - 1) * 8 + c
-        if not same(got[i], want[i]) or goti[i] ~= wanti[i] or not same(gotO[r][c], wantO[r][c]) then
+        if not same_bits(got[i], want[i]) or goti[i] ~= wanti[i] or not same_bits(gotO[r][c], wantO[r][c]) then
           error(string.format("2-D program %d at r=%d c=%d: the kernel wrote %.17g, %.17g and %.17g, plain Lua %.17g, %.17g and %.17g\n%s",
             p, r, c, got[i], goti[i], gotO[r][c], want[i], wanti[i], wantO[r][c], ksrc))
         end
@@ -571,7 +571,7 @@ for p = 1, bprograms do
     if not lok then error("kernels.jit refused block program " .. p .. ": " .. tostring(lerr) .. "\n" .. ksrc) end
     local got, goti, gotc, gotf, gotO = out:to_table(), oi:to_table(), cnt:to_table(), fc:to_table(), O:to_table()
     for i = 1, n do
-      if not same(got[i], o[i]) or goti[i] ~= q[i] then
+      if not same_bits(got[i], o[i]) or goti[i] ~= q[i] then
         error(string.format("block program %d at i=%d: the kernel wrote %.17g and %.17g, plain Lua %.17g and %.17g\n%s",
           p, i, got[i], goti[i], o[i], q[i], ksrc))
       end
@@ -587,7 +587,7 @@ for p = 1, bprograms do
         error(string.format("block program %d: fc[%d] is %.17g, plain Lua's %.17g (magnitudes %.17g)\n%s", p, j, gotf[j], fcl[j], fmag[j], ksrc))
       end
       for r = 1, 8 do
-        if not same(gotO[j][r], Ot[j][r]) then
+        if not same_bits(gotO[j][r], Ot[j][r]) then
           error(string.format("block program %d: O[%d][%d] is %.17g, plain Lua's %.17g\n%s", p, j, r, gotO[j][r], Ot[j][r], ksrc))
         end
       end
