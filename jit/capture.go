@@ -2,6 +2,7 @@ package jit
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -109,7 +110,7 @@ func (t *typer) capturedConst(name string, line int, hint Type) Expr {
 		t.fail(line, "%s is a function; call it", name)
 	}
 	v := c.Number
-	if !NumberArg(v).Float {
+	if v == math.Trunc(v) && math.Abs(v) <= 1<<53 {
 		return &Const{T: Int, I: int64(v)}
 	}
 	typ := t.defaultFloat

@@ -2,7 +2,6 @@ package jit
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/gluaproject/glua/device"
@@ -33,14 +32,6 @@ type Arg struct {
 	DType device.DType // arrays
 	Rank  int          // arrays
 	Float bool         // numbers: a float rather than an integer
-}
-
-// NumberArg is how a kernel takes the number v, as an argument or a
-// captured local: an integer where v has no fraction and an int64 holds
-// it exactly (within 2^53), a float otherwise. -0 is a float: an integer
-// has no minus zero, and Lua's math.min(-0, 0) is -0.
-func NumberArg(v float64) Arg {
-	return Arg{Float: v != math.Trunc(v) || math.Abs(v) > 1<<53 || (v == 0 && math.Signbit(v))}
 }
 
 func (a Arg) String() string {

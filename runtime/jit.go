@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -114,7 +115,7 @@ func (k *JITKernel) signature(args []any) (jit.Signature, error) {
 			}
 			sig[i] = jit.Arg{Array: true, DType: v.dtype, Rank: len(v.shape)}
 		case float64:
-			sig[i] = jit.NumberArg(v)
+			sig[i] = jit.Arg{Float: v != math.Trunc(v) || math.Abs(v) > 1<<53}
 		default:
 			return nil, fmt.Errorf("argument %d (%s): a DeviceArray or a number is expected, got %s", i+1, k.fn.Params[i], describe(a))
 		}

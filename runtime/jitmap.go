@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -150,7 +151,7 @@ func mapSignature(rt *Runtime, mf *mapFunc, args []any, shape []int, what string
 			}
 			sig[i] = jit.Arg{Array: true, DType: v.dtype, Rank: len(v.shape)}
 		case float64:
-			sig[i] = jit.NumberArg(v)
+			sig[i] = jit.Arg{Float: v != math.Trunc(v) || math.Abs(v) > 1<<53}
 		default:
 			return nil, fmt.Errorf("argument %d (%s): a DeviceArray or a number is expected, got %s", i+1, mf.fn.Params[i], describe(a))
 		}

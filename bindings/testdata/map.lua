@@ -127,8 +127,9 @@ check.eq(table.concat(m64:to_table(), " "), "2500 50000000 1518500250 -4", "math
 -- math.min and math.max give their first argument unless the second is
 -- strictly less (greater), as Lua's do, signed zeros included: min(0, -0)
 -- is 0 and max(-0, 0) is -0, where a literal, a number argument or an
--- element is the zero; a compiler that made them a min or max
--- instruction would give the other zero.
+-- element is the zero (a number argument -0 is the integer 0, as a
+-- literal -0 is); a compiler that made them a min or max instruction
+-- would give the other zero.
 local zero = 0
 local minus_zero = -zero
 local signed = { zero, minus_zero, 1, -1, 0 / 0, -2.5 }
@@ -149,7 +150,7 @@ for _, dtype in ipairs({ "float32", "float64" }) do
       kernels.map(fn, out, xs, z)
       local got = out:to_table()
       for i, x in ipairs(signed) do
-        local want = fn(x, z)
+        local want = fn(x, check.int(z))
         if not same(got[i], want) then
           error(string.format("%s %s with x = %s, z = %s: %s, plain Lua %s", dtype, name, 1 / x == -1 / 0 and "-0" or x,
             1 / z < 0 and "-0" or z, 1 / got[i] == -1 / 0 and "-0" or got[i], 1 / want == -1 / 0 and "-0" or want))
