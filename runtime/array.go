@@ -337,10 +337,20 @@ func checkShape(shape []int) error {
 		if d < 0 {
 			return fmt.Errorf("shape[%d] is %d; dimensions cannot be negative", i+1, d)
 		}
-		if d != 0 && n > (1<<50)/uint64(d) {
+		var ok bool
+		if n, ok = mulElements(n, uint64(d)); !ok {
 			return fmt.Errorf("shape %s is too large", shapeString(shape))
 		}
-		n *= uint64(d)
 	}
 	return nil
+}
+
+// mulElements is n·d elements, or false where that passes 2^50, more than
+// any memory holds, before the product could wrap (2^32 × 2^32 would be
+// 0 elements in an int).
+func mulElements(n, d uint64) (uint64, bool) {
+	if d != 0 && n > (1<<50)/d {
+		return 0, false
+	}
+	return n * d, true
 }

@@ -334,7 +334,11 @@ func inferShape(shape []int, size int, old []int) ([]int, error) {
 		case d < 0:
 			return nil, fmt.Errorf("shape[%d] is %d; dimensions cannot be negative", i+1, d)
 		default:
-			known *= d
+			n, ok := mulElements(uint64(known), uint64(d))
+			if !ok {
+				return nil, fmt.Errorf("shape %s is too large", shapeString(shape))
+			}
+			known = int(n)
 		}
 	}
 	if len(shape) == 0 {

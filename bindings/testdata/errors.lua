@@ -96,6 +96,13 @@ check.error("cuda.rand: rand needs a float dtype, got int32", cuda.rand, 4, "int
 check.error("cuda.rand: bad argument #3 (seed must be an integer, got 1.5)", cuda.rand, 4, "float32", 1.5)
 check.error("cannot reshape 2x2 (4 elements) to 3 (3 elements)", keep.reshape, keep, { 3 })
 check.error("only one dimension may be -1", keep.reshape, keep, { -1, -1 })
+-- a shape whose element count would wrap to 0 is refused, not taken for an
+-- empty array's: 2^32 x 2^32 elements, and beside a -1
+local empty, hempty = cuda.zeros({ 0 }), cuda.host_array({ 0 })
+check.error("DeviceArray:reshape: shape 4294967296x4294967296 is too large", empty.reshape, empty, { 2 ^ 32, 2 ^ 32 })
+check.error("HostArray:reshape: shape 4294967296x4294967296 is too large", hempty.reshape, hempty, { 2 ^ 32, 2 ^ 32 })
+check.error("DeviceArray:reshape: shape 4294967296x4294967296x-1 is too large", empty.reshape, empty, { 2 ^ 32, 2 ^ 32, -1 })
+check.eq(empty:reshape({ 2 ^ 20, 0, 2 ^ 40 }).size, 0, "an empty shape with large dimensions beside its 0")
 check.error("rows 0 to 1 out of range: the array has rows 1 to 2", keep.rows, keep, 0, 1)
 check.error("rows 2 to 3 out of range", keep.rows, keep, 2, 3)
 check.error("first row must be an integer, got 1.5", keep.rows, keep, 1.5, 2)
