@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/gluaproject/glua/config"
+	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -263,12 +264,32 @@ func (it *Iter) retire(u *upload) error {
 	return errors.Join(errs...)
 }
 
-// fail closes the iterator after err and returns err.
+// fail closes the iterator after err and returns err. Inside a graph's
+// capture, closing waits for the copy stream, which the capture refuses
+// as it refused the copy in err: that second refusal says nothing more,
+// and the message stays one line.
 func (it *Iter) fail(err error) error {
-	if cerr := it.Close(); cerr != nil {
-		err = errors.Join(err, cerr)
+	cerr := it.Close()
+	var refused *device.CaptureError
+	if cerr == nil || errors.As(err, &refused) && onlyRefusals(cerr) {
+		return err
 	}
-	return err
+	return errors.Join(err, cerr)
+}
+
+// onlyRefusals says whether err, and every error it joins, is a capture's
+// refusal.
+func onlyRefusals(err error) bool {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if !onlyRefusals(e) {
+				return false
+			}
+		}
+		return true
+	}
+	var refused *device.CaptureError
+	return errors.As(err, &refused)
 }
 
 // Close frees every device array the iterator uploaded and lets go of its

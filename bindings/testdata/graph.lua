@@ -4,6 +4,7 @@
 local cuda = require("cuda")
 local kernels = require("kernels")
 local pool = require("pool")
+local batch = require("batch")
 
 local n = 1000
 local x = cuda.rand(n)
@@ -77,6 +78,7 @@ local refused = {
   { "a copy from the host", function() cuda.to_device({ 1, 2, 3 }) end },
   { "a copy to the host", function() return x[1] end },
   { "timing", function() cuda.timer(function() end) end },
+  { "a copy between host and device", function() for _ in batch.iter(batch.chunks(cuda.host_array({ 4, 2 }), 2)) do end end },
 }
 for _, case in ipairs(refused) do
   local ok, err = pcall(function()
