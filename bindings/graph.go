@@ -88,7 +88,11 @@ func graphString(L *lua.LState) int {
 	case g.Replays():
 		s = "Graph (runs its function again at each launch: this backend records no graphs)"
 	default:
-		s = fmt.Sprintf("Graph (%d operations, %s held)", g.Nodes(), config.FormatSize(g.HeldBytes()))
+		ops := "operations"
+		if g.Nodes() == 1 {
+			ops = "operation"
+		}
+		s = fmt.Sprintf("Graph (%d %s, %s held)", g.Nodes(), ops, config.FormatSize(g.HeldBytes()))
 	}
 	L.Push(lua.LString(s))
 	return 1

@@ -81,7 +81,7 @@ var Rules = []Rule{
 	{"pool.status(): the strategy", regexp.MustCompile(`; strategy \w+`), "; strategy <strategy>"},
 	{"pool.status(): the host's pinned limit", regexp.MustCompile(`(?m)^(Pinned host memory: .*; limit ).*$`), "$1<the host's>"},
 	{"columns are as wide as their widest value, a timing's included", regexp.MustCompile(`[ \t]*<n>[ \t]*`), " <n> "},
-	{"a graph's operations are the backend's nodes (a GPU graph may add its own)", regexp.MustCompile(`Graph \([0-9]+ operations`), "Graph (<n> operations"},
+	{"a graph's operations are the backend's nodes (a GPU graph may add its own)", regexp.MustCompile(`Graph \([0-9]+ operations?`), "Graph (<n> operations"},
 	{"batch.matmul's verbose report names the driver's first load of a GPU kernel", regexp.MustCompile(`(?m)^batch\.matmul: a product of tiles took .* to launch: .*\n`), ""},
 	{"the CPU backend's evaluator compiles no kernel", regexp.MustCompile(`kernels compiled: [0-9]+, found in the disk cache: [0-9]+`), "kernels compiled: <n>, found in the disk cache: <n>"},
 }
