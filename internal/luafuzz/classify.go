@@ -28,6 +28,11 @@ const (
 	diffExit    = "exit"    // the same output, another exit status
 )
 
+// Lua51Hang is the class of a program lua5.1 itself runs out of time on:
+// there is no reference to compare glua's output with (lua5.1's own
+// output, buffered when it is killed, is lost).
+const Lua51Hang Class = "lua5.1/hang"
+
 var (
 	goPanic     = regexp.MustCompile(`runtime error: |goroutine \d+|panic: |\[recovered\]`)
 	errPosition = regexp.MustCompile(`fuzz\.lua:\d+: `)
@@ -42,6 +47,9 @@ var (
 func Classify(p *Program, want, got Outcome) []Class {
 	if want == got {
 		return nil
+	}
+	if want.TimedOut && !got.TimedOut {
+		return []Class{Lua51Hang}
 	}
 	ws, gs := splitSections(want.Stdout), splitSections(got.Stdout)
 	var out []Class

@@ -42,6 +42,7 @@ func TestClassNamesTheSectionAndTheDifference(t *testing.T) {
 			out("#1\n2:false,fuzz.lua:3: bad argument #1 to (anonymous) (number expected, got no value)\n", "", 0), "calls/badarg"},
 		{"crash", out("#1\n#2\n1\n", "", 0), out("#1\n#2\n", "fuzz.lua:4: runtime error: invalid memory address or nil pointer dereference", 1), "arith.mod/crash"},
 		{"hang", out("#1\n#2\n1\n", "", 0), Outcome{Stdout: "#1\n#2\n", Code: -1, TimedOut: true}, "arith.mod/hang"},
+		{"lua5.1 hangs", Outcome{Stdout: "", Code: -1, TimedOut: true}, out("#1\n#2\n1\n", "", 0), "lua5.1/hang"},
 		{"hang at the end", out("#1\n#2\n1\n#3\n2\n", "", 0), Outcome{Stdout: "#1\n#2\n1\n#3\n2\n", Code: -1, TimedOut: true}, "errors/hang"},
 		{"error message", out("#1\n#2\n1\n#3\n", "fuzz.lua:6: attempt to index local 't' (a nil value)", 1),
 			out("#1\n#2\n1\n#3\n", "fuzz.lua:6: attempt to index a non-table object(nil) with key 'x'", 1), "errors/wording"},
