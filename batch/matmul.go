@@ -223,7 +223,8 @@ func underHardLimit(free uint64, workspace bool) uint64 {
 }
 
 // workspaceRoom is the workspace cuBLAS takes on a stream's first product
-// (32 MiB; with less room it takes a smaller one, or none, for as long as
+// (the cuda backend's blasWorkspaceBytes, 32 MiB, which batch cannot
+// import: with less room it takes a smaller one, or none, for as long as
 // the stream lives); roundingRoom, what the plan's five buffers may add
 // as the pool rounds their segments up to 2 MiB.
 const (

@@ -12,6 +12,8 @@ import (
 // blasWorkspaceBytes is the cuBLAS workspace given to each handle: NVIDIA
 // recommends 32 MiB on Hopper so that every GEMM kernel cuBLAS picks can
 // run without allocating; smaller cards are served by the same size.
+// batch.Matmul leaves this much room for it under a hard limit
+// (workspaceRoom there): change both together.
 const blasWorkspaceBytes = 32 << 20
 
 // minBlasWorkspaceBytes is the smallest workspace tried before none.
