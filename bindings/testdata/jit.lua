@@ -196,10 +196,8 @@ for _, dtype in ipairs({ "float32", "float64" }) do
         run[2]()
         for i, v in ipairs(ys:to_table()) do
           local want = ref(signed0[i], check.int(w)) -- a -0 argument is the integer 0
-          if not ((v == want and 1 / v == 1 / want) or (v ~= v and want ~= want)) then
-            error(string.format("%s %s %q with x = %s, w = %s: %s, plain Lua %s", dtype, run[1], c,
-              tostring(1 / signed0[i] < 0 and "-0" or signed0[i]), 1 / w < 0 and "-0" or "0",
-              1 / v == -1 / 0 and "-0" or tostring(v), 1 / want == -1 / 0 and "-0" or tostring(want)))
+          if not check.same_bits(v, want) then
+            error(string.format("%s %s %q with x = %s, w = %s: %s, plain Lua %s", dtype, run[1], c, signed0[i], w, v, want))
           end
         end
       end

@@ -330,8 +330,7 @@ local out, oi = cuda.zeros(n, "float64"), cuda.zeros(n, "int64")
 
 local function same(x, y) return x == y or (x ~= x and y ~= y) end
 -- a float element written, a zero's sign counts too
-local function same_bits(x, y) return (x == y and 1 / x == 1 / y) or (x ~= x and y ~= y) end
-local wrap, saturate = check.wrap, check.saturate
+local wrap, saturate, same_bits = check.wrap, check.saturate, check.same_bits
 local W32, S32, W8, S8 = cuda.zeros(n, "int32"), cuda.zeros(n, "int32"), cuda.zeros(n, "uint8"), cuda.zeros(n, "uint8")
 local compared, skipped = 0, 0
 for p = 1, programs do

@@ -133,7 +133,6 @@ check.eq(table.concat(m64:to_table(), " "), "2500 50000000 1518500250 -4", "math
 local zero = 0
 local minus_zero = -zero
 local signed = { zero, minus_zero, 1, -1, 0 / 0, -2.5 }
-local function same(a, b) return (a ~= a and b ~= b) or (a == b and 1 / a == 1 / b) end
 for _, dtype in ipairs({ "float32", "float64" }) do
   local xs, out = cuda.to_device(signed, dtype), cuda.zeros(#signed, dtype)
   for name, fn in pairs({
@@ -151,9 +150,8 @@ for _, dtype in ipairs({ "float32", "float64" }) do
       local got = out:to_table()
       for i, x in ipairs(signed) do
         local want = fn(x, check.int(z))
-        if not same(got[i], want) then
-          error(string.format("%s %s with x = %s, z = %s: %s, plain Lua %s", dtype, name, 1 / x == -1 / 0 and "-0" or x,
-            1 / z < 0 and "-0" or z, 1 / got[i] == -1 / 0 and "-0" or got[i], 1 / want == -1 / 0 and "-0" or want))
+        if not check.same_bits(got[i], want) then
+          error(string.format("%s %s with x = %s, z = %s: %s, plain Lua %s", dtype, name, x, z, got[i], want))
         end
       end
     end

@@ -90,8 +90,7 @@ local function min2(x, y) if x ~= x or y ~= y then return 0 / 0 end return x < y
 
 local function same(x, y) return x == y or (x ~= x and y ~= y) end
 -- elementwise, a zero's sign counts too
-local function same_bits(x, y) return (x == y and 1 / x == 1 / y) or (x ~= x and y ~= y) end
-local wrap, saturate = check.wrap, check.saturate
+local wrap, saturate, same_bits = check.wrap, check.saturate, check.same_bits
 local O32, O8 = cuda.zeros(n, "int32"), cuda.zeros(n, "uint8")
 local compared, skipped = 0, 0
 for _ = 1, programs do

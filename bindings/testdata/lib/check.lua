@@ -71,6 +71,9 @@ end
 -- literal into a constant expression, since Lua 5.1 keeps one constant
 -- for 0 and -0 in a function and a folded -0 can turn another 0's sign.
 check.skip = {}
+-- check.same_bits: the same number, a zero's sign included; any NaN
+-- matches any NaN.
+function check.same_bits(x, y) return (x == y and 1 / x == 1 / y) or (x ~= x and y ~= y) end
 function check.int(v)
   if v ~= v or v > 2 ^ 53 or v < -2 ^ 53 then error(check.skip) end
   return v + 0
