@@ -3,23 +3,22 @@ package cpu
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/freeport"
 )
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Local()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 func TestAllReduceSumsDeviceMemoryOfTwoBackends(t *testing.T) {

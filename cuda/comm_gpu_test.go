@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/gluaproject/glua/cuda"
 	"github.com/gluaproject/glua/cuda/cudatest"
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/freeport"
 )
 
 // The two-GPU tests re-run this test binary as ranks 0 and 1
@@ -38,12 +38,10 @@ func runRanks(t *testing.T, test string, extra ...string) []string {
 	} else {
 		second.Close()
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Local()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
 	outs := make([]string, 2)
 	errs := make(chan error, 2)
 	for r := 0; r < 2; r++ {
@@ -335,12 +333,10 @@ func TestOneGPUWorksWithoutNCCL(t *testing.T) {
 // not to be had.
 func TestNCCLGroupOfOneOnOneGPU(t *testing.T) {
 	b := cudatest.Shared(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Local()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
 	c, err := b.OpenComm(context.Background(), device.CommConfig{Rank: 0, Size: 1, Addr: addr, Timeout: time.Minute})
 	if err != nil {
 		if strings.Contains(err.Error(), "needs NCCL") && !requireNCCL() {

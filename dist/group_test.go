@@ -14,6 +14,7 @@ import (
 	"github.com/gluaproject/glua/config"
 	_ "github.com/gluaproject/glua/cpu"
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/freeport"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -34,12 +35,12 @@ func newRuntime(t *testing.T) *runtime.Runtime {
 // group, and returns each rank's error.
 func ranks(t *testing.T, size int, timeout time.Duration, body func(g *Group, rt *runtime.Runtime) error) []error {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Local()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	_, portText, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portText)
 	errs := make([]error, size)
 	var wg sync.WaitGroup
 	for r := range size {

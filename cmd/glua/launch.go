@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/gluaproject/glua/config"
 	"github.com/gluaproject/glua/dist"
+	"github.com/gluaproject/glua/internal/freeport"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -208,7 +208,7 @@ func planRanks(backendName string, count, n int, oversubscribe bool, visible str
 	commID := place.commID
 	if commID == "" {
 		var err error
-		if commID, err = freeLocalAddress(); err != nil {
+		if commID, err = freeport.Local(); err != nil {
 			return nil, fmt.Errorf("--nproc %d: finding a free local port for %s: %w", n, dist.EnvCommID, err)
 		}
 	}
@@ -242,19 +242,6 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// freeLocalAddress is 127.0.0.1 with a port free now, for NCCL_COMM_ID.
-// The port is closed again before the ranks start, so another program
-// could take it in between; NCCL's bootstrap then fails with a clear
-// error rather than joining the wrong job.
-func freeLocalAddress() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	addr := l.Addr().String()
-	return addr, l.Close()
 }
 
 // rankArgs is the command line each rank runs: argv less --nproc, its

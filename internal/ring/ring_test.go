@@ -5,23 +5,21 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gluaproject/glua/device"
+	"github.com/gluaproject/glua/internal/freeport"
 )
 
 // freeAddr is a port on 127.0.0.1 that nothing listens on.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Local()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	return addr
 }
 
