@@ -1,5 +1,7 @@
 package kernels
 
+import "github.com/gluaproject/glua/device"
+
 // Unmix64 lets the GPU tests choose the hash an element gets.
 var Unmix64 = unmix64
 
@@ -17,3 +19,10 @@ const (
 	ReducePerBlock  = reducePerBlock
 	ReduceMaxBlocks = reduceMaxBlocks
 )
+
+// QueueSum queues a float sum's two kernels without reading the result,
+// which it leaves in scratch: the kernels' own device time, with no
+// host round trip between calls.
+func (g *GPU) QueueSum(dt device.DType, x device.Ptr, n int, scratch device.Ptr, s device.Stream) error {
+	return g.queueReduce("Sum", "glua_sum_", "glua_finish_sum", dt, n, scratch, scratch+device.Ptr(8*reduceBlocks(n)), s, []device.Ptr{x}, int32(0))
+}

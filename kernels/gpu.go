@@ -387,17 +387,52 @@ func (g *GPU) MaxAbsDiff(dt device.DType, x, y device.Ptr, n int, scratch device
 	return floatResult(bits), err
 }
 
-// reduce checks the arguments, launches the partial reduction
-// prefix<dtype>(arrays..., n, extra..., vec, partials) and then finish over the
-// partials, and returns the 8 bytes of the result, which the caller reads
-// as its type. n = 0 gives 0.
+// reduce checks the arguments, queues the reduction (queueReduce) and
+// returns the 8 bytes of its result, which the caller reads as its type:
+// written by the finishing kernel straight into host memory where the
+// device has host words, and otherwise left after the partials in scratch
+// and downloaded. n = 0 gives 0.
 func (g *GPU) reduce(op, prefix, finish string, dt device.DType, n int, scratch device.Ptr, s device.Stream, arrays []device.Ptr, extra ...any) (uint64, error) {
 	if err := checkReduce(op, dt, n, scratch, arrays...); err != nil || n == 0 {
 		return 0, err
 	}
+	result := scratch + device.Ptr(8*reduceBlocks(n))
+	hw, _ := g.dev.(hostWords)
+	slot := -1
+	if hw != nil {
+		if i, word, err := hw.TakeHostWord(s); err == nil {
+			slot, result = i, word
+		}
+	}
+	if err := g.queueReduce(op, prefix, finish, dt, n, scratch, result, s, arrays, extra...); err != nil {
+		if slot >= 0 {
+			hw.ReleaseHostWord(slot)
+		}
+		return 0, err
+	}
+	if slot >= 0 {
+		v, err := hw.ReadHostWord(slot, s)
+		return v, wrap(op, err)
+	}
+	var b [8]byte
+	if err := g.dev.Download(b[:], result, s); err != nil {
+		return 0, wrap(op, err)
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// queueReduce launches the partial reduction prefix<dtype>(arrays..., n,
+// extra..., vec, partials) over n > 0 elements and then finish over the
+// partials, which writes the result's 8 bytes at result; it waits for
+// neither.
+func (g *GPU) queueReduce(op, prefix, finish string, dt device.DType, n int, scratch, result device.Ptr, s device.Stream, arrays []device.Ptr, extra ...any) error {
 	partial, err := g.fn("reduce", prefix+dt.String())
 	if err != nil {
-		return 0, wrap(op, err)
+		return wrap(op, err)
+	}
+	f, err := g.fn("reduce", finish)
+	if err != nil {
+		return wrap(op, err)
 	}
 	blocks := reduceBlocks(n)
 	var args []any
@@ -410,9 +445,9 @@ func (g *GPU) reduce(op, prefix, finish string, dt device.DType, n int, scratch 
 	}
 	args = append(append(append(args, int64(n)), extra...), vec, scratch)
 	if err := partial([3]uint32{uint32(blocks), 1, 1}, [3]uint32{reduceThreads, 1, 1}, 0, s, args...); err != nil {
-		return 0, wrap(op, err)
+		return wrap(op, err)
 	}
-	return g.finish(op, finish, blocks, scratch, s)
+	return wrap(op, f([3]uint32{1, 1, 1}, [3]uint32{reduceFinishThreads, 1, 1}, 0, s, scratch, int32(blocks), result))
 }
 
 // floatResult is a float64 reduction's result from its bits.
@@ -427,38 +462,4 @@ func checkReduce(op string, dt device.DType, n int, scratch device.Ptr, ptrs ...
 			op, uint64(scratch), n, ReduceScratchBytes(n))
 	}
 	return nil
-}
-
-// finish combines the partials in one block and returns the 8 bytes of
-// the result: written by the kernel straight into host memory where the
-// device has host words, and otherwise left after the partials in scratch
-// and downloaded.
-func (g *GPU) finish(op, entry string, blocks int, scratch device.Ptr, s device.Stream) (uint64, error) {
-	f, err := g.fn("reduce", entry)
-	if err != nil {
-		return 0, wrap(op, err)
-	}
-	result := scratch + device.Ptr(8*blocks)
-	hw, _ := g.dev.(hostWords)
-	slot := -1
-	if hw != nil {
-		if i, word, err := hw.TakeHostWord(s); err == nil {
-			slot, result = i, word
-		}
-	}
-	if err := f([3]uint32{1, 1, 1}, [3]uint32{reduceFinishThreads, 1, 1}, 0, s, scratch, int32(blocks), result); err != nil {
-		if slot >= 0 {
-			hw.ReleaseHostWord(slot)
-		}
-		return 0, wrap(op, err)
-	}
-	if slot >= 0 {
-		v, err := hw.ReadHostWord(slot, s)
-		return v, wrap(op, err)
-	}
-	var b [8]byte
-	if err := g.dev.Download(b[:], result, s); err != nil {
-		return 0, wrap(op, err)
-	}
-	return binary.LittleEndian.Uint64(b[:]), nil
 }
