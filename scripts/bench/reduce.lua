@@ -8,6 +8,10 @@
 -- counting the bytes read. Each call waits for its number, as a Lua
 -- caller does, so the fair peers are reduce.py's <case>_item lines on
 -- either clock, and its plain lines' device time as the kernels' bound.
+-- The sum's kernels alone, queued with no number read between calls, are
+-- timed beside those plain lines by the kernels package's GPU benchmark:
+--   go test -c -o kernels.test ./kernels && GLUA_REQUIRE_CUDA=1 \
+--     ./kernels.test -test.run '^$' -test.bench GPUSumKernels -test.benchtime 20x
 -- Peer: reduce.py (torch.sum, torch.linalg.norm, (a - b).abs().max(),
 -- torch.sum(x, dim)).
 --   glua scripts/bench/reduce.lua [log2 elements] [dtype,...]
