@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"net"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gluaproject/glua/internal/freeport"
 )
 
 // These are glua --nnodes: a launcher a node, meeting at node 0's
@@ -35,19 +36,11 @@ func freePortPair(t *testing.T) int {
 	portsHanded.Lock()
 	defer portsHanded.Unlock()
 	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		p, err := freeport.Consecutive(2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := l.Addr().(*net.TCPAddr).Port
-		if portsHanded.taken[p] || portsHanded.taken[p+1] {
-			l.Close()
-			continue
-		}
-		next, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+1))
-		l.Close()
-		if err == nil {
-			next.Close()
+		if !portsHanded.taken[p] && !portsHanded.taken[p+1] {
 			portsHanded.taken[p], portsHanded.taken[p+1] = true, true
 			return p
 		}

@@ -11,6 +11,7 @@
 package freeport
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -21,19 +22,58 @@ import (
 // Local is 127.0.0.1:port with a port free now, outside the ephemeral
 // range when one there can be bound.
 func Local() (string, error) {
-	for _, port := range candidates(ephemeral(), 64) {
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			continue
-		}
-		return l.Addr().String(), l.Close()
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := Consecutive(1)
 	if err != nil {
 		return "", err
 	}
-	addr := l.Addr().String()
-	return addr, l.Close()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), nil
+}
+
+// Consecutive is a port P of 127.0.0.1 with P to P+n-1 all free now
+// (glua --nnodes meets on P, its ranks on P+1), outside the ephemeral
+// range when such ports there can be bound.
+func Consecutive(n int) (int, error) {
+	eph := ephemeral()
+	for _, p := range candidates(eph, 64) {
+		last := p + n - 1
+		if last > 65535 || (p < eph.lo && last >= eph.lo) {
+			continue
+		}
+		if bindable(p, n) {
+			return p, nil
+		}
+	}
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if p+n-1 <= 65535 && bindable(p, n) {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("no %d free ports in a row on 127.0.0.1", n)
+}
+
+// bindable says whether ports p to p+n-1 of 127.0.0.1 can all be bound
+// now; it binds them together and closes them again.
+func bindable(p, n int) bool {
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for q := p; q < p+n; q++ {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(q)))
+		if err != nil {
+			return false
+		}
+		held = append(held, l)
+	}
+	return true
 }
 
 // portRange is the kernel's ephemeral ports, first and last.

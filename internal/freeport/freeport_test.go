@@ -51,3 +51,37 @@ func TestCandidatePortsSkipTheEphemeralRange(t *testing.T) {
 		t.Fatalf("two ports are outside 1024-65533, got %v", ports)
 	}
 }
+
+func TestConsecutivePortsAreFreeAndOutsideTheEphemeralRange(t *testing.T) {
+	eph := ephemeral()
+	for _, n := range []int{1, 2, 5} {
+		p, err := Consecutive(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bindable(p, n) {
+			t.Fatalf("Consecutive(%d) = %d, but %d to %d cannot all be bound", n, p, p, p+n-1)
+		}
+		if (p >= eph.lo && p <= eph.hi) || (p+n-1 >= eph.lo && p+n-1 <= eph.hi) || (p < eph.lo && p+n-1 >= eph.lo) {
+			t.Fatalf("Consecutive(%d) = %d, which reaches the ephemeral ports %d-%d", n, p, eph.lo, eph.hi)
+		}
+	}
+}
+
+func TestABoundPortIsNotBindable(t *testing.T) {
+	p, err := Consecutive(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if bindable(p, 3) {
+		t.Fatalf("ports %d to %d were bindable with %d bound", p, p+2, p+2)
+	}
+	if !bindable(p, 2) {
+		t.Fatalf("ports %d and %d were not bindable", p, p+1)
+	}
+}
