@@ -13,7 +13,8 @@
 // rank a with peer b goes with the i-th call of rank b with peer a, one
 // must send what the other receives, and both must come after as many
 // collectives (on one stream, a pair split by a collective waits for
-// ever). Rank 0 sees every rank's headers, so it pairs them all.
+// ever). Rank 0 sees every rank's headers, so it pairs them all, and
+// tells both ranks of each pair made, for Paired.
 //
 // A rank that closes its Checker says goodbye first. One whose connection
 // ends without it (the process exited or failed) is gone: the others are
@@ -67,8 +68,11 @@ type Checker struct {
 	err    *Error
 	closed bool
 
-	// calls is how many collectives this rank has made.
-	calls int
+	// calls is how many collectives this rank has made; sent and
+	// paired, by peer, how many sends and recvs it has made and how many
+	// of those rank 0 has paired.
+	calls        int
+	sent, paired []int
 
 	// rank 0: its own headers from index base on, each peer's connection
 	// and, once it closed, how many headers it had sent, and the
@@ -96,6 +100,7 @@ const (
 	frameGone = 'G' // a rank left without a goodbye: an encoded Error
 	frameAck  = 'A' // every call before the latest Settle agreed
 	frameBye  = 'B' // rank 0 closed after this many collectives (uint32)
+	framePair = 'P' // a send or recv with this peer (uint32) was paired
 )
 
 // byeKind is the header a rank other than 0 sends as its goodbye.
@@ -124,7 +129,7 @@ type p2pCall struct {
 // A joining rank's first message is helloMagic, then its rank and the
 // size it was started with; the magic tells a rank from a stranger.
 const (
-	helloMagic = "glua-agree/1"
+	helloMagic = "glua-agree/2"
 	helloSize  = len(helloMagic) + 8
 )
 
@@ -132,7 +137,8 @@ const (
 // timeout (zero: no limit) and then compares their calls with its own.
 // onFail is called once, on a goroutine of its own, when the group fails.
 func Root(l net.Listener, size int, timeout time.Duration, onFail func(*Error)) (*Checker, error) {
-	c := &Checker{rank: 0, size: size, onFail: onFail, peers: make([]*peer, size), pending: map[[2]int][]p2pCall{}}
+	c := &Checker{rank: 0, size: size, onFail: onFail, peers: make([]*peer, size), pending: map[[2]int][]p2pCall{},
+		sent: make([]int, size), paired: make([]int, size)}
 	c.cond = sync.NewCond(&c.mu)
 	wait := hello.Wait
 	if tl, ok := l.(*net.TCPListener); ok && timeout > 0 {
@@ -188,7 +194,7 @@ func Join(addr string, rank, size int, timeout time.Duration, onFail func(*Error
 		conn.Close()
 		return nil, fmt.Errorf("joining the check of calls at %s: %w", addr, err)
 	}
-	c := &Checker{rank: rank, size: size, onFail: onFail, conn: conn, rootCalls: -1}
+	c := &Checker{rank: rank, size: size, onFail: onFail, conn: conn, rootCalls: -1, sent: make([]int, size), paired: make([]int, size)}
 	c.cond = sync.NewCond(&c.mu)
 	go c.listen()
 	return c, nil
@@ -210,6 +216,9 @@ func (c *Checker) Call(h callhead.Header) error {
 		return errors.New("the check of calls is closed")
 	}
 	p2p := h.Kind == callhead.Send || h.Kind == callhead.Recv
+	if p2p && h.Root >= 0 && int(h.Root) < c.size {
+		c.sent[h.Root]++
+	}
 	if c.rank != 0 {
 		if !p2p {
 			c.calls++
@@ -304,6 +313,8 @@ func (c *Checker) pairLocked(from int, h callhead.Header, epoch int) *Error {
 			return &Error{Op: h.Kind.String(), Rank: hi, Msg: fmt.Sprintf("rank %d called %s after %s, rank %d called %s after %d",
 				hi, hh.PairCall(), plural(he, "collective call"), lo, lh.PairCall(), le)}
 		}
+		c.pairedLocked(from, to)
+		c.pairedLocked(to, from)
 		return nil
 	}
 	if c.collectivesOf(to) > epoch {
@@ -312,6 +323,21 @@ func (c *Checker) pairLocked(from int, h callhead.Header, epoch int) *Error {
 	}
 	c.pending[[2]int{from, to}] = append(c.pending[[2]int{from, to}], p2pCall{h: h, epoch: epoch})
 	return nil
+}
+
+// pairedLocked tells rank r that its next unconfirmed send or recv with
+// peer is paired: rank 0 counts its own, and writes the others a frame.
+// c.mu is held; rank 0 only.
+func (c *Checker) pairedLocked(r, peer int) {
+	if r == 0 {
+		c.paired[peer]++
+		c.cond.Broadcast()
+		return
+	}
+	if p := c.peers[r]; !p.left {
+		p.conn.SetWriteDeadline(time.Now().Add(time.Second))
+		p.conn.Write(binary.LittleEndian.AppendUint32([]byte{framePair}, uint32(peer)))
+	}
 }
 
 // passLocked is rank r making collective k, of kind: a send or recv that
@@ -472,6 +498,18 @@ func (c *Checker) listen() {
 			c.mu.Unlock()
 			continue
 		}
+		if err == nil && typ == framePair {
+			var n [4]byte
+			if _, err = io.ReadFull(r, n[:]); err == nil {
+				if peer := int(binary.LittleEndian.Uint32(n[:])); peer < c.size {
+					c.mu.Lock()
+					c.paired[peer]++
+					c.cond.Broadcast()
+					c.mu.Unlock()
+				}
+				continue
+			}
+		}
 		if err == nil && typ == frameBye {
 			var n [4]byte
 			if _, err = io.ReadFull(r, n[:]); err == nil {
@@ -570,6 +608,58 @@ func (c *Checker) settledLocked() bool {
 		}
 	}
 	return true
+}
+
+// Paired waits until rank 0 has paired this rank's latest send or recv
+// with peer, made through Call, with peer's counterpart: NCCL connects a
+// pair at its first send or recv, blocking both ranks on the host until
+// the other comes, so a rank must not go in when its peer never will.
+// It returns the group's failure if there is one (a pair that cannot be
+// made is one), and nil at once where rank 0 has closed and no longer
+// pairs the others' calls. timeout (zero: none) bounds the wait; past it
+// the error is a *TimeoutError.
+func (c *Checker) Paired(peer int, timeout time.Duration) error {
+	if peer < 0 || peer >= c.size {
+		return fmt.Errorf("peer %d out of range: ranks are 0 to %d", peer, c.size-1)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	expired := false
+	if timeout > 0 {
+		t := time.AfterFunc(timeout, func() {
+			c.mu.Lock()
+			expired = true
+			c.cond.Broadcast()
+			c.mu.Unlock()
+		})
+		defer t.Stop()
+	}
+	unpaired := func() bool {
+		return c.paired[peer] < c.sent[peer] && (c.rank == 0 || !c.rootGone && c.rootCalls < 0)
+	}
+	for c.err == nil && !c.closed && !expired && unpaired() {
+		c.cond.Wait()
+	}
+	switch {
+	case c.err != nil:
+		return c.err
+	case c.closed:
+		return errors.New("the check of calls is closed")
+	case unpaired():
+		return &TimeoutError{Peer: peer, Timeout: timeout}
+	}
+	return nil
+}
+
+// TimeoutError is a send or recv that Paired did not see paired within
+// its timeout: the peer has not made its half.
+type TimeoutError struct {
+	Peer    int
+	Timeout time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("rank %d made no call that pairs with this one within the timeout (%v)", e.Peer, e.Timeout)
 }
 
 // Fail makes e the group's failure, found by this rank (a collective

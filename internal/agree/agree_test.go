@@ -2,6 +2,7 @@ package agree
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"log"
 	"net"
@@ -494,5 +495,138 @@ func TestRankZeroNamesTheRanksThatHaveNotMadeItsCalls(t *testing.T) {
 	}
 	if ranks, _ := cs[1].Missing(); ranks != nil {
 		t.Errorf("rank 1's Missing() = %v, want nil: only rank 0 knows", ranks)
+	}
+}
+
+// Paired returns once rank 0 has paired a rank's latest send or recv with
+// its peer, whichever rank made its half first, and not before: NCCL's
+// first send or recv between two ranks blocks both on the host until the
+// other comes, so a rank goes in only when its peer will.
+func TestPairedWaitsForThePeersHalf(t *testing.T) {
+	cs, fails := group(t, 3)
+	paired := func(r, peer int) chan error {
+		ch := make(chan error, 1)
+		go func() { ch <- cs[r].Paired(peer, 5*time.Second) }()
+		return ch
+	}
+	// rank 1 sends to rank 2, rank 2 receives later; rank 0 sends to rank
+	// 1 after rank 1 already waits to receive from it
+	if err := cs[1].Call(send(2, 8)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs[1].Call(recv(0, 4)); err != nil {
+		t.Fatal(err)
+	}
+	first, second := paired(1, 2), paired(1, 0)
+	select {
+	case err := <-first:
+		t.Fatalf("rank 1's send was paired before rank 2 made its recv: %v", err)
+	case err := <-second:
+		t.Fatalf("rank 1's recv was paired before rank 0 made its send: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := cs[2].Call(recv(1, 8)); err != nil {
+		t.Fatal(err)
+	}
+	for name, ch := range map[string]chan error{"rank 1's send": first, "rank 2's recv": paired(2, 1)} {
+		if err := <-ch; err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if err := cs[0].Call(send(1, 4)); err != nil {
+		t.Fatal(err)
+	}
+	for name, ch := range map[string]chan error{"rank 1's recv": second, "rank 0's send": paired(0, 1)} {
+		if err := <-ch; err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	// rank 0's own half waits for its peer's too
+	if err := cs[0].Call(send(2, 1)); err != nil {
+		t.Fatal(err)
+	}
+	third := paired(0, 2)
+	select {
+	case err := <-third:
+		t.Fatalf("rank 0's send was paired before rank 2 made its recv: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := cs[2].Call(recv(0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-third; err != nil {
+		t.Fatalf("rank 0's send: %v", err)
+	}
+	// with nothing unpaired, Paired returns at once
+	if err := cs[2].Paired(0, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	expectNoFailure(t, fails)
+}
+
+// A pair that cannot be made ends Paired on both ranks with the group's
+// failure, whichever half came first: the rank whose call made the
+// failure known gets it from Call, and its peer, which must not go into
+// NCCL with its own half, gets it from Paired.
+func TestPairedReportsAPairThatCannotBeMade(t *testing.T) {
+	for _, zeroFirst := range []bool{false, true} {
+		cs, fails := group(t, 2)
+		const msg = "rank 1 receives 20 bytes, rank 0 sends 16"
+		var zeroErr error
+		if zeroFirst {
+			zeroErr = cs[0].Call(send(1, 16))
+		}
+		if err := cs[1].Call(recv(0, 20)); err != nil && !zeroFirst {
+			t.Fatalf("rank 1's recv, made first: %v", err)
+		}
+		if !zeroFirst {
+			time.Sleep(50 * time.Millisecond) // rank 1's header reaches rank 0 first
+			zeroErr = cs[0].Call(send(1, 16))
+		}
+		for r, err := range []error{cs[0].Paired(1, 5*time.Second), cs[1].Paired(0, 5*time.Second)} {
+			var e *Error
+			if !errors.As(err, &e) || e.Msg != msg {
+				t.Errorf("zero first %v: rank %d's Paired = %v, want %q", zeroFirst, r, err, msg)
+			}
+		}
+		if !zeroFirst {
+			var e *Error
+			if !errors.As(zeroErr, &e) || e.Msg != msg || !e.ThisCall {
+				t.Errorf("rank 0's send, made second: %v, want %q at this call", zeroErr, msg)
+			}
+		}
+		expectFailure(t, fails, []int{0, 1}, 1, msg, false)
+	}
+}
+
+// Paired gives up at its timeout with a TimeoutError naming the peer, and
+// returns at once where rank 0 has closed and pairs no more.
+func TestPairedTimesOutAndEndsWithRankZero(t *testing.T) {
+	cs, _ := group(t, 3)
+	if err := cs[1].Call(send(2, 8)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := cs[1].Paired(2, 100*time.Millisecond)
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Peer != 2 {
+		t.Fatalf("Paired = %v, want a TimeoutError for peer 2", err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond || d > 2*time.Second {
+		t.Errorf("Paired gave up after %v, its timeout is 100ms", d)
+	}
+	if msg := err.Error(); msg != "rank 2 made no call that pairs with this one within the timeout (100ms)" {
+		t.Errorf("message %q", msg)
+	}
+	if err := cs[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err := cs[1].Paired(2, 50*time.Millisecond); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("rank 0 closed, and Paired still = %v", err)
+		}
 	}
 }
