@@ -69,7 +69,8 @@ func (b *Backend) OpenComm(ctx context.Context, cfg device.CommConfig) (device.C
 	if err != nil {
 		return nil, err
 	}
-	c := &comm{b: b, nccl: nl, handle: handle, rank: cfg.Rank, size: cfg.Size, timeout: cfg.Timeout}
+	c := &comm{b: b, nccl: nl, handle: handle, rank: cfg.Rank, size: cfg.Size, timeout: cfg.Timeout,
+		linked: [2][]bool{make([]bool, cfg.Size), make([]bool, cfg.Size)}}
 	if err := c.setUp(); err != nil {
 		c.destroy(true)
 		c.release()
@@ -280,6 +281,9 @@ type comm struct {
 	failed   error        // why the comm was aborted
 	lost     *agree.Error // a rank that left without a goodbye, and when
 	lostAt   time.Time
+	// linked is, by peer, whether a send to it ([0]) or a recv from it
+	// ([1]) has gone into NCCL, which then connected that way (p2p).
+	linked [2][]bool
 }
 
 func (c *comm) setUp() error {
@@ -580,7 +584,30 @@ func (c *comm) p2p(call string, f fn, buf device.Ptr, count int, dt device.DType
 	// Counted in bytes, as the CPU backend's ring counts them, so that a
 	// pair that differs is worded alike on both backends.
 	head := &callhead.Header{Kind: kind, Root: int32(peer), Count: uint64(count) * uint64(dt.Size())}
-	return c.enqueue(call, head, s, func(h uintptr) uintptr {
+	way := 0
+	if kind == callhead.Recv {
+		way = 1
+	}
+	// NCCL connects two ranks at their first send or recv that way, and
+	// until the peer comes to connect too it blocks on the host, with
+	// this rank's lock on the communicator held: neither a disagreement
+	// found meanwhile nor the timeout could abort it, and a peer that
+	// found the pair wrong before its own call never comes. So the first
+	// call with each peer each way goes into NCCL only once rank 0 has
+	// paired it with the peer's half.
+	c.mu.Lock()
+	first, check := !c.linked[way][peer], c.check
+	c.mu.Unlock()
+	if first && check != nil {
+		if err := c.live(func() error { return c.recordLocked(head) }); err != nil {
+			return err
+		}
+		if err := c.awaitPair(check, head); err != nil {
+			return err
+		}
+		head = nil // recorded
+	}
+	err = c.enqueue(call, head, s, func(h uintptr) uintptr {
 		if r := c.nccl.api.ncclGroupStart.call(); r != ncclSuccess {
 			return r
 		}
@@ -589,6 +616,37 @@ func (c *comm) p2p(call string, f fn, buf device.Ptr, count int, dt device.DType
 			r = end
 		}
 		return r
+	})
+	if err == nil && first {
+		c.mu.Lock()
+		c.linked[way][peer] = true
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// awaitPair waits (within the timeout) until rank 0 has paired the send
+// or recv h, recorded already, with its peer's half, and aborts the
+// communicator when the two cannot pair or the peer's never came.
+func (c *comm) awaitPair(check *agree.Checker, h *callhead.Header) error {
+	err := check.Paired(int(h.Root), c.timeout)
+	if err == nil {
+		return nil
+	}
+	return c.live(func() error {
+		var late *agree.TimeoutError
+		if errors.As(err, &late) {
+			e := &agree.Error{Op: h.Kind.String(), Rank: late.Peer, Msg: fmt.Sprintf("rank %d made no call that pairs with rank %d's %s within the timeout (%v)",
+				late.Peer, c.rank, h.PairCall(), c.timeout)}
+			check.Fail(e)
+			return c.abortBy(e, false)
+		}
+		if e, ok := err.(*agree.Error); ok {
+			// a pair that cannot be made is this call's failure; any
+			// other came from an earlier call
+			return c.abortBy(e, e.Op != callhead.Send.String() && e.Op != callhead.Recv.String())
+		}
+		return err
 	})
 }
 

@@ -171,6 +171,7 @@ func TestSendAndRecvThatDoNotPairFailBothRanksAtOnce(t *testing.T) {
 var pairMismatches = []struct{ mode, msg string }{
 	{"both_send", "rank 1 called send to rank 0, rank 0 called send to rank 1"},
 	{"sizes", "rank 1 receives 20 bytes, rank 0 sends 16"},
+	{"sizes_late", "rank 1 receives 20 bytes, rank 0 sends 16"},
 }
 
 func checkPairMismatch(t *testing.T, mode, msg, backend string, extra []string) {
