@@ -560,22 +560,10 @@ func (c *Checker) listen() {
 func (c *Checker) Settle(timeout time.Duration) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	expired := false
-	if timeout > 0 {
-		t := time.AfterFunc(timeout, func() {
-			c.mu.Lock()
-			expired = true
-			c.cond.Broadcast()
-			c.mu.Unlock()
-		})
-		defer t.Stop()
-	}
 	if c.rank != 0 {
 		c.settles++
 	}
-	for c.err == nil && !c.closed && !expired && !c.settledLocked() {
-		c.cond.Wait()
-	}
+	c.waitLocked(timeout, c.settledLocked)
 	switch {
 	case c.err != nil:
 		return c.err
@@ -593,6 +581,24 @@ func (c *Checker) Settle(timeout time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// waitLocked waits, with c.mu held, until done holds, the group fails,
+// the Checker closes or timeout (zero: none) passes.
+func (c *Checker) waitLocked(timeout time.Duration, done func() bool) {
+	expired := false
+	if timeout > 0 {
+		t := time.AfterFunc(timeout, func() {
+			c.mu.Lock()
+			expired = true
+			c.cond.Broadcast()
+			c.mu.Unlock()
+		})
+		defer t.Stop()
+	}
+	for c.err == nil && !c.closed && !expired && !done() {
+		c.cond.Wait()
+	}
 }
 
 // settledLocked: on rank 0, every rank has sent and had compared every
@@ -624,22 +630,10 @@ func (c *Checker) Paired(peer int, timeout time.Duration) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	expired := false
-	if timeout > 0 {
-		t := time.AfterFunc(timeout, func() {
-			c.mu.Lock()
-			expired = true
-			c.cond.Broadcast()
-			c.mu.Unlock()
-		})
-		defer t.Stop()
-	}
 	unpaired := func() bool {
 		return c.paired[peer] < c.sent[peer] && (c.rank == 0 || !c.rootGone && c.rootCalls < 0)
 	}
-	for c.err == nil && !c.closed && !expired && unpaired() {
-		c.cond.Wait()
-	}
+	c.waitLocked(timeout, func() bool { return !unpaired() })
 	switch {
 	case c.err != nil:
 		return c.err
