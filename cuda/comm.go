@@ -636,8 +636,8 @@ func (c *comm) awaitPair(check *agree.Checker, h *callhead.Header) error {
 	return c.live(func() error {
 		var late *agree.TimeoutError
 		if errors.As(err, &late) {
-			e := &agree.Error{Op: h.Kind.String(), Rank: late.Peer, Msg: fmt.Sprintf("rank %d made no call that pairs with rank %d's %s within the timeout (%v)",
-				late.Peer, c.rank, h.PairCall(), c.timeout)}
+			// the CPU backend's words for a peer that did not come
+			e := &agree.Error{Op: h.Kind.String(), Rank: late.Peer, Msg: fmt.Sprintf("nothing from rank %d within the timeout (%v)", late.Peer, c.timeout)}
 			check.Fail(e)
 			return c.abortBy(e, false)
 		}
