@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"math/rand/v2"
 	"net"
 	"os"
 	"strings"
@@ -629,4 +630,120 @@ func TestPairedTimesOutAndEndsWithRankZero(t *testing.T) {
 			t.Fatalf("rank 0 closed, and Paired still = %v", err)
 		}
 	}
+}
+
+// Random schedules of collectives and pairs, each rank making its part as
+// the cuda backend does (Paired before its first send or recv with each
+// peer, each way, a barrier at the end): made as scheduled, no rank fails or
+// waits beyond its turn; with one call of one pair changed (its size, or a
+// send made a recv), every rank ends with the group's failure, none hangs.
+func TestRandomSchedulesEndWithoutHanging(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for round := range 30 {
+		size := 2 + rng.IntN(3)
+		var calls [][]callhead.Header = make([][]callhead.Header, size)
+		for range 5 + rng.IntN(20) {
+			if rng.IntN(10) < 3 {
+				for r := range size {
+					calls[r] = append(calls[r], allReduce(4))
+				}
+				continue
+			}
+			a := rng.IntN(size)
+			b := (a + 1 + rng.IntN(size-1)) % size
+			n := uint64(4 * (1 + rng.IntN(3)))
+			calls[a] = append(calls[a], send(b, n))
+			calls[b] = append(calls[b], recv(a, n))
+		}
+		broken := round%2 == 1
+		if broken {
+			var at [][2]int
+			for r, hs := range calls {
+				for i, h := range hs {
+					if h.Kind == callhead.Send || h.Kind == callhead.Recv {
+						at = append(at, [2]int{r, i})
+					}
+				}
+			}
+			if len(at) == 0 {
+				continue
+			}
+			p := at[rng.IntN(len(at))]
+			h := &calls[p[0]][p[1]]
+			if h.Kind == callhead.Send && rng.IntN(2) == 0 {
+				h.Kind = callhead.Recv
+			} else {
+				h.Count += 4
+			}
+		}
+		cs, _ := group(t, size)
+		errs := make([]error, size)
+		done := make(chan int, size)
+		for r := range size {
+			go func() {
+				defer func() { done <- r }()
+				linked := map[[2]int]bool{}
+				for _, h := range calls[r] {
+					if errs[r] = cs[r].Call(h); errs[r] != nil {
+						return
+					}
+					way := [2]int{int(h.Kind), int(h.Root)}
+					if (h.Kind == callhead.Send || h.Kind == callhead.Recv) && !linked[way] {
+						linked[way] = true
+						if errs[r] = cs[r].Paired(int(h.Root), 3*time.Second); errs[r] != nil {
+							return
+						}
+					}
+				}
+				// the end as the cuda backend's Barrier makes it
+				if errs[r] = cs[r].Call(callhead.Header{Kind: callhead.Barrier, Root: -1}); errs[r] == nil {
+					errs[r] = cs[r].Settle(3 * time.Second)
+				}
+			}()
+		}
+		deadline := time.After(8 * time.Second)
+		for range size {
+			select {
+			case <-done:
+			case <-deadline:
+				t.Fatalf("round %d: a rank still waits after 8 s; the ranks' calls:\n%s", round, scheduleText(calls))
+			}
+		}
+		for r, err := range errs {
+			var te *TimeoutError
+			switch {
+			case errors.As(err, &te) || err != nil && strings.Contains(err.Error(), "within"):
+				t.Errorf("round %d: rank %d timed out: %v", round, r, err)
+			case !broken && err != nil:
+				t.Errorf("round %d: rank %d failed a schedule made as planned: %v", round, r, err)
+			case broken && err == nil:
+				t.Errorf("round %d: rank %d ended without the failure", round, r)
+			}
+		}
+		if t.Failed() {
+			t.Fatalf("round %d (one call changed: %v), the ranks' calls:\n%s", round, broken, scheduleText(calls))
+		}
+		for _, c := range cs {
+			c.Close()
+		}
+	}
+}
+
+// scheduleText is each rank's calls, a line a rank.
+func scheduleText(calls [][]callhead.Header) string {
+	var b strings.Builder
+	for r, hs := range calls {
+		fmt.Fprintf(&b, "  rank %d:", r)
+		for _, h := range hs {
+			if h.Kind == callhead.Send || h.Kind == callhead.Recv {
+				fmt.Fprintf(&b, " %s (%d bytes);", h.PairCall(), h.Count)
+			} else {
+				fmt.Fprintf(&b, " %s;", h.Kind)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
