@@ -229,6 +229,8 @@ func (c *Checker) Call(h callhead.Header) error {
 			e = &Error{Op: h.Kind.String(), Rank: 0, Msg: goneMsg(0), Gone: true, ThisCall: true}
 		case c.rootCalls >= 0 && !p2p && c.calls > c.rootCalls:
 			e = &Error{Op: h.Kind.String(), Rank: 0, Msg: leftMsg(0, c.rootCalls), ThisCall: true}
+		case c.rootCalls >= 0 && p2p && h.Root == 0:
+			e = &Error{Op: h.Kind.String(), Rank: 0, Msg: closedMsg(0), ThisCall: true}
 		case c.rootCalls >= 0:
 			// Rank 0 has closed: sends and recvs between the others
 			// go on unpaired.
@@ -286,6 +288,12 @@ func (c *Checker) Call(h callhead.Header) error {
 	return nil
 }
 
+// closedMsg is a send or recv whose peer has left: the CPU backend's
+// words for it.
+func closedMsg(rank int) string {
+	return fmt.Sprintf("rank %d closed its connection (it exited, failed or closed its communicator)", rank)
+}
+
 func goneMsg(rank int) string {
 	return fmt.Sprintf("rank %d left the group without closing it (it exited or failed)", rank)
 }
@@ -321,7 +329,21 @@ func (c *Checker) pairLocked(from int, h callhead.Header, epoch int) *Error {
 		return &Error{Op: h.Kind.String(), Rank: from, Msg: fmt.Sprintf("rank %d called %s, rank %d called %s",
 			from, h.PairCall(), to, c.kindAt(to, epoch))}
 	}
+	if to != 0 && c.peers[to].left {
+		return &Error{Op: h.Kind.String(), Rank: to, Msg: closedMsg(to)}
+	}
 	c.pending[[2]int{from, to}] = append(c.pending[[2]int{from, to}], p2pCall{h: h, epoch: epoch})
+	return nil
+}
+
+// unpairableLocked is the failure of a send or recv still waiting for
+// rank r, which has left, or nil. c.mu is held; rank 0 only.
+func (c *Checker) unpairableLocked(r int) *Error {
+	for a := range c.size {
+		if q := c.pending[[2]int{a, r}]; a != r && len(q) > 0 {
+			return &Error{Op: q[0].h.Kind.String(), Rank: r, Msg: closedMsg(r)}
+		}
+	}
 	return nil
 }
 
@@ -413,6 +435,9 @@ func (c *Checker) compare(p *peer) {
 			case c.closed || c.err != nil:
 			case c.calls > p.next:
 				e = &Error{Op: c.own[p.next-c.base].Kind.String(), Rank: p.rank, Msg: leftMsg(p.rank, p.next)}
+				failed = c.recordLocked(e)
+			case c.unpairableLocked(p.rank) != nil:
+				e = c.unpairableLocked(p.rank)
 				failed = c.recordLocked(e)
 			case !p.bye:
 				// Not the group's failure yet: p may have finished its
@@ -639,6 +664,10 @@ func (c *Checker) Paired(peer int, timeout time.Duration) error {
 		return c.err
 	case c.closed:
 		return errors.New("the check of calls is closed")
+	case peer == 0 && c.rootCalls >= 0 && c.paired[0] < c.sent[0]:
+		// rank 0 said goodbye before it paired this rank's call with
+		// its own: it never will
+		return &Error{Op: "", Rank: 0, Msg: closedMsg(0)}
 	case unpaired():
 		return &TimeoutError{Peer: peer, Timeout: timeout}
 	}

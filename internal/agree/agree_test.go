@@ -747,3 +747,53 @@ func scheduleText(calls [][]callhead.Header) string {
 	}
 	return b.String()
 }
+
+// A send or recv whose peer has left can never be paired: it fails the
+// group in the CPU backend's words, at once or as the peer leaves, never
+// at the timeout (or in NCCL, waiting for the peer to connect).
+func TestAPairWithARankThatLeftFails(t *testing.T) {
+	closed := func(r int) string {
+		return fmt.Sprintf("rank %d closed its connection (it exited, failed or closed its communicator)", r)
+	}
+	check := func(t *testing.T, what string, err error, r int) {
+		t.Helper()
+		var e *Error
+		if !errors.As(err, &e) || e.Msg != closed(r) || e.Rank != r {
+			t.Errorf("%s: %v, want %q", what, err, closed(r))
+		}
+	}
+	t.Run("a peer that closed first", func(t *testing.T) {
+		cs, _ := group(t, 3)
+		cs[2].Close()
+		err := cs[1].Call(send(2, 8))
+		if err == nil {
+			err = cs[1].Paired(2, 5*time.Second)
+		}
+		check(t, "rank 1's send to rank 2, which closed", err, 2)
+	})
+	t.Run("a peer that leaves while a call waits for it", func(t *testing.T) {
+		cs, fails := group(t, 3)
+		if err := cs[1].Call(send(2, 8)); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			cs[2].Abort()
+		}()
+		start := time.Now()
+		check(t, "rank 1's send to rank 2, which left", cs[1].Paired(2, 5*time.Second), 2)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("the failure took %v", d)
+		}
+		expectFailure(t, fails, []int{0, 1}, 2, closed(2), false)
+	})
+	t.Run("rank 0 closed", func(t *testing.T) {
+		cs, _ := group(t, 2)
+		cs[0].Close()
+		err := cs[1].Call(recv(0, 8))
+		if err == nil {
+			err = cs[1].Paired(0, 5*time.Second)
+		}
+		check(t, "rank 1's recv from rank 0, which closed", err, 0)
+	})
+}
