@@ -431,13 +431,14 @@ func (c *Checker) compare(p *peer) {
 			p.left = true
 			var e *Error
 			failed := false
+			unpairable := c.unpairableLocked(p.rank)
 			switch {
 			case c.closed || c.err != nil:
 			case c.calls > p.next:
 				e = &Error{Op: c.own[p.next-c.base].Kind.String(), Rank: p.rank, Msg: leftMsg(p.rank, p.next)}
 				failed = c.recordLocked(e)
-			case c.unpairableLocked(p.rank) != nil:
-				e = c.unpairableLocked(p.rank)
+			case unpairable != nil:
+				e = unpairable
 				failed = c.recordLocked(e)
 			case !p.bye:
 				// Not the group's failure yet: p may have finished its
@@ -646,9 +647,10 @@ func (c *Checker) settledLocked() bool {
 // pair at its first send or recv, blocking both ranks on the host until
 // the other comes, so a rank must not go in when its peer never will.
 // It returns the group's failure if there is one (a pair that cannot be
-// made is one), and nil at once where rank 0 has closed and no longer
-// pairs the others' calls. timeout (zero: none) bounds the wait; past it
-// the error is a *TimeoutError.
+// made is one, as is a peer that left), and nil at once where rank 0 has
+// closed and no longer pairs the others' calls (a call with rank 0 itself
+// then fails). timeout (zero: none) bounds the wait; past it the error is
+// a *TimeoutError.
 func (c *Checker) Paired(peer int, timeout time.Duration) error {
 	if peer < 0 || peer >= c.size {
 		return fmt.Errorf("peer %d out of range: ranks are 0 to %d", peer, c.size-1)
