@@ -636,8 +636,7 @@ func (c *comm) awaitPair(check *agree.Checker, h *callhead.Header) error {
 	return c.live(func() error {
 		var late *agree.TimeoutError
 		if errors.As(err, &late) {
-			// the CPU backend's words for a peer that did not come
-			e := &agree.Error{Op: h.Kind.String(), Rank: late.Peer, Msg: fmt.Sprintf("nothing from rank %d within the timeout (%v)", late.Peer, c.timeout)}
+			e := &agree.Error{Op: h.Kind.String(), Rank: late.Peer, Msg: late.Error()}
 			check.Fail(e)
 			return c.abortBy(e, false)
 		}

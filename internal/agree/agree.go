@@ -683,8 +683,9 @@ type TimeoutError struct {
 	Timeout time.Duration
 }
 
+// Error is in the CPU backend's words for a peer that did not come.
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("rank %d made no call that pairs with this one within the timeout (%v)", e.Peer, e.Timeout)
+	return fmt.Sprintf("nothing from rank %d within the timeout (%v)", e.Peer, e.Timeout)
 }
 
 // Fail makes e the group's failure, found by this rank (a collective

@@ -616,7 +616,7 @@ func TestPairedTimesOutAndEndsWithRankZero(t *testing.T) {
 	if d := time.Since(start); d < 100*time.Millisecond || d > 2*time.Second {
 		t.Errorf("Paired gave up after %v, its timeout is 100ms", d)
 	}
-	if msg := err.Error(); msg != "rank 2 made no call that pairs with this one within the timeout (100ms)" {
+	if msg := err.Error(); msg != "nothing from rank 2 within the timeout (100ms)" {
 		t.Errorf("message %q", msg)
 	}
 	if err := cs[0].Close(); err != nil {
