@@ -18,7 +18,7 @@ local cuda, kernels = require("cuda"), require("kernels")
 local n = 2 ^ (tonumber(arg[1]) or (B.gpu and 28 or 20))
 local x = cuda.rand(n, "float32", 1)
 local y = cuda.rand(n, "float32", 2)
-local z = cuda.device_array(n, "float32")
+local z = cuda.rand(n, "float32", 3)
 local reps = B.gpu and 20 or 3
 local bytes = 3 * 4 * n
 
@@ -44,13 +44,16 @@ collectgarbage()
 for _, case in ipairs({ { "float64", 8 }, { "float16", 2 }, { "bfloat16", 2 }, { "int32", 4 }, { "int64", 8 },
   { "uint8", 1 } }) do
   local dt, size = case[1], case[2]
-  -- numbers up to 1000 in magnitude (uint8: 0 to 250), which the integer
-  -- adds wrap past in time
+  -- whole numbers from -1000 to 999 (uint8: 0 to 249) in every dtype, as
+  -- operators.py's randint draws them, so that both sides add the same
+  -- kind of numbers; the integer adds wrap past them in time
   local function ints(seed)
     local f = kernels.scale(cuda.rand(n, "float32", seed), dt == "uint8" and 250 or 2000)
-    if dt ~= "uint8" then kernels.add_scalar(f, -1000) end
-    local a = kernels.copy(cuda.device_array(n, dt), f)
+    local i = kernels.copy(cuda.device_array(n, "int32"), f)
+    if dt ~= "uint8" then kernels.add_scalar(i, -1000) end
+    local a = kernels.copy(cuda.device_array(n, dt), i)
     f:free()
+    i:free()
     return a
   end
   local xi, zi = ints(3), ints(4)

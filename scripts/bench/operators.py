@@ -11,7 +11,7 @@ from _peer import device_time, wall_time, emit, device_name
 n = 2 ** (int(sys.argv[1]) if len(sys.argv) > 1 else 28)
 a = torch.rand(n, device="cuda")
 b = torch.rand(n, device="cuda")
-c = torch.empty(n, device="cuda")
+c = torch.rand(n, device="cuda")
 nbytes = 3 * 4 * n
 
 
