@@ -178,6 +178,7 @@ const (
 	funcAttrMaxThreadsPerBlock  = 0 // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
 	funcAttrSharedSizeBytes     = 1 // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (static)
 	funcAttrMaxDynamicSharedMem = 8 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+	funcAttrPreferredCarveout   = 9 // CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
 
 	memPoolAttrReleaseThreshold = 4 // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD (cuuint64_t)
 	memPoolAttrReservedCurrent  = 5 // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT (cuuint64_t)

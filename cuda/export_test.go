@@ -98,3 +98,16 @@ func (b *Backend) GraphRuns() (runs, launches int64) {
 
 // LaunchQueueWanted says whether Load starts a launch queue here.
 func LaunchQueueWanted() bool { return launchQueueWanted() }
+
+// LauncherFunction is the Function a Launcher of entry launches.
+func (b *Backend) LauncherFunction(source, name string, options []string, entry string) (*Function, error) {
+	return b.launcherFunction(source, name, options, entry)
+}
+
+// Carveout is f's preferred shared memory carveout in percent, as the
+// driver reports it.
+func (b *Backend) Carveout(f *Function) (int, error) {
+	var v int32
+	r := cuResult(b.drv.cuFuncGetAttribute.call(uintptr(unsafe.Pointer(&v)), funcAttrPreferredCarveout, f.handle))
+	return int(v), b.check("cuFuncGetAttribute", f.name+" PREFERRED_SHARED_MEMORY_CARVEOUT", r)
+}

@@ -227,6 +227,22 @@ func (b *Backend) issueQueued(e *queuedLaunch, params *[pooledParams + 1]unsafe.
 	return b.check("cuLaunchKernel", e.f.name, r)
 }
 
+// PreferSharedCarveout sets the share of each multiprocessor's unified L1
+// and shared memory, in percent, that f prefers as shared memory
+// (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT). The driver takes
+// it as a hint: a launch that needs more shared memory gets more.
+func (b *Backend) PreferSharedCarveout(f *Function, percent int) error {
+	if percent < 0 || percent > 100 {
+		return fmt.Errorf("cuda: %s: a shared memory carveout of %d%%: want 0 to 100", f.name, percent)
+	}
+	if err := b.begin(); err != nil {
+		return err
+	}
+	defer b.end()
+	r := cuResult(b.drv.cuFuncSetAttribute.call(f.handle, funcAttrPreferredCarveout, uintptr(percent)))
+	return b.check("cuFuncSetAttribute", f.name+" PREFERRED_SHARED_MEMORY_CARVEOUT", r)
+}
+
 // raiseDynamicShared opts f into at least shared bytes of dynamic shared
 // memory. It runs inside begin/end. The attribute is a ceiling, so raising
 // it never hurts a smaller launch; it is never lowered, and the check and

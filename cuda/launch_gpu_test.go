@@ -354,6 +354,42 @@ func TestLauncherReusesOneModule(t *testing.T) {
 	}
 }
 
+// TestLauncherWithCarveoutSetsTheEntrysPreference: the driver reports the
+// carveout asked for, a launch reserving shared memory the kernel does
+// not use runs, and a carveout outside 0 to 100 is refused by name.
+func TestLauncherWithCarveoutSetsTheEntrysPreference(t *testing.T) {
+	b := cudatest.Load(t, cuda.Config{KernelCache: "off"})
+	launch, err := b.LauncherWithCarveout(argsKernel, "args.cu", nil, "args", 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := b.LauncherFunction(argsKernel, "args.cu", nil, "args")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Carveout(f); err != nil || got != 50 {
+		t.Errorf("carveout %d, %v after asking for 50", got, err)
+	}
+	out, _ := b.Alloc(48)
+	defer b.Free(out, 48)
+	if err := launch([3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 16<<10, 0, out, int32(1), uint32(2), int64(3), uint64(4), float32(5), 6.0); err != nil {
+		t.Fatal(err)
+	}
+	if got := download(t, b, out, 6, device.Float64, func(r []byte, i int) float64 { return device.Get(device.Float64, r, i) }); got[0] != 1 || got[5] != 6 {
+		t.Errorf("launch with 16 KiB reserved wrote %v", got)
+	}
+	for _, bad := range []int{-1, 101} {
+		_, err := b.LauncherWithCarveout(argsKernel, "args.cu", nil, "args", bad)
+		want := fmt.Sprintf("cuda: args: a shared memory carveout of %d%%: want 0 to 100", bad)
+		if err == nil || err.Error() != want {
+			t.Errorf("carveout %d: %v, want %q", bad, err, want)
+		}
+	}
+	if got, err := b.Carveout(f); err != nil || got != 50 {
+		t.Errorf("carveout %d, %v after refused requests", got, err)
+	}
+}
+
 // TestStickyFaultRefusesFurtherWork runs in a child process: a kernel that
 // writes through a bad pointer leaves the process's CUDA context unusable,
 // which would break every later test of this binary.
