@@ -60,6 +60,10 @@ type hostWords interface {
 type GPU struct {
 	dev Device
 	sms int // the device's multiprocessors, for ElementwiseShape
+	// the elementwise kernels' ElementwiseResidency on this device, where
+	// the Device can set a carveout
+	residentShared uint32
+	carveout       int
 
 	mu   sync.Mutex
 	fns  map[string]LaunchFunc // by entry point name
@@ -81,9 +85,19 @@ func NewGPU(d Device) *GPU {
 	if info, ok := d.(interface{ Info() (device.Info, error) }); ok {
 		if i, err := info.Info(); err == nil {
 			g.sms = i.Multiprocessors
+			if _, ok := d.(carveouts); ok {
+				g.residentShared, g.carveout = ElementwiseResidency(i.ComputeCapability)
+			}
 		}
 	}
 	return g
+}
+
+// carveouts is an optional ability of a Device (*cuda.Backend): a
+// launcher whose kernel prefers percent of each multiprocessor's unified
+// L1 and shared memory as shared memory.
+type carveouts interface {
+	LauncherWithCarveout(source, name string, options []string, entry string, percent int) (LaunchFunc, error)
 }
 
 const (
@@ -131,6 +145,13 @@ var block1D = [3]uint32{threadsPerBlock, 1, 1}
 
 // fn returns the launcher of entry in module, compiling it on first use.
 func (g *GPU) fn(module, entry string) (LaunchFunc, error) {
+	return g.fnCarveout(module, entry, 0)
+}
+
+// fnCarveout is fn for a kernel that prefers a shared memory carveout of
+// percent (carveouts), where percent is above 0. An entry is always asked
+// for with the same carveout.
+func (g *GPU) fnCarveout(module, entry string, percent int) (LaunchFunc, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if f := g.fns[entry]; f != nil {
@@ -140,7 +161,12 @@ func (g *GPU) fn(module, entry string) (LaunchFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := g.dev.Launcher(source, name, cudaOptions, entry)
+	var f LaunchFunc
+	if c, ok := g.dev.(carveouts); ok && percent > 0 {
+		f, err = c.LauncherWithCarveout(source, name, cudaOptions, entry, percent)
+	} else {
+		f, err = g.dev.Launcher(source, name, cudaOptions, entry)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +183,7 @@ func (g *GPU) elementwiseFn(op *ElementwiseOp, dt device.DType) (LaunchFunc, err
 	if f != nil {
 		return f, nil
 	}
-	f, err := g.fn("elementwise/"+op.Name, "glua_"+op.Name+"_"+dt.String())
+	f, err := g.fnCarveout("elementwise/"+op.Name, "glua_"+op.Name+"_"+dt.String(), g.carveout)
 	if err != nil {
 		return nil, err
 	}
@@ -268,10 +294,14 @@ func (g *GPU) ElementwiseTo(op *ElementwiseOp, dt device.DType, out, y device.Pt
 	}
 	vec := vectorizable(ptrs...)
 	grid, block := ElementwiseShape(g.sms, n, dt.Size(), vec != 0)
-	if op.Arrays == 1 {
-		return wrap(name, f(grid, block, 0, s, out, y, int64(n), arg, vec))
+	var shared uint32
+	if vec != 0 {
+		shared = g.residentShared
 	}
-	return wrap(name, f(grid, block, 0, s, out, y, x, int64(n), arg, vec))
+	if op.Arrays == 1 {
+		return wrap(name, f(grid, block, shared, s, out, y, int64(n), arg, vec))
+	}
+	return wrap(name, f(grid, block, shared, s, out, y, x, int64(n), arg, vec))
 }
 
 // Scale sets x = a·x on n elements.

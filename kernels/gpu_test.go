@@ -17,6 +17,25 @@ import (
 
 var _ kernels.Device = (*cuda.Backend)(nil)
 
+// The elementwise kernels' residency needs the backend's carveouts.
+var _ kernels.Carveouts = (*cuda.Backend)(nil)
+
+// TestGPUElementwiseResidencyFollowsTheDevice: a GPU on the CUDA backend
+// launches its elementwise kernels with the residency of its device's
+// compute capability.
+func TestGPUElementwiseResidencyFollowsTheDevice(t *testing.T) {
+	b := cudatest.Shared(t)
+	info, err := b.Info()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, carveout := kernels.NewGPU(b).Residency()
+	wantShared, wantCarveout := kernels.ElementwiseResidency(info.ComputeCapability)
+	if shared != wantShared || carveout != wantCarveout {
+		t.Errorf("%s (%d.%d): %d bytes, carveout %d%%; want %d, %d%%", info.Name, info.ComputeCapability[0], info.ComputeCapability[1], shared, carveout, wantShared, wantCarveout)
+	}
+}
+
 func TestMain(m *testing.M) { cudatest.Main(m) }
 
 // testDevice is what these tests need: a kernels.Device they can also

@@ -71,3 +71,25 @@ func TestElementwiseSourceDefinesUnitsPerThread(t *testing.T) {
 		t.Errorf("dtypes.cu does not start with %q", want)
 	}
 }
+
+// TestElementwiseResidencyIsSetWhereItWasMeasured: the 9.0 devices
+// reserve shared memory and prefer a carveout; every other launches as a
+// kernel without shared memory does.
+func TestElementwiseResidencyIsSetWhereItWasMeasured(t *testing.T) {
+	for _, c := range []struct {
+		cc       [2]int
+		shared   uint32
+		carveout int
+	}{
+		{[2]int{9, 0}, 16 << 10, 50},
+		{[2]int{8, 0}, 0, 0},
+		{[2]int{8, 9}, 0, 0},
+		{[2]int{10, 0}, 0, 0},
+		{[2]int{0, 0}, 0, 0},
+	} {
+		shared, carveout := ElementwiseResidency(c.cc)
+		if shared != c.shared || carveout != c.carveout {
+			t.Errorf("compute capability %d.%d: %d bytes, carveout %d%%; want %d, %d%%", c.cc[0], c.cc[1], shared, carveout, c.shared, c.carveout)
+		}
+	}
+}
