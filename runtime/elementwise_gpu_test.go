@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gluaproject/glua/kernels"
 	"github.com/gluaproject/glua/runtime"
 )
 
@@ -181,5 +182,36 @@ got = {c1 - c0, c2 - c1, c3 - c2, made() - c3}
 		if got[i] != want[i] {
 			t.Errorf("modules made by launch %d: %v, want %v (all: %v)", i+1, got[i], want[i], got)
 		}
+	}
+}
+
+// kernels.map's vector entries launch as the built-in elementwise
+// kernels do on this device (kernels.ElementwiseResidency), and give the
+// same numbers as the element loop of a view one element in.
+func TestMapsOnTheGPULaunchWithTheBuiltInsResidency(t *testing.T) {
+	g := newCUDA(t)
+	info, err := g.Device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := luaNumbers(t, g, `
+cuda, kernels = require("cuda"), require("kernels")
+local n = 1 << 20
+local x = cuda.rand(n + 1, "float32")
+local y = cuda.rand(n + 1, "float32")
+local whole, view = cuda.device_array(n + 1, "float32"), cuda.device_array(n + 1, "float32")
+local f = function(a, x, y) return a * x + y end
+kernels.map(f, whole, 3, x, y)
+kernels.map(f, view:rows(2, n + 1), 3, x:rows(2, n + 1), y:rows(2, n + 1))
+got = {kernels.max_abs_diff(whole:rows(2, n + 1), view:rows(2, n + 1)), kernels.norm(whole)}
+`)
+	if got[0] != 0 || !(got[1] > 0) {
+		t.Errorf("the vector entry and the element loop differ by %v (norm %v)", got[0], got[1])
+	}
+	shared, carveout := g.MapResidency()
+	wantShared, wantCarveout := kernels.ElementwiseResidency(info.ComputeCapability)
+	if shared != wantShared || carveout != wantCarveout {
+		t.Errorf("maps launch with %d bytes of shared memory at a %d%% carveout; the built-ins with %d at %d%% (compute capability %v)",
+			shared, carveout, wantShared, wantCarveout, info.ComputeCapability)
 	}
 }

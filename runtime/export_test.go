@@ -56,3 +56,9 @@ func SetCollectFirstMin(n int64) (restore func()) {
 // FunctionTree is the syntax tree of the function src returns, as
 // kernels.jit and kernels.map_reduce receive it.
 var FunctionTree = functionTree
+
+// MapResidency is the dynamic shared memory and the carveout with which
+// kernels.map's vector entries launch.
+func (rt *Runtime) MapResidency() (shared uint32, carveout int) {
+	return rt.kernels.maps.residency(rt.backend)
+}

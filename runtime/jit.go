@@ -196,7 +196,11 @@ func (rt *Runtime) mapKernel(v *jitVariant, e mapEntry) (*Kernel, error) {
 		return k, nil
 	}
 	source, entry := jit.MapCUDA(v.prog, e.vector, e.wide)
-	k, err := rt.newKernel(rt.backend.(KernelCompiler), source, v.prog.Name+".cu", entry, jitOptions, jitParams(v.prog))
+	var carveout int
+	if e.vector {
+		_, carveout = maps.residency(rt.backend)
+	}
+	k, err := rt.newKernelCarveout(rt.backend.(KernelCompiler), source, v.prog.Name+".cu", entry, jitOptions, jitParams(v.prog), carveout)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,8 @@ func argName(mf *mapFunc, i int) string {
 // runMap launches a map's kernel into out, on the CPU for a host backend.
 // On the GPU its shape is the built-in elementwise kernels'
 // (kernels.ElementwiseShape), over 16-byte vectors when the program has
-// an entry for them and every array's pointer is 16-byte aligned.
+// an entry for them and every array's pointer is 16-byte aligned, and the
+// vectors launch with their residency (mapKernels.residency).
 func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) error {
 	n := out.size
 	if host {
@@ -103,9 +104,14 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 	if err != nil {
 		return err
 	}
-	grid, block := kernels.ElementwiseShape(rt.kernels.maps.multiprocessors(rt.backend), n, out.dtype.Size(), vec)
+	maps := &rt.kernels.maps
+	cfg := LaunchConfig{}
+	cfg.Grid, cfg.Block = kernels.ElementwiseShape(maps.multiprocessors(rt.backend), n, out.dtype.Size(), vec)
+	if vec {
+		cfg.Shared, _ = maps.residency(rt.backend)
+	}
 	vals := flatArguments([]any{out, float64(n)}, args, n)
-	return rt.launchRecorded(v.prog, k, LaunchConfig{Grid: grid, Block: block}, vals, append([]any{out}, args...))
+	return rt.launchRecorded(v.prog, k, cfg, vals, append([]any{out}, args...))
 }
 
 // flatArguments appends a map function's arguments to a launch's vals:

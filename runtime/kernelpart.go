@@ -7,6 +7,7 @@ import (
 	"github.com/yuin/gopher-lua/ast"
 
 	"github.com/gluaproject/glua/jit"
+	"github.com/gluaproject/glua/kernels"
 )
 
 // kernelPart is what the runtime keeps of the kernels it runs over arrays:
@@ -26,19 +27,41 @@ type mapKernels struct {
 	mu  sync.Mutex
 	fns map[*ast.FunctionExpr]*mapFunc
 
-	smsOnce sync.Once
-	sms     int // the device's multiprocessors, for the launch shape
+	infoOnce sync.Once
+	sms      int // the device's multiprocessors, for the launch shape
+	// the built-in elementwise kernels' residency on this device
+	// (kernels.ElementwiseResidency), which the vector entries share:
+	// a map is an elementwise kernel, and HBM serves it as it serves them
+	residentShared uint32
+	carveout       int
 }
 
-// multiprocessors is the device's count, asked once; 0 (the shape's
-// default) where the backend cannot say.
-func (m *mapKernels) multiprocessors(b Backend) int {
-	m.smsOnce.Do(func() {
-		if info, err := b.Info(); err == nil {
-			m.sms = info.Multiprocessors
+// device asks the backend once for what the launches depend on.
+func (m *mapKernels) device(b Backend) {
+	m.infoOnce.Do(func() {
+		info, err := b.Info()
+		if err != nil {
+			return
+		}
+		m.sms = info.Multiprocessors
+		if _, ok := b.(carveoutCompiler); ok {
+			m.residentShared, m.carveout = kernels.ElementwiseResidency(info.ComputeCapability)
 		}
 	})
+}
+
+// multiprocessors is the device's count; 0 (the shape's default) where
+// the backend cannot say.
+func (m *mapKernels) multiprocessors(b Backend) int {
+	m.device(b)
 	return m.sms
+}
+
+// residency is the dynamic shared memory a vector entry launches with and
+// the carveout it prefers; 0, 0 where the backend cannot set one.
+func (m *mapKernels) residency(b Backend) (shared uint32, carveout int) {
+	m.device(b)
+	return m.residentShared, m.carveout
 }
 
 // function parses tree once.

@@ -88,8 +88,21 @@ func (rt *Runtime) Compile(source, entry string, options, signature []string) (*
 // modules by source, name and options, in memory and on disk) and wraps
 // its entry with params.
 func (rt *Runtime) newKernel(cb KernelCompiler, source, name, entry string, options []string, params []Param) (*Kernel, error) {
+	return rt.newKernelCarveout(cb, source, name, entry, options, params, 0)
+}
+
+// newKernelCarveout is newKernel for a kernel that prefers a shared memory
+// carveout of percent, where percent is above 0 and cb can set one
+// (carveoutCompiler).
+func (rt *Runtime) newKernelCarveout(cb KernelCompiler, source, name, entry string, options []string, params []Param, percent int) (*Kernel, error) {
 	opts := append([]string{}, options...)
-	launch, err := cb.Launcher(source, name, opts, entry)
+	var launch func(grid, block [3]uint32, shared uint32, s device.Stream, args ...any) error
+	var err error
+	if c, ok := cb.(carveoutCompiler); ok && percent > 0 {
+		launch, err = c.LauncherWithCarveout(source, name, opts, entry, percent)
+	} else {
+		launch, err = cb.Launcher(source, name, opts, entry)
+	}
 	if err != nil {
 		return nil, err
 	}
