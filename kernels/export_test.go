@@ -33,4 +33,4 @@ type Carveouts = carveouts
 
 // Residency is the shared memory and carveout g's elementwise kernels
 // launch with over 16-byte vectors.
-func (g *GPU) Residency() (shared uint32, carveout int) { return g.residentShared, g.carveout }
+func (g *GPU) Residency(op *ElementwiseOp) (shared uint32, carveout int) { return g.residency(op) }

@@ -60,10 +60,9 @@ type hostWords interface {
 type GPU struct {
 	dev Device
 	sms int // the device's multiprocessors, for ElementwiseShape
-	// the elementwise kernels' ElementwiseResidency on this device, where
-	// the Device can set a carveout
-	residentShared uint32
-	carveout       int
+	// the device's compute capability where the Device can set a
+	// carveout, for ElementwiseResidency; zero where it cannot
+	residencyCC [2]int
 
 	mu   sync.Mutex
 	fns  map[string]LaunchFunc // by entry point name
@@ -86,7 +85,7 @@ func NewGPU(d Device) *GPU {
 		if i, err := info.Info(); err == nil {
 			g.sms = i.Multiprocessors
 			if _, ok := d.(carveouts); ok {
-				g.residentShared, g.carveout = ElementwiseResidency(i.ComputeCapability)
+				g.residencyCC = i.ComputeCapability
 			}
 		}
 	}
@@ -174,6 +173,12 @@ func (g *GPU) fnCarveout(module, entry string, percent int) (LaunchFunc, error) 
 	return f, nil
 }
 
+// residency is op's ElementwiseResidency on g's device: the arrays it
+// reads are its Arrays.
+func (g *GPU) residency(op *ElementwiseOp) (shared uint32, carveout int) {
+	return ElementwiseResidency(g.residencyCC, op.Arrays)
+}
+
 // elementwiseFn is op's launcher for dt.
 func (g *GPU) elementwiseFn(op *ElementwiseOp, dt device.DType) (LaunchFunc, error) {
 	k := elemKey{op, dt}
@@ -183,7 +188,8 @@ func (g *GPU) elementwiseFn(op *ElementwiseOp, dt device.DType) (LaunchFunc, err
 	if f != nil {
 		return f, nil
 	}
-	f, err := g.fnCarveout("elementwise/"+op.Name, "glua_"+op.Name+"_"+dt.String(), g.carveout)
+	_, carveout := g.residency(op)
+	f, err := g.fnCarveout("elementwise/"+op.Name, "glua_"+op.Name+"_"+dt.String(), carveout)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +302,7 @@ func (g *GPU) ElementwiseTo(op *ElementwiseOp, dt device.DType, out, y device.Pt
 	grid, block := ElementwiseShape(g.sms, n, dt.Size(), vec != 0)
 	var shared uint32
 	if vec != 0 {
-		shared = g.residentShared
+		shared, _ = g.residency(op)
 	}
 	if op.Arrays == 1 {
 		return wrap(name, f(grid, block, shared, s, out, y, int64(n), arg, vec))

@@ -21,18 +21,21 @@ var _ kernels.Device = (*cuda.Backend)(nil)
 var _ kernels.Carveouts = (*cuda.Backend)(nil)
 
 // TestGPUElementwiseResidencyFollowsTheDevice: a GPU on the CUDA backend
-// launches its elementwise kernels with the residency of its device's
-// compute capability.
+// launches each elementwise kernel with the residency of its device's
+// compute capability and the arrays the kernel reads.
 func TestGPUElementwiseResidencyFollowsTheDevice(t *testing.T) {
 	b := cudatest.Shared(t)
 	info, err := b.Info()
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared, carveout := kernels.NewGPU(b).Residency()
-	wantShared, wantCarveout := kernels.ElementwiseResidency(info.ComputeCapability)
-	if shared != wantShared || carveout != wantCarveout {
-		t.Errorf("%s (%d.%d): %d bytes, carveout %d%%; want %d, %d%%", info.Name, info.ComputeCapability[0], info.ComputeCapability[1], shared, carveout, wantShared, wantCarveout)
+	g := kernels.NewGPU(b)
+	for _, op := range kernels.ElementwiseOps() {
+		shared, carveout := g.Residency(op)
+		wantShared, wantCarveout := kernels.ElementwiseResidency(info.ComputeCapability, op.Arrays)
+		if shared != wantShared || carveout != wantCarveout {
+			t.Errorf("%s on %s (%d.%d): %d bytes, carveout %d%%; want %d, %d%%", op.Name, info.Name, info.ComputeCapability[0], info.ComputeCapability[1], shared, carveout, wantShared, wantCarveout)
+		}
 	}
 }
 

@@ -59,22 +59,25 @@ func ElementwiseShape(sms, n, size int, vec bool) (grid, block [3]uint32) {
 }
 
 // ElementwiseResidency is the dynamic shared memory, unused by the kernel,
-// with which the built-in elementwise kernels launch over 16-byte vectors
-// on a device of compute capability cc, and the carveout (the percent of
-// each multiprocessor's unified L1 and shared memory kept as shared
-// memory) they prefer; 0, 0 launches as a kernel without shared memory
-// does. Reserving shared memory holds a multiprocessor to fewer resident
-// blocks, which HBM serves faster than a full complement; the carveout
-// keeps most of the L1 that the loads go through (a carveout of 100%
-// alone cost 3%). On an H200 (BENCHMARKS.md, 2026-11-29), kernels.add in
-// place on 2^28 elements ran at 0.99 of PyTorch's add_ in float16 and
-// bfloat16 without it and at 1.000-1.004 with it, float32 went from level
-// to 1.008, and every dtype gained 0.4-1.2%; 24 KiB lost 3% in the
-// 2-byte dtypes, and 16 KiB at the driver's own carveout gained a third
-// as much. It is set for compute capability 9.0 only (H100 and H200,
-// 228 KiB of shared memory per multiprocessor), and measured on an H200.
-func ElementwiseResidency(cc [2]int) (shared uint32, carveout int) {
-	if cc == [2]int{9, 0} {
+// with which an elementwise kernel that reads inputs arrays launches over
+// 16-byte vectors on a device of compute capability cc, and the carveout
+// (the percent of each multiprocessor's unified L1 and shared memory kept
+// as shared memory) it prefers; 0, 0 launches as a kernel without shared
+// memory does. Reserving shared memory holds a multiprocessor to fewer
+// resident blocks, which HBM serves faster than a full complement when
+// two arrays are read and one written; the carveout keeps most of the L1
+// that the loads go through (a carveout of 100% alone cost 3%). On an
+// H200 (BENCHMARKS.md, 2026-11-29), kernels.add in place on 2^28 elements
+// ran at 0.99 of PyTorch's add_ in float16 and bfloat16 without it and at
+// 1.000-1.004 with it, float32 went from level to 1.008, and every dtype
+// gained 0.4-1.2%; 24 KiB lost 3% in the 2-byte dtypes, and 16 KiB at the
+// driver's own carveout gained a third as much. A kernel that reads one
+// array and writes one (kernels.scale, a map of one array) lost 3-5% with
+// it, so it is kept for two inputs or more. It is set for compute
+// capability 9.0 only (H100 and H200, 228 KiB of shared memory per
+// multiprocessor), and measured on an H200.
+func ElementwiseResidency(cc [2]int, inputs int) (shared uint32, carveout int) {
+	if cc == [2]int{9, 0} && inputs >= 2 {
 		return 16 << 10, 50
 	}
 	return 0, 0

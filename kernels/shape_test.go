@@ -72,24 +72,29 @@ func TestElementwiseSourceDefinesUnitsPerThread(t *testing.T) {
 	}
 }
 
-// TestElementwiseResidencyIsSetWhereItWasMeasured: the 9.0 devices
-// reserve shared memory and prefer a carveout; every other launches as a
-// kernel without shared memory does.
+// TestElementwiseResidencyIsSetWhereItWasMeasured: on the 9.0 devices a
+// kernel reading two arrays or more reserves shared memory and prefers a
+// carveout; one reading a single array, and every kernel elsewhere,
+// launches as a kernel without shared memory does.
 func TestElementwiseResidencyIsSetWhereItWasMeasured(t *testing.T) {
 	for _, c := range []struct {
 		cc       [2]int
+		inputs   int
 		shared   uint32
 		carveout int
 	}{
-		{[2]int{9, 0}, 16 << 10, 50},
-		{[2]int{8, 0}, 0, 0},
-		{[2]int{8, 9}, 0, 0},
-		{[2]int{10, 0}, 0, 0},
-		{[2]int{0, 0}, 0, 0},
+		{[2]int{9, 0}, 2, 16 << 10, 50},
+		{[2]int{9, 0}, 5, 16 << 10, 50},
+		{[2]int{9, 0}, 1, 0, 0},
+		{[2]int{9, 0}, 0, 0, 0},
+		{[2]int{8, 0}, 2, 0, 0},
+		{[2]int{8, 9}, 2, 0, 0},
+		{[2]int{10, 0}, 2, 0, 0},
+		{[2]int{0, 0}, 2, 0, 0},
 	} {
-		shared, carveout := ElementwiseResidency(c.cc)
+		shared, carveout := ElementwiseResidency(c.cc, c.inputs)
 		if shared != c.shared || carveout != c.carveout {
-			t.Errorf("compute capability %d.%d: %d bytes, carveout %d%%; want %d, %d%%", c.cc[0], c.cc[1], shared, carveout, c.shared, c.carveout)
+			t.Errorf("compute capability %d.%d, %d inputs: %d bytes, carveout %d%%; want %d, %d%%", c.cc[0], c.cc[1], c.inputs, shared, carveout, c.shared, c.carveout)
 		}
 	}
 }

@@ -186,8 +186,10 @@ got = {c1 - c0, c2 - c1, c3 - c2, made() - c3}
 }
 
 // kernels.map's vector entries launch as the built-in elementwise
-// kernels do on this device (kernels.ElementwiseResidency), and give the
-// same numbers as the element loop of a view one element in.
+// kernels reading as many arrays do on this device
+// (kernels.ElementwiseResidency), and give the same numbers as the
+// element loop of a view one element in, with one array read and with
+// two.
 func TestMapsOnTheGPULaunchWithTheBuiltInsResidency(t *testing.T) {
 	g := newCUDA(t)
 	info, err := g.Device()
@@ -196,22 +198,34 @@ func TestMapsOnTheGPULaunchWithTheBuiltInsResidency(t *testing.T) {
 	}
 	got := luaNumbers(t, g, `
 cuda, kernels = require("cuda"), require("kernels")
-local n = 1 << 20
+local n = 2 ^ 20
 local x = cuda.rand(n + 1, "float32")
 local y = cuda.rand(n + 1, "float32")
-local whole, view = cuda.device_array(n + 1, "float32"), cuda.device_array(n + 1, "float32")
-local f = function(a, x, y) return a * x + y end
-kernels.map(f, whole, 3, x, y)
-kernels.map(f, view:rows(2, n + 1), 3, x:rows(2, n + 1), y:rows(2, n + 1))
-got = {kernels.max_abs_diff(whole:rows(2, n + 1), view:rows(2, n + 1)), kernels.norm(whole)}
+got = {}
+local function compare(f, ...)
+  local whole, view = cuda.device_array(n + 1, "float32"), cuda.device_array(n + 1, "float32")
+  local arrays = {...}
+  local views = {}
+  for i, a in ipairs(arrays) do views[i] = a:rows(2, n + 1) end
+  kernels.map(f, whole, 3, unpack(arrays))
+  kernels.map(f, view:rows(2, n + 1), 3, unpack(views))
+  got[#got + 1] = kernels.max_abs_diff(whole:rows(2, n + 1), view:rows(2, n + 1))
+  got[#got + 1] = kernels.norm(whole)
+end
+compare(function(a, x, y) return a * x + y end, x, y)
+compare(function(a, x) return a * x - 1 end, x)
 `)
-	if got[0] != 0 || !(got[1] > 0) {
-		t.Errorf("the vector entry and the element loop differ by %v (norm %v)", got[0], got[1])
+	for i := 0; i < len(got); i += 2 {
+		if got[i] != 0 || !(got[i+1] > 0) {
+			t.Errorf("map %d: the vector entry and the element loop differ by %v (norm %v)", i/2+1, got[i], got[i+1])
+		}
 	}
-	shared, carveout := g.MapResidency()
-	wantShared, wantCarveout := kernels.ElementwiseResidency(info.ComputeCapability)
-	if shared != wantShared || carveout != wantCarveout {
-		t.Errorf("maps launch with %d bytes of shared memory at a %d%% carveout; the built-ins with %d at %d%% (compute capability %v)",
-			shared, carveout, wantShared, wantCarveout, info.ComputeCapability)
+	for inputs := 1; inputs <= 3; inputs++ {
+		shared, carveout := g.MapResidency(inputs)
+		wantShared, wantCarveout := kernels.ElementwiseResidency(info.ComputeCapability, inputs)
+		if shared != wantShared || carveout != wantCarveout {
+			t.Errorf("maps reading %d arrays launch with %d bytes of shared memory at a %d%% carveout; the built-ins with %d at %d%% (compute capability %v)",
+				inputs, shared, carveout, wantShared, wantCarveout, info.ComputeCapability)
+		}
 	}
 }

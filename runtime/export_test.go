@@ -58,7 +58,7 @@ func SetCollectFirstMin(n int64) (restore func()) {
 var FunctionTree = functionTree
 
 // MapResidency is the dynamic shared memory and the carveout with which
-// kernels.map's vector entries launch.
-func (rt *Runtime) MapResidency() (shared uint32, carveout int) {
-	return rt.kernels.maps.residency(rt.backend)
+// kernels.map's vector entries that read inputs arrays launch.
+func (rt *Runtime) MapResidency(inputs int) (shared uint32, carveout int) {
+	return rt.kernels.maps.residency(rt.backend, inputs)
 }

@@ -34,8 +34,12 @@ type jitVariant struct {
 }
 
 // mapEntry is which entry of a map a launch runs: over 16-byte vectors
-// or over elements, with 64-bit indices or 32-bit ones.
-type mapEntry struct{ vector, wide bool }
+// or over elements, with 64-bit indices or 32-bit ones; and the carveout
+// its kernel prefers (mapKernels.residency), 0 for the driver's own.
+type mapEntry struct {
+	vector, wide bool
+	carveout     int
+}
 
 // jitOptions are the NVRTC options of translated kernels: no contraction
 // into fma, so that float32 work rounds as the CPU evaluator's does.
@@ -196,11 +200,7 @@ func (rt *Runtime) mapKernel(v *jitVariant, e mapEntry) (*Kernel, error) {
 		return k, nil
 	}
 	source, entry := jit.MapCUDA(v.prog, e.vector, e.wide)
-	var carveout int
-	if e.vector {
-		_, carveout = maps.residency(rt.backend)
-	}
-	k, err := rt.newKernelCarveout(rt.backend.(KernelCompiler), source, v.prog.Name+".cu", entry, jitOptions, jitParams(v.prog), carveout)
+	k, err := rt.newKernelCarveout(rt.backend.(KernelCompiler), source, v.prog.Name+".cu", entry, jitOptions, jitParams(v.prog), e.carveout)
 	if err != nil {
 		return nil, err
 	}

@@ -100,18 +100,29 @@ func (rt *Runtime) runMap(v *jitVariant, out *Array, args []any, host bool) erro
 		}, uses...)
 	}
 	vec := v.prog.VectorEntry() != "" && aligned16(out, args)
-	k, err := rt.mapKernel(v, mapEntry{vector: vec, wide: !kernels.Index32(n)})
+	maps := &rt.kernels.maps
+	e, cfg := mapEntry{vector: vec, wide: !kernels.Index32(n)}, LaunchConfig{}
+	if vec {
+		cfg.Shared, e.carveout = maps.residency(rt.backend, arrayCount(args))
+	}
+	k, err := rt.mapKernel(v, e)
 	if err != nil {
 		return err
 	}
-	maps := &rt.kernels.maps
-	cfg := LaunchConfig{}
 	cfg.Grid, cfg.Block = kernels.ElementwiseShape(maps.multiprocessors(rt.backend), n, out.dtype.Size(), vec)
-	if vec {
-		cfg.Shared, _ = maps.residency(rt.backend)
-	}
 	vals := flatArguments([]any{out, float64(n)}, args, n)
 	return rt.launchRecorded(v.prog, k, cfg, vals, append([]any{out}, args...))
+}
+
+// arrayCount is how many of args are arrays.
+func arrayCount(args []any) int {
+	n := 0
+	for _, a := range args {
+		if _, ok := a.(*Array); ok {
+			n++
+		}
+	}
+	return n
 }
 
 // flatArguments appends a map function's arguments to a launch's vals:

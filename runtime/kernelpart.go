@@ -29,11 +29,9 @@ type mapKernels struct {
 
 	infoOnce sync.Once
 	sms      int // the device's multiprocessors, for the launch shape
-	// the built-in elementwise kernels' residency on this device
-	// (kernels.ElementwiseResidency), which the vector entries share:
-	// a map is an elementwise kernel, and HBM serves it as it serves them
-	residentShared uint32
-	carveout       int
+	// the device's compute capability where the backend can set a
+	// carveout, for kernels.ElementwiseResidency; zero where it cannot
+	residencyCC [2]int
 }
 
 // device asks the backend once for what the launches depend on.
@@ -45,7 +43,7 @@ func (m *mapKernels) device(b Backend) {
 		}
 		m.sms = info.Multiprocessors
 		if _, ok := b.(carveoutCompiler); ok {
-			m.residentShared, m.carveout = kernels.ElementwiseResidency(info.ComputeCapability)
+			m.residencyCC = info.ComputeCapability
 		}
 	})
 }
@@ -57,11 +55,13 @@ func (m *mapKernels) multiprocessors(b Backend) int {
 	return m.sms
 }
 
-// residency is the dynamic shared memory a vector entry launches with and
-// the carveout it prefers; 0, 0 where the backend cannot set one.
-func (m *mapKernels) residency(b Backend) (shared uint32, carveout int) {
+// residency is the dynamic shared memory a vector entry reading inputs
+// arrays launches with and the carveout it prefers, as the built-in
+// elementwise kernels' (a map is one of them, and HBM serves it as it
+// serves them); 0, 0 where the backend cannot set one.
+func (m *mapKernels) residency(b Backend, inputs int) (shared uint32, carveout int) {
 	m.device(b)
-	return m.residentShared, m.carveout
+	return kernels.ElementwiseResidency(m.residencyCC, inputs)
 }
 
 // function parses tree once.
