@@ -84,7 +84,7 @@ func NewGPU(d Device) *GPU {
 	if info, ok := d.(interface{ Info() (device.Info, error) }); ok {
 		if i, err := info.Info(); err == nil {
 			g.sms = i.Multiprocessors
-			if _, ok := d.(carveouts); ok {
+			if _, ok := d.(Carveouts); ok {
 				g.residencyCC = i.ComputeCapability
 			}
 		}
@@ -92,10 +92,10 @@ func NewGPU(d Device) *GPU {
 	return g
 }
 
-// carveouts is an optional ability of a Device (*cuda.Backend): a
+// Carveouts is an optional ability of a Device (*cuda.Backend): a
 // launcher whose kernel prefers percent of each multiprocessor's unified
 // L1 and shared memory as shared memory.
-type carveouts interface {
+type Carveouts interface {
 	LauncherWithCarveout(source, name string, options []string, entry string, percent int) (LaunchFunc, error)
 }
 
@@ -148,7 +148,7 @@ func (g *GPU) fn(module, entry string) (LaunchFunc, error) {
 }
 
 // fnCarveout is fn for a kernel that prefers a shared memory carveout of
-// percent (carveouts), where percent is above 0. An entry is always asked
+// percent (Carveouts), where percent is above 0. An entry is always asked
 // for with the same carveout.
 func (g *GPU) fnCarveout(module, entry string, percent int) (LaunchFunc, error) {
 	g.mu.Lock()
@@ -161,7 +161,7 @@ func (g *GPU) fnCarveout(module, entry string, percent int) (LaunchFunc, error) 
 		return nil, err
 	}
 	var f LaunchFunc
-	if c, ok := g.dev.(carveouts); ok && percent > 0 {
+	if c, ok := g.dev.(Carveouts); ok && percent > 0 {
 		f, err = c.LauncherWithCarveout(source, name, cudaOptions, entry, percent)
 	} else {
 		f, err = g.dev.Launcher(source, name, cudaOptions, entry)

@@ -47,13 +47,6 @@ type KernelCompiler interface {
 	Launcher(source, name string, options []string, entry string) (func(grid, block [3]uint32, shared uint32, s device.Stream, args ...any) error, error)
 }
 
-// carveoutCompiler is an optional ability of a KernelCompiler (the cuda
-// backend): a launcher whose kernel prefers percent of each
-// multiprocessor's unified L1 and shared memory as shared memory.
-type carveoutCompiler interface {
-	LauncherWithCarveout(source, name string, options []string, entry string, percent int) (func(grid, block [3]uint32, shared uint32, s device.Stream, args ...any) error, error)
-}
-
 // WorkspaceUser is implemented by backends whose libraries need scratch
 // device memory (cuBLAS): the runtime gives them its pool, so that the
 // memory is accounted for and limits apply.

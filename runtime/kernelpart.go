@@ -42,7 +42,7 @@ func (m *mapKernels) device(b Backend) {
 			return
 		}
 		m.sms = info.Multiprocessors
-		if _, ok := b.(carveoutCompiler); ok {
+		if _, ok := b.(kernels.Carveouts); ok {
 			m.residencyCC = info.ComputeCapability
 		}
 	})

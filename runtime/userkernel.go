@@ -9,6 +9,7 @@ import (
 
 	"github.com/gluaproject/glua/device"
 	"github.com/gluaproject/glua/internal/lua51"
+	"github.com/gluaproject/glua/kernels"
 )
 
 // ParamKind is the type of one kernel parameter as the launch passes it.
@@ -93,12 +94,12 @@ func (rt *Runtime) newKernel(cb KernelCompiler, source, name, entry string, opti
 
 // newKernelCarveout is newKernel for a kernel that prefers a shared memory
 // carveout of percent, where percent is above 0 and cb can set one
-// (carveoutCompiler).
+// (kernels.Carveouts).
 func (rt *Runtime) newKernelCarveout(cb KernelCompiler, source, name, entry string, options []string, params []Param, percent int) (*Kernel, error) {
 	opts := append([]string{}, options...)
-	var launch func(grid, block [3]uint32, shared uint32, s device.Stream, args ...any) error
+	var launch kernels.LaunchFunc
 	var err error
-	if c, ok := cb.(carveoutCompiler); ok && percent > 0 {
+	if c, ok := cb.(kernels.Carveouts); ok && percent > 0 {
 		launch, err = c.LauncherWithCarveout(source, name, opts, entry, percent)
 	} else {
 		launch, err = cb.Launcher(source, name, opts, entry)
