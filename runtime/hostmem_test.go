@@ -83,7 +83,12 @@ func TestDownloadsIntoNewArraysLandExactlyAndOutliveTheirArrayInViews(t *testing
 				class = 0
 			}
 			liveBefore, _ := rt.DownloadBytes()
-			h := randomHost(t, []int{n}, runtime.Uint8)
+			// random bytes: randomHost's floats in [-1, 1) are uint8 zeros
+			h, err := runtime.NewHostArray([]int{n}, runtime.Uint8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fillRandom(h.Bytes())
 			a, err := rt.ToDevice(h)
 			if err != nil {
 				t.Fatal(err)
