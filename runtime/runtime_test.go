@@ -53,6 +53,9 @@ func mustNew(t testing.TB, opts runtime.Options) *runtime.Runtime {
 	return rt
 }
 
+// randomHost is a host array of shape and dt with uniform random
+// elements: floats in [-1, 1), integers in [0, 256) for uint8 and in
+// [-128, 128) for the signed ones (floats there would truncate to zeros).
 func randomHost(t testing.TB, shape []int, dt device.DType) *runtime.HostArray {
 	n := 1
 	for _, d := range shape {
@@ -60,7 +63,14 @@ func randomHost(t testing.TB, shape []int, dt device.DType) *runtime.HostArray {
 	}
 	v := make([]float64, n)
 	for i := range v {
-		v[i] = rand.Float64()*2 - 1
+		switch {
+		case dt.IsFloat():
+			v[i] = rand.Float64()*2 - 1
+		case dt == device.Uint8:
+			v[i] = float64(rand.IntN(256))
+		default:
+			v[i] = float64(rand.IntN(256) - 128)
+		}
 	}
 	h, err := runtime.HostArrayFromFloats(v, shape, dt)
 	if err != nil {
