@@ -27,6 +27,6 @@ func (g *GPU) QueueSum(dt device.DType, x device.Ptr, n int, scratch device.Ptr,
 	return g.queueReduce("Sum", "glua_sum_", "glua_finish_sum", dt, n, scratch, scratch+device.Ptr(8*reduceBlocks(n)), s, []device.Ptr{x}, int32(0))
 }
 
-// Residency is the shared memory and carveout g's elementwise kernels
-// launch with over 16-byte vectors.
+// Residency is the shared memory and carveout op launches with over
+// 16-byte vectors on g's device.
 func (g *GPU) Residency(op *ElementwiseOp) (shared uint32, carveout int) { return g.residency(op) }
