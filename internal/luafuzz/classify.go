@@ -33,6 +33,11 @@ const (
 // output, buffered when it is killed, is lost).
 const Lua51Hang Class = "lua5.1/hang"
 
+// Lua51Crash is the class of a program lua5.1 itself dies on, killed by a
+// signal (a segmentation fault, glibc's abort on a corrupted heap) where
+// glua shows no panic: there is no reference either.
+const Lua51Crash Class = "lua5.1/crash"
+
 var (
 	goPanic     = regexp.MustCompile(`runtime error: |goroutine \d+|panic: |\[recovered\]`)
 	errPosition = regexp.MustCompile(`fuzz\.lua:\d+: `)
@@ -50,6 +55,9 @@ func Classify(p *Program, want, got Outcome) []Class {
 	}
 	if want.TimedOut && !got.TimedOut {
 		return []Class{Lua51Hang}
+	}
+	if want.Code == -1 && !want.TimedOut && !goPanic.MatchString(got.Message) {
+		return []Class{Lua51Crash}
 	}
 	ws, gs := splitSections(want.Stdout), splitSections(got.Stdout)
 	var out []Class

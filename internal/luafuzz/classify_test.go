@@ -43,6 +43,8 @@ func TestClassNamesTheSectionAndTheDifference(t *testing.T) {
 		{"crash", out("#1\n#2\n1\n", "", 0), out("#1\n#2\n", "fuzz.lua:4: runtime error: invalid memory address or nil pointer dereference", 1), "arith.mod/crash"},
 		{"hang", out("#1\n#2\n1\n", "", 0), Outcome{Stdout: "#1\n#2\n", Code: -1, TimedOut: true}, "arith.mod/hang"},
 		{"lua5.1 hangs", Outcome{Stdout: "", Code: -1, TimedOut: true}, out("#1\n#2\n1\n", "", 0), "lua5.1/hang"},
+		{"lua5.1 dies of a signal", Outcome{Stdout: "", Code: -1}, out("#1\n#2\n1\n", "fuzz.lua:9: attempt to perform arithmetic on a table value", 1), "lua5.1/crash"},
+		{"lua5.1 dies of a signal, glua panics", Outcome{Stdout: "#1\n#2\n1\n", Code: -1}, out("#1\n#2\n", "fuzz.lua:4: runtime error: index out of range", 1), "arith.mod/crash"},
 		{"hang at the end", out("#1\n#2\n1\n#3\n2\n", "", 0), Outcome{Stdout: "#1\n#2\n1\n#3\n2\n", Code: -1, TimedOut: true}, "errors/hang"},
 		{"error message", out("#1\n#2\n1\n#3\n", "fuzz.lua:6: attempt to index local 't' (a nil value)", 1),
 			out("#1\n#2\n1\n#3\n", "fuzz.lua:6: attempt to index a non-table object(nil) with key 'x'", 1), "errors/wording"},
